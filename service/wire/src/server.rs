@@ -1,0 +1,179 @@
+//! Dropshot extractors that keep what a signature check needs: the three
+//! security headers, the query pairs, and the body's raw bytes. They never
+//! refuse a request themselves; the service decides (and answers 401 with its
+//! own error codes) because a missing header is an authentication failure,
+//! not a malformed request.
+
+use crate::signature::{SigningFields, SigningFieldsError};
+use async_trait::async_trait;
+use dropshot::{
+    ApiEndpointBodyContentType, ExclusiveExtractor, ExtractorMetadata, HttpError,
+    RequestContext, ServerContext, SharedExtractor, UntypedBody,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::marker::PhantomData;
+
+pub const HEADER_API_KEY: &str = "x-api-key";
+pub const HEADER_TIMESTAMP: &str = "x-timestamp";
+pub const HEADER_SIGNATURE: &str = "x-signature";
+
+/// The security headers of a merchant request and its query pairs.
+#[derive(Debug, Clone)]
+pub struct SignatureHeaders {
+    pub api_key: Option<String>,
+    pub timestamp: Option<String>,
+    pub signature: Option<String>,
+    /// Query-string pairs, signed for requests without a body.
+    pub query: SigningFields,
+}
+
+impl SignatureHeaders {
+    /// The fields a GET request signs: its query pairs and its path
+    /// parameters (taken from the typed path struct, so no handler lists them
+    /// by hand).
+    pub fn get_fields<P: Serialize>(&self, path: Option<&P>) -> SigningFields {
+        let mut fields = self.query.clone();
+        if let Some(path) = path {
+            if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(path) {
+                for (k, v) in map {
+                    let text = match v {
+                        serde_json::Value::Null => None,
+                        serde_json::Value::String(s) => Some(s),
+                        other => Some(other.to_string()),
+                    };
+                    fields.insert(k, text);
+                }
+            }
+        }
+        fields
+    }
+}
+
+#[async_trait]
+impl SharedExtractor for SignatureHeaders {
+    async fn from_request<Context: ServerContext>(
+        rqctx: &RequestContext<Context>,
+    ) -> Result<Self, HttpError> {
+        let headers = rqctx.request.headers();
+        // A header that is not visible ASCII is treated as absent: the
+        // caller then hears which header is wrong.
+        let get = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let query = rqctx
+            .request
+            .uri()
+            .query()
+            .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default();
+        Ok(SignatureHeaders {
+            api_key: get(HEADER_API_KEY),
+            timestamp: get(HEADER_TIMESTAMP),
+            signature: get(HEADER_SIGNATURE),
+            query,
+        })
+    }
+
+    fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        // Described as the required headers they are, although extraction
+        // itself tolerates their absence (see the module comment).
+        <dropshot::Header<SecurityHeaders> as SharedExtractor>::metadata(content_type)
+    }
+}
+
+/// The documented shape of the security headers.
+#[derive(serde::Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct SecurityHeaders {
+    /// The merchant's API key.
+    #[serde(rename = "x-api-key")]
+    api_key: String,
+    /// Unix epoch seconds at signing time; refused outside the tolerated skew.
+    #[serde(rename = "x-timestamp")]
+    timestamp: String,
+    /// Lowercase hex MD5 signature of the request.
+    #[serde(rename = "x-signature")]
+    signature: String,
+}
+
+/// A JSON body kept as bytes until its signature is checked, then parsed into
+/// `T`. It documents itself exactly as `TypedBody<T>` would.
+#[derive(Debug)]
+pub struct SignedJson<T> {
+    bytes: Vec<u8>,
+    _body: PhantomData<fn() -> T>,
+}
+
+/// Why a body could not become a `T`, with the field it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyError {
+    /// The path of the offending field (`amount`, `payer_bank_cards[0]`), or
+    /// `None` when the body as a whole is wrong.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl<T: DeserializeOwned> SignedJson<T> {
+    pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Self {
+        SignedJson {
+            bytes: bytes.into(),
+            _body: PhantomData,
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn signing_fields(&self) -> Result<SigningFields, SigningFieldsError> {
+        SigningFields::from_json_body(self.bytes())
+    }
+
+    pub fn parse(&self) -> Result<T, BodyError> {
+        let de = &mut serde_json::Deserializer::from_slice(self.bytes());
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let field = (path != ".").then_some(path);
+            let message = match &field {
+                Some(f) => format!("invalid field `{f}`: {}", strip_location(&inner)),
+                None => format!("invalid body: {}", strip_location(&inner)),
+            };
+            BodyError { field, message }
+        })
+    }
+}
+
+/// serde_json appends "at line 1 column 42"; the field name says more.
+fn strip_location(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+#[async_trait]
+impl<T> ExclusiveExtractor for SignedJson<T>
+where
+    T: JsonSchema + DeserializeOwned + Send + Sync + 'static,
+{
+    async fn from_request<Context: ServerContext>(
+        rqctx: &RequestContext<Context>,
+        request: hyper::Request<dropshot::Body>,
+    ) -> Result<Self, HttpError> {
+        let body = UntypedBody::from_request(rqctx, request).await?;
+        Ok(SignedJson::from_bytes(body.as_bytes().to_vec()))
+    }
+
+    fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        <dropshot::TypedBody<T> as ExclusiveExtractor>::metadata(content_type)
+    }
+}
+

@@ -1,0 +1,167 @@
+//! The round trip: the OpenAPI document that a generated trait's
+//! `stub_api_description()` produces must describe the same operations,
+//! parameters and schemas as the document the trait was generated from.
+//! What dropshot adds (error responses, descriptions, schema titles) and
+//! what only the source has (callbacks, examples) is left out of the
+//! comparison; schema names are compared by structure, not by name.
+
+use super::spec::{resolve, METHODS, SPECS};
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+pub fn check(root: &Path) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .current_dir(root)
+        .args(["run", "--quiet", "--package", "xtask-roundtrip"])
+        .output()
+        .context("running xtask-roundtrip")?;
+    if !output.status.success() {
+        bail!(
+            "the generated traits do not compile or describe themselves:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let stubs: BTreeMap<String, Value> =
+        serde_json::from_slice(&output.stdout).context("xtask-roundtrip output")?;
+    let mut problems = Vec::new();
+    for api in SPECS {
+        let source = super::spec::load(root, api)?;
+        let stub = stubs
+            .get(api.file)
+            .ok_or_else(|| anyhow!("xtask-roundtrip did not describe {}", api.file))?;
+        let a = summarize(&source).with_context(|| api.file.to_string())?;
+        let b = summarize(stub).with_context(|| format!("stub of {}", api.file))?;
+        diff(api.file, &a, &b, &mut problems);
+    }
+    if !problems.is_empty() {
+        bail!(
+            "the generated traits describe a different API than the spec:\n  {}",
+            problems.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+/// One line of comparison per aspect of every operation.
+fn summarize(doc: &Value) -> Result<BTreeMap<String, Value>> {
+    let mut out = BTreeMap::new();
+    let paths = doc
+        .get("paths")
+        .and_then(Value::as_object)
+        .ok_or_else(|| anyhow!("no paths"))?;
+    for (path, item) in paths {
+        for method in METHODS {
+            let Some(op) = item.get(method) else { continue };
+            let key = format!("{} {path}", method.to_uppercase());
+            out.insert(format!("{key} operationId"), op.get("operationId").cloned().unwrap_or(Value::Null));
+            let mut tags: Vec<Value> = op.get("tags").and_then(Value::as_array).cloned().unwrap_or_default();
+            tags.sort_by_key(|t| t.to_string());
+            out.insert(format!("{key} tags"), Value::Array(tags));
+            let mut params = BTreeMap::new();
+            for p in op.get("parameters").and_then(Value::as_array).into_iter().flatten() {
+                let p = resolve(doc, p);
+                let name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_lowercase();
+                let location = p.get("in").and_then(Value::as_str).unwrap_or_default();
+                params.insert(
+                    format!("{location} {name}"),
+                    json!({
+                        "required": p.get("required").and_then(Value::as_bool).unwrap_or(false),
+                        "schema": normalize(doc, p.get("schema").unwrap_or(&Value::Null), 0),
+                    }),
+                );
+            }
+            out.insert(format!("{key} parameters"), json!(params));
+            let body = op.get("requestBody").map(|b| {
+                let b = resolve(doc, b);
+                json!({
+                    "required": b.get("required").and_then(Value::as_bool).unwrap_or(false),
+                    "content": content(doc, b),
+                })
+            });
+            out.insert(format!("{key} requestBody"), body.unwrap_or(Value::Null));
+            let mut ok = Map::new();
+            for (status, r) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
+                if status.starts_with('2') {
+                    ok.insert(status.clone(), content(doc, resolve(doc, r)));
+                }
+            }
+            out.insert(format!("{key} responses"), Value::Object(ok));
+        }
+    }
+    Ok(out)
+}
+
+fn content(doc: &Value, v: &Value) -> Value {
+    let mut out = Map::new();
+    for (mime, media) in v.get("content").and_then(Value::as_object).into_iter().flatten() {
+        out.insert(mime.clone(), normalize(doc, media.get("schema").unwrap_or(&Value::Null), 0));
+    }
+    Value::Object(out)
+}
+
+/// A schema with references inlined and documentation stripped, so two
+/// generators that name or describe types differently still compare equal.
+fn normalize(doc: &Value, v: &Value, depth: usize) -> Value {
+    if depth > 32 {
+        return json!("<too deep>");
+    }
+    let v = resolve(doc, v);
+    match v {
+        Value::Object(map) => {
+            // schemars wraps a nullable reference as `allOf: [ref]`.
+            if let Some(Value::Array(all)) = map.get("allOf") {
+                if all.len() == 1 {
+                    return normalize(doc, &all[0], depth + 1);
+                }
+            }
+            let mut out = Map::new();
+            for (k, v) in map {
+                match k.as_str() {
+                    "description" | "title" | "example" | "examples" | "nullable" | "default"
+                    | "readOnly" | "writeOnly" => {}
+                    "properties" => {
+                        let props: Map<String, Value> = v
+                            .as_object()
+                            .into_iter()
+                            .flatten()
+                            .map(|(k, v)| (k.clone(), normalize(doc, v, depth + 1)))
+                            .collect();
+                        out.insert(k.clone(), Value::Object(props));
+                    }
+                    "required" | "enum" => {
+                        let mut items: Vec<Value> = v.as_array().cloned().unwrap_or_default();
+                        items.sort_by_key(|i| i.to_string());
+                        out.insert(k.clone(), Value::Array(items));
+                    }
+                    _ => {
+                        out.insert(k.clone(), normalize(doc, v, depth + 1));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|i| normalize(doc, i, depth + 1)).collect()),
+        other => other.clone(),
+    }
+}
+
+fn diff(file: &str, source: &BTreeMap<String, Value>, stub: &BTreeMap<String, Value>, problems: &mut Vec<String>) {
+    for (k, a) in source {
+        match stub.get(k) {
+            None => problems.push(format!("{file}: {k}: missing from the generated trait")),
+            Some(b) if a != b => problems.push(format!(
+                "{file}: {k}:\n    spec:  {a}\n    trait: {b}"
+            )),
+            Some(_) => {}
+        }
+    }
+    for k in stub.keys() {
+        if !source.contains_key(k) {
+            problems.push(format!("{file}: {k}: in the generated trait but not in the spec"));
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! Server side of the generated code: the types of a document's schemas
+//! (typify, with `JsonSchema` so dropshot can describe them) and a dropshot
+//! API trait with one method per operation, emitted with `quote!`.
+
+use super::spec::{resolve, ApiSpec, METHODS, SIGNATURE_HEADERS};
+use anyhow::{anyhow, bail, Context, Result};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+use serde_json::Value;
+
+/// Schemas that map to hand-written wire types instead of generated ones,
+/// shared by the server and the client so both parse amounts the same way.
+pub const REPLACEMENTS: &[(&str, &str)] = &[
+    ("AmountNumber", "::payments_wire::AmountNumber"),
+    ("DecimalString", "::payments_wire::DecimalString"),
+    ("MerchantOrderNo", "::payments_wire::MerchantOrderNo"),
+];
+
+pub fn lib_rs(modules: &[&str]) -> String {
+    let mods = modules.iter().map(|m| {
+        let m = Ident::new(m, Span::call_site());
+        quote!(pub mod #m;)
+    });
+    let tokens = quote! {
+        //! Dropshot API traits and their types, generated from openapi/.
+        #(#mods)*
+    };
+    super::render("openapi/", tokens).unwrap_or_default()
+}
+
+pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
+    let types = types(doc)?;
+    let (structs, methods) = operations(doc)?;
+    let trait_name = Ident::new(api.trait_name, Span::call_site());
+    let document_path = format!("../../../{}", api.file);
+    let doc_comment = format!(
+        " The operations of `{}`, one method each. Implement it in the service;\n \
+         `{}_mod::stub_api_description()` describes it without an implementation.",
+        api.file,
+        to_snake(api.trait_name)
+    );
+    let tokens = quote! {
+        #![allow(clippy::all, unused_imports)]
+
+        /// The source document, served as the published contract.
+        pub const OPENAPI_DOCUMENT: &str = include_str!(#document_path);
+
+        /// Types of the document's schemas.
+        pub mod types {
+            #types
+        }
+
+        #(#structs)*
+
+        #[doc = #doc_comment]
+        #[::dropshot::api_description]
+        pub trait #trait_name {
+            type Context;
+            #(#methods)*
+        }
+    };
+    super::render(api.file, tokens)
+}
+
+fn types(doc: &Value) -> Result<TokenStream> {
+    let mut settings = typify::TypeSpaceSettings::default();
+    settings
+        .with_derive("::schemars::JsonSchema".to_string())
+        .with_struct_builder(false)
+        .with_map_type("::std::collections::BTreeMap");
+    for (name, path) in REPLACEMENTS {
+        settings.with_replacement(*name, *path, std::iter::empty());
+    }
+    let mut space = typify::TypeSpace::new(&settings);
+    let schemas = doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+        .ok_or_else(|| anyhow!("the document has no components.schemas"))?;
+    let mut defs = Vec::new();
+    for (name, schema) in schemas {
+        // dropshot supplies its own `Error` type for every error response.
+        if name == "Error" {
+            continue;
+        }
+        let schema: schemars::schema::Schema = serde_json::from_value(to_json_schema(schema))
+            .with_context(|| format!("schema {name}"))?;
+        defs.push((name.clone(), schema));
+    }
+    space
+        .add_ref_types(defs)
+        .map_err(|e| anyhow!("typify: {e}"))?;
+    Ok(space.to_stream())
+}
+
+/// OpenAPI 3.0 schemas are nearly JSON Schema; `nullable` is the difference
+/// typify cares about, and `$ref`s point into components.
+pub fn to_json_schema(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in map {
+                match k.as_str() {
+                    "nullable" | "example" | "discriminator" => {}
+                    "$ref" => {
+                        let r = v.as_str().unwrap_or_default();
+                        let name = r.rsplit('/').next().unwrap_or_default();
+                        out.insert(k.clone(), Value::String(format!("#/definitions/{name}")));
+                    }
+                    _ => {
+                        out.insert(k.clone(), to_json_schema(v));
+                    }
+                }
+            }
+            if map.get("nullable") == Some(&Value::Bool(true)) {
+                if let Some(t) = out.get("type").cloned() {
+                    out.insert("type".into(), serde_json::json!([t, "null"]));
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(to_json_schema).collect()),
+        other => other.clone(),
+    }
+}
+
+fn operations(doc: &Value) -> Result<(Vec<TokenStream>, Vec<TokenStream>)> {
+    let mut structs = Vec::new();
+    let mut methods = Vec::new();
+    let paths = doc
+        .get("paths")
+        .and_then(Value::as_object)
+        .ok_or_else(|| anyhow!("the document has no paths"))?;
+    for (path, item) in paths {
+        for method in METHODS {
+            let Some(op) = item.get(method) else { continue };
+            let (s, m) = operation(doc, path, method, item, op)
+                .with_context(|| format!("{} {path}", method.to_uppercase()))?;
+            structs.extend(s);
+            methods.push(m);
+        }
+    }
+    Ok((structs, methods))
+}
+
+struct Param {
+    name: String,
+    location: String,
+    required: bool,
+    description: Option<String>,
+    schema: Value,
+}
+
+fn operation(
+    doc: &Value,
+    path: &str,
+    method: &str,
+    item: &Value,
+    op: &Value,
+) -> Result<(Vec<TokenStream>, TokenStream)> {
+    let op_id = op
+        .get("operationId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| anyhow!("operationId is required"))?;
+    let fn_name = Ident::new(op_id, Span::call_site());
+    let pascal = to_pascal(op_id);
+
+    let mut params = Vec::new();
+    for p in item
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .chain(op.get("parameters").and_then(Value::as_array))
+        .flatten()
+    {
+        let p = resolve(doc, p);
+        params.push(Param {
+            name: str_field(p, "name")?.to_string(),
+            location: str_field(p, "in")?.to_string(),
+            required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
+            description: p.get("description").and_then(Value::as_str).map(String::from),
+            schema: p.get("schema").cloned().unwrap_or(Value::Null),
+        });
+    }
+
+    let mut structs = Vec::new();
+    let mut args = Vec::new();
+
+    let headers: Vec<&Param> = params.iter().filter(|p| p.location == "header").collect();
+    if !headers.is_empty() {
+        let names: Vec<String> = headers.iter().map(|p| p.name.to_lowercase()).collect();
+        let is_signature = SIGNATURE_HEADERS.iter().all(|h| names.iter().any(|n| n == h))
+            && names.len() == SIGNATURE_HEADERS.len();
+        if !is_signature {
+            bail!("unsupported header parameters {names:?}: only the signature headers are known");
+        }
+        args.push(quote!(headers: ::payments_wire::server::SignatureHeaders));
+    }
+    for (location, suffix, extractor) in [("path", "Path", "Path"), ("query", "Query", "Query")] {
+        let these: Vec<&Param> = params.iter().filter(|p| p.location == location).collect();
+        if these.is_empty() {
+            continue;
+        }
+        let struct_name = Ident::new(&format!("{pascal}{suffix}"), Span::call_site());
+        let fields = these
+            .iter()
+            .map(|p| param_field(p))
+            .collect::<Result<Vec<_>>>()?;
+        let doc = format!(" {} parameters of `{op_id}`.", suffix);
+        structs.push(quote! {
+            #[doc = #doc]
+            #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+            pub struct #struct_name {
+                #(#fields)*
+            }
+        });
+        let arg = Ident::new(location, Span::call_site());
+        let extractor = Ident::new(extractor, Span::call_site());
+        args.push(quote!(#arg: ::dropshot::#extractor<#struct_name>));
+    }
+    if let Some(body) = op.get("requestBody") {
+        let body = resolve(doc, body);
+        let schema = body
+            .pointer("/content/application~1json/schema")
+            .ok_or_else(|| anyhow!("only application/json request bodies are supported"))?;
+        let ty = schema_type(schema)?;
+        args.push(quote!(body: ::payments_wire::server::SignedJson<#ty>));
+    }
+
+    let (status, response) = success_response(doc, op)?;
+    let response_ty = match (status.as_str(), response) {
+        ("200", Some(schema)) => {
+            let ty = schema_type(schema)?;
+            quote!(::dropshot::HttpResponseOk<#ty>)
+        }
+        ("201", Some(schema)) => {
+            let ty = schema_type(schema)?;
+            quote!(::dropshot::HttpResponseCreated<#ty>)
+        }
+        ("204", None) => quote!(::dropshot::HttpResponseUpdatedNoContent),
+        (s, _) => bail!("unsupported success response {s}"),
+    };
+
+    let method_ident = Ident::new(&method.to_uppercase(), Span::call_site());
+    let tags: Vec<&str> = op
+        .get("tags")
+        .and_then(Value::as_array)
+        .map(|t| t.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let summary = op.get("summary").and_then(Value::as_str).unwrap_or(op_id);
+    let description = op.get("description").and_then(Value::as_str);
+    let mut docs = vec![format!(" {summary}")];
+    if let Some(d) = description {
+        docs.push(String::new());
+        docs.extend(d.lines().map(|l| format!(" {l}")));
+    }
+    let method = quote! {
+        #(#[doc = #docs])*
+        #[endpoint {
+            method = #method_ident,
+            path = #path,
+            tags = [#(#tags),*],
+        }]
+        async fn #fn_name(
+            rqctx: ::dropshot::RequestContext<Self::Context>,
+            #(#args),*
+        ) -> Result<#response_ty, ::dropshot::HttpError>;
+    };
+    Ok((structs, method))
+}
+
+fn success_response<'a>(doc: &'a Value, op: &'a Value) -> Result<(String, Option<&'a Value>)> {
+    let responses = op
+        .get("responses")
+        .and_then(Value::as_object)
+        .ok_or_else(|| anyhow!("no responses"))?;
+    for (status, response) in responses {
+        if status.starts_with('2') && status.len() == 3 && !status.ends_with("XX") {
+            let response = resolve(doc, response);
+            let schema = response.pointer("/content/application~1json/schema");
+            return Ok((status.clone(), schema));
+        }
+    }
+    bail!("no 2xx response")
+}
+
+fn param_field(p: &Param) -> Result<TokenStream> {
+    let name = Ident::new(&p.name, Span::call_site());
+    let mut ty = schema_type(&p.schema)?;
+    if !p.required {
+        ty = quote!(Option<#ty>);
+    }
+    let doc = p.description.as_deref().map(|d| format!(" {d}"));
+    let doc = doc.map(|d| quote!(#[doc = #d]));
+    Ok(quote! {
+        #doc
+        pub #name: #ty,
+    })
+}
+
+/// The Rust type of a parameter or body schema: a reference to a component
+/// becomes that generated type; a few scalar schemas map directly.
+fn schema_type(schema: &Value) -> Result<TokenStream> {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r.rsplit('/').next().unwrap_or_default();
+        if let Some((_, path)) = REPLACEMENTS.iter().find(|(n, _)| *n == name) {
+            return syn::parse_str::<syn::Type>(path)
+                .map(|t| quote!(#t))
+                .map_err(|e| anyhow!("{e}"));
+        }
+        let ident = Ident::new(&to_pascal(name), Span::call_site());
+        return Ok(quote!(types::#ident));
+    }
+    let ty = schema.get("type").and_then(Value::as_str);
+    let format = schema.get("format").and_then(Value::as_str);
+    Ok(match (ty, format) {
+        (Some("string"), None) => quote!(String),
+        (Some("integer"), Some("int64")) => quote!(i64),
+        (Some("integer"), Some("int32")) => quote!(i32),
+        (Some("boolean"), None) => quote!(bool),
+        _ => bail!("unsupported inline schema {schema}; use a $ref to components.schemas"),
+    })
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Result<&'a str> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| anyhow!("parameter without `{key}`: {v}"))
+}
+
+pub fn to_pascal(s: &str) -> String {
+    s.split(['_', '-', '.'])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+pub fn to_snake(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,0 +1,51 @@
+//! Project automation, run as `cargo xtask <command>`.
+
+mod codegen;
+
+use anyhow::{bail, Result};
+use std::path::PathBuf;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  codegen [--check]   regenerate generated/ from openapi/; with --check, change
+                      nothing and fail if generated/ or the dropshot round trip
+                      differs from the spec
+";
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root();
+    match args.first().map(String::as_str) {
+        Some("codegen") => {
+            let check = match &args[1..] {
+                [] => false,
+                [flag] if flag == "--check" => true,
+                other => bail!("codegen: unexpected arguments {other:?}\n\n{USAGE}"),
+            };
+            codegen::run(&root, check)
+        }
+        Some("-h") | Some("--help") | Some("help") | None => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    // xtask lives one level below the workspace root.
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or(manifest)
+}
