@@ -1,1 +1,112 @@
-fn main(){}
+//! `payments`: runs the merchant payment service, or administers it.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use payments_service::clock::SystemClock;
+use payments_service::config::{Config, Profile};
+use payments_service::{merchant, server};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "payments", about = "The merchant payment service")]
+struct Cli {
+    /// A TOML configuration file; environment variables (PAYMENTS_*) override it.
+    #[arg(long, global = true, env = "PAYMENTS_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the service (the default).
+    Serve,
+    /// Administer merchants.
+    Merchant {
+        #[command(subcommand)]
+        command: MerchantCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum MerchantCommand {
+    /// Create a merchant and print its API key (shown only this once).
+    Create {
+        #[arg(long)]
+        code: String,
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(e) = run().await {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> Result<()> {
+    let cli = Cli::parse();
+    let config = Config::load(cli.config.as_deref())?;
+    let app = server::build_app(config, Arc::new(SystemClock)).await?;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => {
+            let service = server::start(app.clone())?;
+            if app.config.profile == Profile::Sandbox {
+                let (demo, created) = merchant::ensure_demo(&app).await?;
+                print_sandbox_banner(&app.config, &demo, created);
+            } else {
+                println!("payments: production profile listening on {}", service.local_addr());
+            }
+            tokio::select! {
+                result = service.wait() => result?,
+                _ = tokio::signal::ctrl_c() => println!("payments: shutting down"),
+            }
+            Ok(())
+        }
+        Command::Merchant {
+            command: MerchantCommand::Create { code, name },
+        } => {
+            let created = merchant::create(&app, &code, &name).await?;
+            println!("merchant_id: {}", created.merchant.id);
+            println!("merchant_code: {}", created.merchant.code);
+            println!("api_key: {}", created.api_key);
+            println!("(store the key now: it is not shown again)");
+            Ok(())
+        }
+    }
+}
+
+/// The sandbox's first screen: everything needed for a first request. The
+/// demo key is printed on purpose (sandbox only): it is the sandbox's.
+fn print_sandbox_banner(config: &Config, demo: &merchant::NewMerchant, created: bool) {
+    let base = config.public_base_url.trim_end_matches('/');
+    println!(
+        r#"
+payments sandbox is running at {base}  (data in {data})
+{created}demo merchant `{code}` (id {id})
+
+  API key:  {key}
+  spec:     {base}/api/v1/merchant/openapi.json
+
+A first request, ready to paste (bash; needs curl and md5sum):
+
+  KEY='{key}'
+  ORDER="demo-$(date +%s)"
+  BODY="{{\"merchant_order_no\":\"$ORDER\",\"amount\":100.50,\"currency_code\":\"THB\"}}"
+  SIG=$(printf '%s' "amount=100.50&currency_code=THB&merchant_order_no=$ORDER$KEY" | md5sum | cut -d' ' -f1)
+  curl -s {base}/api/v1/merchant/orders/deposit -H 'content-type: application/json' \
+    -H "x-api-key: $KEY" -H "x-timestamp: $(date +%s)" -H "x-signature: $SIG" -d "$BODY"
+
+Press Ctrl-C to stop.
+"#,
+        data = config.data_dir.display(),
+        created = if created { "created " } else { "" },
+        code = demo.merchant.code,
+        id = demo.merchant.id,
+        key = demo.api_key,
+    );
+}

@@ -50,7 +50,7 @@ pub mod types {
         pub items: ::std::vec::Vec<BalanceItem>,
         pub merchant_id: ::std::string::String,
     }
-    ///Summary of the order's callback deliveries: `none` when the order has no `callback_url`, `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
+    ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::schemars::JsonSchema,
         ::serde::Deserialize,

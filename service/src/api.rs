@@ -1,0 +1,254 @@
+//! The merchant API: the generated `MerchantApi` trait implemented over the
+//! domain modules. Handlers authenticate, parse, call the domain, and map
+//! domain values onto the contract's types; they hold no business rules.
+
+use crate::app::App;
+use crate::auth::authenticate;
+use crate::balance::{self, Balance};
+use crate::deposit::{self, Deposit, NewDeposit};
+use crate::error::ApiError;
+use crate::merchant::Merchant;
+use crate::validate;
+use dropshot::{HttpError, HttpResponseOk, Path, Query, RequestContext};
+use merchant_api::merchant::types;
+use merchant_api::merchant::{FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetWithdrawalPath, MerchantApi};
+use payments_wire::server::{BodyError, SignatureHeaders, SignedJson};
+use payments_wire::{DecimalString, SigningFields};
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+use std::str::FromStr;
+use std::sync::Arc;
+
+pub enum MerchantApiImpl {}
+
+/// Authenticates a POST and parses its body, in the order the contract
+/// promises: authentication failures before field errors.
+async fn signed_body<T: DeserializeOwned>(
+    app: &App,
+    headers: &SignatureHeaders,
+    body: &SignedJson<T>,
+) -> Result<(Merchant, SigningFields, T), ApiError> {
+    let (merchant, fields) = authenticate(app, headers, body.signing_fields()).await?;
+    let parsed = body.parse().map_err(|e: BodyError| match e.field {
+        Some(field) => ApiError::InvalidField {
+            message: e
+                .message
+                .trim_start_matches(&format!("invalid field `{field}`: "))
+                .to_string(),
+            field,
+        },
+        None => ApiError::InvalidBody(e.message),
+    })?;
+    Ok((merchant, fields, parsed))
+}
+
+/// Identifies a create request by its signed fields, the amount normalized
+/// so that `100.5` and `100.50` are one request.
+fn fingerprint(fields: &SigningFields) -> String {
+    let normalized: SigningFields = fields
+        .iter()
+        .map(|(k, v)| {
+            let v = match (k, rust_decimal::Decimal::from_str(v)) {
+                ("amount", Ok(d)) => d.normalize().to_string(),
+                _ => v.to_string(),
+            };
+            (k.to_string(), v)
+        })
+        .collect();
+    hex::encode(Sha256::digest(normalized.canonical().as_bytes()))
+}
+
+impl MerchantApi for MerchantApiImpl {
+    type Context = Arc<App>;
+
+    async fn create_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        body: SignedJson<types::CreateDepositRequest>,
+    ) -> Result<HttpResponseOk<types::CreateDepositResponse>, HttpError> {
+        let app = rqctx.context();
+        let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
+        let currency = validate::currency(app, &req.currency_code)?;
+        let amount = crate::money::validate_amount("amount", req.amount.value(), &req.currency_code, &currency)?;
+        let new = NewDeposit {
+            merchant_order_no: req.merchant_order_no.to_string(),
+            amount,
+            currency: req.currency_code.clone(),
+            callback_url: validate::callback_url(app.config.profile, req.callback_url)?,
+            extra_data: validate::optional_text("extra_data", req.extra_data, 1024)?,
+            user_id: validate::optional_text("user_id", req.user_id, 128)?,
+            payer_account_holder: validate::optional_text("account_holder", req.account_holder, 128)?,
+            payer_mobile: validate::optional_text("mobile", req.mobile, 32)?,
+            payer_email: validate::optional_text("email", req.email, 254)?,
+            payer_bank_code: validate::optional_text("bank_code", req.bank_code, 32)?,
+            payer_account_no: validate::optional_text("account_no", req.account_no, 64)?,
+            fingerprint: fingerprint(&fields),
+        };
+        let order = deposit::create(app, &merchant, new).await?;
+        Ok(HttpResponseOk(create_response(app, &order)))
+    }
+
+    async fn create_cashier_deposit(
+        _rqctx: RequestContext<Arc<App>>,
+        _headers: SignatureHeaders,
+        _body: SignedJson<types::CreateCashierDepositRequest>,
+    ) -> Result<HttpResponseOk<types::CashierSession>, HttpError> {
+        Err(ApiError::NotImplemented("POST /api/v1/merchant/orders/deposit/cashier").into())
+    }
+
+    async fn create_withdrawal(
+        _rqctx: RequestContext<Arc<App>>,
+        _headers: SignatureHeaders,
+        _body: SignedJson<types::CreateWithdrawalRequest>,
+    ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+        Err(ApiError::NotImplemented("POST /api/v1/merchant/orders/withdrawal").into())
+    }
+
+    async fn get_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        path: Path<GetDepositPath>,
+    ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+        let app = rqctx.context();
+        let path = path.into_inner();
+        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
+        let order = deposit::find_by_order_no(app, &merchant.id, &path.order_no).await?;
+        Ok(HttpResponseOk(deposit_order(app, &merchant, &order)))
+    }
+
+    async fn find_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        query: Query<FindDepositQuery>,
+    ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+        let app = rqctx.context();
+        let query = query.into_inner();
+        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
+        let order = deposit::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no).await?;
+        Ok(HttpResponseOk(deposit_order(app, &merchant, &order)))
+    }
+
+    async fn get_withdrawal(
+        _rqctx: RequestContext<Arc<App>>,
+        _headers: SignatureHeaders,
+        _path: Path<GetWithdrawalPath>,
+    ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+        Err(ApiError::NotImplemented("GET /api/v1/merchant/query/withdrawal/{order_no}").into())
+    }
+
+    async fn find_withdrawal(
+        _rqctx: RequestContext<Arc<App>>,
+        _headers: SignatureHeaders,
+        _query: Query<FindWithdrawalQuery>,
+    ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+        Err(ApiError::NotImplemented("GET /api/v1/merchant/query/withdrawal").into())
+    }
+
+    async fn get_balances(
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+    ) -> Result<HttpResponseOk<types::BalanceList>, HttpError> {
+        let app = rqctx.context();
+        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
+        let items = balance::list(app, &merchant.id).await?;
+        Ok(HttpResponseOk(types::BalanceList {
+            items: items.iter().map(balance_item).collect(),
+            merchant_id: merchant.id,
+        }))
+    }
+}
+
+fn create_response(app: &App, order: &Deposit) -> types::CreateDepositResponse {
+    let account = order.account(app);
+    types::CreateDepositResponse {
+        order_no: order.order_no.clone(),
+        requested_amount: DecimalString(order.requested_amount),
+        amount: DecimalString(order.amount),
+        currency_code: order.currency.clone(),
+        bank_code: account.map(|a| a.bank_code.clone()),
+        bank_name: account.map(|a| a.bank_name.clone()),
+        bank_branch: account.and_then(|a| a.bank_branch.clone()),
+        account_no: account.map(|a| a.account_no.clone()),
+        account_holder: account.map(|a| a.account_holder.clone()),
+        remark: order.expected_remark.clone(),
+        expire_at: order.expire_at,
+        payment_url: order.payment_url.clone(),
+        payment_info: order.payment_snapshot.clone(),
+    }
+}
+
+fn deposit_order(app: &App, merchant: &Merchant, order: &Deposit) -> types::DepositOrder {
+    let channel = order.channel_id.as_deref().and_then(|id| app.channels.get(id));
+    let dec = |d: rust_decimal::Decimal| DecimalString(d);
+    types::DepositOrder {
+        id: order.id.clone(),
+        order_no: order.order_no.clone(),
+        merchant_order_no: order.merchant_order_no.clone(),
+        merchant_id: order.merchant_id.clone(),
+        account_id: order.account_id.clone(),
+        requested_amount: dec(order.requested_amount),
+        amount: dec(order.amount),
+        fee: dec(order.fee),
+        currency_code: order.currency.clone(),
+        expected_remark: order.expected_remark.clone(),
+        status: types::DepositStatus::from_str(order.status.as_str()).unwrap_or(types::DepositStatus::Pending),
+        expire_at: order.expire_at,
+        matched_at: order.matched_at,
+        completed_at: order.completed_at,
+        actual_amount: dec(order.actual_amount),
+        callback_url: order.callback_url.clone(),
+        callback_status: types::CallbackStatus::from_str(&order.callback_status)
+            .unwrap_or(types::CallbackStatus::None),
+        callback_count: order.callback_count,
+        created_at: order.created_at,
+        updated_at: order.updated_at,
+        user_id: order.user_id.clone(),
+        order_type: match order.order_type {
+            deposit::OrderType::Direct => types::OrderType::Direct,
+            deposit::OrderType::Cashier => types::OrderType::Cashier,
+        },
+        cashier_session_id: order.cashier_session_id.clone(),
+        payer_bank_code: order.payer_bank_code.clone(),
+        payer_account_last4: order.payer_account_last4.clone(),
+        channel_id: order.channel_id.clone(),
+        channel_order_no: order.channel_order_no.clone(),
+        payment_url: order.payment_url.clone(),
+        estimated_channel_cost: order.estimated_channel_cost.map(dec),
+        estimated_profit: order.estimated_profit.map(dec),
+        actual_channel_cost: order.actual_channel_cost.map(dec),
+        actual_profit: order.actual_profit.map(dec),
+        payment_snapshot: order.payment_snapshot.clone(),
+        merchant: types::MerchantSummary {
+            id: merchant.id.clone(),
+            merchant_code: merchant.code.clone(),
+            name: merchant.name.clone(),
+        },
+        account: order.account(app).map(|a| types::ReceivingAccount {
+            id: a.id.clone(),
+            account_no: a.account_no.clone(),
+            name: a.name.clone(),
+            bank_code: a.bank_code.clone(),
+            bank_name: a.bank_name.clone(),
+            account_holder: a.account_holder.clone(),
+        }),
+        channel: channel.map(|c| types::ChannelSummary {
+            id: c.id().to_string(),
+            channel_code: c.code().to_string(),
+            channel_name: c.name().to_string(),
+        }),
+    }
+}
+
+fn balance_item(b: &Balance) -> types::BalanceItem {
+    types::BalanceItem {
+        id: b.id.clone(),
+        merchant_id: b.merchant_id.clone(),
+        currency_code: b.currency.clone(),
+        available_balance: DecimalString(b.available),
+        frozen_balance: DecimalString(b.frozen),
+        total_balance: DecimalString(b.total()),
+        version: b.version,
+        created_at: b.created_at,
+        updated_at: b.updated_at,
+    }
+}

@@ -1,0 +1,324 @@
+//! Configuration: built-in defaults per profile, then an optional TOML file,
+//! then environment variables. The sandbox runs with no file at all.
+
+use anyhow::{bail, Context, Result};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    Sandbox,
+    Production,
+}
+
+impl FromStr for Profile {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sandbox" => Ok(Profile::Sandbox),
+            "production" => Ok(Profile::Production),
+            other => bail!("unknown profile `{other}` (expected `sandbox` or `production`)"),
+        }
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Profile::Sandbox => "sandbox",
+            Profile::Production => "production",
+        })
+    }
+}
+
+/// How deposits in a currency are collected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Route {
+    /// The payer transfers to a receiving bank account with a remark.
+    Account,
+    /// The payer pays at a channel's payment page.
+    Channel,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurrencyConfig {
+    /// Fraction digits an amount may have (2 for THB and BDT); at most 4.
+    pub fraction_digits: u32,
+    pub min_amount: Decimal,
+    pub max_amount: Decimal,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceivingAccountConfig {
+    pub id: String,
+    pub currency: String,
+    pub name: String,
+    pub account_no: String,
+    pub account_holder: String,
+    pub bank_code: String,
+    pub bank_name: String,
+    #[serde(default)]
+    pub bank_branch: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelConfig {
+    pub id: String,
+    pub code: String,
+    pub name: String,
+    /// Only `simulator` exists so far.
+    pub kind: String,
+    pub currencies: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Route per currency for every merchant.
+    #[serde(default)]
+    pub default: BTreeMap<String, Route>,
+    /// Overrides per merchant code, per currency.
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, Route>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub profile: Profile,
+    pub bind: String,
+    /// The address payers and merchants reach the service at; used in
+    /// payment and cashier URLs.
+    pub public_base_url: String,
+    pub database_url: String,
+    pub database_pool_size: usize,
+    /// 32 bytes, base64; encrypts API keys at rest.
+    pub master_key: Option<String>,
+    /// Where the sandbox keeps its SQLite file and generated master key.
+    pub data_dir: PathBuf,
+    pub timestamp_skew_seconds: i64,
+    pub deposit_validity_seconds: i64,
+    pub request_body_max_bytes: usize,
+    /// `error`, `warn`, `info`, `debug` or `trace`.
+    pub log_level: String,
+    pub currencies: BTreeMap<String, CurrencyConfig>,
+    pub routing: RoutingConfig,
+    pub receiving_accounts: Vec<ReceivingAccountConfig>,
+    pub channels: Vec<ChannelConfig>,
+}
+
+/// The file's shape: every key optional, falling back to the profile's
+/// defaults.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    profile: Option<Profile>,
+    bind: Option<String>,
+    public_base_url: Option<String>,
+    database_url: Option<String>,
+    database_pool_size: Option<usize>,
+    master_key: Option<String>,
+    data_dir: Option<PathBuf>,
+    timestamp_skew_seconds: Option<i64>,
+    deposit_validity_seconds: Option<i64>,
+    request_body_max_bytes: Option<usize>,
+    log_level: Option<String>,
+    currencies: Option<BTreeMap<String, CurrencyConfig>>,
+    routing: Option<RoutingConfig>,
+    receiving_accounts: Option<Vec<ReceivingAccountConfig>>,
+    channels: Option<Vec<ChannelConfig>>,
+}
+
+pub const ENV_PREFIX: &str = "PAYMENTS_";
+
+impl Config {
+    /// Defaults of a profile: enough for the sandbox to run as it is.
+    pub fn defaults(profile: Profile) -> Config {
+        let data_dir = PathBuf::from(".sandbox");
+        let dec = |s: &str| Decimal::from_str(s).unwrap_or_default();
+        let mut currencies = BTreeMap::new();
+        for code in ["THB", "BDT"] {
+            currencies.insert(
+                code.to_string(),
+                CurrencyConfig {
+                    fraction_digits: 2,
+                    min_amount: dec("1"),
+                    max_amount: dec("1000000"),
+                },
+            );
+        }
+        let mut routing = RoutingConfig::default();
+        routing.default.insert("THB".into(), Route::Account);
+        routing.default.insert("BDT".into(), Route::Channel);
+        Config {
+            profile,
+            bind: "127.0.0.1:8080".into(),
+            public_base_url: "http://127.0.0.1:8080".into(),
+            database_url: match profile {
+                Profile::Sandbox => format!("sqlite://{}", data_dir.join("payments.db").display()),
+                Profile::Production => String::new(),
+            },
+            database_pool_size: 16,
+            master_key: None,
+            data_dir,
+            timestamp_skew_seconds: 300,
+            deposit_validity_seconds: 30 * 60,
+            request_body_max_bytes: 64 * 1024,
+            log_level: "info".into(),
+            currencies,
+            routing,
+            receiving_accounts: vec![ReceivingAccountConfig {
+                id: "acct-thb-1".into(),
+                currency: "THB".into(),
+                name: "Sandbox collection account".into(),
+                account_no: "1234567890".into(),
+                account_holder: "Sandbox Payments Co., Ltd.".into(),
+                bank_code: "KBANK".into(),
+                bank_name: "Kasikornbank".into(),
+                bank_branch: Some("Silom".into()),
+            }],
+            channels: vec![ChannelConfig {
+                id: "chan-sim-1".into(),
+                code: "SIMULATOR".into(),
+                name: "Sandbox simulator".into(),
+                kind: "simulator".into(),
+                currencies: vec!["THB".into(), "BDT".into()],
+            }],
+        }
+    }
+
+    /// Loads the configuration: the profile comes from the environment
+    /// (`PAYMENTS_PROFILE`) or the file, defaulting to the sandbox.
+    pub fn load(file: Option<&Path>) -> Result<Config> {
+        let file_config = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading config file {}", path.display()))?;
+                toml::from_str::<FileConfig>(&text)
+                    .with_context(|| format!("parsing config file {}", path.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let profile = match env("PROFILE") {
+            Some(p) => p.parse()?,
+            None => file_config.profile.unwrap_or(Profile::Sandbox),
+        };
+        let mut c = Config::defaults(profile);
+        let f = file_config;
+        macro_rules! take {
+            ($($field:ident),*) => { $( if let Some(v) = f.$field { c.$field = v; } )* };
+        }
+        take!(
+            bind, public_base_url, database_url, database_pool_size, data_dir,
+            timestamp_skew_seconds, deposit_validity_seconds, request_body_max_bytes,
+            log_level, currencies, routing, receiving_accounts, channels
+        );
+        if f.master_key.is_some() {
+            c.master_key = f.master_key;
+        }
+        if let Some(v) = env("BIND") {
+            c.bind = v;
+        }
+        if let Some(v) = env("PUBLIC_BASE_URL") {
+            c.public_base_url = v;
+        }
+        if let Some(v) = env("DATABASE_URL") {
+            c.database_url = v;
+        }
+        if let Some(v) = env("MASTER_KEY") {
+            c.master_key = Some(v);
+        }
+        if let Some(v) = env("LOG_LEVEL") {
+            c.log_level = v;
+        }
+        if let Some(v) = env("DATA_DIR") {
+            c.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = env("TIMESTAMP_SKEW_SECONDS") {
+            c.timestamp_skew_seconds = v.parse().context("PAYMENTS_TIMESTAMP_SKEW_SECONDS")?;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.profile == Profile::Production {
+            if self.database_url.is_empty() {
+                bail!("the production profile needs a PostgreSQL URL: set PAYMENTS_DATABASE_URL or database_url");
+            }
+            if !self.database_url.starts_with("postgres://") && !self.database_url.starts_with("postgresql://") {
+                bail!("the production profile runs only on PostgreSQL, not on `{}`", redact_url(&self.database_url));
+            }
+            if self.master_key.is_none() {
+                bail!("the production profile needs a master key: set PAYMENTS_MASTER_KEY (32 bytes, base64)");
+            }
+        }
+        for (code, cur) in &self.currencies {
+            if cur.fraction_digits > 4 {
+                bail!("currency {code}: fraction_digits is at most 4");
+            }
+            if cur.min_amount <= Decimal::ZERO || cur.min_amount > cur.max_amount {
+                bail!("currency {code}: need 0 < min_amount <= max_amount");
+            }
+        }
+        for route in self.routing.default.keys().chain(self.routing.merchants.values().flat_map(|m| m.keys())) {
+            if !self.currencies.contains_key(route) {
+                bail!("routing names currency {route}, which is not configured");
+            }
+        }
+        Ok(())
+    }
+
+    pub fn route_for(&self, merchant_code: &str, currency: &str) -> Option<Route> {
+        self.routing
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.routing.default.get(currency))
+            .copied()
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(format!("{ENV_PREFIX}{name}")).ok().filter(|v| !v.is_empty())
+}
+
+/// A database URL with any password removed, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.find(':') {
+                Some(colon) => format!("{}{}:***{}", &url[..scheme + 3], &creds[..colon], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_refuses_sqlite() {
+        let mut c = Config::defaults(Profile::Production);
+        c.master_key = Some("x".into());
+        c.database_url = "sqlite://x.db".into();
+        let err = c.validate().unwrap_err().to_string();
+        assert!(err.contains("only on PostgreSQL"), "{err}");
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(redact_url("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+    }
+}

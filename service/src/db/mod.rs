@@ -1,0 +1,165 @@
+//! The database: PostgreSQL in production, an embedded SQLite file in the
+//! sandbox, behind one pool type. Each backend has its own migrations,
+//! applied at start-up.
+
+pub mod rows;
+pub mod schema;
+pub mod store;
+
+pub use store::{Store, StoreError, StoreResult};
+
+use anyhow::{anyhow, Context, Result};
+use diesel::SqliteConnection;
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use futures::future::BoxFuture;
+
+pub type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
+
+const PG_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+#[derive(Clone)]
+pub enum Db {
+    Postgres(Pool<AsyncPgConnection>),
+    Sqlite(Pool<SqliteConn>),
+}
+
+enum Conn {
+    Postgres(Object<AsyncPgConnection>),
+    Sqlite(Object<SqliteConn>),
+}
+
+impl Db {
+    /// Connects, applies pending migrations and returns a pool.
+    pub async fn connect(url: &str, pool_size: usize) -> Result<Db> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let conn = AsyncPgConnection::establish(url)
+                .await
+                .with_context(|| format!("connecting to {}", crate::config::redact_url(url)))?;
+            run_migrations(conn, PG_MIGRATIONS).await?;
+            let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+            let pool = Pool::builder(manager)
+                .max_size(pool_size)
+                .build()
+                .context("building the PostgreSQL pool")?;
+            Ok(Db::Postgres(pool))
+        } else {
+            let path = url.strip_prefix("sqlite://").unwrap_or(url).to_string();
+            if let Some(dir) = std::path::Path::new(&path).parent() {
+                if !dir.as_os_str().is_empty() {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("creating {}", dir.display()))?;
+                }
+            }
+            let conn = sqlite_connect(path.clone()).await?;
+            run_migrations(conn, SQLITE_MIGRATIONS).await?;
+            let mut config = ManagerConfig::<SqliteConn>::default();
+            config.custom_setup = Box::new(|url| {
+                let url = url.to_string();
+                Box::pin(async move {
+                    sqlite_connect(url).await.map_err(|e| {
+                        diesel::ConnectionError::BadConnection(e.to_string())
+                    })
+                })
+            });
+            let manager = AsyncDieselConnectionManager::<SqliteConn>::new_with_config(path, config);
+            // SQLite has one writer; a single connection serializes writes
+            // instead of failing them with SQLITE_BUSY.
+            let pool = Pool::builder(manager)
+                .max_size(1)
+                .build()
+                .context("building the SQLite pool")?;
+            Ok(Db::Sqlite(pool))
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            Db::Postgres(_) => Backend::Postgres,
+            Db::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    async fn conn(&self) -> StoreResult<Conn> {
+        let unavailable = |e: &dyn std::fmt::Display| StoreError::Unavailable(e.to_string());
+        Ok(match self {
+            Db::Postgres(p) => Conn::Postgres(p.get().await.map_err(|e| unavailable(&e))?),
+            Db::Sqlite(p) => Conn::Sqlite(p.get().await.map_err(|e| unavailable(&e))?),
+        })
+    }
+
+    /// Runs `f` on a connection outside a transaction (single reads).
+    pub async fn run<T, F>(&self, f: F) -> StoreResult<T>
+    where
+        T: Send,
+        F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, StoreResult<T>> + Send,
+    {
+        match self.conn().await? {
+            Conn::Postgres(mut c) => f(&mut *c).await,
+            Conn::Sqlite(mut c) => f(&mut *c).await,
+        }
+    }
+
+    /// Runs `f` in one database transaction: everything it writes commits
+    /// together or not at all.
+    pub async fn transaction<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<diesel::result::Error> + From<StoreError> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
+    {
+        match self.conn().await? {
+            Conn::Postgres(mut c) => {
+                let c: &mut AsyncPgConnection = &mut c;
+                c.transaction(async move |tx: &mut AsyncPgConnection| f(tx).await)
+                    .await
+            }
+            Conn::Sqlite(mut c) => {
+                let c: &mut SqliteConn = &mut c;
+                c.transaction(async move |tx: &mut SqliteConn| f(tx).await)
+                    .await
+            }
+        }
+    }
+}
+
+async fn sqlite_connect(path: String) -> Result<SqliteConn> {
+    let mut conn = SqliteConn::establish(&path)
+        .await
+        .with_context(|| format!("opening SQLite database {path}"))?;
+    conn.batch_execute(
+        "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; \
+         PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
+    )
+    .await
+    .context("configuring SQLite")?;
+    Ok(conn)
+}
+
+async fn run_migrations<C>(conn: C, migrations: EmbeddedMigrations) -> Result<()>
+where
+    C: AsyncConnection + 'static,
+    diesel_async::AsyncMigrationHarness<C>: MigrationHarness<C::Backend>,
+{
+    // The harness blocks on the async connection, so it runs off the
+    // async workers.
+    tokio::task::spawn_blocking(move || {
+        let mut harness = diesel_async::AsyncMigrationHarness::new(conn);
+        harness
+            .run_pending_migrations(migrations)
+            .map(|_| ())
+            .map_err(|e| anyhow!("applying migrations: {e}"))
+    })
+    .await
+    .map_err(|e| anyhow!("migration task: {e}"))?
+}

@@ -1,0 +1,371 @@
+//! Deposit orders: creation (account or channel, by the merchant's routing),
+//! idempotent resend, and queries.
+
+use crate::app::App;
+use crate::config::{ReceivingAccountConfig, Route};
+use crate::db::rows::DepositRow;
+use crate::db::StoreError;
+use crate::error::ApiError;
+use crate::merchant::Merchant;
+use crate::money::{from_units, to_units};
+use chrono::{DateTime, Utc};
+use rand::Rng;
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DepositStatus {
+    Pending,
+    Matched,
+    Completed,
+    Expired,
+    Cancelled,
+}
+
+impl DepositStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DepositStatus::Pending => "pending",
+            DepositStatus::Matched => "matched",
+            DepositStatus::Completed => "completed",
+            DepositStatus::Expired => "expired",
+            DepositStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => DepositStatus::Pending,
+            "matched" => DepositStatus::Matched,
+            "completed" => DepositStatus::Completed,
+            "expired" => DepositStatus::Expired,
+            "cancelled" => DepositStatus::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderType {
+    Direct,
+    Cashier,
+}
+
+impl OrderType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderType::Direct => "direct",
+            OrderType::Cashier => "cashier",
+        }
+    }
+}
+
+/// A validated create request.
+#[derive(Clone, Debug)]
+pub struct NewDeposit {
+    pub merchant_order_no: String,
+    pub amount: Decimal,
+    pub currency: String,
+    pub callback_url: Option<String>,
+    pub extra_data: Option<String>,
+    pub user_id: Option<String>,
+    pub payer_account_holder: Option<String>,
+    pub payer_mobile: Option<String>,
+    pub payer_email: Option<String>,
+    pub payer_bank_code: Option<String>,
+    pub payer_account_no: Option<String>,
+    /// Identifies the request body, so that a resend is told from a reuse.
+    pub fingerprint: String,
+}
+
+/// A deposit order as the domain sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Deposit {
+    pub id: String,
+    pub order_no: String,
+    pub merchant_id: String,
+    pub merchant_order_no: String,
+    pub order_type: OrderType,
+    pub route: Route,
+    pub status: DepositStatus,
+    pub currency: String,
+    pub requested_amount: Decimal,
+    pub amount: Decimal,
+    pub fee: Decimal,
+    pub actual_amount: Decimal,
+    pub expected_remark: Option<String>,
+    pub account_id: Option<String>,
+    pub channel_id: Option<String>,
+    pub channel_order_no: Option<String>,
+    pub payment_url: Option<String>,
+    pub payment_snapshot: BTreeMap<String, String>,
+    pub callback_url: Option<String>,
+    pub callback_status: String,
+    pub callback_count: i64,
+    pub user_id: Option<String>,
+    pub cashier_session_id: Option<String>,
+    pub payer_bank_code: Option<String>,
+    pub payer_account_last4: Option<String>,
+    pub estimated_channel_cost: Option<Decimal>,
+    pub estimated_profit: Option<Decimal>,
+    pub actual_channel_cost: Option<Decimal>,
+    pub actual_profit: Option<Decimal>,
+    pub expire_at: DateTime<Utc>,
+    pub matched_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Deposit {
+    pub fn from_row(row: DepositRow) -> Result<Deposit, ApiError> {
+        let time = crate::clock::from_unix;
+        let corrupt = |what: &str| ApiError::Internal(format!("deposit {}: bad {what}", row.order_no));
+        Ok(Deposit {
+            order_type: match row.order_type.as_str() {
+                "cashier" => OrderType::Cashier,
+                _ => OrderType::Direct,
+            },
+            route: match row.route.as_str() {
+                "channel" => Route::Channel,
+                _ => Route::Account,
+            },
+            status: DepositStatus::parse(&row.status).ok_or_else(|| corrupt("status"))?,
+            payment_snapshot: serde_json::from_str(&row.payment_snapshot)
+                .map_err(|_| corrupt("payment snapshot"))?,
+            requested_amount: from_units(row.requested_amount),
+            amount: from_units(row.amount),
+            fee: from_units(row.fee),
+            actual_amount: from_units(row.actual_amount),
+            estimated_channel_cost: row.estimated_channel_cost.map(from_units),
+            estimated_profit: row.estimated_profit.map(from_units),
+            actual_channel_cost: row.actual_channel_cost.map(from_units),
+            actual_profit: row.actual_profit.map(from_units),
+            expire_at: time(row.expire_at),
+            matched_at: row.matched_at.map(time),
+            completed_at: row.completed_at.map(time),
+            created_at: time(row.created_at),
+            updated_at: time(row.updated_at),
+            callback_count: i64::from(row.callback_count),
+            id: row.id,
+            order_no: row.order_no,
+            merchant_id: row.merchant_id,
+            merchant_order_no: row.merchant_order_no,
+            currency: row.currency,
+            expected_remark: row.expected_remark,
+            account_id: row.account_id,
+            channel_id: row.channel_id,
+            channel_order_no: row.channel_order_no,
+            payment_url: row.payment_url,
+            callback_url: row.callback_url,
+            callback_status: row.callback_status,
+            user_id: row.user_id,
+            cashier_session_id: row.cashier_session_id,
+            payer_bank_code: row.payer_bank_code,
+            payer_account_last4: row.payer_account_last4,
+        })
+    }
+
+    /// The receiving account of an account order, from configuration.
+    pub fn account<'a>(&self, app: &'a App) -> Option<&'a ReceivingAccountConfig> {
+        let id = self.account_id.as_deref()?;
+        app.config.receiving_accounts.iter().find(|a| a.id == id)
+    }
+}
+
+/// Creates a deposit order, or returns the original on an identical resend.
+pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<Deposit, ApiError> {
+    // A resend is the common case of a duplicate: answer it without
+    // generating anything. The unique constraint below settles races.
+    if let Some(existing) = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no).await? {
+        return same_request_or_conflict(existing, &req);
+    }
+
+    let route = app
+        .config
+        .route_for(&merchant.code, &req.currency)
+        .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
+    let now = app.now_unix();
+    let amount = to_units(req.amount).ok_or_else(|| ApiError::invalid_field("amount", "is too large"))?;
+    let order_no = new_order_no('D', app.clock.now());
+    let mut row = DepositRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        order_no: order_no.clone(),
+        merchant_id: merchant.id.clone(),
+        merchant_order_no: req.merchant_order_no.clone(),
+        request_fingerprint: req.fingerprint.clone(),
+        order_type: OrderType::Direct.as_str().into(),
+        route: match route {
+            Route::Account => "account".into(),
+            Route::Channel => "channel".into(),
+        },
+        status: DepositStatus::Pending.as_str().into(),
+        currency: req.currency.clone(),
+        requested_amount: amount,
+        amount,
+        fee: 0,
+        actual_amount: 0,
+        expected_remark: None,
+        account_id: None,
+        channel_id: None,
+        channel_order_no: None,
+        payment_url: None,
+        payment_snapshot: String::new(),
+        // No delivery is queued until the order's first state change.
+        callback_status: "none".into(),
+        callback_url: req.callback_url.clone(),
+        callback_count: 0,
+        user_id: req.user_id.clone(),
+        extra_data: req.extra_data.clone(),
+        payer_account_holder: req.payer_account_holder.clone(),
+        payer_mobile: req.payer_mobile.clone(),
+        payer_email: req.payer_email.clone(),
+        payer_bank_code: req.payer_bank_code.clone(),
+        payer_account_last4: req
+            .payer_account_no
+            .as_deref()
+            .map(|a| a.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect()),
+        payer_account_no: req.payer_account_no.clone(),
+        cashier_session_id: None,
+        estimated_channel_cost: None,
+        estimated_profit: None,
+        actual_channel_cost: None,
+        actual_profit: None,
+        expire_at: now + app.config.deposit_validity_seconds,
+        matched_at: None,
+        completed_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    let mut snapshot: BTreeMap<String, String> = BTreeMap::new();
+    match route {
+        Route::Account => {
+            let account = app
+                .config
+                .receiving_accounts
+                .iter()
+                .find(|a| a.currency == req.currency)
+                .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
+            row.account_id = Some(account.id.clone());
+            snapshot.insert("bank_code".into(), account.bank_code.clone());
+            snapshot.insert("bank_name".into(), account.bank_name.clone());
+            if let Some(branch) = &account.bank_branch {
+                snapshot.insert("bank_branch".into(), branch.clone());
+            }
+            snapshot.insert("account_no".into(), account.account_no.clone());
+            snapshot.insert("account_holder".into(), account.account_holder.clone());
+        }
+        Route::Channel => {
+            let channel = app
+                .channels
+                .for_currency(&req.currency)
+                .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
+            let payment = channel.create_payment(&order_no);
+            row.channel_id = Some(channel.id().to_string());
+            row.channel_order_no = Some(payment.channel_order_no);
+            row.payment_url = Some(payment.payment_url.clone());
+            snapshot.insert("channel_code".into(), channel.code().to_string());
+            snapshot.insert("payment_url".into(), payment.payment_url);
+        }
+    }
+    snapshot.insert("amount".into(), payments_wire::DecimalString(req.amount).to_string());
+    snapshot.insert("currency_code".into(), req.currency.clone());
+
+    // A remark collision is astronomically rare but must not fail the
+    // request; a merchant_order_no collision is a resend or a reuse.
+    for _ in 0..4 {
+        if route == Route::Account {
+            let remark = new_remark();
+            snapshot.insert("remark".into(), remark.clone());
+            row.expected_remark = Some(remark);
+        }
+        row.payment_snapshot =
+            serde_json::to_string(&snapshot).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let attempt = row.clone();
+        let inserted = app
+            .db
+            .run(|s| Box::pin(async move { s.insert_deposit(&attempt).await }))
+            .await;
+        match inserted {
+            Ok(()) => return Deposit::from_row(row),
+            Err(StoreError::Conflict(c)) if c.contains("merchant_order_no") => {
+                let existing = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
+                    .await?
+                    .ok_or_else(|| ApiError::Internal(format!("conflict on {c} without a row")))?;
+                return same_request_or_conflict(existing, &req);
+            }
+            Err(StoreError::Conflict(c)) if c.contains("expected_remark") => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::Internal("could not allocate a unique remark".into()))
+}
+
+fn same_request_or_conflict(existing: DepositRow, req: &NewDeposit) -> Result<Deposit, ApiError> {
+    if crate::keys::constant_time_eq(&existing.request_fingerprint, &req.fingerprint) {
+        Deposit::from_row(existing)
+    } else {
+        Err(ApiError::DuplicateMerchantOrderNo(req.merchant_order_no.clone()))
+    }
+}
+
+async fn find_by_merchant_order_no_opt(
+    app: &App,
+    merchant_id: &str,
+    merchant_order_no: &str,
+) -> Result<Option<DepositRow>, ApiError> {
+    let (m, o) = (merchant_id.to_string(), merchant_order_no.to_string());
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.deposit_by_merchant_order_no(&m, &o).await }))
+        .await?)
+}
+
+pub async fn find_by_merchant_order_no(
+    app: &App,
+    merchant_id: &str,
+    merchant_order_no: &str,
+) -> Result<Deposit, ApiError> {
+    find_by_merchant_order_no_opt(app, merchant_id, merchant_order_no)
+        .await?
+        .map(Deposit::from_row)
+        .unwrap_or_else(|| {
+            Err(ApiError::OrderNotFound {
+                kind: "deposit",
+                reference: merchant_order_no.to_string(),
+            })
+        })
+}
+
+pub async fn find_by_order_no(app: &App, merchant_id: &str, order_no: &str) -> Result<Deposit, ApiError> {
+    let (m, o) = (merchant_id.to_string(), order_no.to_string());
+    app.db
+        .run(|s| Box::pin(async move { s.deposit_by_order_no(&m, &o).await }))
+        .await?
+        .map(Deposit::from_row)
+        .unwrap_or_else(|| {
+            Err(ApiError::OrderNotFound {
+                kind: "deposit",
+                reference: order_no.to_string(),
+            })
+        })
+}
+
+const REMARK_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+/// The code a payer writes on the transfer: short, unambiguous to read.
+fn new_remark() -> String {
+    let mut rng = rand::thread_rng();
+    (0..10)
+        .map(|_| REMARK_ALPHABET[rng.gen_range(0..REMARK_ALPHABET.len())] as char)
+        .collect()
+}
+
+/// `D20261122` + 12 random characters: sortable by day, unguessable.
+pub fn new_order_no(prefix: char, now: DateTime<Utc>) -> String {
+    let mut rng = rand::thread_rng();
+    let tail: String = (0..12)
+        .map(|_| REMARK_ALPHABET[rng.gen_range(0..REMARK_ALPHABET.len())] as char)
+        .collect();
+    format!("{prefix}{}{tail}", now.format("%Y%m%d"))
+}

@@ -1,0 +1,134 @@
+//! Every failure a client can cause, with the status and `error_code` the
+//! spec documents. Handlers return `ApiError`; dropshot sees `HttpError`.
+
+use dropshot::{ClientErrorStatusCode, HttpError};
+use rust_decimal::Decimal;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("invalid body: {0}")]
+    InvalidBody(String),
+    #[error("invalid field `{field}`: {message}")]
+    InvalidField { field: String, message: String },
+    #[error("missing header `{0}`")]
+    MissingHeader(&'static str),
+    #[error("`x-timestamp` must be Unix epoch seconds")]
+    InvalidTimestamp,
+    #[error("`x-timestamp` is {skew} seconds away from the service's clock; at most {allowed} is tolerated")]
+    StaleTimestamp { skew: i64, allowed: i64 },
+    #[error("unknown API key")]
+    UnknownApiKey,
+    #[error("the signature does not match the request")]
+    InvalidSignature,
+    #[error("the merchant is disabled")]
+    MerchantDisabled,
+    #[error("no {kind} order `{reference}` for this merchant")]
+    OrderNotFound { kind: &'static str, reference: String },
+    #[error("merchant_order_no `{0}` was already used with a different body")]
+    DuplicateMerchantOrderNo(String),
+    #[error("currency `{0}` is not supported")]
+    UnsupportedCurrency(String),
+    #[error("amount must be between {min} and {max} {currency}")]
+    AmountOutOfRange { currency: String, min: Decimal, max: Decimal },
+    #[error("the available balance does not cover the amount and its fee")]
+    InsufficientBalance,
+    #[error("too many requests; retry after {retry_after} seconds")]
+    RateLimited { retry_after: u64 },
+    #[error("{0} is not implemented in this build")]
+    NotImplemented(&'static str),
+    #[error("service unavailable")]
+    Unavailable(String),
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn invalid_field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::InvalidField {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::InvalidBody(_) => "INVALID_BODY",
+            ApiError::InvalidField { .. } => "INVALID_FIELD",
+            ApiError::MissingHeader(_) => "MISSING_HEADER",
+            ApiError::InvalidTimestamp => "INVALID_TIMESTAMP",
+            ApiError::StaleTimestamp { .. } => "STALE_TIMESTAMP",
+            ApiError::UnknownApiKey => "UNKNOWN_API_KEY",
+            ApiError::InvalidSignature => "INVALID_SIGNATURE",
+            ApiError::MerchantDisabled => "MERCHANT_DISABLED",
+            ApiError::OrderNotFound { .. } => "ORDER_NOT_FOUND",
+            ApiError::DuplicateMerchantOrderNo(_) => "DUPLICATE_MERCHANT_ORDER_NO",
+            ApiError::UnsupportedCurrency(_) => "UNSUPPORTED_CURRENCY",
+            ApiError::AmountOutOfRange { .. } => "AMOUNT_OUT_OF_RANGE",
+            ApiError::InsufficientBalance => "INSUFFICIENT_BALANCE",
+            ApiError::RateLimited { .. } => "RATE_LIMITED",
+            ApiError::NotImplemented(_) => "NOT_IMPLEMENTED",
+            ApiError::Unavailable(_) => "SERVICE_UNAVAILABLE",
+            ApiError::Internal(_) => "INTERNAL",
+        }
+    }
+}
+
+impl From<ApiError> for HttpError {
+    fn from(e: ApiError) -> HttpError {
+        let code = Some(e.code().to_string());
+        let client = |status: ClientErrorStatusCode| {
+            HttpError::for_client_error(code.clone(), status, e.to_string())
+        };
+        match &e {
+            ApiError::InvalidBody(_) | ApiError::InvalidField { .. } => {
+                client(ClientErrorStatusCode::BAD_REQUEST)
+            }
+            ApiError::MissingHeader(_)
+            | ApiError::InvalidTimestamp
+            | ApiError::StaleTimestamp { .. }
+            | ApiError::UnknownApiKey
+            | ApiError::InvalidSignature => client(ClientErrorStatusCode::UNAUTHORIZED),
+            ApiError::MerchantDisabled => client(ClientErrorStatusCode::FORBIDDEN),
+            ApiError::OrderNotFound { .. } => client(ClientErrorStatusCode::NOT_FOUND),
+            ApiError::DuplicateMerchantOrderNo(_) => client(ClientErrorStatusCode::CONFLICT),
+            ApiError::UnsupportedCurrency(_)
+            | ApiError::AmountOutOfRange { .. }
+            | ApiError::InsufficientBalance => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),
+            ApiError::RateLimited { retry_after } => {
+                let mut err = client(ClientErrorStatusCode::TOO_MANY_REQUESTS);
+                let _ = err.add_header(http::header::RETRY_AFTER, retry_after.to_string());
+                err
+            }
+            ApiError::NotImplemented(_) => HttpError {
+                status_code: dropshot::ErrorStatusCode::NOT_IMPLEMENTED,
+                error_code: code,
+                external_message: e.to_string(),
+                internal_message: e.to_string(),
+                headers: None,
+            },
+            ApiError::Unavailable(detail) => HttpError {
+                status_code: dropshot::ErrorStatusCode::SERVICE_UNAVAILABLE,
+                error_code: code,
+                external_message: "a dependency of the service is unavailable; retry later".into(),
+                internal_message: detail.clone(),
+                headers: None,
+            },
+            ApiError::Internal(detail) => HttpError::for_internal_error(detail.clone()),
+        }
+    }
+}
+
+impl From<crate::db::StoreError> for ApiError {
+    fn from(e: crate::db::StoreError) -> Self {
+        match e {
+            crate::db::StoreError::Unavailable(m) => ApiError::Unavailable(m),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<diesel::result::Error> for ApiError {
+    fn from(e: diesel::result::Error) -> Self {
+        ApiError::from(crate::db::StoreError::from(e))
+    }
+}
