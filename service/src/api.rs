@@ -11,7 +11,9 @@ use crate::merchant::Merchant;
 use crate::validate;
 use dropshot::{HttpError, HttpResponseOk, Path, Query, RequestContext};
 use merchant_api::merchant::types;
-use merchant_api::merchant::{FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetWithdrawalPath, MerchantApi};
+use merchant_api::merchant::{
+    FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetWithdrawalPath, MerchantApi,
+};
 use payments_wire::server::{BodyError, SignatureHeaders, SignedJson};
 use payments_wire::{DecimalString, SigningFields};
 use serde::de::DeserializeOwned;
@@ -69,7 +71,12 @@ impl MerchantApi for MerchantApiImpl {
         let app = rqctx.context();
         let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
         let currency = validate::currency(app, &req.currency_code)?;
-        let amount = crate::money::validate_amount("amount", req.amount.value(), &req.currency_code, &currency)?;
+        let amount = crate::money::validate_amount(
+            "amount",
+            req.amount.value(),
+            &req.currency_code,
+            &currency,
+        )?;
         let new = NewDeposit {
             merchant_order_no: req.merchant_order_no.to_string(),
             amount,
@@ -77,7 +84,11 @@ impl MerchantApi for MerchantApiImpl {
             callback_url: validate::callback_url(app.config.profile, req.callback_url)?,
             extra_data: validate::optional_text("extra_data", req.extra_data, 1024)?,
             user_id: validate::optional_text("user_id", req.user_id, 128)?,
-            payer_account_holder: validate::optional_text("account_holder", req.account_holder, 128)?,
+            payer_account_holder: validate::optional_text(
+                "account_holder",
+                req.account_holder,
+                128,
+            )?,
             payer_mobile: validate::optional_text("mobile", req.mobile, 32)?,
             payer_email: validate::optional_text("email", req.email, 254)?,
             payer_bank_code: validate::optional_text("bank_code", req.bank_code, 32)?,
@@ -111,7 +122,8 @@ impl MerchantApi for MerchantApiImpl {
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
         let app = rqctx.context();
         let path = path.into_inner();
-        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
+        let (merchant, _) =
+            authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
         let order = deposit::find_by_order_no(app, &merchant.id, &path.order_no).await?;
         Ok(HttpResponseOk(deposit_order(app, &merchant, &order)))
     }
@@ -124,7 +136,8 @@ impl MerchantApi for MerchantApiImpl {
         let app = rqctx.context();
         let query = query.into_inner();
         let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
-        let order = deposit::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no).await?;
+        let order =
+            deposit::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no).await?;
         Ok(HttpResponseOk(deposit_order(app, &merchant, &order)))
     }
 
@@ -178,7 +191,10 @@ fn create_response(app: &App, order: &Deposit) -> types::CreateDepositResponse {
 }
 
 fn deposit_order(app: &App, merchant: &Merchant, order: &Deposit) -> types::DepositOrder {
-    let channel = order.channel_id.as_deref().and_then(|id| app.channels.get(id));
+    let channel = order
+        .channel_id
+        .as_deref()
+        .and_then(|id| app.channels.get(id));
     let dec = |d: rust_decimal::Decimal| DecimalString(d);
     types::DepositOrder {
         id: order.id.clone(),
@@ -191,7 +207,8 @@ fn deposit_order(app: &App, merchant: &Merchant, order: &Deposit) -> types::Depo
         fee: dec(order.fee),
         currency_code: order.currency.clone(),
         expected_remark: order.expected_remark.clone(),
-        status: types::DepositStatus::from_str(order.status.as_str()).unwrap_or(types::DepositStatus::Pending),
+        status: types::DepositStatus::from_str(order.status.as_str())
+            .unwrap_or(types::DepositStatus::Pending),
         expire_at: order.expire_at,
         matched_at: order.matched_at,
         completed_at: order.completed_at,

@@ -56,7 +56,10 @@ impl Channel for SimulatorChannel {
 pub struct Channels(BTreeMap<String, Arc<dyn Channel>>);
 
 impl Channels {
-    pub fn from_config(configs: &[ChannelConfig], public_base_url: &str) -> anyhow::Result<Channels> {
+    pub fn from_config(
+        configs: &[ChannelConfig],
+        public_base_url: &str,
+    ) -> anyhow::Result<Channels> {
         let mut out = BTreeMap::new();
         for c in configs {
             let channel: Arc<dyn Channel> = match c.kind.as_str() {

@@ -216,9 +216,19 @@ impl Config {
             ($($field:ident),*) => { $( if let Some(v) = f.$field { c.$field = v; } )* };
         }
         take!(
-            bind, public_base_url, database_url, database_pool_size, data_dir,
-            timestamp_skew_seconds, deposit_validity_seconds, request_body_max_bytes,
-            log_level, currencies, routing, receiving_accounts, channels
+            bind,
+            public_base_url,
+            database_url,
+            database_pool_size,
+            data_dir,
+            timestamp_skew_seconds,
+            deposit_validity_seconds,
+            request_body_max_bytes,
+            log_level,
+            currencies,
+            routing,
+            receiving_accounts,
+            channels
         );
         if f.master_key.is_some() {
             c.master_key = f.master_key;
@@ -253,8 +263,13 @@ impl Config {
             if self.database_url.is_empty() {
                 bail!("the production profile needs a PostgreSQL URL: set PAYMENTS_DATABASE_URL or database_url");
             }
-            if !self.database_url.starts_with("postgres://") && !self.database_url.starts_with("postgresql://") {
-                bail!("the production profile runs only on PostgreSQL, not on `{}`", redact_url(&self.database_url));
+            if !self.database_url.starts_with("postgres://")
+                && !self.database_url.starts_with("postgresql://")
+            {
+                bail!(
+                    "the production profile runs only on PostgreSQL, not on `{}`",
+                    redact_url(&self.database_url)
+                );
             }
             if self.master_key.is_none() {
                 bail!("the production profile needs a master key: set PAYMENTS_MASTER_KEY (32 bytes, base64)");
@@ -268,7 +283,12 @@ impl Config {
                 bail!("currency {code}: need 0 < min_amount <= max_amount");
             }
         }
-        for route in self.routing.default.keys().chain(self.routing.merchants.values().flat_map(|m| m.keys())) {
+        for route in self
+            .routing
+            .default
+            .keys()
+            .chain(self.routing.merchants.values().flat_map(|m| m.keys()))
+        {
             if !self.currencies.contains_key(route) {
                 bail!("routing names currency {route}, which is not configured");
             }
@@ -287,7 +307,9 @@ impl Config {
 }
 
 fn env(name: &str) -> Option<String> {
-    std::env::var(format!("{ENV_PREFIX}{name}")).ok().filter(|v| !v.is_empty())
+    std::env::var(format!("{ENV_PREFIX}{name}"))
+        .ok()
+        .filter(|v| !v.is_empty())
 }
 
 /// A database URL with any password removed, for messages and logs.
@@ -296,7 +318,12 @@ pub fn redact_url(url: &str) -> String {
         (Some(scheme), Some(at)) if at > scheme => {
             let creds = &url[scheme + 3..at];
             match creds.find(':') {
-                Some(colon) => format!("{}{}:***{}", &url[..scheme + 3], &creds[..colon], &url[at..]),
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme + 3],
+                    &creds[..colon],
+                    &url[at..]
+                ),
                 None => url.to_string(),
             }
         }
@@ -319,6 +346,9 @@ mod tests {
 
     #[test]
     fn passwords_are_redacted() {
-        assert_eq!(redact_url("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+        assert_eq!(
+            redact_url("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
     }
 }

@@ -120,7 +120,8 @@ pub struct Deposit {
 impl Deposit {
     pub fn from_row(row: DepositRow) -> Result<Deposit, ApiError> {
         let time = crate::clock::from_unix;
-        let corrupt = |what: &str| ApiError::Internal(format!("deposit {}: bad {what}", row.order_no));
+        let corrupt =
+            |what: &str| ApiError::Internal(format!("deposit {}: bad {what}", row.order_no));
         Ok(Deposit {
             order_type: match row.order_type.as_str() {
                 "cashier" => OrderType::Cashier,
@@ -177,7 +178,9 @@ impl Deposit {
 pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<Deposit, ApiError> {
     // A resend is the common case of a duplicate: answer it without
     // generating anything. The unique constraint below settles races.
-    if let Some(existing) = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no).await? {
+    if let Some(existing) =
+        find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no).await?
+    {
         return same_request_or_conflict(existing, &req);
     }
 
@@ -186,7 +189,8 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
         .route_for(&merchant.code, &req.currency)
         .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
     let now = app.now_unix();
-    let amount = to_units(req.amount).ok_or_else(|| ApiError::invalid_field("amount", "is too large"))?;
+    let amount =
+        to_units(req.amount).ok_or_else(|| ApiError::invalid_field("amount", "is too large"))?;
     let order_no = new_order_no('D', app.clock.now());
     let mut row = DepositRow {
         id: uuid::Uuid::new_v4().to_string(),
@@ -221,10 +225,15 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
         payer_mobile: req.payer_mobile.clone(),
         payer_email: req.payer_email.clone(),
         payer_bank_code: req.payer_bank_code.clone(),
-        payer_account_last4: req
-            .payer_account_no
-            .as_deref()
-            .map(|a| a.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect()),
+        payer_account_last4: req.payer_account_no.as_deref().map(|a| {
+            a.chars()
+                .rev()
+                .take(4)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect()
+        }),
         payer_account_no: req.payer_account_no.clone(),
         cashier_session_id: None,
         estimated_channel_cost: None,
@@ -268,7 +277,10 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
             snapshot.insert("payment_url".into(), payment.payment_url);
         }
     }
-    snapshot.insert("amount".into(), payments_wire::DecimalString(req.amount).to_string());
+    snapshot.insert(
+        "amount".into(),
+        payments_wire::DecimalString(req.amount).to_string(),
+    );
     snapshot.insert("currency_code".into(), req.currency.clone());
 
     // A remark collision is astronomically rare but must not fail the
@@ -289,23 +301,30 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
         match inserted {
             Ok(()) => return Deposit::from_row(row),
             Err(StoreError::Conflict(c)) if c.contains("merchant_order_no") => {
-                let existing = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
-                    .await?
-                    .ok_or_else(|| ApiError::Internal(format!("conflict on {c} without a row")))?;
+                let existing =
+                    find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
+                        .await?
+                        .ok_or_else(|| {
+                            ApiError::Internal(format!("conflict on {c} without a row"))
+                        })?;
                 return same_request_or_conflict(existing, &req);
             }
             Err(StoreError::Conflict(c)) if c.contains("expected_remark") => continue,
             Err(e) => return Err(e.into()),
         }
     }
-    Err(ApiError::Internal("could not allocate a unique remark".into()))
+    Err(ApiError::Internal(
+        "could not allocate a unique remark".into(),
+    ))
 }
 
 fn same_request_or_conflict(existing: DepositRow, req: &NewDeposit) -> Result<Deposit, ApiError> {
     if crate::keys::constant_time_eq(&existing.request_fingerprint, &req.fingerprint) {
         Deposit::from_row(existing)
     } else {
-        Err(ApiError::DuplicateMerchantOrderNo(req.merchant_order_no.clone()))
+        Err(ApiError::DuplicateMerchantOrderNo(
+            req.merchant_order_no.clone(),
+        ))
     }
 }
 
@@ -337,7 +356,11 @@ pub async fn find_by_merchant_order_no(
         })
 }
 
-pub async fn find_by_order_no(app: &App, merchant_id: &str, order_no: &str) -> Result<Deposit, ApiError> {
+pub async fn find_by_order_no(
+    app: &App,
+    merchant_id: &str,
+    order_no: &str,
+) -> Result<Deposit, ApiError> {
     let (m, o) = (merchant_id.to_string(), order_no.to_string());
     app.db
         .run(|s| Box::pin(async move { s.deposit_by_order_no(&m, &o).await }))

@@ -23,13 +23,20 @@ pub enum ApiError {
     #[error("the merchant is disabled")]
     MerchantDisabled,
     #[error("no {kind} order `{reference}` for this merchant")]
-    OrderNotFound { kind: &'static str, reference: String },
+    OrderNotFound {
+        kind: &'static str,
+        reference: String,
+    },
     #[error("merchant_order_no `{0}` was already used with a different body")]
     DuplicateMerchantOrderNo(String),
     #[error("currency `{0}` is not supported")]
     UnsupportedCurrency(String),
     #[error("amount must be between {min} and {max} {currency}")]
-    AmountOutOfRange { currency: String, min: Decimal, max: Decimal },
+    AmountOutOfRange {
+        currency: String,
+        min: Decimal,
+        max: Decimal,
+    },
     #[error("the available balance does not cover the amount and its fee")]
     InsufficientBalance,
     #[error("too many requests; retry after {retry_after} seconds")]

@@ -26,12 +26,16 @@ impl KeyVault {
             .decode(master_key.trim())
             .context("the master key is not valid base64")?;
         if bytes.len() != 32 {
-            bail!("the master key must be 32 bytes (base64 of 32 random bytes), not {}", bytes.len());
+            bail!(
+                "the master key must be 32 bytes (base64 of 32 random bytes), not {}",
+                bytes.len()
+            );
         }
         // Separate keys for encryption and lookup, both derived from the
         // master key.
         let derive = |label: &[u8]| -> Result<[u8; 32]> {
-            let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&bytes).map_err(|e| anyhow!("{e}"))?;
+            let mut mac =
+                <Hmac<Sha256> as Mac>::new_from_slice(&bytes).map_err(|e| anyhow!("{e}"))?;
             mac.update(label);
             Ok(mac.finalize().into_bytes().into())
         };

@@ -18,6 +18,7 @@ pub mod keys;
 pub mod merchant;
 pub mod money;
 pub mod server;
+pub mod testing;
 pub mod validate;
 
 pub use app::App;

@@ -59,7 +59,10 @@ async fn run() -> Result<()> {
                 let (demo, created) = merchant::ensure_demo(&app).await?;
                 print_sandbox_banner(&app.config, &demo, created);
             } else {
-                println!("payments: production profile listening on {}", service.local_addr());
+                println!(
+                    "payments: production profile listening on {}",
+                    service.local_addr()
+                );
             }
             tokio::select! {
                 result = service.wait() => result?,

@@ -52,7 +52,9 @@ pub struct NewMerchant {
 pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant> {
     if code.is_empty()
         || code.len() > 32
-        || !code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        || !code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
         bail!("merchant code must be 1 to 32 characters of A-Z, a-z, 0-9, `_` or `-`");
     }
@@ -110,7 +112,10 @@ pub async fn ensure_demo(app: &App) -> Result<(NewMerchant, bool)> {
         .run(|s| Box::pin(async move { s.merchant_by_code(DEMO_MERCHANT_CODE).await }))
         .await?;
     let Some(row) = existing else {
-        return Ok((create(app, DEMO_MERCHANT_CODE, "Demo Merchant").await?, true));
+        return Ok((
+            create(app, DEMO_MERCHANT_CODE, "Demo Merchant").await?,
+            true,
+        ));
     };
     let id = row.id.clone();
     let keys = app

@@ -9,7 +9,10 @@ use crate::config::{Config, Profile};
 use crate::db::Db;
 use crate::keys::KeyVault;
 use anyhow::{anyhow, Context, Result};
-use dropshot::{endpoint, ApiDescription, Body, ConfigDropshot, ConfigLogging, ConfigLoggingLevel, HttpError, RequestContext, ServerBuilder};
+use dropshot::{
+    endpoint, ApiDescription, Body, ConfigDropshot, ConfigLogging, ConfigLoggingLevel, HttpError,
+    RequestContext, ServerBuilder,
+};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -18,7 +21,9 @@ pub async fn build_app(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>
     let master_key = match (&config.master_key, config.profile) {
         (Some(k), _) => k.clone(),
         (None, Profile::Sandbox) => KeyVault::load_or_create(&config.data_dir)?,
-        (None, Profile::Production) => return Err(anyhow!("the production profile needs PAYMENTS_MASTER_KEY")),
+        (None, Profile::Production) => {
+            return Err(anyhow!("the production profile needs PAYMENTS_MASTER_KEY"))
+        }
     };
     let vault = KeyVault::from_base64(&master_key)?;
     let db = Db::connect(&config.database_url, config.database_pool_size).await?;
@@ -46,11 +51,15 @@ pub fn api_description() -> Result<ApiDescription<Arc<App>>> {
     path = "/api/v1/merchant/openapi.json",
     unpublished = true,
 }]
-async fn openapi_document(_rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Body>, HttpError> {
+async fn openapi_document(
+    _rqctx: RequestContext<Arc<App>>,
+) -> Result<http::Response<Body>, HttpError> {
     http::Response::builder()
         .status(http::StatusCode::OK)
         .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Body::from(merchant_api::merchant::OPENAPI_DOCUMENT.to_string()))
+        .body(Body::from(
+            merchant_api::merchant::OPENAPI_DOCUMENT.to_string(),
+        ))
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
 }
 

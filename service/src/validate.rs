@@ -7,15 +7,25 @@ pub const CALLBACK_URL_MAX: usize = 2048;
 
 /// An optional free-text field: trimmed of nothing, refused when too long
 /// or holding control characters.
-pub fn optional_text(field: &str, value: Option<String>, max: usize) -> Result<Option<String>, ApiError> {
+pub fn optional_text(
+    field: &str,
+    value: Option<String>,
+    max: usize,
+) -> Result<Option<String>, ApiError> {
     match value {
         None => Ok(None),
         Some(v) => {
             if v.chars().count() > max {
-                return Err(ApiError::invalid_field(field, format!("must be at most {max} characters")));
+                return Err(ApiError::invalid_field(
+                    field,
+                    format!("must be at most {max} characters"),
+                ));
             }
             if v.chars().any(|c| c.is_control()) {
-                return Err(ApiError::invalid_field(field, "must not contain control characters"));
+                return Err(ApiError::invalid_field(
+                    field,
+                    "must not contain control characters",
+                ));
             }
             Ok(Some(v))
         }
@@ -33,17 +43,26 @@ pub fn callback_url(profile: Profile, value: Option<String>) -> Result<Option<St
     const FIELD: &str = "callback_url";
     let Some(raw) = value else { return Ok(None) };
     if raw.len() > CALLBACK_URL_MAX {
-        return Err(ApiError::invalid_field(FIELD, format!("must be at most {CALLBACK_URL_MAX} characters")));
+        return Err(ApiError::invalid_field(
+            FIELD,
+            format!("must be at most {CALLBACK_URL_MAX} characters"),
+        ));
     }
     let url = url::Url::parse(&raw)
         .map_err(|e| ApiError::invalid_field(FIELD, format!("must be an absolute URL ({e})")))?;
     match (url.scheme(), profile) {
         ("https", _) | ("http", Profile::Sandbox) => {}
         ("http", Profile::Production) => {
-            return Err(ApiError::invalid_field(FIELD, "must use https in production"))
+            return Err(ApiError::invalid_field(
+                FIELD,
+                "must use https in production",
+            ))
         }
         (other, _) => {
-            return Err(ApiError::invalid_field(FIELD, format!("must use http or https, not `{other}`")))
+            return Err(ApiError::invalid_field(
+                FIELD,
+                format!("must use http or https, not `{other}`"),
+            ))
         }
     }
     if url.host_str().is_none_or(str::is_empty) {
@@ -55,7 +74,10 @@ pub fn callback_url(profile: Profile, value: Option<String>) -> Result<Option<St
     Ok(Some(raw))
 }
 
-pub fn currency(app: &crate::app::App, value: &str) -> Result<crate::config::CurrencyConfig, ApiError> {
+pub fn currency(
+    app: &crate::app::App,
+    value: &str,
+) -> Result<crate::config::CurrencyConfig, ApiError> {
     app.config
         .currencies
         .get(value)

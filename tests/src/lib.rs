@@ -1,1 +1,1 @@
-
+//! Cross-crate integration tests live in `tests/`; this crate has no code.

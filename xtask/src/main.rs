@@ -44,8 +44,5 @@ fn run() -> Result<()> {
 fn workspace_root() -> PathBuf {
     // xtask lives one level below the workspace root.
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or(manifest)
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }

@@ -7,25 +7,13 @@ pub const OPENAPI_DOCUMENT: &str = include_str!("../../../openapi/merchant.json"
 /// Types of the document's schemas.
 pub mod types {
     ///The operator who approved or rejected a withdrawal.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
         pub id: ::std::string::String,
         pub name: ::std::string::String,
     }
     ///The merchant's balance in one currency. `total_balance` = `available_balance` + `frozen_balance`.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct BalanceItem {
         pub available_balance: ::payments_wire::DecimalString,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -39,13 +27,7 @@ pub mod types {
         pub version: i64,
     }
     ///Every balance of the merchant, one per configured currency, zero balances included.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct BalanceList {
         pub items: ::std::vec::Vec<BalanceItem>,
         pub merchant_id: ::std::string::String,
@@ -62,7 +44,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum CallbackStatus {
         #[serde(rename = "none")]
@@ -86,9 +68,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for CallbackStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "none" => Ok(Self::None),
                 "pending" => Ok(Self::Pending),
@@ -100,9 +80,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for CallbackStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -115,13 +93,7 @@ pub mod types {
         }
     }
     ///`CashierSession`
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CashierSession {
         ///Unguessable token (at least 128 bits) embedded in `cashier_url`.
         pub cashier_token: ::std::string::String,
@@ -131,26 +103,14 @@ pub mod types {
         pub session_id: ::std::string::String,
     }
     ///`ChannelSummary`
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelSummary {
         pub channel_code: ::std::string::String,
         pub channel_name: ::std::string::String,
         pub id: ::std::string::String,
     }
     ///Creates a hosted cashier session. With `amount` the deposit order is created at once; without it, when the payer picks a denomination on the page.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CreateCashierDepositRequest {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub amount: ::std::option::Option<::payments_wire::AmountNumber>,
@@ -186,7 +146,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum CreateCashierDepositRequestOrderType {
         #[serde(rename = "cashier")]
@@ -201,9 +161,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for CreateCashierDepositRequestOrderType {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "cashier" => Ok(Self::Cashier),
                 _ => Err("invalid value".into()),
@@ -212,14 +170,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for CreateCashierDepositRequestOrderType {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for CreateCashierDepositRequestOrderType {
+    impl ::std::convert::TryFrom<::std::string::String> for CreateCashierDepositRequestOrderType {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -228,13 +183,7 @@ pub mod types {
         }
     }
     ///Creates a deposit order of type `direct`. Whether it is an account order (the payer transfers to a receiving bank account) or a channel order (the payer pays at `payment_url`) follows the merchant's routing for the currency.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CreateDepositRequest {
         ///Name of the payer's bank account holder; at most 128 characters.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -266,13 +215,7 @@ pub mod types {
         pub user_id: ::std::option::Option<::std::string::String>,
     }
     ///A created (or, on an identical resend, the original) deposit order. `requested_amount` is what the merchant asked for; `amount` is what the payer must pay, which differs only for channels that use floating amounts.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CreateDepositResponse {
         ///Receiving account holder (account orders).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -296,10 +239,8 @@ pub mod types {
         ///Service-assigned order number, the stable identifier of the order.
         pub order_no: ::std::string::String,
         ///Payment instructions as name/value pairs, for display to the payer.
-        pub payment_info: ::std::collections::BTreeMap<
-            ::std::string::String,
-            ::std::string::String,
-        >,
+        pub payment_info:
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         ///Where the payer pays (channel orders).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payment_url: ::std::option::Option<::std::string::String>,
@@ -309,13 +250,7 @@ pub mod types {
         pub requested_amount: ::payments_wire::DecimalString,
     }
     ///Creates a withdrawal order. It is auto-approved when the merchant's configuration says so (`is_auto_approved`).
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CreateWithdrawalRequest {
         pub amount: ::payments_wire::AmountNumber,
         ///Beneficiary's account number; 1 to 64 characters of digits, letters or `-`.
@@ -338,13 +273,7 @@ pub mod types {
         pub merchant_order_no: ::payments_wire::MerchantOrderNo,
     }
     ///Body of `deposit.cancelled`: cancelled by an operator; `actual_amount` is always `0.0000`. Receivers treat `currency` and `currency_code` as equivalent.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct DepositCancelledEvent {
         pub actual_amount: ::payments_wire::DecimalString,
         pub amount: ::payments_wire::DecimalString,
@@ -370,7 +299,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositCancelledEventEvent {
         #[serde(rename = "deposit.cancelled")]
@@ -385,9 +314,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositCancelledEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "deposit.cancelled" => Ok(Self::DepositCancelled),
                 _ => Err("invalid value".into()),
@@ -396,9 +323,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositCancelledEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -422,7 +347,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositCancelledEventStatus {
         #[serde(rename = "cancelled")]
@@ -437,9 +362,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositCancelledEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "cancelled" => Ok(Self::Cancelled),
                 _ => Err("invalid value".into()),
@@ -448,9 +371,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositCancelledEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -463,20 +384,12 @@ pub mod types {
         }
     }
     ///Body of `deposit.completed`: the deposit is fully completed and credited. `amount` is the requested amount, `actual_amount` what was settled (it may differ for floating-match bank transfers).
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct DepositCompletedEvent {
         pub actual_amount: ::payments_wire::DecimalString,
         pub amount: ::payments_wire::DecimalString,
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
-        pub completed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///ISO 4217 code.
         pub currency: ::std::string::String,
         ///Dispatch on this field.
@@ -501,7 +414,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositCompletedEventEvent {
         #[serde(rename = "deposit.completed")]
@@ -516,9 +429,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositCompletedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "deposit.completed" => Ok(Self::DepositCompleted),
                 _ => Err("invalid value".into()),
@@ -527,9 +438,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositCompletedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -553,7 +462,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositCompletedEventStatus {
         #[serde(rename = "completed")]
@@ -568,9 +477,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositCompletedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "completed" => Ok(Self::Completed),
                 _ => Err("invalid value".into()),
@@ -579,9 +486,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositCompletedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -594,13 +499,7 @@ pub mod types {
         }
     }
     ///Body of `deposit.expired`: the deposit expired before a payment was matched; `actual_amount` is always `0.0000`.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct DepositExpiredEvent {
         pub actual_amount: ::payments_wire::DecimalString,
         pub amount: ::payments_wire::DecimalString,
@@ -627,7 +526,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositExpiredEventEvent {
         #[serde(rename = "deposit.expired")]
@@ -642,9 +541,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositExpiredEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "deposit.expired" => Ok(Self::DepositExpired),
                 _ => Err("invalid value".into()),
@@ -653,9 +550,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositExpiredEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -679,7 +574,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositExpiredEventStatus {
         #[serde(rename = "expired")]
@@ -694,9 +589,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositExpiredEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "expired" => Ok(Self::Expired),
                 _ => Err("invalid value".into()),
@@ -705,9 +598,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositExpiredEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -720,20 +611,12 @@ pub mod types {
         }
     }
     ///Body of `deposit.matched`: same shape as `deposit.completed`, `completed_at` null. Sent only for channels that report a match before completion.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct DepositMatchedEvent {
         pub actual_amount: ::payments_wire::DecimalString,
         pub amount: ::payments_wire::DecimalString,
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
-        pub completed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///ISO 4217 code.
         pub currency: ::std::string::String,
         ///Dispatch on this field.
@@ -758,7 +641,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositMatchedEventEvent {
         #[serde(rename = "deposit.matched")]
@@ -773,9 +656,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositMatchedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "deposit.matched" => Ok(Self::DepositMatched),
                 _ => Err("invalid value".into()),
@@ -784,9 +665,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositMatchedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -810,7 +689,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositMatchedEventStatus {
         #[serde(rename = "matched")]
@@ -825,9 +704,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositMatchedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "matched" => Ok(Self::Matched),
                 _ => Err("invalid value".into()),
@@ -836,9 +713,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositMatchedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -851,13 +726,7 @@ pub mod types {
         }
     }
     ///A deposit order. Optional fields are omitted, not null, while they have no value. `actual_amount` is `0.0000` until money arrives.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct DepositOrder {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub account: ::std::option::Option<ReceivingAccount>,
@@ -884,15 +753,11 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub channel_order_no: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub completed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub currency_code: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub estimated_channel_cost: ::std::option::Option<
-            ::payments_wire::DecimalString,
-        >,
+        pub estimated_channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub estimated_profit: ::std::option::Option<::payments_wire::DecimalString>,
         ///The remark a bank transfer must carry to match this order (account orders).
@@ -916,10 +781,8 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payer_bank_code: ::std::option::Option<::std::string::String>,
         ///The payment instructions given when the order was created.
-        pub payment_snapshot: ::std::collections::BTreeMap<
-            ::std::string::String,
-            ::std::string::String,
-        >,
+        pub payment_snapshot:
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payment_url: ::std::option::Option<::std::string::String>,
         pub requested_amount: ::payments_wire::DecimalString,
@@ -940,7 +803,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositStatus {
         #[serde(rename = "pending")]
@@ -967,9 +830,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "pending" => Ok(Self::Pending),
                 "matched" => Ok(Self::Matched),
@@ -982,9 +843,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -997,13 +856,7 @@ pub mod types {
         }
     }
     ///`MerchantSummary`
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct MerchantSummary {
         pub id: ::std::string::String,
         pub merchant_code: ::std::string::String,
@@ -1021,7 +874,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum OrderType {
         #[serde(rename = "direct")]
@@ -1039,9 +892,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for OrderType {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "direct" => Ok(Self::Direct),
                 "cashier" => Ok(Self::Cashier),
@@ -1051,9 +902,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for OrderType {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1077,7 +926,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum PayoutMethod {
         #[serde(rename = "bank_transfer")]
@@ -1092,9 +941,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for PayoutMethod {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "bank_transfer" => Ok(Self::BankTransfer),
                 _ => Err("invalid value".into()),
@@ -1103,9 +950,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for PayoutMethod {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1118,13 +963,7 @@ pub mod types {
         }
     }
     ///The receiving bank account of an account order.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ReceivingAccount {
         pub account_holder: ::std::string::String,
         pub account_no: ::std::string::String,
@@ -1134,13 +973,7 @@ pub mod types {
         pub name: ::std::string::String,
     }
     ///Body of `withdrawal.approved`: the withdrawal was approved by an operator or automatically, and queued for upstream processing.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalApprovedEvent {
         pub amount: ::payments_wire::DecimalString,
         pub approved_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -1164,7 +997,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalApprovedEventEvent {
         #[serde(rename = "withdrawal.approved")]
@@ -1179,9 +1012,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalApprovedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "withdrawal.approved" => Ok(Self::WithdrawalApproved),
                 _ => Err("invalid value".into()),
@@ -1190,14 +1021,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalApprovedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalApprovedEventEvent {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalApprovedEventEvent {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1217,7 +1045,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalApprovedEventStatus {
         #[serde(rename = "approved")]
@@ -1232,9 +1060,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalApprovedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "approved" => Ok(Self::Approved),
                 _ => Err("invalid value".into()),
@@ -1243,14 +1069,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalApprovedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalApprovedEventStatus {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalApprovedEventStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1259,13 +1082,7 @@ pub mod types {
         }
     }
     ///Body of `withdrawal.completed`: the withdrawal was settled by the upstream channel.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalCompletedEvent {
         pub amount: ::payments_wire::DecimalString,
         pub completed_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -1289,7 +1106,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalCompletedEventEvent {
         #[serde(rename = "withdrawal.completed")]
@@ -1304,9 +1121,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalCompletedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "withdrawal.completed" => Ok(Self::WithdrawalCompleted),
                 _ => Err("invalid value".into()),
@@ -1315,14 +1130,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalCompletedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalCompletedEventEvent {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalCompletedEventEvent {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1342,7 +1154,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalCompletedEventStatus {
         #[serde(rename = "completed")]
@@ -1357,9 +1169,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalCompletedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "completed" => Ok(Self::Completed),
                 _ => Err("invalid value".into()),
@@ -1368,14 +1178,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalCompletedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalCompletedEventStatus {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalCompletedEventStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1384,13 +1191,7 @@ pub mod types {
         }
     }
     ///Body of `withdrawal.failed`: the withdrawal was failed at the upstream channel after dispatch.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalFailedEvent {
         pub amount: ::payments_wire::DecimalString,
         ///ISO 4217 code. Receivers also accept `currency_code` as an alias.
@@ -1414,7 +1215,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalFailedEventEvent {
         #[serde(rename = "withdrawal.failed")]
@@ -1429,9 +1230,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalFailedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "withdrawal.failed" => Ok(Self::WithdrawalFailed),
                 _ => Err("invalid value".into()),
@@ -1440,9 +1239,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalFailedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1466,7 +1263,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalFailedEventStatus {
         #[serde(rename = "failed")]
@@ -1481,9 +1278,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalFailedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "failed" => Ok(Self::Failed),
                 _ => Err("invalid value".into()),
@@ -1492,9 +1287,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalFailedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1507,13 +1300,7 @@ pub mod types {
         }
     }
     ///A withdrawal order; the create response and the query response have this same shape. Optional fields are omitted while they have no value.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalOrder {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub account_id: ::std::option::Option<::std::string::String>,
@@ -1526,9 +1313,7 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approval_remarks: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub approved_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub approved_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approved_by: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1554,15 +1339,11 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub channel_order_no: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub completed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub currency_code: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub estimated_channel_cost: ::std::option::Option<
-            ::payments_wire::DecimalString,
-        >,
+        pub estimated_channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub estimated_profit: ::std::option::Option<::payments_wire::DecimalString>,
         pub fee: ::payments_wire::DecimalString,
@@ -1577,20 +1358,12 @@ pub mod types {
         pub order_no: ::std::string::String,
         pub payout_method: PayoutMethod,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub processed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub processed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub status: WithdrawalStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
     }
     ///Body of `withdrawal.rejected`: the withdrawal was rejected by an operator before dispatch.
-    #[derive(
-        ::schemars::JsonSchema,
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Debug
-    )]
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalRejectedEvent {
         pub amount: ::payments_wire::DecimalString,
         ///ISO 4217 code. Receivers also accept `currency_code` as an alias.
@@ -1614,7 +1387,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalRejectedEventEvent {
         #[serde(rename = "withdrawal.rejected")]
@@ -1629,9 +1402,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalRejectedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "withdrawal.rejected" => Ok(Self::WithdrawalRejected),
                 _ => Err("invalid value".into()),
@@ -1640,14 +1411,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalRejectedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalRejectedEventEvent {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalRejectedEventEvent {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1667,7 +1435,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalRejectedEventStatus {
         #[serde(rename = "rejected")]
@@ -1682,9 +1450,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalRejectedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "rejected" => Ok(Self::Rejected),
                 _ => Err("invalid value".into()),
@@ -1693,14 +1459,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalRejectedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalRejectedEventStatus {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalRejectedEventStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1720,7 +1483,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalStatus {
         #[serde(rename = "pending")]
@@ -1750,9 +1513,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "pending" => Ok(Self::Pending),
                 "approved" => Ok(Self::Approved),
@@ -1766,9 +1527,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1786,18 +1545,12 @@ pub mod types {
         pub struct ConversionError(::std::borrow::Cow<'static, str>);
         impl ::std::error::Error for ConversionError {}
         impl ::std::fmt::Display for ConversionError {
-            fn fmt(
-                &self,
-                f: &mut ::std::fmt::Formatter<'_>,
-            ) -> Result<(), ::std::fmt::Error> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
                 ::std::fmt::Display::fmt(&self.0, f)
             }
         }
         impl ::std::fmt::Debug for ConversionError {
-            fn fmt(
-                &self,
-                f: &mut ::std::fmt::Formatter<'_>,
-            ) -> Result<(), ::std::fmt::Error> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
                 ::std::fmt::Debug::fmt(&self.0, f)
             }
         }
@@ -1838,7 +1591,7 @@ pub struct FindWithdrawalQuery {
     pub merchant_order_no: String,
 }
 /** The operations of `openapi/merchant.json`, one method each. Implement it in the service;
- `merchant_api_mod::stub_api_description()` describes it without an implementation.*/
+`merchant_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
 pub trait MerchantApi {
     type Context;
@@ -1853,10 +1606,7 @@ pub trait MerchantApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::SignatureHeaders,
         body: ::payments_wire::server::SignedJson<types::CreateDepositRequest>,
-    ) -> Result<
-        ::dropshot::HttpResponseOk<types::CreateDepositResponse>,
-        ::dropshot::HttpError,
-    >;
+    ) -> Result<::dropshot::HttpResponseOk<types::CreateDepositResponse>, ::dropshot::HttpError>;
     /// Create a cashier deposit session
     ///
     /// Creates a hosted cashier session and answers with the URL to redirect the payer to. Idempotent by `merchant_order_no` like the other creates.
@@ -1868,10 +1618,7 @@ pub trait MerchantApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::SignatureHeaders,
         body: ::payments_wire::server::SignedJson<types::CreateCashierDepositRequest>,
-    ) -> Result<
-        ::dropshot::HttpResponseOk<types::CashierSession>,
-        ::dropshot::HttpError,
-    >;
+    ) -> Result<::dropshot::HttpResponseOk<types::CashierSession>, ::dropshot::HttpError>;
     /// Create a withdrawal order
     ///
     /// Creates a withdrawal order; refused with 422 `INSUFFICIENT_BALANCE` when the available balance does not cover `amount` plus fee. Idempotent by `merchant_order_no` like the other creates.
@@ -1883,10 +1630,7 @@ pub trait MerchantApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::SignatureHeaders,
         body: ::payments_wire::server::SignedJson<types::CreateWithdrawalRequest>,
-    ) -> Result<
-        ::dropshot::HttpResponseOk<types::WithdrawalOrder>,
-        ::dropshot::HttpError,
-    >;
+    ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
     /// Query a deposit order by order_no
     ///
     /// Reads one of the merchant's deposit orders by the service's order number.
@@ -1922,10 +1666,7 @@ pub trait MerchantApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::SignatureHeaders,
         path: ::dropshot::Path<GetWithdrawalPath>,
-    ) -> Result<
-        ::dropshot::HttpResponseOk<types::WithdrawalOrder>,
-        ::dropshot::HttpError,
-    >;
+    ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
     /// Query a withdrawal order by merchant_order_no
     ///
     /// Reads one of the merchant's withdrawal orders by the merchant's own order number.
@@ -1937,10 +1678,7 @@ pub trait MerchantApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::SignatureHeaders,
         query: ::dropshot::Query<FindWithdrawalQuery>,
-    ) -> Result<
-        ::dropshot::HttpResponseOk<types::WithdrawalOrder>,
-        ::dropshot::HttpError,
-    >;
+    ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
     /// Read balances
     ///
     /// Returns every balance of the authenticated merchant, one per configured currency, zero balances included.

@@ -3,9 +3,9 @@
 
 #![allow(clippy::all, unused_imports, mismatched_lifetime_syntaxes)]
 #[allow(unused_imports)]
-pub use progenitor_client::{ByteStream, ClientInfo, Error, ResponseValue};
-#[allow(unused_imports)]
 use progenitor_client::{encode_path, ClientHooks, OperationInfo, RequestBuilderExt};
+#[allow(unused_imports)]
+pub use progenitor_client::{ByteStream, ClientInfo, Error, ResponseValue};
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
@@ -46,7 +46,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum CallbackStatus {
         #[serde(rename = "none")]
@@ -70,9 +70,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for CallbackStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "none" => Ok(Self::None),
                 "pending" => Ok(Self::Pending),
@@ -84,9 +82,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for CallbackStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -151,7 +147,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum CreateCashierDepositRequestOrderType {
         #[serde(rename = "cashier")]
@@ -166,9 +162,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for CreateCashierDepositRequestOrderType {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "cashier" => Ok(Self::Cashier),
                 _ => Err("invalid value".into()),
@@ -177,14 +171,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for CreateCashierDepositRequestOrderType {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for CreateCashierDepositRequestOrderType {
+    impl ::std::convert::TryFrom<::std::string::String> for CreateCashierDepositRequestOrderType {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -249,10 +240,8 @@ pub mod types {
         ///Service-assigned order number, the stable identifier of the order.
         pub order_no: ::std::string::String,
         ///Payment instructions as name/value pairs, for display to the payer.
-        pub payment_info: ::std::collections::BTreeMap<
-            ::std::string::String,
-            ::std::string::String,
-        >,
+        pub payment_info:
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         ///Where the payer pays (channel orders).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payment_url: ::std::option::Option<::std::string::String>,
@@ -310,7 +299,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositCancelledEventEvent {
         #[serde(rename = "deposit.cancelled")]
@@ -325,9 +314,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositCancelledEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "deposit.cancelled" => Ok(Self::DepositCancelled),
                 _ => Err("invalid value".into()),
@@ -336,9 +323,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositCancelledEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -361,7 +346,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositCancelledEventStatus {
         #[serde(rename = "cancelled")]
@@ -376,9 +361,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositCancelledEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "cancelled" => Ok(Self::Cancelled),
                 _ => Err("invalid value".into()),
@@ -387,9 +370,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositCancelledEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -407,9 +388,7 @@ pub mod types {
         pub actual_amount: ::payments_wire::DecimalString,
         pub amount: ::payments_wire::DecimalString,
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
-        pub completed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///ISO 4217 code.
         pub currency: ::std::string::String,
         ///Dispatch on this field.
@@ -433,7 +412,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositCompletedEventEvent {
         #[serde(rename = "deposit.completed")]
@@ -448,9 +427,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositCompletedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "deposit.completed" => Ok(Self::DepositCompleted),
                 _ => Err("invalid value".into()),
@@ -459,9 +436,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositCompletedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -484,7 +459,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositCompletedEventStatus {
         #[serde(rename = "completed")]
@@ -499,9 +474,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositCompletedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "completed" => Ok(Self::Completed),
                 _ => Err("invalid value".into()),
@@ -510,9 +483,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositCompletedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -551,7 +522,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositExpiredEventEvent {
         #[serde(rename = "deposit.expired")]
@@ -566,9 +537,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositExpiredEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "deposit.expired" => Ok(Self::DepositExpired),
                 _ => Err("invalid value".into()),
@@ -577,9 +546,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositExpiredEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -602,7 +569,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositExpiredEventStatus {
         #[serde(rename = "expired")]
@@ -617,9 +584,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositExpiredEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "expired" => Ok(Self::Expired),
                 _ => Err("invalid value".into()),
@@ -628,9 +593,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositExpiredEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -648,9 +611,7 @@ pub mod types {
         pub actual_amount: ::payments_wire::DecimalString,
         pub amount: ::payments_wire::DecimalString,
         #[serde(deserialize_with = "::std::option::Option::deserialize")]
-        pub completed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///ISO 4217 code.
         pub currency: ::std::string::String,
         ///Dispatch on this field.
@@ -674,7 +635,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositMatchedEventEvent {
         #[serde(rename = "deposit.matched")]
@@ -689,9 +650,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositMatchedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "deposit.matched" => Ok(Self::DepositMatched),
                 _ => Err("invalid value".into()),
@@ -700,9 +659,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositMatchedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -725,7 +682,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositMatchedEventStatus {
         #[serde(rename = "matched")]
@@ -740,9 +697,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositMatchedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "matched" => Ok(Self::Matched),
                 _ => Err("invalid value".into()),
@@ -751,9 +706,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositMatchedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -793,15 +746,11 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub channel_order_no: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub completed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub currency_code: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub estimated_channel_cost: ::std::option::Option<
-            ::payments_wire::DecimalString,
-        >,
+        pub estimated_channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub estimated_profit: ::std::option::Option<::payments_wire::DecimalString>,
         ///The remark a bank transfer must carry to match this order (account orders).
@@ -825,10 +774,8 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payer_bank_code: ::std::option::Option<::std::string::String>,
         ///The payment instructions given when the order was created.
-        pub payment_snapshot: ::std::collections::BTreeMap<
-            ::std::string::String,
-            ::std::string::String,
-        >,
+        pub payment_snapshot:
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payment_url: ::std::option::Option<::std::string::String>,
         pub requested_amount: ::payments_wire::DecimalString,
@@ -848,7 +795,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum DepositStatus {
         #[serde(rename = "pending")]
@@ -875,9 +822,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for DepositStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "pending" => Ok(Self::Pending),
                 "matched" => Ok(Self::Matched),
@@ -890,9 +835,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for DepositStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -930,7 +873,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum OrderType {
         #[serde(rename = "direct")]
@@ -948,9 +891,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for OrderType {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "direct" => Ok(Self::Direct),
                 "cashier" => Ok(Self::Cashier),
@@ -960,9 +901,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for OrderType {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -985,7 +924,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum PayoutMethod {
         #[serde(rename = "bank_transfer")]
@@ -1000,9 +939,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for PayoutMethod {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "bank_transfer" => Ok(Self::BankTransfer),
                 _ => Err("invalid value".into()),
@@ -1011,9 +948,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for PayoutMethod {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1059,7 +994,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalApprovedEventEvent {
         #[serde(rename = "withdrawal.approved")]
@@ -1074,9 +1009,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalApprovedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "withdrawal.approved" => Ok(Self::WithdrawalApproved),
                 _ => Err("invalid value".into()),
@@ -1085,14 +1018,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalApprovedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalApprovedEventEvent {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalApprovedEventEvent {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1111,7 +1041,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalApprovedEventStatus {
         #[serde(rename = "approved")]
@@ -1126,9 +1056,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalApprovedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "approved" => Ok(Self::Approved),
                 _ => Err("invalid value".into()),
@@ -1137,14 +1065,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalApprovedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalApprovedEventStatus {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalApprovedEventStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1176,7 +1101,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalCompletedEventEvent {
         #[serde(rename = "withdrawal.completed")]
@@ -1191,9 +1116,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalCompletedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "withdrawal.completed" => Ok(Self::WithdrawalCompleted),
                 _ => Err("invalid value".into()),
@@ -1202,14 +1125,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalCompletedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalCompletedEventEvent {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalCompletedEventEvent {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1228,7 +1148,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalCompletedEventStatus {
         #[serde(rename = "completed")]
@@ -1243,9 +1163,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalCompletedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "completed" => Ok(Self::Completed),
                 _ => Err("invalid value".into()),
@@ -1254,14 +1172,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalCompletedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalCompletedEventStatus {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalCompletedEventStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1293,7 +1208,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalFailedEventEvent {
         #[serde(rename = "withdrawal.failed")]
@@ -1308,9 +1223,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalFailedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "withdrawal.failed" => Ok(Self::WithdrawalFailed),
                 _ => Err("invalid value".into()),
@@ -1319,9 +1232,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalFailedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1344,7 +1255,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalFailedEventStatus {
         #[serde(rename = "failed")]
@@ -1359,9 +1270,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalFailedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "failed" => Ok(Self::Failed),
                 _ => Err("invalid value".into()),
@@ -1370,9 +1279,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalFailedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1398,9 +1305,7 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approval_remarks: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub approved_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub approved_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approved_by: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1426,15 +1331,11 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub channel_order_no: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub completed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub currency_code: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub estimated_channel_cost: ::std::option::Option<
-            ::payments_wire::DecimalString,
-        >,
+        pub estimated_channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub estimated_profit: ::std::option::Option<::payments_wire::DecimalString>,
         pub fee: ::payments_wire::DecimalString,
@@ -1449,9 +1350,7 @@ pub mod types {
         pub order_no: ::std::string::String,
         pub payout_method: PayoutMethod,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub processed_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub processed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub status: WithdrawalStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
     }
@@ -1479,7 +1378,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalRejectedEventEvent {
         #[serde(rename = "withdrawal.rejected")]
@@ -1494,9 +1393,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalRejectedEventEvent {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "withdrawal.rejected" => Ok(Self::WithdrawalRejected),
                 _ => Err("invalid value".into()),
@@ -1505,14 +1402,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalRejectedEventEvent {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalRejectedEventEvent {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalRejectedEventEvent {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1531,7 +1425,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalRejectedEventStatus {
         #[serde(rename = "rejected")]
@@ -1546,9 +1440,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalRejectedEventStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "rejected" => Ok(Self::Rejected),
                 _ => Err("invalid value".into()),
@@ -1557,14 +1449,11 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalRejectedEventStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for WithdrawalRejectedEventStatus {
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalRejectedEventStatus {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -1583,7 +1472,7 @@ pub mod types {
         Hash,
         Ord,
         PartialEq,
-        PartialOrd
+        PartialOrd,
     )]
     pub enum WithdrawalStatus {
         #[serde(rename = "pending")]
@@ -1613,9 +1502,7 @@ pub mod types {
     }
     impl ::std::str::FromStr for WithdrawalStatus {
         type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "pending" => Ok(Self::Pending),
                 "approved" => Ok(Self::Approved),
@@ -1629,9 +1516,7 @@ pub mod types {
     }
     impl ::std::convert::TryFrom<&str> for WithdrawalStatus {
         type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
     }
@@ -1649,18 +1534,12 @@ pub mod types {
         pub struct ConversionError(::std::borrow::Cow<'static, str>);
         impl ::std::error::Error for ConversionError {}
         impl ::std::fmt::Display for ConversionError {
-            fn fmt(
-                &self,
-                f: &mut ::std::fmt::Formatter<'_>,
-            ) -> Result<(), ::std::fmt::Error> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
                 ::std::fmt::Display::fmt(&self.0, f)
             }
         }
         impl ::std::fmt::Debug for ConversionError {
-            fn fmt(
-                &self,
-                f: &mut ::std::fmt::Formatter<'_>,
-            ) -> Result<(), ::std::fmt::Error> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
                 ::std::fmt::Debug::fmt(&self.0, f)
             }
         }
@@ -1745,7 +1624,9 @@ impl Client {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
-            reqwest::ClientBuilder::new().connect_timeout(dur).timeout(dur)
+            reqwest::ClientBuilder::new()
+                .connect_timeout(dur)
+                .timeout(dur)
         };
         #[cfg(target_arch = "wasm32")]
         let client = reqwest::ClientBuilder::new();
@@ -1788,22 +1669,21 @@ impl ClientHooks<::payments_wire::client::Credentials> for &Client {}
 impl Client {
     /**Create a deposit order (direct type)
 
-Creates a deposit order. An account order answers with the receiving bank details and the exact `remark` the transfer must carry; a channel order answers with `payment_url`. Resending the same `merchant_order_no` with the same body returns the original order; with a different body it is refused with 409.
+    Creates a deposit order. An account order answers with the receiving bank details and the exact `remark` the transfer must carry; a channel order answers with `payment_url`. Resending the same `merchant_order_no` with the same body returns the original order; with a different body it is refused with 409.
 
-Sends a `POST` request to `/api/v1/merchant/orders/deposit`
+    Sends a `POST` request to `/api/v1/merchant/orders/deposit`
 
-*/
+    */
     pub async fn create_deposit<'a>(
         &'a self,
         body: &'a types::CreateDepositRequest,
     ) -> Result<ResponseValue<types::CreateDepositResponse>, Error<types::Error>> {
         let url = format!("{}/api/v1/merchant/orders/deposit", self.baseurl,);
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -1828,48 +1708,47 @@ Sends a `POST` request to `/api/v1/merchant/orders/deposit`
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            409u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            422u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16..=599u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            422u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
     /**Create a cashier deposit session
 
-Creates a hosted cashier session and answers with the URL to redirect the payer to. Idempotent by `merchant_order_no` like the other creates.
+    Creates a hosted cashier session and answers with the URL to redirect the payer to. Idempotent by `merchant_order_no` like the other creates.
 
-Sends a `POST` request to `/api/v1/merchant/orders/deposit/cashier`
+    Sends a `POST` request to `/api/v1/merchant/orders/deposit/cashier`
 
-*/
+    */
     pub async fn create_cashier_deposit<'a>(
         &'a self,
         body: &'a types::CreateCashierDepositRequest,
     ) -> Result<ResponseValue<types::CashierSession>, Error<types::Error>> {
         let url = format!("{}/api/v1/merchant/orders/deposit/cashier", self.baseurl,);
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -1894,48 +1773,47 @@ Sends a `POST` request to `/api/v1/merchant/orders/deposit/cashier`
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            409u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            422u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16..=599u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            422u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
     /**Create a withdrawal order
 
-Creates a withdrawal order; refused with 422 `INSUFFICIENT_BALANCE` when the available balance does not cover `amount` plus fee. Idempotent by `merchant_order_no` like the other creates.
+    Creates a withdrawal order; refused with 422 `INSUFFICIENT_BALANCE` when the available balance does not cover `amount` plus fee. Idempotent by `merchant_order_no` like the other creates.
 
-Sends a `POST` request to `/api/v1/merchant/orders/withdrawal`
+    Sends a `POST` request to `/api/v1/merchant/orders/withdrawal`
 
-*/
+    */
     pub async fn create_withdrawal<'a>(
         &'a self,
         body: &'a types::CreateWithdrawalRequest,
     ) -> Result<ResponseValue<types::WithdrawalOrder>, Error<types::Error>> {
         let url = format!("{}/api/v1/merchant/orders/withdrawal", self.baseurl,);
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -1960,53 +1838,53 @@ Sends a `POST` request to `/api/v1/merchant/orders/withdrawal`
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            409u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            422u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16..=599u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            422u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
     /**Query a deposit order by order_no
 
-Reads one of the merchant's deposit orders by the service's order number.
+    Reads one of the merchant's deposit orders by the service's order number.
 
-Sends a `GET` request to `/api/v1/merchant/query/deposit/{order_no}`
+    Sends a `GET` request to `/api/v1/merchant/query/deposit/{order_no}`
 
-Arguments:
-- `order_no`: The service's order number.
-*/
+    Arguments:
+    - `order_no`: The service's order number.
+    */
     pub async fn get_deposit<'a>(
         &'a self,
         order_no: &'a str,
     ) -> Result<ResponseValue<types::DepositOrder>, Error<types::Error>> {
         let url = format!(
-            "{}/api/v1/merchant/query/deposit/{}", self.baseurl, encode_path(& order_no
-            .to_string()),
+            "{}/api/v1/merchant/query/deposit/{}",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
         );
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -2030,47 +1908,46 @@ Arguments:
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            404u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16..=599u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
     /**Query a deposit order by merchant_order_no
 
-Reads one of the merchant's deposit orders by the merchant's own order number: the way to find an order when the merchant may not hold the service's `order_no` yet.
+    Reads one of the merchant's deposit orders by the merchant's own order number: the way to find an order when the merchant may not hold the service's `order_no` yet.
 
-Sends a `GET` request to `/api/v1/merchant/query/deposit`
+    Sends a `GET` request to `/api/v1/merchant/query/deposit`
 
-Arguments:
-- `merchant_order_no`: The merchant's order number.
-*/
+    Arguments:
+    - `merchant_order_no`: The merchant's order number.
+    */
     pub async fn find_deposit<'a>(
         &'a self,
         merchant_order_no: &'a str,
     ) -> Result<ResponseValue<types::DepositOrder>, Error<types::Error>> {
         let url = format!("{}/api/v1/merchant/query/deposit", self.baseurl,);
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -2079,12 +1956,10 @@ Arguments:
                 ::reqwest::header::ACCEPT,
                 ::reqwest::header::HeaderValue::from_static("application/json"),
             )
-            .query(
-                &progenitor_client::QueryParam::new(
-                    "merchant_order_no",
-                    &merchant_order_no,
-                ),
-            )
+            .query(&progenitor_client::QueryParam::new(
+                "merchant_order_no",
+                &merchant_order_no,
+            ))
             .headers(header_map)
             .build()?;
         let info = OperationInfo {
@@ -2100,50 +1975,50 @@ Arguments:
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            404u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16..=599u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
     /**Query a withdrawal order by order_no
 
-Reads one of the merchant's withdrawal orders by the service's order number.
+    Reads one of the merchant's withdrawal orders by the service's order number.
 
-Sends a `GET` request to `/api/v1/merchant/query/withdrawal/{order_no}`
+    Sends a `GET` request to `/api/v1/merchant/query/withdrawal/{order_no}`
 
-Arguments:
-- `order_no`: The service's order number.
-*/
+    Arguments:
+    - `order_no`: The service's order number.
+    */
     pub async fn get_withdrawal<'a>(
         &'a self,
         order_no: &'a str,
     ) -> Result<ResponseValue<types::WithdrawalOrder>, Error<types::Error>> {
         let url = format!(
-            "{}/api/v1/merchant/query/withdrawal/{}", self.baseurl, encode_path(&
-            order_no.to_string()),
+            "{}/api/v1/merchant/query/withdrawal/{}",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
         );
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -2167,47 +2042,46 @@ Arguments:
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            404u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16..=599u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
     /**Query a withdrawal order by merchant_order_no
 
-Reads one of the merchant's withdrawal orders by the merchant's own order number.
+    Reads one of the merchant's withdrawal orders by the merchant's own order number.
 
-Sends a `GET` request to `/api/v1/merchant/query/withdrawal`
+    Sends a `GET` request to `/api/v1/merchant/query/withdrawal`
 
-Arguments:
-- `merchant_order_no`: The merchant's order number.
-*/
+    Arguments:
+    - `merchant_order_no`: The merchant's order number.
+    */
     pub async fn find_withdrawal<'a>(
         &'a self,
         merchant_order_no: &'a str,
     ) -> Result<ResponseValue<types::WithdrawalOrder>, Error<types::Error>> {
         let url = format!("{}/api/v1/merchant/query/withdrawal", self.baseurl,);
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -2216,12 +2090,10 @@ Arguments:
                 ::reqwest::header::ACCEPT,
                 ::reqwest::header::HeaderValue::from_static("application/json"),
             )
-            .query(
-                &progenitor_client::QueryParam::new(
-                    "merchant_order_no",
-                    &merchant_order_no,
-                ),
-            )
+            .query(&progenitor_client::QueryParam::new(
+                "merchant_order_no",
+                &merchant_order_no,
+            ))
             .headers(header_map)
             .build()?;
         let info = OperationInfo {
@@ -2237,44 +2109,43 @@ Arguments:
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            404u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16..=599u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
     /**Read balances
 
-Returns every balance of the authenticated merchant, one per configured currency, zero balances included.
+    Returns every balance of the authenticated merchant, one per configured currency, zero balances included.
 
-Sends a `GET` request to `/api/v1/merchant/balance`
+    Sends a `GET` request to `/api/v1/merchant/balance`
 
-*/
+    */
     pub async fn get_balances<'a>(
         &'a self,
     ) -> Result<ResponseValue<types::BalanceList>, Error<types::Error>> {
         let url = format!("{}/api/v1/merchant/balance", self.baseurl,);
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -2298,18 +2169,18 @@ Sends a `GET` request to `/api/v1/merchant/balance`
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16..=599u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }

@@ -67,9 +67,9 @@ impl Db {
             config.custom_setup = Box::new(|url| {
                 let url = url.to_string();
                 Box::pin(async move {
-                    sqlite_connect(url).await.map_err(|e| {
-                        diesel::ConnectionError::BadConnection(e.to_string())
-                    })
+                    sqlite_connect(url)
+                        .await
+                        .map_err(|e| diesel::ConnectionError::BadConnection(e.to_string()))
                 })
             });
             let manager = AsyncDieselConnectionManager::<SqliteConn>::new_with_config(path, config);

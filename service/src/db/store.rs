@@ -71,7 +71,10 @@ macro_rules! impl_store {
         #[async_trait]
         impl Store for $conn {
             async fn insert_merchant(&mut self, row: &MerchantRow) -> StoreResult<()> {
-                diesel::insert_into(merchants::table).values(row).execute(self).await?;
+                diesel::insert_into(merchants::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
                 Ok(())
             }
 
@@ -94,7 +97,10 @@ macro_rules! impl_store {
             }
 
             async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()> {
-                diesel::insert_into(api_keys::table).values(row).execute(self).await?;
+                diesel::insert_into(api_keys::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
                 Ok(())
             }
 
@@ -117,7 +123,10 @@ macro_rules! impl_store {
             }
 
             async fn insert_deposit(&mut self, row: &DepositRow) -> StoreResult<()> {
-                diesel::insert_into(deposit_orders::table).values(row).execute(self).await?;
+                diesel::insert_into(deposit_orders::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
                 Ok(())
             }
 

@@ -116,9 +116,10 @@ impl From<Decimal> for DecimalString {
 
 impl std::fmt::Display for DecimalString {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let rounded = self
-            .0
-            .round_dp_with_strategy(RESPONSE_SCALE, rust_decimal::RoundingStrategy::MidpointNearestEven);
+        let rounded = self.0.round_dp_with_strategy(
+            RESPONSE_SCALE,
+            rust_decimal::RoundingStrategy::MidpointNearestEven,
+        );
         write!(f, "{rounded:.4}")
     }
 }

@@ -132,7 +132,13 @@ mod tests {
             match_path_template(t, "/api/v1/merchant/query/deposit/D%2D1"),
             Some(vec![("order_no".into(), "D-1".into())])
         );
-        assert_eq!(match_path_template(t, "/api/v1/merchant/query/deposit"), None);
-        assert_eq!(match_path_template(t, "/api/v1/merchant/query/other/x"), None);
+        assert_eq!(
+            match_path_template(t, "/api/v1/merchant/query/deposit"),
+            None
+        );
+        assert_eq!(
+            match_path_template(t, "/api/v1/merchant/query/other/x"),
+            None
+        );
     }
 }

@@ -7,8 +7,8 @@
 use crate::signature::{SigningFields, SigningFieldsError};
 use async_trait::async_trait;
 use dropshot::{
-    ApiEndpointBodyContentType, ExclusiveExtractor, ExtractorMetadata, HttpError,
-    RequestContext, ServerContext, SharedExtractor, UntypedBody,
+    ApiEndpointBodyContentType, ExclusiveExtractor, ExtractorMetadata, HttpError, RequestContext,
+    ServerContext, SharedExtractor, UntypedBody,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -176,4 +176,3 @@ where
         <dropshot::TypedBody<T> as ExclusiveExtractor>::metadata(content_type)
     }
 }
-

@@ -202,8 +202,8 @@ mod tests {
 
     #[test]
     fn numbers_sign_as_sent() {
-        let f = SigningFields::from_json_body(br#"{"amount": 100.10, "b": null, "a": "x y"}"#)
-            .unwrap();
+        let f =
+            SigningFields::from_json_body(br#"{"amount": 100.10, "b": null, "a": "x y"}"#).unwrap();
         assert_eq!(f.canonical(), "a=x y&amount=100.10");
     }
 

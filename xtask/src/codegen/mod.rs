@@ -77,7 +77,11 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
     roundtrip::check(root)?;
     println!(
         "codegen: generated/ {} the spec; the dropshot round trip matches",
-        if check { "matches" } else { "is up to date with" }
+        if check {
+            "matches"
+        } else {
+            "is up to date with"
+        }
     );
     Ok(())
 }

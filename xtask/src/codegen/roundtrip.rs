@@ -57,14 +57,30 @@ fn summarize(doc: &Value) -> Result<BTreeMap<String, Value>> {
         for method in METHODS {
             let Some(op) = item.get(method) else { continue };
             let key = format!("{} {path}", method.to_uppercase());
-            out.insert(format!("{key} operationId"), op.get("operationId").cloned().unwrap_or(Value::Null));
-            let mut tags: Vec<Value> = op.get("tags").and_then(Value::as_array).cloned().unwrap_or_default();
+            out.insert(
+                format!("{key} operationId"),
+                op.get("operationId").cloned().unwrap_or(Value::Null),
+            );
+            let mut tags: Vec<Value> = op
+                .get("tags")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             tags.sort_by_key(|t| t.to_string());
             out.insert(format!("{key} tags"), Value::Array(tags));
             let mut params = BTreeMap::new();
-            for p in op.get("parameters").and_then(Value::as_array).into_iter().flatten() {
+            for p in op
+                .get("parameters")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let p = resolve(doc, p);
-                let name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_lowercase();
+                let name = p
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_lowercase();
                 let location = p.get("in").and_then(Value::as_str).unwrap_or_default();
                 params.insert(
                     format!("{location} {name}"),
@@ -84,7 +100,12 @@ fn summarize(doc: &Value) -> Result<BTreeMap<String, Value>> {
             });
             out.insert(format!("{key} requestBody"), body.unwrap_or(Value::Null));
             let mut ok = Map::new();
-            for (status, r) in op.get("responses").and_then(Value::as_object).into_iter().flatten() {
+            for (status, r) in op
+                .get("responses")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
                 if status.starts_with('2') {
                     ok.insert(status.clone(), content(doc, resolve(doc, r)));
                 }
@@ -97,8 +118,16 @@ fn summarize(doc: &Value) -> Result<BTreeMap<String, Value>> {
 
 fn content(doc: &Value, v: &Value) -> Value {
     let mut out = Map::new();
-    for (mime, media) in v.get("content").and_then(Value::as_object).into_iter().flatten() {
-        out.insert(mime.clone(), normalize(doc, media.get("schema").unwrap_or(&Value::Null), 0));
+    for (mime, media) in v
+        .get("content")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        out.insert(
+            mime.clone(),
+            normalize(doc, media.get("schema").unwrap_or(&Value::Null), 0),
+        );
     }
     Value::Object(out)
 }
@@ -144,24 +173,33 @@ fn normalize(doc: &Value, v: &Value, depth: usize) -> Value {
             }
             Value::Object(out)
         }
-        Value::Array(items) => Value::Array(items.iter().map(|i| normalize(doc, i, depth + 1)).collect()),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|i| normalize(doc, i, depth + 1)).collect())
+        }
         other => other.clone(),
     }
 }
 
-fn diff(file: &str, source: &BTreeMap<String, Value>, stub: &BTreeMap<String, Value>, problems: &mut Vec<String>) {
+fn diff(
+    file: &str,
+    source: &BTreeMap<String, Value>,
+    stub: &BTreeMap<String, Value>,
+    problems: &mut Vec<String>,
+) {
     for (k, a) in source {
         match stub.get(k) {
             None => problems.push(format!("{file}: {k}: missing from the generated trait")),
-            Some(b) if a != b => problems.push(format!(
-                "{file}: {k}:\n    spec:  {a}\n    trait: {b}"
-            )),
+            Some(b) if a != b => {
+                problems.push(format!("{file}: {k}:\n    spec:  {a}\n    trait: {b}"))
+            }
             Some(_) => {}
         }
     }
     for k in stub.keys() {
         if !source.contains_key(k) {
-            problems.push(format!("{file}: {k}: in the generated trait but not in the spec"));
+            problems.push(format!(
+                "{file}: {k}: in the generated trait but not in the spec"
+            ));
         }
     }
 }

@@ -177,7 +177,10 @@ fn operation(
             name: str_field(p, "name")?.to_string(),
             location: str_field(p, "in")?.to_string(),
             required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
-            description: p.get("description").and_then(Value::as_str).map(String::from),
+            description: p
+                .get("description")
+                .and_then(Value::as_str)
+                .map(String::from),
             schema: p.get("schema").cloned().unwrap_or(Value::Null),
         });
     }
@@ -188,7 +191,9 @@ fn operation(
     let headers: Vec<&Param> = params.iter().filter(|p| p.location == "header").collect();
     if !headers.is_empty() {
         let names: Vec<String> = headers.iter().map(|p| p.name.to_lowercase()).collect();
-        let is_signature = SIGNATURE_HEADERS.iter().all(|h| names.iter().any(|n| n == h))
+        let is_signature = SIGNATURE_HEADERS
+            .iter()
+            .all(|h| names.iter().any(|n| n == h))
             && names.len() == SIGNATURE_HEADERS.len();
         if !is_signature {
             bail!("unsupported header parameters {names:?}: only the signature headers are known");

@@ -56,4 +56,6 @@ pub fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
 }
 
 /// The HTTP methods an OpenAPI path item may hold, in document order.
-pub const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+pub const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
