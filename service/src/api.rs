@@ -33,11 +33,8 @@ async fn signed_body<T: DeserializeOwned>(
     let (merchant, fields) = authenticate(app, headers, body.signing_fields()).await?;
     let parsed = body.parse().map_err(|e: BodyError| match e.field {
         Some(field) => ApiError::InvalidField {
-            message: e
-                .message
-                .trim_start_matches(&format!("invalid field `{field}`: "))
-                .to_string(),
             field,
+            message: e.message,
         },
         None => ApiError::InvalidBody(e.message),
     })?;

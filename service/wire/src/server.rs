@@ -116,6 +116,7 @@ pub struct BodyError {
     /// The path of the offending field (`amount`, `payer_bank_cards[0]`), or
     /// `None` when the body as a whole is wrong.
     pub field: Option<String>,
+    /// What is wrong with it, without the field's name.
     pub message: String,
 }
 
@@ -139,13 +140,27 @@ impl<T: DeserializeOwned> SignedJson<T> {
         let de = &mut serde_json::Deserializer::from_slice(self.bytes());
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner();
-            let field = (path != ".").then_some(path);
-            let message = match &field {
-                Some(f) => format!("invalid field `{f}`: {}", strip_location(&inner)),
-                None => format!("invalid body: {}", strip_location(&inner)),
-            };
-            BodyError { field, message }
+            let message = strip_location(e.inner());
+            if path != "." {
+                return BodyError {
+                    field: Some(path),
+                    message,
+                };
+            }
+            // serde reports a missing field at the root; name the field.
+            match message
+                .strip_prefix("missing field `")
+                .and_then(|rest| rest.split('`').next())
+            {
+                Some(field) => BodyError {
+                    field: Some(field.to_string()),
+                    message: "is required".into(),
+                },
+                None => BodyError {
+                    field: None,
+                    message,
+                },
+            }
         })
     }
 }

@@ -1,0 +1,143 @@
+//! Deposit steps, through the generated client.
+
+use super::common::PaymentsWorld;
+use conformance::{harness, Merchant, Reply};
+use cucumber::{given, then, when};
+use merchant_client::merchant::types;
+use merchant_client::{AmountNumber, MerchantOrderNo};
+use rust_decimal::Decimal;
+use std::str::FromStr;
+
+fn request(
+    order: &str,
+    amount: &str,
+    currency: &str,
+    callback_url: Option<String>,
+) -> types::CreateDepositRequest {
+    types::CreateDepositRequest {
+        merchant_order_no: MerchantOrderNo::parse(order)
+            .expect("a valid merchant_order_no in the scenario"),
+        amount: AmountNumber(Decimal::from_str(amount).expect("a decimal amount in the scenario")),
+        currency_code: currency.to_string(),
+        callback_url,
+        extra_data: None,
+        user_id: None,
+        account_holder: None,
+        mobile: None,
+        email: None,
+        bank_code: None,
+        account_no: None,
+    }
+}
+
+async fn create(merchant: &Merchant, body: &types::CreateDepositRequest) -> Reply {
+    let client = harness().await.client(merchant);
+    Reply::from_client(client.create_deposit(body).await).expect("a reply")
+}
+
+#[given(expr = "the merchant has created a deposit {string} of {word} {word}")]
+async fn has_created(world: &mut PaymentsWorld, order: String, amount: String, currency: String) {
+    let reply = create(world.merchant(), &request(&order, &amount, &currency, None)).await;
+    assert_eq!(reply.status, 200, "creating {order}: {}", reply.body);
+    world.created = Some(reply.body);
+}
+
+#[when(expr = "the merchant creates a deposit {string} of {word} {word}")]
+async fn creates(world: &mut PaymentsWorld, order: String, amount: String, currency: String) {
+    world.reply = Some(create(world.merchant(), &request(&order, &amount, &currency, None)).await);
+}
+
+#[when(
+    expr = "the merchant creates a deposit {string} of {word} {word} with callback_url {string}"
+)]
+async fn creates_with_callback(
+    world: &mut PaymentsWorld,
+    order: String,
+    amount: String,
+    currency: String,
+    url: String,
+) {
+    world.reply = Some(
+        create(
+            world.merchant(),
+            &request(&order, &amount, &currency, Some(url)),
+        )
+        .await,
+    );
+}
+
+#[when(expr = "the other merchant creates a deposit {string} of {word} {word}")]
+async fn other_creates(world: &mut PaymentsWorld, order: String, amount: String, currency: String) {
+    let other = world.other.clone().expect("another merchant");
+    world.reply = Some(create(&other, &request(&order, &amount, &currency, None)).await);
+}
+
+#[when("the merchant reads that deposit by order_no")]
+async fn read_by_order_no(world: &mut PaymentsWorld) {
+    let order_no = world.created()["order_no"].as_str().unwrap().to_string();
+    let client = harness().await.client(world.merchant());
+    world.reply = Some(Reply::from_client(client.get_deposit(&order_no).await).expect("a reply"));
+}
+
+#[when("the other merchant reads the first merchant's deposit by order_no")]
+async fn other_reads(world: &mut PaymentsWorld) {
+    let order_no = world.created()["order_no"].as_str().unwrap().to_string();
+    let client = harness()
+        .await
+        .client(world.other.as_ref().expect("another merchant"));
+    world.reply = Some(Reply::from_client(client.get_deposit(&order_no).await).expect("a reply"));
+}
+
+#[when(expr = "the merchant reads deposit {string} by merchant_order_no")]
+async fn read_by_merchant_order_no(world: &mut PaymentsWorld, order: String) {
+    let client = harness().await.client(world.merchant());
+    world.reply = Some(Reply::from_client(client.find_deposit(&order).await).expect("a reply"));
+}
+
+#[when(expr = "the merchant reads withdrawal {string} by merchant_order_no")]
+async fn read_withdrawal(world: &mut PaymentsWorld, order: String) {
+    let client = harness().await.client(world.merchant());
+    world.reply = Some(Reply::from_client(client.find_withdrawal(&order).await).expect("a reply"));
+}
+
+#[then(expr = "no deposit {string} exists")]
+async fn no_deposit(world: &mut PaymentsWorld, order: String) {
+    let client = harness().await.client(world.merchant());
+    let reply = Reply::from_client(client.find_deposit(&order).await).expect("a reply");
+    assert_eq!(reply.status, 404, "{}", reply.body);
+}
+
+#[then("the response carries bank details and a remark")]
+async fn bank_details(world: &mut PaymentsWorld) {
+    let reply = world.reply();
+    for field in [
+        "bank_code",
+        "bank_name",
+        "account_no",
+        "account_holder",
+        "remark",
+    ] {
+        assert!(
+            reply.str_field(field).is_some_and(|v| !v.is_empty()),
+            "{field} in {}",
+            reply.body
+        );
+    }
+    let remark = reply.str_field("remark").unwrap_or_default();
+    assert_eq!(
+        reply.body["payment_info"]["remark"].as_str(),
+        Some(remark),
+        "payment_info repeats the remark"
+    );
+}
+
+#[then("the response carries a payment_url")]
+async fn payment_url(world: &mut PaymentsWorld) {
+    let reply = world.reply();
+    let url = reply.str_field("payment_url").unwrap_or_default();
+    assert!(
+        url.starts_with("http://") || url.starts_with("https://"),
+        "payment_url in {}",
+        reply.body
+    );
+}

@@ -1,0 +1,8 @@
+//! Step definitions, one module per area of the contract.
+
+mod balance;
+mod common;
+mod deposit;
+mod signing;
+
+pub use common::PaymentsWorld;

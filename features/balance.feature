@@ -1,0 +1,15 @@
+Feature: Balances
+  GET /api/v1/merchant/balance returns every balance of the merchant, one
+  per configured currency, zero balances included.
+
+  Scenario: A new merchant has a zero balance in every configured currency
+    Given a fresh merchant
+    When the merchant reads its balances
+    Then the request succeeds
+    And the balances list the currencies "BDT, THB"
+    And every balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    And the balance list names the merchant
+
+  Scenario: The service publishes its own contract
+    When anyone fetches the published spec
+    Then it is the OpenAPI 3.0.3 document of version 0.1.0 with 8 merchant operations
