@@ -8,7 +8,7 @@ use proc_macro2::{Ident, Span};
 use quote::quote;
 use serde_json::Value;
 
-pub fn lib_rs(modules: &[&str]) -> String {
+pub fn lib_rs(modules: &[&str]) -> Result<String> {
     let mods = modules.iter().map(|m| {
         let m = Ident::new(m, Span::call_site());
         quote!(pub mod #m;)
@@ -20,7 +20,7 @@ pub fn lib_rs(modules: &[&str]) -> String {
         pub use ::payments_wire::{AmountNumber, DecimalString, MerchantOrderNo};
         #(#mods)*
     };
-    super::render("openapi/", tokens).unwrap_or_default()
+    super::render("openapi/", tokens)
 }
 
 pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {

@@ -203,3 +203,83 @@ fn diff(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn merchant_spec() -> Value {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        serde_json::from_str(&std::fs::read_to_string(root.join("openapi/merchant.json")).unwrap())
+            .unwrap()
+    }
+
+    fn problems(a: &Value, b: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        diff(
+            "spec",
+            &summarize(a).unwrap(),
+            &summarize(b).unwrap(),
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn identical_documents_agree() {
+        let spec = merchant_spec();
+        assert!(problems(&spec, &spec).is_empty());
+    }
+
+    #[test]
+    fn descriptions_and_error_responses_do_not_count() {
+        let spec = merchant_spec();
+        let mut other = spec.clone();
+        other["paths"]["/api/v1/merchant/balance"]["get"]["description"] = json!("reworded");
+        other["paths"]["/api/v1/merchant/balance"]["get"]["responses"]["4XX"] =
+            json!({"description": "x"});
+        assert!(problems(&spec, &other).is_empty());
+    }
+
+    #[test]
+    fn a_changed_field_type_is_caught() {
+        let spec = merchant_spec();
+        let mut other = spec.clone();
+        other["components"]["schemas"]["BalanceItem"]["properties"]["version"] =
+            json!({"type": "string"});
+        let found = problems(&spec, &other);
+        assert!(
+            found
+                .iter()
+                .any(|p| p.contains("GET /api/v1/merchant/balance responses")),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_parameter_change_is_caught() {
+        let spec = merchant_spec();
+        let mut other = spec.clone();
+        other["paths"]["/api/v1/merchant/query/deposit"]["get"]["parameters"][3]["required"] =
+            json!(false);
+        let found = problems(&spec, &other);
+        assert!(found.iter().any(|p| p.contains("parameters")), "{found:?}");
+    }
+
+    #[test]
+    fn a_missing_operation_is_caught() {
+        let spec = merchant_spec();
+        let mut other = spec.clone();
+        other["paths"]
+            .as_object_mut()
+            .unwrap()
+            .remove("/api/v1/merchant/balance");
+        let found = problems(&spec, &other);
+        assert!(
+            found
+                .iter()
+                .any(|p| p.contains("missing from the generated trait")),
+            "{found:?}"
+        );
+    }
+}

@@ -16,7 +16,7 @@ pub const REPLACEMENTS: &[(&str, &str)] = &[
     ("MerchantOrderNo", "::payments_wire::MerchantOrderNo"),
 ];
 
-pub fn lib_rs(modules: &[&str]) -> String {
+pub fn lib_rs(modules: &[&str]) -> Result<String> {
     let mods = modules.iter().map(|m| {
         let m = Ident::new(m, Span::call_site());
         quote!(pub mod #m;)
@@ -25,7 +25,7 @@ pub fn lib_rs(modules: &[&str]) -> String {
         //! Dropshot API traits and their types, generated from openapi/.
         #(#mods)*
     };
-    super::render("openapi/", tokens).unwrap_or_default()
+    super::render("openapi/", tokens)
 }
 
 pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
