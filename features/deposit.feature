@@ -128,5 +128,5 @@ Feature: Deposit orders of the direct type
     And the error message names "https"
 
   Scenario: Endpoints of later milestones answer 501 with the error envelope
-    When the merchant reads withdrawal "W-1" by merchant_order_no
+    When the merchant creates a cashier session "CS-1"
     Then the request is refused with status 501 and error code "NOT_IMPLEMENTED"

@@ -5,7 +5,9 @@
 //! Environment:
 //! - `CONFORMANCE_PROFILE`: `sandbox` (default) or `production`.
 //! - `CONFORMANCE_BASE_URL`: target a deployed service instead of starting
-//!   one in-process; `CONFORMANCE_API_KEYS` then lists merchant keys
+//!   one in-process. `CONFORMANCE_OPERATOR_TOKEN` is then an operator token
+//!   of that deployment: scenarios create their merchants through the
+//!   operator API. Without it, `CONFORMANCE_API_KEYS` lists merchant keys
 //!   (comma-separated) handed out one per merchant a scenario asks for.
 //! - `PAYMENTS_TEST_DATABASE_URL`: run the in-process service on a fresh
 //!   PostgreSQL database (required for the production profile).
@@ -33,6 +35,8 @@ pub struct Harness {
     pub profile: Profile,
     pub target: Target,
     pub http: reqwest::Client,
+    /// An operator token of the service under test, if known.
+    pub operator_token: Option<String>,
 }
 
 static HARNESS: OnceCell<Harness> = OnceCell::const_new();
@@ -53,6 +57,7 @@ pub async fn harness() -> &'static Harness {
 impl Harness {
     async fn start() -> Result<Harness> {
         let profile = profile_from_env()?;
+        let remote_token = std::env::var("CONFORMANCE_OPERATOR_TOKEN").ok().filter(|t| !t.is_empty());
         let target = match std::env::var("CONFORMANCE_BASE_URL") {
             Ok(base_url) if !base_url.is_empty() => Target::Remote {
                 base_url: base_url.trim_end_matches('/').to_string(),
@@ -71,10 +76,15 @@ impl Harness {
                     .context("starting the service in-process")?,
             ),
         };
+        let operator_token = match &target {
+            Target::InProcess(_) => Some(payments_service::testing::TEST_OPERATOR_TOKEN.to_string()),
+            Target::Remote { .. } => remote_token,
+        };
         Ok(Harness {
             profile,
             target,
             http: reqwest::Client::new(),
+            operator_token,
         })
     }
 
@@ -93,6 +103,22 @@ impl Harness {
                 Ok(Merchant {
                     id: m.merchant.id,
                     api_key: m.api_key,
+                })
+            }
+            Target::Remote { .. } if self.operator_token.is_some() => {
+                let code = format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+                let created = self
+                    .operator()?
+                    .create_merchant(&merchant_client::operator::types::CreateMerchantRequest {
+                        code,
+                        name: "Conformance Merchant".into(),
+                    })
+                    .await
+                    .map_err(|e| anyhow!("creating a merchant through the operator API: {e}"))?
+                    .into_inner();
+                Ok(Merchant {
+                    id: created.merchant_id,
+                    api_key: created.api_key,
                 })
             }
             Target::Remote { api_keys, next, .. } => {
@@ -116,6 +142,28 @@ impl Harness {
             &self.base_url(),
             merchant_client::Credentials::new(merchant.api_key.clone()),
         )
+    }
+
+    pub fn operator(&self) -> Result<merchant_client::operator::Client> {
+        let token = self
+            .operator_token
+            .clone()
+            .ok_or_else(|| anyhow!("this scenario needs CONFORMANCE_OPERATOR_TOKEN"))?;
+        Ok(merchant_client::operator::Client::new(
+            &self.base_url(),
+            merchant_client::BearerToken::new(token),
+        ))
+    }
+
+    pub fn sandbox(&self) -> Result<merchant_client::sandbox::Client> {
+        let token = self
+            .operator_token
+            .clone()
+            .ok_or_else(|| anyhow!("this scenario needs CONFORMANCE_OPERATOR_TOKEN"))?;
+        Ok(merchant_client::sandbox::Client::new(
+            &self.base_url(),
+            merchant_client::BearerToken::new(token),
+        ))
     }
 
     /// Sends a request built by hand, signing it as `raw` says.
@@ -198,36 +246,49 @@ impl RawRequest {
     }
 }
 
-/// What came back: status and JSON body.
+/// What came back: status, JSON body and the headers that matter.
 #[derive(Clone, Debug)]
 pub struct Reply {
     pub status: u16,
     pub body: Value,
+    pub retry_after: Option<String>,
 }
 
 impl Reply {
     pub async fn from_response(response: reqwest::Response) -> Result<Reply> {
         let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
         let text = response.text().await?;
         let body = serde_json::from_str(&text)
             .with_context(|| format!("status {status}: the body is not JSON: {text}"))?;
-        Ok(Reply { status, body })
+        Ok(Reply {
+            status,
+            body,
+            retry_after,
+        })
     }
 
     /// The reply of a generated-client call, in the same terms.
-    pub fn from_client<T: serde::Serialize>(
-        result: Result<
-            merchant_client::merchant::ResponseValue<T>,
-            merchant_client::merchant::Error<merchant_client::merchant::types::Error>,
-        >,
+    pub fn from_client<T: serde::Serialize, E: serde::Serialize + std::fmt::Debug>(
+        result: Result<merchant_client::merchant::ResponseValue<T>, merchant_client::merchant::Error<E>>,
     ) -> Result<Reply> {
         match result {
             Ok(v) => Ok(Reply {
                 status: v.status().as_u16(),
                 body: serde_json::to_value(v.into_inner())?,
+                retry_after: None,
             }),
             Err(merchant_client::merchant::Error::ErrorResponse(e)) => Ok(Reply {
                 status: e.status().as_u16(),
+                retry_after: e
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .map(String::from),
                 body: serde_json::to_value(e.into_inner())?,
             }),
             Err(other) => bail!("the client failed: {other}"),

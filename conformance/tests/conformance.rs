@@ -1,9 +1,9 @@
-//! Runs features/ against the service: `cargo test -p conformance --test
+//! Runs features/ against the service: `cargo test --workspace --test
 //! conformance`. See the harness crate for the environment it reads.
 
 mod steps;
 
-use conformance::profile_from_env;
+use conformance::{harness, profile_from_env};
 use cucumber::World as _;
 use payments_service::Profile;
 use steps::PaymentsWorld;
@@ -23,15 +23,41 @@ async fn main() {
         Profile::Sandbox => "production",
         Profile::Production => "sandbox",
     };
-    PaymentsWorld::cucumber()
+    let writer = PaymentsWorld::cucumber()
         .max_concurrent_scenarios(16)
         .fail_on_skipped()
-        .filter_run_and_exit(features, move |feature, _rule, scenario| {
-            !feature
-                .tags
-                .iter()
-                .chain(scenario.tags.iter())
-                .any(|t| t == skip_tag)
+        .filter_run(features, move |feature, _rule, scenario| {
+            !feature.tags.iter().chain(scenario.tags.iter()).any(|t| t == skip_tag)
         })
         .await;
+    let failed = writer.execution_has_failed();
+
+    // Whatever the scenarios did to money, the ledger must still add up.
+    let ledger_ok = match ledger_check().await {
+        Ok(summary) => {
+            println!("{summary}");
+            !summary.contains("DIFFERENCE")
+        }
+        Err(e) => {
+            eprintln!("conformance: the ledger check after the suite failed: {e:#}");
+            false
+        }
+    };
+    if failed || !ledger_ok {
+        std::process::exit(1);
+    }
+}
+
+async fn ledger_check() -> anyhow::Result<String> {
+    let report = harness().await.operator()?.check_ledger().await?.into_inner();
+    let mut out = format!(
+        "ledger check after the suite: {} journal entries, {} balances, {}",
+        report.entries_checked,
+        report.balances_checked,
+        if report.ok { "no difference" } else { "DIFFERENCES:" }
+    );
+    for d in report.differences {
+        out.push_str(&format!("\n  DIFFERENCE {:?} {}: {}", d.kind, d.reference, d.detail));
+    }
+    Ok(out)
 }

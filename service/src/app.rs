@@ -5,6 +5,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::db::Db;
 use crate::keys::KeyVault;
+use crate::ratelimit::RateLimiter;
 use std::sync::Arc;
 
 pub struct App {
@@ -13,6 +14,7 @@ pub struct App {
     pub clock: Arc<dyn Clock>,
     pub vault: KeyVault,
     pub channels: Channels,
+    pub rate_limiter: RateLimiter,
 }
 
 impl App {

@@ -72,5 +72,14 @@ pub async fn authenticate(
     if merchant.status == MerchantStatus::Disabled {
         return Err(ApiError::MerchantDisabled);
     }
+    // Counted only once the request is proven to be the merchant's, so that
+    // nobody else can spend its budget.
+    let (per_second, burst) = merchant.rate_limit.unwrap_or((
+        app.config.rate_limit.requests_per_second,
+        app.config.rate_limit.burst,
+    ));
+    app.rate_limiter
+        .take(&merchant.id, per_second, burst, app.clock.now().timestamp_millis())
+        .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
     Ok((merchant, fields))
 }

@@ -38,21 +38,26 @@ impl Balance {
     }
 }
 
+/// A zero balance row, for a currency the merchant has no row for yet.
+pub fn zero_row(merchant_id: &str, currency: &str, now: i64) -> BalanceRow {
+    BalanceRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id: merchant_id.to_string(),
+        currency: currency.to_string(),
+        available: 0,
+        frozen: 0,
+        version: 0,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
 /// Zero balance rows for every configured currency.
 pub fn zero_rows(app: &App, merchant_id: &str, now: i64) -> Vec<BalanceRow> {
     app.config
         .currencies
         .keys()
-        .map(|currency| BalanceRow {
-            id: uuid::Uuid::new_v4().to_string(),
-            merchant_id: merchant_id.to_string(),
-            currency: currency.clone(),
-            available: 0,
-            frozen: 0,
-            version: 0,
-            created_at: now,
-            updated_at: now,
-        })
+        .map(|currency| zero_row(merchant_id, currency, now))
         .collect()
 }
 

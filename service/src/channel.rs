@@ -1,7 +1,7 @@
 //! Payment channels: where a channel order's payer pays. The sandbox has a
 //! simulator; real channels plug in behind the same trait.
 
-use crate::config::ChannelConfig;
+use crate::config::{ChannelConfig, DirectionRates};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -17,6 +17,8 @@ pub trait Channel: Send + Sync {
     fn code(&self) -> &str;
     fn name(&self) -> &str;
     fn currencies(&self) -> &[String];
+    /// What the channel charges the service, per direction.
+    fn costs(&self) -> &DirectionRates;
     /// Registers a payment for `order_no`. Must be idempotent per
     /// `order_no`: a retried create asks again.
     fn create_payment(&self, order_no: &str) -> ChannelPayment;
@@ -40,6 +42,9 @@ impl Channel for SimulatorChannel {
     }
     fn currencies(&self) -> &[String] {
         &self.config.currencies
+    }
+    fn costs(&self) -> &DirectionRates {
+        &self.config.costs
     }
     fn create_payment(&self, order_no: &str) -> ChannelPayment {
         ChannelPayment {

@@ -54,6 +54,43 @@ pub struct CurrencyConfig {
     pub max_amount: Decimal,
 }
 
+/// `amount × percent / 100 + fixed`, at least `minimum`: a merchant's fee or
+/// a channel's cost.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateConfig {
+    #[serde(default)]
+    pub percent: Decimal,
+    #[serde(default)]
+    pub fixed: Decimal,
+    #[serde(default)]
+    pub minimum: Decimal,
+}
+
+/// Rules per direction.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionRates {
+    #[serde(default)]
+    pub deposit: RateConfig,
+    #[serde(default)]
+    pub withdrawal: RateConfig,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorConfig {
+    pub name: String,
+    pub token: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitConfig {
+    pub requests_per_second: u32,
+    pub burst: u32,
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReceivingAccountConfig {
@@ -66,6 +103,9 @@ pub struct ReceivingAccountConfig {
     pub bank_name: String,
     #[serde(default)]
     pub bank_branch: Option<String>,
+    /// What the bank charges per deposit received.
+    #[serde(default)]
+    pub deposit_cost: RateConfig,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -77,6 +117,9 @@ pub struct ChannelConfig {
     /// Only `simulator` exists so far.
     pub kind: String,
     pub currencies: Vec<String>,
+    /// What the channel charges, per direction.
+    #[serde(default)]
+    pub costs: DirectionRates,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -112,6 +155,12 @@ pub struct Config {
     pub routing: RoutingConfig,
     pub receiving_accounts: Vec<ReceivingAccountConfig>,
     pub channels: Vec<ChannelConfig>,
+    /// Fees of merchants without their own, per currency.
+    pub default_fees: BTreeMap<String, DirectionRates>,
+    /// Operator tokens; each names its operator.
+    pub operators: Vec<OperatorConfig>,
+    /// Every merchant's request rate unless set for the merchant.
+    pub rate_limit: RateLimitConfig,
 }
 
 /// The file's shape: every key optional, falling back to the profile's
@@ -134,6 +183,9 @@ struct FileConfig {
     routing: Option<RoutingConfig>,
     receiving_accounts: Option<Vec<ReceivingAccountConfig>>,
     channels: Option<Vec<ChannelConfig>>,
+    default_fees: Option<BTreeMap<String, DirectionRates>>,
+    operators: Option<Vec<OperatorConfig>>,
+    rate_limit: Option<RateLimitConfig>,
 }
 
 pub const ENV_PREFIX: &str = "PAYMENTS_";
@@ -183,6 +235,7 @@ impl Config {
                 bank_code: "KBANK".into(),
                 bank_name: "Kasikornbank".into(),
                 bank_branch: Some("Silom".into()),
+                deposit_cost: RateConfig::default(),
             }],
             channels: vec![ChannelConfig {
                 id: "chan-sim-1".into(),
@@ -190,7 +243,23 @@ impl Config {
                 name: "Sandbox simulator".into(),
                 kind: "simulator".into(),
                 currencies: vec!["THB".into(), "BDT".into()],
+                costs: DirectionRates {
+                    deposit: RateConfig {
+                        percent: dec("0.5"),
+                        ..Default::default()
+                    },
+                    withdrawal: RateConfig {
+                        fixed: dec("2"),
+                        ..Default::default()
+                    },
+                },
             }],
+            default_fees: BTreeMap::new(),
+            operators: Vec::new(),
+            rate_limit: RateLimitConfig {
+                requests_per_second: 1000,
+                burst: 2000,
+            },
         }
     }
 
@@ -228,7 +297,10 @@ impl Config {
             currencies,
             routing,
             receiving_accounts,
-            channels
+            channels,
+            default_fees,
+            operators,
+            rate_limit
         );
         if f.master_key.is_some() {
             c.master_key = f.master_key;

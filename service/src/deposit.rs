@@ -6,6 +6,9 @@ use crate::config::{ReceivingAccountConfig, Route};
 use crate::db::rows::DepositRow;
 use crate::db::StoreError;
 use crate::error::ApiError;
+use crate::fees::{self, Direction};
+use crate::ledger::{self, Entry};
+use crate::lifecycle::{self, DepositEvent};
 use crate::merchant::Merchant;
 use crate::money::{from_units, to_units};
 use chrono::{DateTime, Utc};
@@ -188,6 +191,9 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
         .config
         .route_for(&merchant.code, &req.currency)
         .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
+    let currency = crate::validate::currency(app, &req.currency)?;
+    let rate = fees::merchant_rate(app, &merchant.id, &req.currency, Direction::Deposit).await?;
+    let estimated_fee = fees::apply(&rate, req.amount, currency.fraction_digits);
     let now = app.now_unix();
     let amount =
         to_units(req.amount).ok_or_else(|| ApiError::invalid_field("amount", "is too large"))?;
@@ -207,7 +213,7 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
         currency: req.currency.clone(),
         requested_amount: amount,
         amount,
-        fee: 0,
+        fee: to_units(estimated_fee).unwrap_or_default(),
         actual_amount: 0,
         expected_remark: None,
         account_id: None,
@@ -256,6 +262,9 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
                 .find(|a| a.currency == req.currency)
                 .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
             row.account_id = Some(account.id.clone());
+            let cost = fees::apply(&account.deposit_cost, req.amount, currency.fraction_digits);
+            row.estimated_channel_cost = to_units(cost);
+            row.estimated_profit = to_units(estimated_fee - cost);
             snapshot.insert("bank_code".into(), account.bank_code.clone());
             snapshot.insert("bank_name".into(), account.bank_name.clone());
             if let Some(branch) = &account.bank_branch {
@@ -270,6 +279,9 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
                 .for_currency(&req.currency)
                 .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
             let payment = channel.create_payment(&order_no);
+            let cost = fees::apply(&channel.costs().deposit, req.amount, currency.fraction_digits);
+            row.estimated_channel_cost = to_units(cost);
+            row.estimated_profit = to_units(estimated_fee - cost);
             row.channel_id = Some(channel.id().to_string());
             row.channel_order_no = Some(payment.channel_order_no);
             row.payment_url = Some(payment.payment_url.clone());
@@ -391,4 +403,84 @@ pub fn new_order_no(prefix: char, now: DateTime<Utc>) -> String {
         .map(|_| REMARK_ALPHABET[rng.gen_range(0..REMARK_ALPHABET.len())] as char)
         .collect();
     format!("{prefix}{}{tail}", now.format("%Y%m%d"))
+}
+
+/// Any merchant's deposit, for operators and simulators.
+pub async fn find_any(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
+    let o = order_no.to_string();
+    app.db
+        .run(|s| Box::pin(async move { s.deposit_by_order_no_any(&o).await }))
+        .await?
+        .map(Deposit::from_row)
+        .unwrap_or_else(|| {
+            Err(ApiError::OrderNotFound {
+                kind: "deposit",
+                reference: order_no.to_string(),
+            })
+        })
+}
+
+/// The payment arrived in full (`paid` is `None`) or as `paid`: the order
+/// completes and the merchant is credited `actual_amount − fee`, in one
+/// transaction. The fee and the channel cost are computed on what arrived.
+pub async fn complete(app: &App, order_no: &str, paid: Option<Decimal>) -> Result<Deposit, ApiError> {
+    let current = find_any(app, order_no).await?;
+    lifecycle::deposit_next(current.status, DepositEvent::Complete)
+        .ok_or_else(|| lifecycle::refused(order_no, current.status.as_str(), DepositEvent::Complete))?;
+    let currency = crate::validate::currency(app, &current.currency)?;
+    let actual = match paid {
+        Some(p) => {
+            if p <= Decimal::ZERO || p.normalize().scale() > currency.fraction_digits {
+                return Err(ApiError::invalid_field(
+                    "amount",
+                    format!(
+                        "must be greater than zero with at most {} fraction digits",
+                        currency.fraction_digits
+                    ),
+                ));
+            }
+            p
+        }
+        None => current.amount,
+    };
+    let rate = fees::merchant_rate(app, &current.merchant_id, &current.currency, Direction::Deposit).await?;
+    let fee = fees::apply(&rate, actual, currency.fraction_digits);
+    let cost = match current.route {
+        Route::Account => current.account(app).map(|a| fees::apply(&a.deposit_cost, actual, currency.fraction_digits)),
+        Route::Channel => current
+            .channel_id
+            .as_deref()
+            .and_then(|id| app.channels.get(id))
+            .map(|c| fees::apply(&c.costs().deposit, actual, currency.fraction_digits)),
+    };
+    let units = |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
+    let (actual_units, fee_units) = (units(actual)?, units(fee)?);
+    let now = app.now_unix();
+    let order = order_no.to_string();
+    let row = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move {
+                let mut row = tx
+                    .deposit_by_order_no_any(&order)
+                    .await?
+                    .ok_or_else(|| ApiError::Internal(format!("deposit {order} vanished")))?;
+                let from = row.status.clone();
+                row.status = DepositStatus::Completed.as_str().into();
+                row.actual_amount = actual_units;
+                row.fee = fee_units;
+                row.actual_channel_cost = cost.and_then(to_units);
+                row.actual_profit = cost.and_then(|c| to_units(fee - c));
+                row.completed_at = Some(now);
+                row.updated_at = now;
+                if !tx.transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row).await? {
+                    return Err(lifecycle::refused(&order, &from, DepositEvent::Complete));
+                }
+                let entry = Entry::deposit_completed(&row.merchant_id, &row.currency, &row.order_no, actual_units, fee_units);
+                ledger::post(tx, &entry, now).await?;
+                Ok(row)
+            })
+        })
+        .await?;
+    Deposit::from_row(row)
 }

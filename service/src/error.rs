@@ -39,6 +39,14 @@ pub enum ApiError {
     },
     #[error("the available balance does not cover the amount and its fee")]
     InsufficientBalance,
+    #[error("order `{order_no}` is `{status}`; {action} does not apply to it")]
+    InvalidStateTransition { order_no: String, status: String, action: String },
+    #[error("missing or unknown operator token")]
+    UnknownOperatorToken,
+    #[error("no merchant `{0}`")]
+    MerchantNotFound(String),
+    #[error("merchant code `{0}` is taken")]
+    MerchantCodeTaken(String),
     #[error("too many requests; retry after {retry_after} seconds")]
     RateLimited { retry_after: u64 },
     #[error("{0} is not implemented in this build")]
@@ -72,6 +80,10 @@ impl ApiError {
             ApiError::UnsupportedCurrency(_) => "UNSUPPORTED_CURRENCY",
             ApiError::AmountOutOfRange { .. } => "AMOUNT_OUT_OF_RANGE",
             ApiError::InsufficientBalance => "INSUFFICIENT_BALANCE",
+            ApiError::InvalidStateTransition { .. } => "INVALID_STATE_TRANSITION",
+            ApiError::UnknownOperatorToken => "UNKNOWN_OPERATOR_TOKEN",
+            ApiError::MerchantNotFound(_) => "MERCHANT_NOT_FOUND",
+            ApiError::MerchantCodeTaken(_) => "MERCHANT_CODE_TAKEN",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::NotImplemented(_) => "NOT_IMPLEMENTED",
             ApiError::Unavailable(_) => "SERVICE_UNAVAILABLE",
@@ -94,10 +106,15 @@ impl From<ApiError> for HttpError {
             | ApiError::InvalidTimestamp
             | ApiError::StaleTimestamp { .. }
             | ApiError::UnknownApiKey
-            | ApiError::InvalidSignature => client(ClientErrorStatusCode::UNAUTHORIZED),
+            | ApiError::InvalidSignature
+            | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
             ApiError::MerchantDisabled => client(ClientErrorStatusCode::FORBIDDEN),
-            ApiError::OrderNotFound { .. } => client(ClientErrorStatusCode::NOT_FOUND),
-            ApiError::DuplicateMerchantOrderNo(_) => client(ClientErrorStatusCode::CONFLICT),
+            ApiError::OrderNotFound { .. } | ApiError::MerchantNotFound(_) => {
+                client(ClientErrorStatusCode::NOT_FOUND)
+            }
+            ApiError::DuplicateMerchantOrderNo(_)
+            | ApiError::InvalidStateTransition { .. }
+            | ApiError::MerchantCodeTaken(_) => client(ClientErrorStatusCode::CONFLICT),
             ApiError::UnsupportedCurrency(_)
             | ApiError::AmountOutOfRange { .. }
             | ApiError::InsufficientBalance => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),

@@ -1,8 +1,10 @@
 //! The merchant payment service.
 //!
-//! Requests enter through `api` (the generated trait implemented), are
-//! authenticated by `auth`, and are served by the domain modules (`deposit`,
-//! `balance`, `merchant`), which store through `db`.
+//! Requests enter through `api` (the generated traits implemented), are
+//! authenticated by `auth` (merchants) or `operator`, and are served by the
+//! domain modules (`deposit`, `withdrawal`, `balance`, `merchant`), which
+//! move orders only through `lifecycle` and money only through `ledger`,
+//! and store through `db`.
 
 pub mod api;
 pub mod app;
@@ -14,12 +16,18 @@ pub mod config;
 pub mod db;
 pub mod deposit;
 pub mod error;
+pub mod fees;
 pub mod keys;
+pub mod ledger;
+pub mod lifecycle;
 pub mod merchant;
 pub mod money;
+pub mod operator;
+pub mod ratelimit;
 pub mod server;
 pub mod testing;
 pub mod validate;
+pub mod withdrawal;
 
 pub use app::App;
 pub use config::{Config, Profile};

@@ -73,7 +73,9 @@ async fn run() -> Result<()> {
         Command::Merchant {
             command: MerchantCommand::Create { code, name },
         } => {
-            let created = merchant::create(&app, &code, &name).await?;
+            let created = merchant::create(&app, &code, &name)
+                .await
+                .map_err(|e| anyhow::anyhow!("creating merchant `{code}`: {e}"))?;
             println!("merchant_id: {}", created.merchant.id);
             println!("merchant_code: {}", created.merchant.code);
             println!("api_key: {}", created.api_key);
@@ -92,8 +94,9 @@ fn print_sandbox_banner(config: &Config, demo: &merchant::NewMerchant, created: 
 payments sandbox is running at {base}  (data in {data})
 {created}demo merchant `{code}` (id {id})
 
-  API key:  {key}
-  spec:     {base}/api/v1/merchant/openapi.json
+  API key:         {key}
+  operator token:  {operator}  (operator API and sandbox simulation)
+  spec:            {base}/api/v1/merchant/openapi.json
 
 A first request, ready to paste (bash; needs curl and md5sum):
 
@@ -111,5 +114,10 @@ Press Ctrl-C to stop.
         code = demo.merchant.code,
         id = demo.merchant.id,
         key = demo.api_key,
+        operator = config
+            .operators
+            .iter()
+            .find(|o| o.name == server::SANDBOX_OPERATOR)
+            .map_or("(configured)", |o| o.token.as_str()),
     );
 }

@@ -5,7 +5,8 @@ use crate::balance;
 use crate::db::rows::{ApiKeyRow, MerchantRow};
 use crate::error::ApiError;
 use crate::keys::new_api_key;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
+use std::collections::BTreeMap;
 
 pub const DEFAULT_CALLBACK_TIMEOUT_SECONDS: i32 = 10;
 pub const DEMO_MERCHANT_CODE: &str = "demo";
@@ -16,6 +17,48 @@ pub enum MerchantStatus {
     Disabled,
 }
 
+/// Whether a merchant's withdrawals are approved at creation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AutoApproval {
+    Off,
+    Always,
+    /// Up to an amount (stored units) per currency; other currencies wait.
+    UpTo(BTreeMap<String, i64>),
+}
+
+impl AutoApproval {
+    pub fn mode(&self) -> &'static str {
+        match self {
+            AutoApproval::Off => "off",
+            AutoApproval::Always => "always",
+            AutoApproval::UpTo(_) => "up_to",
+        }
+    }
+
+    pub fn limits(&self) -> BTreeMap<String, i64> {
+        match self {
+            AutoApproval::UpTo(limits) => limits.clone(),
+            _ => BTreeMap::new(),
+        }
+    }
+
+    pub fn approves(&self, currency: &str, amount: i64) -> bool {
+        match self {
+            AutoApproval::Off => false,
+            AutoApproval::Always => true,
+            AutoApproval::UpTo(limits) => limits.get(currency).is_some_and(|max| amount <= *max),
+        }
+    }
+
+    fn from_row(mode: &str, limits: &str) -> AutoApproval {
+        match mode {
+            "always" => AutoApproval::Always,
+            "up_to" => AutoApproval::UpTo(serde_json::from_str(limits).unwrap_or_default()),
+            _ => AutoApproval::Off,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Merchant {
     pub id: String,
@@ -23,11 +66,19 @@ pub struct Merchant {
     pub name: String,
     pub status: MerchantStatus,
     pub callback_timeout_seconds: i32,
+    pub auto_approval: AutoApproval,
+    /// (requests per second, burst), when set for this merchant.
+    pub rate_limit: Option<(u32, u32)>,
 }
 
 impl Merchant {
     pub fn from_row(row: MerchantRow) -> Merchant {
         Merchant {
+            auto_approval: AutoApproval::from_row(&row.auto_approval, &row.auto_approval_limits),
+            rate_limit: match (row.rate_limit_per_second, row.rate_limit_burst) {
+                (Some(r), Some(b)) if r > 0 && b > 0 => Some((r as u32, b as u32)),
+                _ => None,
+            },
             status: if row.status == "disabled" {
                 MerchantStatus::Disabled
             } else {
@@ -49,31 +100,32 @@ pub struct NewMerchant {
 
 /// Creates a merchant with one API key and a zero balance per configured
 /// currency, in one transaction.
-pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant> {
-    if code.is_empty()
-        || code.len() > 32
-        || !code
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
-        bail!("merchant code must be 1 to 32 characters of A-Z, a-z, 0-9, `_` or `-`");
-    }
+pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, ApiError> {
+    let code = crate::validate::code("code", code.to_string())?;
+    let name = crate::validate::required_text("name", name.to_string(), 128)?;
     let now = app.now_unix();
     let row = MerchantRow {
         id: uuid::Uuid::new_v4().to_string(),
-        code: code.to_string(),
-        name: name.to_string(),
+        code: code.clone(),
+        name,
         status: "active".into(),
         callback_timeout_seconds: DEFAULT_CALLBACK_TIMEOUT_SECONDS,
         created_at: now,
         updated_at: now,
+        auto_approval: "off".into(),
+        auto_approval_limits: "{}".into(),
+        rate_limit_per_second: None,
+        rate_limit_burst: None,
     };
     let api_key = new_api_key(app.config.profile == crate::config::Profile::Production);
     let key_row = ApiKeyRow {
         id: uuid::Uuid::new_v4().to_string(),
         merchant_id: row.id.clone(),
         key_hash: app.vault.lookup_hash(&api_key),
-        key_ciphertext: app.vault.encrypt(&api_key)?,
+        key_ciphertext: app
+            .vault
+            .encrypt(&api_key)
+            .map_err(|e| ApiError::Internal(e.to_string()))?,
         created_at: now,
         expires_at: None,
     };
@@ -83,10 +135,7 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant> {
         .transaction::<_, ApiError, _>(|tx| {
             Box::pin(async move {
                 if tx.merchant_by_code(&merchant_row.code).await?.is_some() {
-                    return Err(ApiError::invalid_field(
-                        "code",
-                        format!("merchant code `{}` is taken", merchant_row.code),
-                    ));
+                    return Err(ApiError::MerchantCodeTaken(merchant_row.code.clone()));
                 }
                 tx.insert_merchant(&merchant_row).await?;
                 tx.insert_api_key(&key_row).await?;
@@ -96,8 +145,7 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant> {
                 Ok(())
             })
         })
-        .await
-        .map_err(|e| anyhow!("creating merchant `{code}`: {e}"))?;
+        .await?;
     Ok(NewMerchant {
         merchant: Merchant::from_row(row),
         api_key,
@@ -134,4 +182,40 @@ pub async fn ensure_demo(app: &App) -> Result<(NewMerchant, bool)> {
         },
         false,
     ))
+}
+
+pub async fn find(app: &App, merchant_id: &str) -> Result<Merchant, ApiError> {
+    let id = merchant_id.to_string();
+    app.db
+        .run(|s| Box::pin(async move { s.merchant_by_id(&id).await }))
+        .await?
+        .map(Merchant::from_row)
+        .ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))
+}
+
+pub async fn set_auto_approval(app: &App, merchant_id: &str, setting: AutoApproval) -> Result<Merchant, ApiError> {
+    let (id, mode) = (merchant_id.to_string(), setting.mode());
+    let limits = serde_json::to_string(&setting.limits()).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let now = app.now_unix();
+    let found = app
+        .db
+        .run(|s| Box::pin(async move { s.set_auto_approval(&id, mode, &limits, now).await }))
+        .await?;
+    if !found {
+        return Err(ApiError::MerchantNotFound(merchant_id.to_string()));
+    }
+    find(app, merchant_id).await
+}
+
+pub async fn set_rate_limit(app: &App, merchant_id: &str, per_second: i32, burst: i32) -> Result<Merchant, ApiError> {
+    let id = merchant_id.to_string();
+    let now = app.now_unix();
+    let found = app
+        .db
+        .run(|s| Box::pin(async move { s.set_rate_limit(&id, per_second, burst, now).await }))
+        .await?;
+    if !found {
+        return Err(ApiError::MerchantNotFound(merchant_id.to_string()));
+    }
+    find(app, merchant_id).await
 }

@@ -1,11 +1,13 @@
 //! Assembling and starting the service: configuration to a running HTTP
 //! server, with the published spec served beside the API.
 
-use crate::api::MerchantApiImpl;
+use crate::api::merchant::MerchantApiImpl;
+use crate::api::operator::OperatorApiImpl;
+use crate::api::sandbox::SandboxApiImpl;
 use crate::app::App;
 use crate::channel::Channels;
 use crate::clock::Clock;
-use crate::config::{Config, Profile};
+use crate::config::{Config, OperatorConfig, Profile};
 use crate::db::Db;
 use crate::keys::KeyVault;
 use anyhow::{anyhow, Context, Result};
@@ -17,7 +19,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Builds the shared state: master key, database (migrated), channels.
-pub async fn build_app(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>> {
+pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>> {
+    if config.profile == Profile::Sandbox && config.operators.is_empty() {
+        config.operators.push(OperatorConfig {
+            name: SANDBOX_OPERATOR.into(),
+            token: load_or_create_secret(&config.data_dir, "operator.token")?,
+        });
+    }
     let master_key = match (&config.master_key, config.profile) {
         (Some(k), _) => k.clone(),
         (None, Profile::Sandbox) => KeyVault::load_or_create(&config.data_dir)?,
@@ -34,12 +42,34 @@ pub async fn build_app(config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>
         clock,
         vault,
         channels,
+        rate_limiter: Default::default(),
     }))
 }
 
-pub fn api_description() -> Result<ApiDescription<Arc<App>>> {
-    let mut api = merchant_api::merchant::merchant_api_mod::api_description::<MerchantApiImpl>()
-        .map_err(|e| anyhow!("merchant API description: {e}"))?;
+/// The operator the sandbox creates for itself when none is configured.
+pub const SANDBOX_OPERATOR: &str = "sandbox-operator";
+
+/// A random secret kept in the sandbox's data directory across restarts.
+fn load_or_create_secret(dir: &std::path::Path, file: &str) -> Result<String> {
+    let path = dir.join(file);
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        return Ok(existing.trim().to_string());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let secret = format!("op_test_{}", hex::encode(uuid::Uuid::new_v4().as_bytes()));
+    std::fs::write(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
+    Ok(secret)
+}
+
+/// Every API the profile serves on one server. The sandbox's simulation
+/// API is not registered in production, so it answers 404 there.
+pub fn api_description(profile: Profile) -> Result<ApiDescription<Arc<App>>> {
+    let mut api = ApiDescription::new();
+    merchant_api::merchant::register::<MerchantApiImpl>(&mut api).map_err(|e| anyhow!("merchant API: {e}"))?;
+    merchant_api::operator::register::<OperatorApiImpl>(&mut api).map_err(|e| anyhow!("operator API: {e}"))?;
+    if profile == Profile::Sandbox {
+        merchant_api::sandbox::register::<SandboxApiImpl>(&mut api).map_err(|e| anyhow!("sandbox API: {e}"))?;
+    }
     api.register(openapi_document)
         .map_err(|e| anyhow!("registering the spec endpoint: {e}"))?;
     Ok(api)
@@ -112,7 +142,7 @@ pub fn start(app: Arc<App>) -> Result<Service> {
         default_request_body_max_bytes: app.config.request_body_max_bytes,
         ..Default::default()
     };
-    let server = ServerBuilder::new(api_description()?, app, log)
+    let server = ServerBuilder::new(api_description(app.config.profile)?, app, log)
         .config(config)
         .start()
         .map_err(|e| anyhow!("starting the HTTP server on {bind}: {e}"))?;

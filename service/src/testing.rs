@@ -11,6 +11,10 @@ use anyhow::{Context, Result};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use std::sync::Arc;
 
+/// The operator token every test service accepts.
+pub const TEST_OPERATOR_TOKEN: &str = "op_test_conformance_operator_token";
+pub const TEST_OPERATOR: &str = "test-operator";
+
 /// Names a PostgreSQL server (any database on it) to run tests against.
 pub const TEST_DATABASE_ENV: &str = "PAYMENTS_TEST_DATABASE_URL";
 
@@ -27,6 +31,10 @@ impl TestService {
         config.bind = format!("127.0.0.1:{port}");
         config.public_base_url = format!("http://127.0.0.1:{port}");
         config.master_key = Some(KeyVault::generate_master_key());
+        config.operators = vec![crate::config::OperatorConfig {
+            name: TEST_OPERATOR.into(),
+            token: TEST_OPERATOR_TOKEN.into(),
+        }];
         config.log_level = std::env::var("PAYMENTS_LOG_LEVEL").unwrap_or_else(|_| "warn".into());
         config.database_url = match std::env::var(TEST_DATABASE_ENV) {
             Ok(server_url) if !server_url.is_empty() => {
@@ -54,7 +62,7 @@ impl TestService {
 
     pub async fn new_merchant(&self, name: &str) -> Result<NewMerchant> {
         let code = format!("m{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-        merchant::create(self.service.app(), &code, name).await
+        Ok(merchant::create(self.service.app(), &code, name).await?)
     }
 }
 

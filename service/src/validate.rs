@@ -100,3 +100,25 @@ mod tests {
         assert!(!ok(Profile::Sandbox, "https://user:pw@example.com/"));
     }
 }
+
+/// An account number: 1 to 64 characters of letters, digits or `-`.
+pub fn account_number(field: &str, value: String) -> Result<String, ApiError> {
+    let ok = !value.is_empty()
+        && value.len() <= 64
+        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if !ok {
+        return Err(ApiError::invalid_field(field, "must be 1 to 64 characters of A-Z, a-z, 0-9 or `-`"));
+    }
+    Ok(value)
+}
+
+/// A bank or similar code: 1 to 32 characters of letters, digits, `_` or `-`.
+pub fn code(field: &str, value: String) -> Result<String, ApiError> {
+    let ok = !value.is_empty()
+        && value.len() <= 32
+        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !ok {
+        return Err(ApiError::invalid_field(field, "must be 1 to 32 characters of A-Z, a-z, 0-9, `_` or `-`"));
+    }
+    Ok(value)
+}

@@ -14,6 +14,8 @@ pub struct PaymentsWorld {
     pub reply: Option<Reply>,
     /// The body of the last order a `Given` step created.
     pub created: Option<Value>,
+    /// Replies to a series of requests.
+    pub replies: Vec<Reply>,
 }
 
 impl PaymentsWorld {

@@ -3,6 +3,7 @@
 mod balance;
 mod common;
 mod deposit;
+mod money;
 mod signing;
 
 pub use common::PaymentsWorld;

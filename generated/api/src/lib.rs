@@ -3,3 +3,42 @@
 
 //! Dropshot API traits and their types, generated from openapi/.
 pub mod merchant;
+pub mod operator;
+pub mod sandbox;
+/// The OpenAPI document each trait describes without an
+/// implementation, by source file: what `cargo xtask codegen`
+/// compares with the source.
+pub fn stub_documents() -> Vec<(&'static str, Result<::serde_json::Value, String>)> {
+    vec![
+        (
+            "openapi/merchant.json",
+            merchant::merchant_api_mod::stub_api_description()
+                .map_err(|e| e.to_string())
+                .and_then(|api| {
+                    api.openapi("openapi/merchant.json", ::semver::Version::new(0, 1, 0))
+                        .json()
+                        .map_err(|e| e.to_string())
+                }),
+        ),
+        (
+            "openapi/operator.json",
+            operator::operator_api_mod::stub_api_description()
+                .map_err(|e| e.to_string())
+                .and_then(|api| {
+                    api.openapi("openapi/operator.json", ::semver::Version::new(0, 1, 0))
+                        .json()
+                        .map_err(|e| e.to_string())
+                }),
+        ),
+        (
+            "openapi/sandbox.json",
+            sandbox::sandbox_api_mod::stub_api_description()
+                .map_err(|e| e.to_string())
+                .and_then(|api| {
+                    api.openapi("openapi/sandbox.json", ::semver::Version::new(0, 1, 0))
+                        .json()
+                        .map_err(|e| e.to_string())
+                }),
+        ),
+    ]
+}

@@ -1691,3 +1691,109 @@ pub trait MerchantApi {
         headers: ::payments_wire::server::SignatureHeaders,
     ) -> Result<::dropshot::HttpResponseOk<types::BalanceList>, ::dropshot::HttpError>;
 }
+/// Registers every operation of the trait on `api`, so that one
+/// server can serve several traits.
+pub fn register<ServerImpl: MerchantApi>(
+    api: &mut ::dropshot::ApiDescription<<ServerImpl as MerchantApi>::Context>,
+) -> Result<(), ::dropshot::ApiDescriptionRegisterError>
+where
+    <ServerImpl as MerchantApi>::Context: ::dropshot::ServerContext,
+{
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "create_deposit".to_string(),
+            <ServerImpl as MerchantApi>::create_deposit,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/orders/deposit",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Create a deposit order (direct type)")
+        .tag("deposits"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "create_cashier_deposit".to_string(),
+            <ServerImpl as MerchantApi>::create_cashier_deposit,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/orders/deposit/cashier",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Create a cashier deposit session")
+        .tag("deposits"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "create_withdrawal".to_string(),
+            <ServerImpl as MerchantApi>::create_withdrawal,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/orders/withdrawal",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Create a withdrawal order")
+        .tag("withdrawals"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "get_deposit".to_string(),
+            <ServerImpl as MerchantApi>::get_deposit,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/query/deposit/{order_no}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Query a deposit order by order_no")
+        .tag("queries"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "find_deposit".to_string(),
+            <ServerImpl as MerchantApi>::find_deposit,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/query/deposit",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Query a deposit order by merchant_order_no")
+        .tag("queries"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "get_withdrawal".to_string(),
+            <ServerImpl as MerchantApi>::get_withdrawal,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/query/withdrawal/{order_no}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Query a withdrawal order by order_no")
+        .tag("queries"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "find_withdrawal".to_string(),
+            <ServerImpl as MerchantApi>::find_withdrawal,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/query/withdrawal",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Query a withdrawal order by merchant_order_no")
+        .tag("queries"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "get_balances".to_string(),
+            <ServerImpl as MerchantApi>::get_balances,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/balance",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read balances")
+        .tag("balances"),
+    )?;
+    Ok(())
+}

@@ -3,6 +3,8 @@
 
 //! Clients of the service's APIs, generated from openapi/. Every
 //! request is signed with the [`Credentials`] the client was built with.
-pub use ::payments_wire::client::Credentials;
+pub use ::payments_wire::client::{BearerToken, Credentials};
 pub use ::payments_wire::{AmountNumber, DecimalString, MerchantOrderNo};
 pub mod merchant;
+pub mod operator;
+pub mod sandbox;

@@ -2196,10 +2196,10 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/merchant/query/deposit/{order_no}",
     "/api/v1/merchant/query/withdrawal/{order_no}",
 ];
-/// Signs every request before it is sent.
+/// Authenticates every request before it is sent.
 pub async fn sign_hook(
     credentials: &::payments_wire::client::Credentials,
     request: &mut reqwest::Request,
 ) -> Result<(), ::payments_wire::client::SignError> {
-    ::payments_wire::client::sign_request(credentials, request, PATH_TEMPLATES)
+    ::payments_wire::client::Authenticate::apply(credentials, request, PATH_TEMPLATES)
 }

@@ -14,6 +14,10 @@ pub struct MerchantRow {
     pub callback_timeout_seconds: i32,
     pub created_at: i64,
     pub updated_at: i64,
+    pub auto_approval: String,
+    pub auto_approval_limits: String,
+    pub rate_limit_per_second: Option<i32>,
+    pub rate_limit_burst: Option<i32>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -27,8 +31,8 @@ pub struct ApiKeyRow {
     pub expires_at: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = deposit_orders)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = deposit_orders, treat_none_as_null = true)]
 pub struct DepositRow {
     pub id: String,
     pub order_no: String,
@@ -83,4 +87,101 @@ pub struct BalanceRow {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = journal_entries)]
+pub struct JournalEntryRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub currency: String,
+    pub kind: String,
+    pub order_no: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = postings)]
+pub struct PostingRow {
+    pub id: String,
+    pub entry_id: String,
+    pub account: String,
+    pub currency: String,
+    pub amount: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = withdrawal_orders, treat_none_as_null = true)]
+pub struct WithdrawalRow {
+    pub id: String,
+    pub order_no: String,
+    pub merchant_id: String,
+    pub merchant_order_no: String,
+    pub request_fingerprint: String,
+    pub status: String,
+    pub currency: String,
+    pub amount: i64,
+    pub fee: i64,
+    pub actual_amount: i64,
+    pub beneficiary_name: String,
+    pub beneficiary_account: String,
+    pub beneficiary_bank_code: String,
+    pub beneficiary_bank_name: Option<String>,
+    pub beneficiary_bank_branch: Option<String>,
+    pub payout_method: String,
+    pub is_auto_approved: bool,
+    pub approved_at: Option<i64>,
+    pub approved_by: Option<String>,
+    pub approval_remarks: Option<String>,
+    pub processed_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub rejected_at: Option<i64>,
+    pub failed_at: Option<i64>,
+    pub bank_reference: Option<String>,
+    pub callback_url: Option<String>,
+    pub callback_status: String,
+    pub callback_count: i32,
+    pub needs_manual_intervention: bool,
+    pub manual_reason: Option<String>,
+    pub channel_id: Option<String>,
+    pub channel_order_no: Option<String>,
+    pub estimated_channel_cost: Option<i64>,
+    pub estimated_profit: Option<i64>,
+    pub actual_channel_cost: Option<i64>,
+    pub actual_profit: Option<i64>,
+    pub extra_data: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = merchant_fees)]
+pub struct FeeRow {
+    pub merchant_id: String,
+    pub currency: String,
+    pub direction: String,
+    pub percent: String,
+    pub fixed: i64,
+    pub minimum: i64,
+    pub updated_at: i64,
+}
+
+/// The sum of an account's postings in one currency.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct AccountSum {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub account: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub currency: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub total: i64,
+}
+
+/// A journal entry whose postings do not sum to zero.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct EntrySum {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub entry_id: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub total: i64,
 }

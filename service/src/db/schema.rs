@@ -10,6 +10,10 @@ diesel::table! {
         callback_timeout_seconds -> Integer,
         created_at -> BigInt,
         updated_at -> BigInt,
+        auto_approval -> Text,
+        auto_approval_limits -> Text,
+        rate_limit_per_second -> Nullable<Integer>,
+        rate_limit_burst -> Nullable<Integer>,
     }
 }
 
@@ -82,5 +86,92 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    journal_entries (id) {
+        id -> Text,
+        merchant_id -> Text,
+        currency -> Text,
+        kind -> Text,
+        order_no -> Text,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    postings (id) {
+        id -> Text,
+        entry_id -> Text,
+        account -> Text,
+        currency -> Text,
+        amount -> BigInt,
+    }
+}
+
+diesel::table! {
+    withdrawal_orders (id) {
+        id -> Text,
+        order_no -> Text,
+        merchant_id -> Text,
+        merchant_order_no -> Text,
+        request_fingerprint -> Text,
+        status -> Text,
+        currency -> Text,
+        amount -> BigInt,
+        fee -> BigInt,
+        actual_amount -> BigInt,
+        beneficiary_name -> Text,
+        beneficiary_account -> Text,
+        beneficiary_bank_code -> Text,
+        beneficiary_bank_name -> Nullable<Text>,
+        beneficiary_bank_branch -> Nullable<Text>,
+        payout_method -> Text,
+        is_auto_approved -> Bool,
+        approved_at -> Nullable<BigInt>,
+        approved_by -> Nullable<Text>,
+        approval_remarks -> Nullable<Text>,
+        processed_at -> Nullable<BigInt>,
+        completed_at -> Nullable<BigInt>,
+        rejected_at -> Nullable<BigInt>,
+        failed_at -> Nullable<BigInt>,
+        bank_reference -> Nullable<Text>,
+        callback_url -> Nullable<Text>,
+        callback_status -> Text,
+        callback_count -> Integer,
+        needs_manual_intervention -> Bool,
+        manual_reason -> Nullable<Text>,
+        channel_id -> Nullable<Text>,
+        channel_order_no -> Nullable<Text>,
+        estimated_channel_cost -> Nullable<BigInt>,
+        estimated_profit -> Nullable<BigInt>,
+        actual_channel_cost -> Nullable<BigInt>,
+        actual_profit -> Nullable<BigInt>,
+        extra_data -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    merchant_fees (merchant_id, currency, direction) {
+        merchant_id -> Text,
+        currency -> Text,
+        direction -> Text,
+        percent -> Text,
+        fixed -> BigInt,
+        minimum -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
 diesel::joinable!(api_keys -> merchants (merchant_id));
-diesel::allow_tables_to_appear_in_same_query!(merchants, api_keys, deposit_orders, balances);
+diesel::joinable!(postings -> journal_entries (entry_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    merchants,
+    api_keys,
+    deposit_orders,
+    balances,
+    journal_entries,
+    postings,
+    withdrawal_orders,
+    merchant_fees,
+);

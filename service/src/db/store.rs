@@ -64,6 +64,47 @@ pub trait Store: Send {
     /// currency.
     async fn ensure_balance(&mut self, row: &BalanceRow) -> StoreResult<()>;
     async fn balances_of(&mut self, merchant_id: &str) -> StoreResult<Vec<BalanceRow>>;
+
+    /// Writes `row` over the deposit with its id, only while the stored
+    /// status is one of `from`. Returns whether it did.
+    async fn transition_deposit(&mut self, from: &[&str], row: &DepositRow) -> StoreResult<bool>;
+    async fn deposit_by_order_no_any(&mut self, order_no: &str) -> StoreResult<Option<DepositRow>>;
+
+    async fn insert_withdrawal(&mut self, row: &WithdrawalRow) -> StoreResult<()>;
+    async fn withdrawal_by_order_no(
+        &mut self,
+        merchant_id: &str,
+        order_no: &str,
+    ) -> StoreResult<Option<WithdrawalRow>>;
+    async fn withdrawal_by_merchant_order_no(
+        &mut self,
+        merchant_id: &str,
+        merchant_order_no: &str,
+    ) -> StoreResult<Option<WithdrawalRow>>;
+    async fn withdrawal_by_order_no_any(&mut self, order_no: &str) -> StoreResult<Option<WithdrawalRow>>;
+    /// Like `transition_deposit`, for withdrawals.
+    async fn transition_withdrawal(&mut self, from: &[&str], row: &WithdrawalRow) -> StoreResult<bool>;
+
+    async fn insert_journal_entry(&mut self, entry: &JournalEntryRow, postings: &[PostingRow]) -> StoreResult<()>;
+    /// Adds the deltas to a balance and bumps its version, unless either
+    /// side would go below zero. Returns whether it did.
+    async fn apply_balance_delta(
+        &mut self,
+        merchant_id: &str,
+        currency: &str,
+        available: i64,
+        frozen: i64,
+        now: i64,
+    ) -> StoreResult<bool>;
+    async fn account_sums(&mut self) -> StoreResult<Vec<AccountSum>>;
+    async fn unbalanced_entries(&mut self) -> StoreResult<Vec<EntrySum>>;
+    async fn count_journal_entries(&mut self) -> StoreResult<i64>;
+    async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>>;
+
+    async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()>;
+    async fn fee(&mut self, merchant_id: &str, currency: &str, direction: &str) -> StoreResult<Option<FeeRow>>;
+    async fn set_auto_approval(&mut self, merchant_id: &str, mode: &str, limits: &str, now: i64) -> StoreResult<bool>;
+    async fn set_rate_limit(&mut self, merchant_id: &str, per_second: i32, burst: i32, now: i64) -> StoreResult<bool>;
 }
 
 macro_rules! impl_store {
@@ -175,6 +216,189 @@ macro_rules! impl_store {
                     .select(BalanceRow::as_select())
                     .load(self)
                     .await?)
+            }
+
+            async fn transition_deposit(&mut self, from: &[&str], row: &DepositRow) -> StoreResult<bool> {
+                let n = diesel::update(
+                    deposit_orders::table
+                        .filter(deposit_orders::id.eq(&row.id))
+                        .filter(deposit_orders::status.eq_any(from)),
+                )
+                .set(row)
+                .execute(self)
+                .await?;
+                Ok(n == 1)
+            }
+
+            async fn deposit_by_order_no_any(&mut self, order_no: &str) -> StoreResult<Option<DepositRow>> {
+                Ok(deposit_orders::table
+                    .filter(deposit_orders::order_no.eq(order_no))
+                    .select(DepositRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn insert_withdrawal(&mut self, row: &WithdrawalRow) -> StoreResult<()> {
+                diesel::insert_into(withdrawal_orders::table).values(row).execute(self).await?;
+                Ok(())
+            }
+
+            async fn withdrawal_by_order_no(
+                &mut self,
+                merchant_id: &str,
+                order_no: &str,
+            ) -> StoreResult<Option<WithdrawalRow>> {
+                Ok(withdrawal_orders::table
+                    .filter(withdrawal_orders::merchant_id.eq(merchant_id))
+                    .filter(withdrawal_orders::order_no.eq(order_no))
+                    .select(WithdrawalRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn withdrawal_by_merchant_order_no(
+                &mut self,
+                merchant_id: &str,
+                merchant_order_no: &str,
+            ) -> StoreResult<Option<WithdrawalRow>> {
+                Ok(withdrawal_orders::table
+                    .filter(withdrawal_orders::merchant_id.eq(merchant_id))
+                    .filter(withdrawal_orders::merchant_order_no.eq(merchant_order_no))
+                    .select(WithdrawalRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn withdrawal_by_order_no_any(&mut self, order_no: &str) -> StoreResult<Option<WithdrawalRow>> {
+                Ok(withdrawal_orders::table
+                    .filter(withdrawal_orders::order_no.eq(order_no))
+                    .select(WithdrawalRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn transition_withdrawal(&mut self, from: &[&str], row: &WithdrawalRow) -> StoreResult<bool> {
+                let n = diesel::update(
+                    withdrawal_orders::table
+                        .filter(withdrawal_orders::id.eq(&row.id))
+                        .filter(withdrawal_orders::status.eq_any(from)),
+                )
+                .set(row)
+                .execute(self)
+                .await?;
+                Ok(n == 1)
+            }
+
+            async fn insert_journal_entry(&mut self, entry: &JournalEntryRow, rows: &[PostingRow]) -> StoreResult<()> {
+                diesel::insert_into(journal_entries::table).values(entry).execute(self).await?;
+                for row in rows {
+                    diesel::insert_into(postings::table).values(row).execute(self).await?;
+                }
+                Ok(())
+            }
+
+            async fn apply_balance_delta(
+                &mut self,
+                merchant_id: &str,
+                currency: &str,
+                available: i64,
+                frozen: i64,
+                now: i64,
+            ) -> StoreResult<bool> {
+                // One conditional statement: the row lock it takes is what
+                // keeps concurrent withdrawals from overdrawing.
+                let n = diesel::update(
+                    balances::table
+                        .filter(balances::merchant_id.eq(merchant_id))
+                        .filter(balances::currency.eq(currency))
+                        .filter((balances::available + available).ge(0))
+                        .filter((balances::frozen + frozen).ge(0)),
+                )
+                .set((
+                    balances::available.eq(balances::available + available),
+                    balances::frozen.eq(balances::frozen + frozen),
+                    balances::version.eq(balances::version + 1),
+                    balances::updated_at.eq(now),
+                ))
+                .execute(self)
+                .await?;
+                Ok(n == 1)
+            }
+
+            async fn account_sums(&mut self) -> StoreResult<Vec<AccountSum>> {
+                Ok(diesel::sql_query(
+                    "SELECT account, currency, CAST(SUM(amount) AS BIGINT) AS total \
+                     FROM postings GROUP BY account, currency",
+                )
+                .load(self)
+                .await?)
+            }
+
+            async fn unbalanced_entries(&mut self) -> StoreResult<Vec<EntrySum>> {
+                Ok(diesel::sql_query(
+                    "SELECT entry_id, CAST(SUM(amount) AS BIGINT) AS total \
+                     FROM postings GROUP BY entry_id HAVING SUM(amount) <> 0",
+                )
+                .load(self)
+                .await?)
+            }
+
+            async fn count_journal_entries(&mut self) -> StoreResult<i64> {
+                Ok(journal_entries::table.count().get_result(self).await?)
+            }
+
+            async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>> {
+                Ok(balances::table.select(BalanceRow::as_select()).load(self).await?)
+            }
+
+            async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()> {
+                diesel::insert_into(merchant_fees::table)
+                    .values(row)
+                    .on_conflict((merchant_fees::merchant_id, merchant_fees::currency, merchant_fees::direction))
+                    .do_update()
+                    .set(row)
+                    .execute(self)
+                    .await?;
+                Ok(())
+            }
+
+            async fn fee(&mut self, merchant_id: &str, currency: &str, direction: &str) -> StoreResult<Option<FeeRow>> {
+                Ok(merchant_fees::table
+                    .filter(merchant_fees::merchant_id.eq(merchant_id))
+                    .filter(merchant_fees::currency.eq(currency))
+                    .filter(merchant_fees::direction.eq(direction))
+                    .select(FeeRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn set_auto_approval(&mut self, merchant_id: &str, mode: &str, limits: &str, now: i64) -> StoreResult<bool> {
+                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
+                    .set((
+                        merchants::auto_approval.eq(mode),
+                        merchants::auto_approval_limits.eq(limits),
+                        merchants::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                Ok(n == 1)
+            }
+
+            async fn set_rate_limit(&mut self, merchant_id: &str, per_second: i32, burst: i32, now: i64) -> StoreResult<bool> {
+                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
+                    .set((
+                        merchants::rate_limit_per_second.eq(Some(per_second)),
+                        merchants::rate_limit_burst.eq(Some(burst)),
+                        merchants::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                Ok(n == 1)
             }
         }
     };

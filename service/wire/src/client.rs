@@ -54,6 +54,42 @@ pub enum SignError {
     Header(String),
 }
 
+/// Credentials that can authenticate an outgoing request in place.
+pub trait Authenticate {
+    fn apply(&self, request: &mut reqwest::Request, path_templates: &[&str]) -> Result<(), SignError>;
+}
+
+impl Authenticate for Credentials {
+    fn apply(&self, request: &mut reqwest::Request, path_templates: &[&str]) -> Result<(), SignError> {
+        sign_request(self, request, path_templates)
+    }
+}
+
+/// An operator token, sent as `authorization: Bearer <token>`.
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    pub fn new(token: impl Into<String>) -> Self {
+        BearerToken(token.into())
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(..)")
+    }
+}
+
+impl Authenticate for BearerToken {
+    fn apply(&self, request: &mut reqwest::Request, _: &[&str]) -> Result<(), SignError> {
+        let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", self.0))
+            .map_err(|e| SignError::Header(format!("authorization: {e}")))?;
+        request.headers_mut().insert(reqwest::header::AUTHORIZATION, value);
+        Ok(())
+    }
+}
+
 /// Signs `request` in place. `path_templates` are the API's paths
 /// (`/api/v1/merchant/query/deposit/{order_no}`); a bodiless request signs
 /// the path parameters of the template its URL matches, plus its query.

@@ -87,6 +87,42 @@ impl SharedExtractor for SignatureHeaders {
     }
 }
 
+/// An operator's bearer token, if the request carried one. As with the
+/// signature headers, the service decides what a missing one means.
+#[derive(Debug, Clone)]
+pub struct BearerToken(pub Option<String>);
+
+#[async_trait]
+impl SharedExtractor for BearerToken {
+    async fn from_request<Context: ServerContext>(
+        rqctx: &RequestContext<Context>,
+    ) -> Result<Self, HttpError> {
+        let token = rqctx
+            .request
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
+            })
+            .filter(|t| !t.is_empty());
+        Ok(BearerToken(token))
+    }
+
+    fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        <dropshot::Header<AuthorizationHeader> as SharedExtractor>::metadata(content_type)
+    }
+}
+
+/// The documented shape of the operator's header.
+#[derive(serde::Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct AuthorizationHeader {
+    /// `Bearer <token>`: an operator token from the service's configuration.
+    authorization: String,
+}
+
 /// The documented shape of the security headers.
 #[derive(serde::Deserialize, JsonSchema)]
 #[allow(dead_code)]

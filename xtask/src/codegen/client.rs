@@ -2,7 +2,7 @@
 //! signed by a hook, so a merchant passes its key once.
 
 use super::server::REPLACEMENTS;
-use super::spec::{resolve, ApiSpec, METHODS, SIGNATURE_HEADERS};
+use super::spec::{resolve, ApiSpec, Auth, METHODS};
 use anyhow::{anyhow, Context, Result};
 use proc_macro2::{Ident, Span};
 use quote::quote;
@@ -16,7 +16,7 @@ pub fn lib_rs(modules: &[&str]) -> Result<String> {
     let tokens = quote! {
         //! Clients of the service's APIs, generated from openapi/. Every
         //! request is signed with the [`Credentials`] the client was built with.
-        pub use ::payments_wire::client::Credentials;
+        pub use ::payments_wire::client::{BearerToken, Credentials};
         pub use ::payments_wire::{AmountNumber, DecimalString, MerchantOrderNo};
         #(#mods)*
     };
@@ -25,17 +25,21 @@ pub fn lib_rs(modules: &[&str]) -> Result<String> {
 
 pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
     let templates = path_templates(doc);
-    let doc = without_signature_headers(doc);
+    let doc = without_auth_headers(doc, api.auth.headers());
     let spec: openapiv3::OpenAPI =
         serde_json::from_value(doc).context("progenitor needs an OpenAPI 3.0 document")?;
 
     let module = Ident::new(api.module, Span::call_site());
+    let inner = match api.auth {
+        Auth::Signature => quote!(::payments_wire::client::Credentials),
+        Auth::Bearer => quote!(::payments_wire::client::BearerToken),
+    };
     let mut settings = progenitor::GenerationSettings::new();
     settings
         .with_interface(progenitor::InterfaceStyle::Positional)
         .with_tag(progenitor::TagStyle::Merged)
         .with_map_type("::std::collections::BTreeMap")
-        .with_inner_type(quote!(::payments_wire::client::Credentials))
+        .with_inner_type(inner.clone())
         .with_pre_hook_async(quote!(crate::#module::sign_hook));
     for (name, path) in REPLACEMENTS {
         settings.with_replacement(*name, *path, std::iter::empty());
@@ -54,12 +58,12 @@ pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
         /// parameters of the template its URL matches.
         pub const PATH_TEMPLATES: &[&str] = &[#(#templates),*];
 
-        /// Signs every request before it is sent.
+        /// Authenticates every request before it is sent.
         pub async fn sign_hook(
-            credentials: &::payments_wire::client::Credentials,
+            credentials: &#inner,
             request: &mut reqwest::Request,
         ) -> Result<(), ::payments_wire::client::SignError> {
-            ::payments_wire::client::sign_request(credentials, request, PATH_TEMPLATES)
+            ::payments_wire::client::Authenticate::apply(credentials, request, PATH_TEMPLATES)
         }
     };
     super::render(api.file, tokens)
@@ -72,9 +76,9 @@ fn path_templates(doc: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The signature headers are the hook's business, not parameters a caller
-/// passes to every method.
-fn without_signature_headers(doc: &Value) -> Value {
+/// The authentication headers are the hook's business, not parameters a
+/// caller passes to every method.
+fn without_auth_headers(doc: &Value, auth_headers: &[&str]) -> Value {
     let mut out = doc.clone();
     let Some(paths) = out.get_mut("paths").and_then(Value::as_object_mut) else {
         return out;
@@ -96,7 +100,7 @@ fn without_signature_headers(doc: &Value) -> Value {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_lowercase();
-                !(is_header && SIGNATURE_HEADERS.contains(&name.as_str()))
+                !(is_header && auth_headers.contains(&name.as_str()))
             });
         }
     }

@@ -31,18 +31,16 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
                 .with_context(|| format!("server code for {}", api.file))?,
         });
         api_modules.push(api.module);
-        if api.client {
-            outputs.push(Output {
-                path: format!("generated/client/src/{}.rs", api.module),
-                contents: client::generate(api, &doc)
-                    .with_context(|| format!("client code for {}", api.file))?,
-            });
-            client_modules.push(api.module);
-        }
+        outputs.push(Output {
+            path: format!("generated/client/src/{}.rs", api.module),
+            contents: client::generate(api, &doc)
+                .with_context(|| format!("client code for {}", api.file))?,
+        });
+        client_modules.push(api.module);
     }
     outputs.push(Output {
         path: "generated/api/src/lib.rs".into(),
-        contents: server::lib_rs(&api_modules)?,
+        contents: server::lib_rs(SPECS)?,
     });
     outputs.push(Output {
         path: "generated/client/src/lib.rs".into(),

@@ -2,7 +2,7 @@
 //! (typify, with `JsonSchema` so dropshot can describe them) and a dropshot
 //! API trait with one method per operation, emitted with `quote!`.
 
-use super::spec::{resolve, ApiSpec, METHODS, SIGNATURE_HEADERS};
+use super::spec::{resolve, ApiSpec, Auth, METHODS};
 use anyhow::{anyhow, bail, Context, Result};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
@@ -16,22 +16,39 @@ pub const REPLACEMENTS: &[(&str, &str)] = &[
     ("MerchantOrderNo", "::payments_wire::MerchantOrderNo"),
 ];
 
-pub fn lib_rs(modules: &[&str]) -> Result<String> {
-    let mods = modules.iter().map(|m| {
-        let m = Ident::new(m, Span::call_site());
+pub fn lib_rs(specs: &[ApiSpec]) -> Result<String> {
+    let mods = specs.iter().map(|api| {
+        let m = Ident::new(api.module, Span::call_site());
         quote!(pub mod #m;)
+    });
+    let stubs = specs.iter().map(|api| {
+        let m = Ident::new(api.module, Span::call_site());
+        let stub_mod = Ident::new(&format!("{}_mod", to_snake(api.trait_name)), Span::call_site());
+        let file = api.file;
+        quote! {
+            (#file, #m::#stub_mod::stub_api_description()
+                .map_err(|e| e.to_string())
+                .and_then(|api| api.openapi(#file, ::semver::Version::new(0, 1, 0)).json().map_err(|e| e.to_string()))),
+        }
     });
     let tokens = quote! {
         //! Dropshot API traits and their types, generated from openapi/.
         #(#mods)*
+
+        /// The OpenAPI document each trait describes without an
+        /// implementation, by source file: what `cargo xtask codegen`
+        /// compares with the source.
+        pub fn stub_documents() -> Vec<(&'static str, Result<::serde_json::Value, String>)> {
+            vec![#(#stubs)*]
+        }
     };
     super::render("openapi/", tokens)
 }
 
 pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
     let types = types(doc)?;
-    let (structs, methods) = operations(doc)?;
     let trait_name = Ident::new(api.trait_name, Span::call_site());
+    let (structs, methods, registrations) = operations(api, &trait_name, doc)?;
     let document_path = format!("../../../{}", api.file);
     let doc_comment = format!(
         " The operations of `{}`, one method each. Implement it in the service;\n \
@@ -57,6 +74,18 @@ pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
         pub trait #trait_name {
             type Context;
             #(#methods)*
+        }
+
+        /// Registers every operation of the trait on `api`, so that one
+        /// server can serve several traits.
+        pub fn register<ServerImpl: #trait_name>(
+            api: &mut ::dropshot::ApiDescription<<ServerImpl as #trait_name>::Context>,
+        ) -> Result<(), ::dropshot::ApiDescriptionRegisterError>
+        where
+            <ServerImpl as #trait_name>::Context: ::dropshot::ServerContext,
+        {
+            #(#registrations)*
+            Ok(())
         }
     };
     super::render(api.file, tokens)
@@ -123,9 +152,12 @@ pub fn to_json_schema(v: &Value) -> Value {
     }
 }
 
-fn operations(doc: &Value) -> Result<(Vec<TokenStream>, Vec<TokenStream>)> {
+type Generated = (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>);
+
+fn operations(api: &ApiSpec, trait_name: &Ident, doc: &Value) -> Result<Generated> {
     let mut structs = Vec::new();
     let mut methods = Vec::new();
+    let mut registrations = Vec::new();
     let paths = doc
         .get("paths")
         .and_then(Value::as_object)
@@ -133,13 +165,14 @@ fn operations(doc: &Value) -> Result<(Vec<TokenStream>, Vec<TokenStream>)> {
     for (path, item) in paths {
         for method in METHODS {
             let Some(op) = item.get(method) else { continue };
-            let (s, m) = operation(doc, path, method, item, op)
+            let (s, m, r) = operation(api, trait_name, doc, path, method, item, op)
                 .with_context(|| format!("{} {path}", method.to_uppercase()))?;
             structs.extend(s);
             methods.push(m);
+            registrations.push(r);
         }
     }
-    Ok((structs, methods))
+    Ok((structs, methods, registrations))
 }
 
 struct Param {
@@ -151,12 +184,14 @@ struct Param {
 }
 
 fn operation(
+    api: &ApiSpec,
+    trait_name: &Ident,
     doc: &Value,
     path: &str,
     method: &str,
     item: &Value,
     op: &Value,
-) -> Result<(Vec<TokenStream>, TokenStream)> {
+) -> Result<(Vec<TokenStream>, TokenStream, TokenStream)> {
     let op_id = op
         .get("operationId")
         .and_then(Value::as_str)
@@ -190,15 +225,17 @@ fn operation(
 
     let headers: Vec<&Param> = params.iter().filter(|p| p.location == "header").collect();
     if !headers.is_empty() {
-        let names: Vec<String> = headers.iter().map(|p| p.name.to_lowercase()).collect();
-        let is_signature = SIGNATURE_HEADERS
-            .iter()
-            .all(|h| names.iter().any(|n| n == h))
-            && names.len() == SIGNATURE_HEADERS.len();
-        if !is_signature {
-            bail!("unsupported header parameters {names:?}: only the signature headers are known");
+        let mut names: Vec<String> = headers.iter().map(|p| p.name.to_lowercase()).collect();
+        names.sort();
+        let mut expected: Vec<String> = api.auth.headers().iter().map(|h| h.to_string()).collect();
+        expected.sort();
+        if names != expected {
+            bail!("header parameters {names:?}: this spec's operations declare exactly {expected:?}");
         }
-        args.push(quote!(headers: ::payments_wire::server::SignatureHeaders));
+        args.push(match api.auth {
+            Auth::Signature => quote!(headers: ::payments_wire::server::SignatureHeaders),
+            Auth::Bearer => quote!(headers: ::payments_wire::server::BearerToken),
+        });
     }
     for (location, suffix, extractor) in [("path", "Path", "Path"), ("query", "Query", "Query")] {
         let these: Vec<&Param> = params.iter().filter(|p| p.location == location).collect();
@@ -258,6 +295,20 @@ fn operation(
         docs.push(String::new());
         docs.extend(d.lines().map(|l| format!(" {l}")));
     }
+    let register = quote! {
+        api.register(
+            ::dropshot::ApiEndpoint::new(
+                #op_id.to_string(),
+                <ServerImpl as #trait_name>::#fn_name,
+                ::http::Method::#method_ident,
+                ::dropshot::CONTENT_TYPE_JSON,
+                #path,
+                ::dropshot::ApiEndpointVersions::All,
+            )
+            .summary(#summary)
+            #(.tag(#tags))*
+        )?;
+    };
     let method = quote! {
         #(#[doc = #docs])*
         #[endpoint {
@@ -270,7 +321,7 @@ fn operation(
             #(#args),*
         ) -> Result<#response_ty, ::dropshot::HttpError>;
     };
-    Ok((structs, method))
+    Ok((structs, method, register))
 }
 
 fn success_response<'a>(doc: &'a Value, op: &'a Value) -> Result<(String, Option<&'a Value>)> {

@@ -11,20 +11,51 @@ pub struct ApiSpec {
     pub module: &'static str,
     /// Name of the dropshot API trait.
     pub trait_name: &'static str,
-    /// Whether a progenitor client is generated for it.
-    pub client: bool,
+    /// How the generated client authenticates its requests.
+    pub auth: Auth,
 }
 
-pub const SPECS: &[ApiSpec] = &[ApiSpec {
-    file: "openapi/merchant.json",
-    module: "merchant",
-    trait_name: "MerchantApi",
-    client: true,
-}];
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// The merchant signature headers, set by a signing hook.
+    Signature,
+    /// `authorization: Bearer <token>`, set by a hook.
+    Bearer,
+}
 
-/// Header parameters that the signature extractor stands for. An operation
-/// declaring all three gets `SignatureHeaders` instead of three parameters;
-/// the client sets them in its signing hook.
+impl Auth {
+    /// The header parameters this scheme stands for: an operation declaring
+    /// them gets one extractor instead of parameters, and the client's hook
+    /// sets them instead of every method taking them.
+    pub fn headers(self) -> &'static [&'static str] {
+        match self {
+            Auth::Signature => &SIGNATURE_HEADERS,
+            Auth::Bearer => &["authorization"],
+        }
+    }
+}
+
+pub const SPECS: &[ApiSpec] = &[
+    ApiSpec {
+        file: "openapi/merchant.json",
+        module: "merchant",
+        trait_name: "MerchantApi",
+        auth: Auth::Signature,
+    },
+    ApiSpec {
+        file: "openapi/operator.json",
+        module: "operator",
+        trait_name: "OperatorApi",
+        auth: Auth::Bearer,
+    },
+    ApiSpec {
+        file: "openapi/sandbox.json",
+        module: "sandbox",
+        trait_name: "SandboxApi",
+        auth: Auth::Bearer,
+    },
+];
+
 pub const SIGNATURE_HEADERS: [&str; 3] = ["x-api-key", "x-timestamp", "x-signature"];
 
 pub fn load(root: &Path, api: &ApiSpec) -> Result<Value> {

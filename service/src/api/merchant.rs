@@ -1,6 +1,4 @@
-//! The merchant API: the generated `MerchantApi` trait implemented over the
-//! domain modules. Handlers authenticate, parse, call the domain, and map
-//! domain values onto the contract's types; they hold no business rules.
+//! The merchant API: the generated `MerchantApi` trait over the domain.
 
 use crate::app::App;
 use crate::auth::authenticate;
@@ -14,10 +12,11 @@ use merchant_api::merchant::types;
 use merchant_api::merchant::{
     FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetWithdrawalPath, MerchantApi,
 };
-use payments_wire::server::{BodyError, SignatureHeaders, SignedJson};
+use super::{body_error, fingerprint, withdrawal_order};
+use crate::withdrawal::{self, NewWithdrawal};
+use payments_wire::server::{SignatureHeaders, SignedJson};
 use payments_wire::{DecimalString, SigningFields};
 use serde::de::DeserializeOwned;
-use sha2::{Digest, Sha256};
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -31,30 +30,8 @@ async fn signed_body<T: DeserializeOwned>(
     body: &SignedJson<T>,
 ) -> Result<(Merchant, SigningFields, T), ApiError> {
     let (merchant, fields) = authenticate(app, headers, body.signing_fields()).await?;
-    let parsed = body.parse().map_err(|e: BodyError| match e.field {
-        Some(field) => ApiError::InvalidField {
-            field,
-            message: e.message,
-        },
-        None => ApiError::InvalidBody(e.message),
-    })?;
+    let parsed = body.parse().map_err(body_error)?;
     Ok((merchant, fields, parsed))
-}
-
-/// Identifies a create request by its signed fields, the amount normalized
-/// so that `100.5` and `100.50` are one request.
-fn fingerprint(fields: &SigningFields) -> String {
-    let normalized: SigningFields = fields
-        .iter()
-        .map(|(k, v)| {
-            let v = match (k, rust_decimal::Decimal::from_str(v)) {
-                ("amount", Ok(d)) => d.normalize().to_string(),
-                _ => v.to_string(),
-            };
-            (k.to_string(), v)
-        })
-        .collect();
-    hex::encode(Sha256::digest(normalized.canonical().as_bytes()))
 }
 
 impl MerchantApi for MerchantApiImpl {
@@ -105,11 +82,28 @@ impl MerchantApi for MerchantApiImpl {
     }
 
     async fn create_withdrawal(
-        _rqctx: RequestContext<Arc<App>>,
-        _headers: SignatureHeaders,
-        _body: SignedJson<types::CreateWithdrawalRequest>,
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        body: SignedJson<types::CreateWithdrawalRequest>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        Err(ApiError::NotImplemented("POST /api/v1/merchant/orders/withdrawal").into())
+        let app = rqctx.context();
+        let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
+        let currency = validate::currency(app, &req.currency_code)?;
+        let amount = crate::money::validate_amount("amount", req.amount.value(), &req.currency_code, &currency)?;
+        let new = NewWithdrawal {
+            merchant_order_no: req.merchant_order_no.to_string(),
+            amount,
+            currency: req.currency_code.clone(),
+            beneficiary_name: validate::required_text("beneficiary_name", req.beneficiary_name, 128)?,
+            beneficiary_account: validate::account_number("beneficiary_account", req.beneficiary_account)?,
+            beneficiary_bank_code: validate::code("beneficiary_bank_code", req.beneficiary_bank_code)?,
+            beneficiary_bank_branch: validate::optional_text("beneficiary_bank_branch", req.beneficiary_bank_branch, 128)?,
+            callback_url: validate::callback_url(app.config.profile, req.callback_url)?,
+            extra_data: validate::optional_text("extra_data", req.extra_data, 1024)?,
+            fingerprint: fingerprint(&fields),
+        };
+        let order = withdrawal::create(app, &merchant, new).await?;
+        Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
     }
 
     async fn get_deposit(
@@ -139,19 +133,27 @@ impl MerchantApi for MerchantApiImpl {
     }
 
     async fn get_withdrawal(
-        _rqctx: RequestContext<Arc<App>>,
-        _headers: SignatureHeaders,
-        _path: Path<GetWithdrawalPath>,
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        path: Path<GetWithdrawalPath>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        Err(ApiError::NotImplemented("GET /api/v1/merchant/query/withdrawal/{order_no}").into())
+        let app = rqctx.context();
+        let path = path.into_inner();
+        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
+        let order = withdrawal::find_by_order_no(app, &merchant.id, &path.order_no).await?;
+        Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
     }
 
     async fn find_withdrawal(
-        _rqctx: RequestContext<Arc<App>>,
-        _headers: SignatureHeaders,
-        _query: Query<FindWithdrawalQuery>,
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        query: Query<FindWithdrawalQuery>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        Err(ApiError::NotImplemented("GET /api/v1/merchant/query/withdrawal").into())
+        let app = rqctx.context();
+        let query = query.into_inner();
+        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
+        let order = withdrawal::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no).await?;
+        Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
     }
 
     async fn get_balances(

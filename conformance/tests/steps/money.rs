@@ -1,0 +1,361 @@
+//! Steps for what moves money: fees, payments, withdrawals and their
+//! review, balances, the ledger check, and the rate limit.
+
+use super::common::PaymentsWorld;
+use conformance::{harness, RawRequest, Reply};
+use cucumber::{given, then, when};
+use merchant_client::merchant::types as m;
+use merchant_client::operator::types as op;
+use merchant_client::sandbox::types as sb;
+use merchant_client::{AmountNumber, MerchantOrderNo};
+use rust_decimal::Decimal;
+use serde_json::Value;
+use std::str::FromStr;
+
+fn amount(text: &str) -> AmountNumber {
+    AmountNumber(Decimal::from_str(text).expect("a decimal in the scenario"))
+}
+
+fn order_no_of(reply_body: &Value) -> String {
+    reply_body["order_no"].as_str().expect("an order_no").to_string()
+}
+
+#[given(expr = "the merchant's {word} fee in {word} is {word}% plus {word} with a minimum of {word}")]
+async fn set_fee(world: &mut PaymentsWorld, direction: String, currency: String, percent: String, fixed: String, minimum: String) {
+    let h = harness().await;
+    let direction = match direction.as_str() {
+        "deposit" => op::FeeDirection::Deposit,
+        "withdrawal" => op::FeeDirection::Withdrawal,
+        other => panic!("unknown direction {other}"),
+    };
+    let reply = Reply::from_client(
+        h.operator()
+            .unwrap()
+            .set_merchant_fee(
+                &world.merchant().id,
+                &op::FeeRuleRequest {
+                    currency_code: currency,
+                    direction,
+                    percent: amount(&percent),
+                    fixed: amount(&fixed),
+                    minimum: amount(&minimum),
+                },
+            )
+            .await,
+    )
+    .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+#[given(expr = "the merchant's withdrawals are auto-approved {word}")]
+async fn set_auto_approval(world: &mut PaymentsWorld, mode: String) {
+    let (mode, limits) = match mode.as_str() {
+        "never" => (op::AutoApprovalMode::Off, Default::default()),
+        "always" => (op::AutoApprovalMode::Always, Default::default()),
+        other => panic!("unknown auto-approval `{other}`"),
+    };
+    auto_approval(world, mode, limits).await;
+}
+
+#[given(expr = "the merchant's withdrawals are auto-approved up to {word} {word}")]
+async fn set_auto_approval_up_to(world: &mut PaymentsWorld, max: String, currency: String) {
+    let limits = [(currency, amount(&max))].into_iter().collect();
+    auto_approval(world, op::AutoApprovalMode::UpTo, limits).await;
+}
+
+async fn auto_approval(
+    world: &mut PaymentsWorld,
+    mode: op::AutoApprovalMode,
+    limits: std::collections::BTreeMap<String, AmountNumber>,
+) {
+    let h = harness().await;
+    let reply = Reply::from_client(
+        h.operator()
+            .unwrap()
+            .set_auto_approval(&world.merchant().id, &op::AutoApprovalRequest { mode, limits })
+            .await,
+    )
+    .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+/// Funds the merchant the way money really arrives: a deposit, paid.
+#[given(expr = "the merchant has {word} {word} available")]
+async fn funded(world: &mut PaymentsWorld, value: String, currency: String) {
+    let h = harness().await;
+    let client = h.client(world.merchant());
+    let order = format!("FUND-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let created = Reply::from_client(client.create_deposit(&deposit_request(&order, &value, &currency)).await).unwrap();
+    assert_eq!(created.status, 200, "{}", created.body);
+    let paid = Reply::from_client(
+        h.sandbox()
+            .unwrap()
+            .pay_deposit(&order_no_of(&created.body), &sb::PayDepositRequest { amount: None })
+            .await,
+    )
+    .unwrap();
+    assert_eq!(paid.status, 200, "{}", paid.body);
+}
+
+fn deposit_request(order: &str, value: &str, currency: &str) -> m::CreateDepositRequest {
+    m::CreateDepositRequest {
+        merchant_order_no: MerchantOrderNo::parse(order).unwrap(),
+        amount: amount(value),
+        currency_code: currency.to_string(),
+        callback_url: None,
+        extra_data: None,
+        user_id: None,
+        account_holder: None,
+        mobile: None,
+        email: None,
+        bank_code: None,
+        account_no: None,
+    }
+}
+
+fn withdrawal_request(order: &str, value: &str, currency: &str) -> m::CreateWithdrawalRequest {
+    m::CreateWithdrawalRequest {
+        merchant_order_no: MerchantOrderNo::parse(order).unwrap(),
+        amount: amount(value),
+        currency_code: currency.to_string(),
+        beneficiary_name: "Somchai Jaidee".into(),
+        beneficiary_account: "0123456789".into(),
+        beneficiary_bank_code: "SCB".into(),
+        beneficiary_bank_branch: None,
+        callback_url: None,
+        extra_data: None,
+    }
+}
+
+#[when(expr = "the merchant creates a withdrawal {string} of {word} {word}")]
+async fn create_withdrawal(world: &mut PaymentsWorld, order: String, value: String, currency: String) {
+    let client = harness().await.client(world.merchant());
+    let reply = Reply::from_client(client.create_withdrawal(&withdrawal_request(&order, &value, &currency)).await).unwrap();
+    if reply.status == 200 {
+        world.created = Some(reply.body.clone());
+    }
+    world.reply = Some(reply);
+}
+
+#[given(expr = "the merchant has created a withdrawal {string} of {word} {word}")]
+async fn has_created_withdrawal(world: &mut PaymentsWorld, order: String, value: String, currency: String) {
+    create_withdrawal(world, order.clone(), value, currency).await;
+    assert_eq!(world.reply().status, 200, "creating {order}: {}", world.reply().body);
+}
+
+#[when(regex = r"^the merchant sends a withdrawal body (.+)$")]
+async fn withdrawal_raw_body(world: &mut PaymentsWorld, body: String) {
+    let mut raw = RawRequest::new(world.merchant(), "/api/v1/merchant/orders/withdrawal");
+    raw.body = Some(body);
+    world.reply = Some(harness().await.send(raw).await.expect("a reply"));
+}
+
+#[when("the payer pays the deposit in full")]
+async fn pay_in_full(world: &mut PaymentsWorld) {
+    pay(world, None).await;
+}
+
+#[when(expr = "the payer pays {word} for the deposit")]
+async fn pay_amount(world: &mut PaymentsWorld, value: String) {
+    pay(world, Some(amount(&value))).await;
+}
+
+async fn pay(world: &mut PaymentsWorld, paid: Option<AmountNumber>) {
+    let order_no = order_no_of(world.created());
+    let reply = Reply::from_client(
+        harness()
+            .await
+            .sandbox()
+            .unwrap()
+            .pay_deposit(&order_no, &sb::PayDepositRequest { amount: paid })
+            .await,
+    )
+    .unwrap();
+    world.reply = Some(reply);
+}
+
+#[given(expr = "an operator {word} the withdrawal")]
+#[when(expr = "an operator {word} the withdrawal")]
+async fn review(world: &mut PaymentsWorld, action: String) {
+    let order_no = order_no_of(world.created());
+    let operator = harness().await.operator().unwrap();
+    let body = op::ReviewRequest {
+        remarks: Some(format!("{action} by the conformance suite")),
+    };
+    let result = match action.as_str() {
+        "approves" => operator.approve_withdrawal(&order_no, &body).await,
+        "rejects" => operator.reject_withdrawal(&order_no, &body).await,
+        other => panic!("unknown review `{other}`"),
+    };
+    world.reply = Some(Reply::from_client(result).unwrap());
+}
+
+#[when(expr = "the channel {word} the withdrawal")]
+async fn channel_reports(world: &mut PaymentsWorld, outcome: String) {
+    let order_no = order_no_of(world.created());
+    let sandbox = harness().await.sandbox().unwrap();
+    let result = match outcome.as_str() {
+        "settles" => Reply::from_client(
+            sandbox
+                .settle_withdrawal(&order_no, &sb::SettleWithdrawalRequest { bank_reference: None })
+                .await,
+        ),
+        "fails" => Reply::from_client(
+            sandbox
+                .fail_withdrawal(&order_no, &sb::FailWithdrawalRequest { reason: Some("beneficiary account closed".into()) })
+                .await,
+        ),
+        other => panic!("unknown channel outcome `{other}`"),
+    };
+    world.reply = Some(result.unwrap());
+}
+
+#[when("the merchant reads that withdrawal by order_no")]
+async fn read_withdrawal(world: &mut PaymentsWorld) {
+    let order_no = order_no_of(world.created());
+    let client = harness().await.client(world.merchant());
+    world.reply = Some(Reply::from_client(client.get_withdrawal(&order_no).await).unwrap());
+}
+
+#[when(expr = "the merchant reads withdrawal {string} by merchant_order_no")]
+async fn find_withdrawal(world: &mut PaymentsWorld, order: String) {
+    let client = harness().await.client(world.merchant());
+    world.reply = Some(Reply::from_client(client.find_withdrawal(&order).await).unwrap());
+}
+
+#[when("the merchant reads that deposit")]
+async fn read_deposit(world: &mut PaymentsWorld) {
+    let order_no = order_no_of(world.created());
+    let client = harness().await.client(world.merchant());
+    world.reply = Some(Reply::from_client(client.get_deposit(&order_no).await).unwrap());
+}
+
+#[then(expr = "the response field {string} is true")]
+async fn field_true(world: &mut PaymentsWorld, field: String) {
+    assert_eq!(world.reply().field(&field), Some(&Value::Bool(true)), "{}", world.reply().body);
+}
+
+#[then(expr = "the response field {string} is false")]
+async fn field_false(world: &mut PaymentsWorld, field: String) {
+    assert_eq!(world.reply().field(&field), Some(&Value::Bool(false)), "{}", world.reply().body);
+}
+
+#[then(expr = "the response field {string} is set")]
+async fn field_set(world: &mut PaymentsWorld, field: String) {
+    let v = world.reply().field(&field).cloned().unwrap_or(Value::Null);
+    assert!(!v.is_null(), "{field} in {}", world.reply().body);
+}
+
+#[then(expr = "the approver is {string}")]
+async fn approver(world: &mut PaymentsWorld, name: String) {
+    let body = &world.reply().body;
+    assert_eq!(body["approved_by"].as_str(), Some(name.as_str()), "{body}");
+    assert_eq!(body["approver"]["name"].as_str(), Some(name.as_str()), "{body}");
+}
+
+#[then(expr = "the {word} balance is {string} available, {string} frozen and {string} in total")]
+async fn balance_is(world: &mut PaymentsWorld, currency: String, available: String, frozen: String, total: String) {
+    let item = balance_item(world, &currency).await;
+    assert_eq!(item["available_balance"].as_str(), Some(available.as_str()), "{item}");
+    assert_eq!(item["frozen_balance"].as_str(), Some(frozen.as_str()), "{item}");
+    assert_eq!(item["total_balance"].as_str(), Some(total.as_str()), "{item}");
+}
+
+async fn balance_item(world: &PaymentsWorld, currency: &str) -> Value {
+    let client = harness().await.client(world.merchant());
+    let reply = Reply::from_client(client.get_balances().await).unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|i| i["currency_code"].as_str() == Some(currency))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {currency} balance in {}", reply.body))
+}
+
+#[then(expr = "the {word} balance version is {int}")]
+async fn balance_version(world: &mut PaymentsWorld, currency: String, version: i64) {
+    let item = balance_item(world, &currency).await;
+    assert_eq!(item["version"].as_i64(), Some(version), "{item}");
+}
+
+#[then("the ledger check finds no difference")]
+async fn ledger_ok(_world: &mut PaymentsWorld) {
+    let report = Reply::from_client(harness().await.operator().unwrap().check_ledger().await).unwrap();
+    assert_eq!(report.body["ok"], Value::Bool(true), "{}", report.body);
+}
+
+#[then("every amount in the response is a decimal string with four fraction digits")]
+async fn amounts_have_four_digits(world: &mut PaymentsWorld) {
+    fn walk(path: &str, v: &Value, found: &mut usize) {
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    let monetary = ["amount", "fee", "balance", "cost", "profit"].iter().any(|m| k.contains(m));
+                    if monetary && !v.is_null() {
+                        let text = v.as_str().unwrap_or_else(|| panic!("{path}.{k} = {v} is not a string"));
+                        let (int, frac) = text.split_once('.').unwrap_or_else(|| panic!("{path}.{k} = `{text}`"));
+                        assert!(frac.len() == 4 && frac.bytes().all(|b| b.is_ascii_digit()), "{path}.{k} = `{text}`");
+                        assert!(int.trim_start_matches('-').bytes().all(|b| b.is_ascii_digit()), "{path}.{k} = `{text}`");
+                        *found += 1;
+                    } else {
+                        walk(&format!("{path}.{k}"), v, found);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(&format!("{path}[{i}]"), item, found);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = 0;
+    walk("", &world.reply().body, &mut found);
+    assert!(found > 0, "the response has amounts: {}", world.reply().body);
+}
+
+#[given(expr = "the merchant's rate limit is {int} request(s) per second with a burst of {int}")]
+async fn rate_limit(world: &mut PaymentsWorld, per_second: i64, burst: i64) {
+    let reply = Reply::from_client(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .set_rate_limit(
+                &world.merchant().id,
+                &op::RateLimitRequest {
+                    requests_per_second: per_second,
+                    burst,
+                },
+            )
+            .await,
+    )
+    .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+#[when(expr = "the merchant reads its balances {int} times in a row")]
+async fn burst_of_reads(world: &mut PaymentsWorld, times: usize) {
+    let mut replies = Vec::new();
+    for _ in 0..times {
+        let raw = RawRequest::new(world.merchant(), "/api/v1/merchant/balance");
+        replies.push(harness().await.send(raw).await.expect("a reply"));
+    }
+    world.replies = replies;
+}
+
+#[then(expr = "{int} of them succeed and {int} are refused with status 429, error code {string} and a Retry-After header")]
+async fn some_limited(world: &mut PaymentsWorld, ok: usize, limited: usize, code: String) {
+    let succeeded = world.replies.iter().filter(|r| r.status == 200).count();
+    let refused: Vec<&Reply> = world.replies.iter().filter(|r| r.status == 429).collect();
+    assert_eq!(succeeded, ok, "{:?}", world.replies);
+    assert_eq!(refused.len(), limited, "{:?}", world.replies);
+    for r in refused {
+        assert_eq!(r.str_field("error_code"), Some(code.as_str()));
+        let seconds: u64 = r.retry_after.as_deref().and_then(|v| v.parse().ok()).expect("Retry-After in seconds");
+        assert!(seconds >= 1, "Retry-After {seconds}");
+    }
+}

@@ -1,0 +1,73 @@
+//! The sandbox's simulation API: payers, banks and channels, simulated.
+//! Registered only in the sandbox profile.
+
+use super::body_error;
+use crate::app::App;
+use crate::deposit;
+use crate::operator::authenticate;
+use crate::withdrawal;
+use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
+use merchant_api::sandbox::types;
+use merchant_api::sandbox::{FailWithdrawalPath, PayDepositPath, SandboxApi, SettleWithdrawalPath};
+use payments_wire::server::{BearerToken, SignedJson};
+use payments_wire::DecimalString;
+use std::str::FromStr;
+use std::sync::Arc;
+
+pub enum SandboxApiImpl {}
+
+fn simulated(order: &withdrawal::Withdrawal) -> types::SimulatedWithdrawal {
+    types::SimulatedWithdrawal {
+        order_no: order.row.order_no.clone(),
+        status: types::WithdrawalStatus::from_str(order.status.as_str()).unwrap_or(types::WithdrawalStatus::Pending),
+    }
+}
+
+impl SandboxApi for SandboxApiImpl {
+    type Context = Arc<App>;
+
+    async fn pay_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<PayDepositPath>,
+        body: SignedJson<types::PayDepositRequest>,
+    ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = body.parse().map_err(body_error)?;
+        let order = deposit::complete(app, &path.into_inner().order_no, req.amount.map(|a| a.value())).await?;
+        Ok(HttpResponseOk(types::SimulatedDeposit {
+            order_no: order.order_no.clone(),
+            status: types::DepositStatus::from_str(order.status.as_str()).unwrap_or(types::DepositStatus::Pending),
+            actual_amount: DecimalString(order.actual_amount),
+        }))
+    }
+
+    async fn settle_withdrawal(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SettleWithdrawalPath>,
+        body: SignedJson<types::SettleWithdrawalRequest>,
+    ) -> Result<HttpResponseOk<types::SimulatedWithdrawal>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = body.parse().map_err(body_error)?;
+        let reference = crate::validate::optional_text("bank_reference", req.bank_reference, 128)?;
+        let order = withdrawal::settle(app, &path.into_inner().order_no, reference).await?;
+        Ok(HttpResponseOk(simulated(&order)))
+    }
+
+    async fn fail_withdrawal(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<FailWithdrawalPath>,
+        body: SignedJson<types::FailWithdrawalRequest>,
+    ) -> Result<HttpResponseOk<types::SimulatedWithdrawal>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = body.parse().map_err(body_error)?;
+        let reason = crate::validate::optional_text("reason", req.reason, 512)?;
+        let order = withdrawal::fail(app, &path.into_inner().order_no, reason).await?;
+        Ok(HttpResponseOk(simulated(&order)))
+    }
+}
