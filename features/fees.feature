@@ -1,3 +1,6 @@
+# Money arrives here through the sandbox simulator, so these run in the
+# sandbox profile; production drives the same moves with real channels.
+@sandbox
 Feature: Fees
   A merchant's fee per currency and direction is amount × percent / 100 +
   fixed, at least the minimum, rounded half away from zero to the currency's

@@ -1,3 +1,6 @@
+# Money arrives here through the sandbox simulator, so these run in the
+# sandbox profile; production drives the same moves with real channels.
+@sandbox
 Feature: Money moves only through the ledger
   Every change to a balance is a journal entry whose postings sum to zero,
   committed with the order change that caused it. total = available + frozen,

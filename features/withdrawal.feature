@@ -1,3 +1,6 @@
+# Money arrives here through the sandbox simulator, so these run in the
+# sandbox profile; production drives the same moves with real channels.
+@sandbox
 Feature: Withdrawal orders
   A merchant creates a withdrawal; it is auto-approved when the merchant's
   configuration says so, otherwise it waits for an operator. Its amount and

@@ -57,7 +57,9 @@ pub async fn harness() -> &'static Harness {
 impl Harness {
     async fn start() -> Result<Harness> {
         let profile = profile_from_env()?;
-        let remote_token = std::env::var("CONFORMANCE_OPERATOR_TOKEN").ok().filter(|t| !t.is_empty());
+        let remote_token = std::env::var("CONFORMANCE_OPERATOR_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty());
         let target = match std::env::var("CONFORMANCE_BASE_URL") {
             Ok(base_url) if !base_url.is_empty() => Target::Remote {
                 base_url: base_url.trim_end_matches('/').to_string(),
@@ -77,7 +79,9 @@ impl Harness {
             ),
         };
         let operator_token = match &target {
-            Target::InProcess(_) => Some(payments_service::testing::TEST_OPERATOR_TOKEN.to_string()),
+            Target::InProcess(_) => {
+                Some(payments_service::testing::TEST_OPERATOR_TOKEN.to_string())
+            }
             Target::Remote { .. } => remote_token,
         };
         Ok(Harness {
@@ -274,7 +278,10 @@ impl Reply {
 
     /// The reply of a generated-client call, in the same terms.
     pub fn from_client<T: serde::Serialize, E: serde::Serialize + std::fmt::Debug>(
-        result: Result<merchant_client::merchant::ResponseValue<T>, merchant_client::merchant::Error<E>>,
+        result: Result<
+            merchant_client::merchant::ResponseValue<T>,
+            merchant_client::merchant::Error<E>,
+        >,
     ) -> Result<Reply> {
         match result {
             Ok(v) => Ok(Reply {

@@ -4,7 +4,7 @@
 mod steps;
 
 use conformance::{harness, profile_from_env};
-use cucumber::World as _;
+use cucumber::{StatsWriter as _, World as _};
 use payments_service::Profile;
 use steps::PaymentsWorld;
 
@@ -27,7 +27,11 @@ async fn main() {
         .max_concurrent_scenarios(16)
         .fail_on_skipped()
         .filter_run(features, move |feature, _rule, scenario| {
-            !feature.tags.iter().chain(scenario.tags.iter()).any(|t| t == skip_tag)
+            !feature
+                .tags
+                .iter()
+                .chain(scenario.tags.iter())
+                .any(|t| t == skip_tag)
         })
         .await;
     let failed = writer.execution_has_failed();
@@ -49,15 +53,27 @@ async fn main() {
 }
 
 async fn ledger_check() -> anyhow::Result<String> {
-    let report = harness().await.operator()?.check_ledger().await?.into_inner();
+    let report = harness()
+        .await
+        .operator()?
+        .check_ledger()
+        .await?
+        .into_inner();
     let mut out = format!(
         "ledger check after the suite: {} journal entries, {} balances, {}",
         report.entries_checked,
         report.balances_checked,
-        if report.ok { "no difference" } else { "DIFFERENCES:" }
+        if report.ok {
+            "no difference"
+        } else {
+            "DIFFERENCES:"
+        }
     );
     for d in report.differences {
-        out.push_str(&format!("\n  DIFFERENCE {:?} {}: {}", d.kind, d.reference, d.detail));
+        out.push_str(&format!(
+            "\n  DIFFERENCE {:?} {}: {}",
+            d.kind, d.reference, d.detail
+        ));
     }
     Ok(out)
 }

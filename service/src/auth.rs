@@ -79,7 +79,12 @@ pub async fn authenticate(
         app.config.rate_limit.burst,
     ));
     app.rate_limiter
-        .take(&merchant.id, per_second, burst, app.clock.now().timestamp_millis())
+        .take(
+            &merchant.id,
+            per_second,
+            burst,
+            app.clock.now().timestamp_millis(),
+        )
         .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
     Ok((merchant, fields))
 }

@@ -279,7 +279,11 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
                 .for_currency(&req.currency)
                 .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
             let payment = channel.create_payment(&order_no);
-            let cost = fees::apply(&channel.costs().deposit, req.amount, currency.fraction_digits);
+            let cost = fees::apply(
+                &channel.costs().deposit,
+                req.amount,
+                currency.fraction_digits,
+            );
             row.estimated_channel_cost = to_units(cost);
             row.estimated_profit = to_units(estimated_fee - cost);
             row.channel_id = Some(channel.id().to_string());
@@ -423,10 +427,15 @@ pub async fn find_any(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
 /// The payment arrived in full (`paid` is `None`) or as `paid`: the order
 /// completes and the merchant is credited `actual_amount − fee`, in one
 /// transaction. The fee and the channel cost are computed on what arrived.
-pub async fn complete(app: &App, order_no: &str, paid: Option<Decimal>) -> Result<Deposit, ApiError> {
+pub async fn complete(
+    app: &App,
+    order_no: &str,
+    paid: Option<Decimal>,
+) -> Result<Deposit, ApiError> {
     let current = find_any(app, order_no).await?;
-    lifecycle::deposit_next(current.status, DepositEvent::Complete)
-        .ok_or_else(|| lifecycle::refused(order_no, current.status.as_str(), DepositEvent::Complete))?;
+    lifecycle::deposit_next(current.status, DepositEvent::Complete).ok_or_else(|| {
+        lifecycle::refused(order_no, current.status.as_str(), DepositEvent::Complete)
+    })?;
     let currency = crate::validate::currency(app, &current.currency)?;
     let actual = match paid {
         Some(p) => {
@@ -443,17 +452,26 @@ pub async fn complete(app: &App, order_no: &str, paid: Option<Decimal>) -> Resul
         }
         None => current.amount,
     };
-    let rate = fees::merchant_rate(app, &current.merchant_id, &current.currency, Direction::Deposit).await?;
+    let rate = fees::merchant_rate(
+        app,
+        &current.merchant_id,
+        &current.currency,
+        Direction::Deposit,
+    )
+    .await?;
     let fee = fees::apply(&rate, actual, currency.fraction_digits);
     let cost = match current.route {
-        Route::Account => current.account(app).map(|a| fees::apply(&a.deposit_cost, actual, currency.fraction_digits)),
+        Route::Account => current
+            .account(app)
+            .map(|a| fees::apply(&a.deposit_cost, actual, currency.fraction_digits)),
         Route::Channel => current
             .channel_id
             .as_deref()
             .and_then(|id| app.channels.get(id))
             .map(|c| fees::apply(&c.costs().deposit, actual, currency.fraction_digits)),
     };
-    let units = |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
+    let units =
+        |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
     let (actual_units, fee_units) = (units(actual)?, units(fee)?);
     let now = app.now_unix();
     let order = order_no.to_string();
@@ -473,10 +491,19 @@ pub async fn complete(app: &App, order_no: &str, paid: Option<Decimal>) -> Resul
                 row.actual_profit = cost.and_then(|c| to_units(fee - c));
                 row.completed_at = Some(now);
                 row.updated_at = now;
-                if !tx.transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row).await? {
+                if !tx
+                    .transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row)
+                    .await?
+                {
                     return Err(lifecycle::refused(&order, &from, DepositEvent::Complete));
                 }
-                let entry = Entry::deposit_completed(&row.merchant_id, &row.currency, &row.order_no, actual_units, fee_units);
+                let entry = Entry::deposit_completed(
+                    &row.merchant_id,
+                    &row.currency,
+                    &row.order_no,
+                    actual_units,
+                    fee_units,
+                );
                 ledger::post(tx, &entry, now).await?;
                 Ok(row)
             })

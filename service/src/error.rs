@@ -40,7 +40,11 @@ pub enum ApiError {
     #[error("the available balance does not cover the amount and its fee")]
     InsufficientBalance,
     #[error("order `{order_no}` is `{status}`; {action} does not apply to it")]
-    InvalidStateTransition { order_no: String, status: String, action: String },
+    InvalidStateTransition {
+        order_no: String,
+        status: String,
+        action: String,
+    },
     #[error("missing or unknown operator token")]
     UnknownOperatorToken,
     #[error("no merchant `{0}`")]

@@ -29,6 +29,71 @@ pub fn apply(rate: &RateConfig, amount: Decimal, fraction_digits: u32) -> Decima
         .max(Decimal::ZERO)
 }
 
+/// The merchant's rate for a currency and direction: its own if an operator
+/// set one, else the configured default for the currency, else zero.
+pub async fn merchant_rate(
+    app: &crate::app::App,
+    merchant_id: &str,
+    currency: &str,
+    direction: Direction,
+) -> Result<RateConfig, crate::error::ApiError> {
+    let (m, c, d) = (
+        merchant_id.to_string(),
+        currency.to_string(),
+        direction.as_str(),
+    );
+    let own = app
+        .db
+        .run(|s| Box::pin(async move { s.fee(&m, &c, d).await }))
+        .await?;
+    if let Some(row) = own {
+        let percent = row.percent.parse::<Decimal>().map_err(|_| {
+            crate::error::ApiError::Internal(format!("stored fee percent `{}`", row.percent))
+        })?;
+        return Ok(RateConfig {
+            percent,
+            fixed: crate::money::from_units(row.fixed),
+            minimum: crate::money::from_units(row.minimum),
+        });
+    }
+    Ok(app
+        .config
+        .default_fees
+        .get(currency)
+        .map(|rates| match direction {
+            Direction::Deposit => rates.deposit.clone(),
+            Direction::Withdrawal => rates.withdrawal.clone(),
+        })
+        .unwrap_or_default())
+}
+
+/// Sets the merchant's own rate for a currency and direction.
+pub async fn set_merchant_rate(
+    app: &crate::app::App,
+    merchant_id: &str,
+    currency: &str,
+    direction: Direction,
+    rate: &RateConfig,
+) -> Result<(), crate::error::ApiError> {
+    let units = |d: Decimal, field: &str| {
+        crate::money::to_units(d)
+            .ok_or_else(|| crate::error::ApiError::invalid_field(field, "is too large"))
+    };
+    let row = crate::db::rows::FeeRow {
+        merchant_id: merchant_id.to_string(),
+        currency: currency.to_string(),
+        direction: direction.as_str().to_string(),
+        percent: rate.percent.normalize().to_string(),
+        fixed: units(rate.fixed, "fixed")?,
+        minimum: units(rate.minimum, "minimum")?,
+        updated_at: app.now_unix(),
+    };
+    app.db
+        .run(|s| Box::pin(async move { s.upsert_fee(&row).await }))
+        .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,65 +132,4 @@ mod tests {
     fn never_more_than_the_amount() {
         assert_eq!(apply(&rate("0", "0", "50"), d("10"), 2), d("10"));
     }
-}
-
-/// The merchant's rate for a currency and direction: its own if an operator
-/// set one, else the configured default for the currency, else zero.
-pub async fn merchant_rate(
-    app: &crate::app::App,
-    merchant_id: &str,
-    currency: &str,
-    direction: Direction,
-) -> Result<RateConfig, crate::error::ApiError> {
-    let (m, c, d) = (merchant_id.to_string(), currency.to_string(), direction.as_str());
-    let own = app
-        .db
-        .run(|s| Box::pin(async move { s.fee(&m, &c, d).await }))
-        .await?;
-    if let Some(row) = own {
-        let percent = row
-            .percent
-            .parse::<Decimal>()
-            .map_err(|_| crate::error::ApiError::Internal(format!("stored fee percent `{}`", row.percent)))?;
-        return Ok(RateConfig {
-            percent,
-            fixed: crate::money::from_units(row.fixed),
-            minimum: crate::money::from_units(row.minimum),
-        });
-    }
-    Ok(app
-        .config
-        .default_fees
-        .get(currency)
-        .map(|rates| match direction {
-            Direction::Deposit => rates.deposit.clone(),
-            Direction::Withdrawal => rates.withdrawal.clone(),
-        })
-        .unwrap_or_default())
-}
-
-/// Sets the merchant's own rate for a currency and direction.
-pub async fn set_merchant_rate(
-    app: &crate::app::App,
-    merchant_id: &str,
-    currency: &str,
-    direction: Direction,
-    rate: &RateConfig,
-) -> Result<(), crate::error::ApiError> {
-    let units = |d: Decimal, field: &str| {
-        crate::money::to_units(d).ok_or_else(|| crate::error::ApiError::invalid_field(field, "is too large"))
-    };
-    let row = crate::db::rows::FeeRow {
-        merchant_id: merchant_id.to_string(),
-        currency: currency.to_string(),
-        direction: direction.as_str().to_string(),
-        percent: rate.percent.normalize().to_string(),
-        fixed: units(rate.fixed, "fixed")?,
-        minimum: units(rate.minimum, "minimum")?,
-        updated_at: app.now_unix(),
-    };
-    app.db
-        .run(|s| Box::pin(async move { s.upsert_fee(&row).await }))
-        .await?;
-    Ok(())
 }

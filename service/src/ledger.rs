@@ -47,7 +47,13 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn new(merchant_id: &str, currency: &str, kind: &'static str, order_no: &str, postings: Vec<(Account, i64)>) -> Entry {
+    fn new(
+        merchant_id: &str,
+        currency: &str,
+        kind: &'static str,
+        order_no: &str,
+        postings: Vec<(Account, i64)>,
+    ) -> Entry {
         Entry {
             merchant_id: merchant_id.to_string(),
             currency: currency.to_string(),
@@ -59,31 +65,67 @@ impl Entry {
 
     /// A completed deposit: the payer's money leaves clearing, the fee goes
     /// to the service, the rest to the merchant's available balance.
-    pub fn deposit_completed(merchant_id: &str, currency: &str, order_no: &str, actual: i64, fee: i64) -> Entry {
-        Entry::new(merchant_id, currency, "deposit_completed", order_no, vec![
-            (Account::Clearing, -actual),
-            (Account::Available(merchant_id.into()), actual - fee),
-            (Account::Fees, fee),
-        ])
+    pub fn deposit_completed(
+        merchant_id: &str,
+        currency: &str,
+        order_no: &str,
+        actual: i64,
+        fee: i64,
+    ) -> Entry {
+        Entry::new(
+            merchant_id,
+            currency,
+            "deposit_completed",
+            order_no,
+            vec![
+                (Account::Clearing, -actual),
+                (Account::Available(merchant_id.into()), actual - fee),
+                (Account::Fees, fee),
+            ],
+        )
     }
 
     /// A withdrawal created: its amount and fee move from available to
     /// frozen.
-    pub fn withdrawal_frozen(merchant_id: &str, currency: &str, order_no: &str, amount: i64, fee: i64) -> Entry {
-        Entry::new(merchant_id, currency, "withdrawal_frozen", order_no, vec![
-            (Account::Available(merchant_id.into()), -(amount + fee)),
-            (Account::Frozen(merchant_id.into()), amount + fee),
-        ])
+    pub fn withdrawal_frozen(
+        merchant_id: &str,
+        currency: &str,
+        order_no: &str,
+        amount: i64,
+        fee: i64,
+    ) -> Entry {
+        Entry::new(
+            merchant_id,
+            currency,
+            "withdrawal_frozen",
+            order_no,
+            vec![
+                (Account::Available(merchant_id.into()), -(amount + fee)),
+                (Account::Frozen(merchant_id.into()), amount + fee),
+            ],
+        )
     }
 
     /// A withdrawal settled: the frozen amount is paid out and the fee
     /// earned.
-    pub fn withdrawal_completed(merchant_id: &str, currency: &str, order_no: &str, amount: i64, fee: i64) -> Entry {
-        Entry::new(merchant_id, currency, "withdrawal_completed", order_no, vec![
-            (Account::Frozen(merchant_id.into()), -(amount + fee)),
-            (Account::Payouts, amount),
-            (Account::Fees, fee),
-        ])
+    pub fn withdrawal_completed(
+        merchant_id: &str,
+        currency: &str,
+        order_no: &str,
+        amount: i64,
+        fee: i64,
+    ) -> Entry {
+        Entry::new(
+            merchant_id,
+            currency,
+            "withdrawal_completed",
+            order_no,
+            vec![
+                (Account::Frozen(merchant_id.into()), -(amount + fee)),
+                (Account::Payouts, amount),
+                (Account::Fees, fee),
+            ],
+        )
     }
 
     /// A withdrawal rejected or failed: what was frozen returns to
@@ -96,21 +138,35 @@ impl Entry {
         amount: i64,
         fee: i64,
     ) -> Entry {
-        Entry::new(merchant_id, currency, kind, order_no, vec![
-            (Account::Frozen(merchant_id.into()), -(amount + fee)),
-            (Account::Available(merchant_id.into()), amount + fee),
-        ])
+        Entry::new(
+            merchant_id,
+            currency,
+            kind,
+            order_no,
+            vec![
+                (Account::Frozen(merchant_id.into()), -(amount + fee)),
+                (Account::Available(merchant_id.into()), amount + fee),
+            ],
+        )
     }
 
     fn delta(&self, account: &Account) -> i64 {
-        self.postings.iter().filter(|(a, _)| a == account).map(|(_, v)| v).sum()
+        self.postings
+            .iter()
+            .filter(|(a, _)| a == account)
+            .map(|(_, v)| v)
+            .sum()
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
     #[error("journal entry {kind} for {order_no} does not balance: {sum}")]
-    Unbalanced { kind: &'static str, order_no: String, sum: i64 },
+    Unbalanced {
+        kind: &'static str,
+        order_no: String,
+        sum: i64,
+    },
     #[error("the balance would go below zero")]
     Insufficient,
     #[error(transparent)]
@@ -162,8 +218,16 @@ pub async fn post(tx: &mut dyn Store, entry: &Entry, now: i64) -> Result<(), Led
     let available = entry.delta(&Account::Available(entry.merchant_id.clone()));
     let frozen = entry.delta(&Account::Frozen(entry.merchant_id.clone()));
     if available != 0 || frozen != 0 {
-        tx.ensure_balance(&crate::balance::zero_row(&entry.merchant_id, &entry.currency, now)).await?;
-        if !tx.apply_balance_delta(&entry.merchant_id, &entry.currency, available, frozen, now).await? {
+        tx.ensure_balance(&crate::balance::zero_row(
+            &entry.merchant_id,
+            &entry.currency,
+            now,
+        ))
+        .await?;
+        if !tx
+            .apply_balance_delta(&entry.merchant_id, &entry.currency, available, frozen, now)
+            .await?
+        {
             return Err(LedgerError::Insufficient);
         }
     }
@@ -219,10 +283,16 @@ pub async fn check(app: &App) -> Result<Report, ApiError> {
             detail: format!("postings sum to {}", crate::money::from_units(e.total)),
         });
     }
-    let sums: BTreeMap<(String, String), i64> =
-        sums.into_iter().map(|s| ((s.account, s.currency), s.total)).collect();
+    let sums: BTreeMap<(String, String), i64> = sums
+        .into_iter()
+        .map(|s| ((s.account, s.currency), s.total))
+        .collect();
     for b in balances {
-        let expected = |account: Account| sums.get(&(account.key(), b.currency.clone())).copied().unwrap_or(0);
+        let expected = |account: Account| {
+            sums.get(&(account.key(), b.currency.clone()))
+                .copied()
+                .unwrap_or(0)
+        };
         let available = expected(Account::Available(b.merchant_id.clone()));
         let frozen = expected(Account::Frozen(b.merchant_id.clone()));
         let reference = format!("{}/{}", b.merchant_id, b.currency);

@@ -33,8 +33,12 @@ pub enum WithdrawalEvent {
     Fail,
 }
 
-pub const DEPOSIT_EVENTS: [DepositEvent; 4] =
-    [DepositEvent::Match, DepositEvent::Complete, DepositEvent::Expire, DepositEvent::Cancel];
+pub const DEPOSIT_EVENTS: [DepositEvent; 4] = [
+    DepositEvent::Match,
+    DepositEvent::Complete,
+    DepositEvent::Expire,
+    DepositEvent::Cancel,
+];
 pub const WITHDRAWAL_EVENTS: [WithdrawalEvent; 5] = [
     WithdrawalEvent::Approve,
     WithdrawalEvent::Reject,
@@ -167,18 +171,34 @@ mod tests {
                     (Approved | Processing, Fail) => Some(Failed),
                     _ => None,
                 };
-                assert_eq!(withdrawal_next(from, event), expected, "{from:?} + {event:?}");
+                assert_eq!(
+                    withdrawal_next(from, event),
+                    expected,
+                    "{from:?} + {event:?}"
+                );
             }
         }
     }
 
     #[test]
     fn final_states_never_move() {
-        for from in [DepositStatus::Completed, DepositStatus::Expired, DepositStatus::Cancelled] {
-            assert!(DEPOSIT_EVENTS.iter().all(|e| deposit_next(from, *e).is_none()));
+        for from in [
+            DepositStatus::Completed,
+            DepositStatus::Expired,
+            DepositStatus::Cancelled,
+        ] {
+            assert!(DEPOSIT_EVENTS
+                .iter()
+                .all(|e| deposit_next(from, *e).is_none()));
         }
-        for from in [WithdrawalStatus::Completed, WithdrawalStatus::Rejected, WithdrawalStatus::Failed] {
-            assert!(WITHDRAWAL_EVENTS.iter().all(|e| withdrawal_next(from, *e).is_none()));
+        for from in [
+            WithdrawalStatus::Completed,
+            WithdrawalStatus::Rejected,
+            WithdrawalStatus::Failed,
+        ] {
+            assert!(WITHDRAWAL_EVENTS
+                .iter()
+                .all(|e| withdrawal_next(from, *e).is_none()));
         }
     }
 }

@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use payments_service::clock::SystemClock;
 use payments_service::config::{Config, Profile};
-use payments_service::{merchant, server};
+use payments_service::{ledger, merchant, server};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -27,6 +27,18 @@ enum Command {
         #[command(subcommand)]
         command: MerchantCommand,
     },
+    /// Inspect the ledger.
+    Ledger {
+        #[command(subcommand)]
+        command: LedgerCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LedgerCommand {
+    /// Recompute every balance from the journal and report any difference
+    /// (exit status 1 when there is one).
+    Check,
 }
 
 #[derive(Subcommand)]
@@ -81,6 +93,26 @@ async fn run() -> Result<()> {
             println!("api_key: {}", created.api_key);
             println!("(store the key now: it is not shown again)");
             Ok(())
+        }
+        Command::Ledger {
+            command: LedgerCommand::Check,
+        } => {
+            let report = ledger::check(&app)
+                .await
+                .map_err(|e| anyhow::anyhow!("checking the ledger: {e}"))?;
+            println!(
+                "ledger check: {} journal entries, {} balances",
+                report.entries_checked, report.balances_checked
+            );
+            for d in &report.differences {
+                println!("  {} {}: {}", d.kind, d.reference, d.detail);
+            }
+            if report.ok() {
+                println!("no difference");
+                Ok(())
+            } else {
+                anyhow::bail!("{} differences", report.differences.len())
+            }
         }
     }
 }

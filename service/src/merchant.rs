@@ -193,9 +193,14 @@ pub async fn find(app: &App, merchant_id: &str) -> Result<Merchant, ApiError> {
         .ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))
 }
 
-pub async fn set_auto_approval(app: &App, merchant_id: &str, setting: AutoApproval) -> Result<Merchant, ApiError> {
+pub async fn set_auto_approval(
+    app: &App,
+    merchant_id: &str,
+    setting: AutoApproval,
+) -> Result<Merchant, ApiError> {
     let (id, mode) = (merchant_id.to_string(), setting.mode());
-    let limits = serde_json::to_string(&setting.limits()).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let limits =
+        serde_json::to_string(&setting.limits()).map_err(|e| ApiError::Internal(e.to_string()))?;
     let now = app.now_unix();
     let found = app
         .db
@@ -207,7 +212,12 @@ pub async fn set_auto_approval(app: &App, merchant_id: &str, setting: AutoApprov
     find(app, merchant_id).await
 }
 
-pub async fn set_rate_limit(app: &App, merchant_id: &str, per_second: i32, burst: i32) -> Result<Merchant, ApiError> {
+pub async fn set_rate_limit(
+    app: &App,
+    merchant_id: &str,
+    per_second: i32,
+    burst: i32,
+) -> Result<Merchant, ApiError> {
     let id = merchant_id.to_string();
     let now = app.now_unix();
     let found = app

@@ -21,5 +21,7 @@ pub fn authenticate(app: &App, token: &BearerToken) -> Result<Operator, ApiError
             found = Some(op.name.clone());
         }
     }
-    found.map(|name| Operator { name }).ok_or(ApiError::UnknownOperatorToken)
+    found
+        .map(|name| Operator { name })
+        .ok_or(ApiError::UnknownOperatorToken)
 }

@@ -20,7 +20,13 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// Takes one token for `merchant_id`, or says how many whole seconds
     /// to wait for one.
-    pub fn take(&self, merchant_id: &str, per_second: u32, burst: u32, now_ms: i64) -> Result<(), u64> {
+    pub fn take(
+        &self,
+        merchant_id: &str,
+        per_second: u32,
+        burst: u32,
+        now_ms: i64,
+    ) -> Result<(), u64> {
         let capacity = i64::from(burst) * MILLI;
         let rate = i64::from(per_second.max(1));
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());

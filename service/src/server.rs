@@ -65,10 +65,13 @@ fn load_or_create_secret(dir: &std::path::Path, file: &str) -> Result<String> {
 /// API is not registered in production, so it answers 404 there.
 pub fn api_description(profile: Profile) -> Result<ApiDescription<Arc<App>>> {
     let mut api = ApiDescription::new();
-    merchant_api::merchant::register::<MerchantApiImpl>(&mut api).map_err(|e| anyhow!("merchant API: {e}"))?;
-    merchant_api::operator::register::<OperatorApiImpl>(&mut api).map_err(|e| anyhow!("operator API: {e}"))?;
+    merchant_api::merchant::register::<MerchantApiImpl>(&mut api)
+        .map_err(|e| anyhow!("merchant API: {e}"))?;
+    merchant_api::operator::register::<OperatorApiImpl>(&mut api)
+        .map_err(|e| anyhow!("operator API: {e}"))?;
     if profile == Profile::Sandbox {
-        merchant_api::sandbox::register::<SandboxApiImpl>(&mut api).map_err(|e| anyhow!("sandbox API: {e}"))?;
+        merchant_api::sandbox::register::<SandboxApiImpl>(&mut api)
+            .map_err(|e| anyhow!("sandbox API: {e}"))?;
     }
     api.register(openapi_document)
         .map_err(|e| anyhow!("registering the spec endpoint: {e}"))?;

@@ -85,6 +85,38 @@ pub fn currency(
         .ok_or_else(|| ApiError::UnsupportedCurrency(value.to_string()))
 }
 
+/// An account number: 1 to 64 characters of letters, digits or `-`.
+pub fn account_number(field: &str, value: String) -> Result<String, ApiError> {
+    let ok = !value.is_empty()
+        && value.len() <= 64
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if !ok {
+        return Err(ApiError::invalid_field(
+            field,
+            "must be 1 to 64 characters of A-Z, a-z, 0-9 or `-`",
+        ));
+    }
+    Ok(value)
+}
+
+/// A bank or similar code: 1 to 32 characters of letters, digits, `_` or `-`.
+pub fn code(field: &str, value: String) -> Result<String, ApiError> {
+    let ok = !value.is_empty()
+        && value.len() <= 32
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !ok {
+        return Err(ApiError::invalid_field(
+            field,
+            "must be 1 to 32 characters of A-Z, a-z, 0-9, `_` or `-`",
+        ));
+    }
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,26 +131,4 @@ mod tests {
         assert!(!ok(Profile::Sandbox, "/relative"));
         assert!(!ok(Profile::Sandbox, "https://user:pw@example.com/"));
     }
-}
-
-/// An account number: 1 to 64 characters of letters, digits or `-`.
-pub fn account_number(field: &str, value: String) -> Result<String, ApiError> {
-    let ok = !value.is_empty()
-        && value.len() <= 64
-        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    if !ok {
-        return Err(ApiError::invalid_field(field, "must be 1 to 64 characters of A-Z, a-z, 0-9 or `-`"));
-    }
-    Ok(value)
-}
-
-/// A bank or similar code: 1 to 32 characters of letters, digits, `_` or `-`.
-pub fn code(field: &str, value: String) -> Result<String, ApiError> {
-    let ok = !value.is_empty()
-        && value.len() <= 32
-        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if !ok {
-        return Err(ApiError::invalid_field(field, "must be 1 to 32 characters of A-Z, a-z, 0-9, `_` or `-`"));
-    }
-    Ok(value)
 }

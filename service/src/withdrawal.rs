@@ -77,8 +77,9 @@ pub struct Withdrawal {
 
 impl Withdrawal {
     pub fn from_row(row: WithdrawalRow) -> Result<Withdrawal, ApiError> {
-        let status = WithdrawalStatus::parse(&row.status)
-            .ok_or_else(|| ApiError::Internal(format!("withdrawal {}: bad status", row.order_no)))?;
+        let status = WithdrawalStatus::parse(&row.status).ok_or_else(|| {
+            ApiError::Internal(format!("withdrawal {}: bad status", row.order_no))
+        })?;
         Ok(Withdrawal { row, status })
     }
 
@@ -97,8 +98,14 @@ impl Withdrawal {
 }
 
 /// Creates a withdrawal, or returns the original on an identical resend.
-pub async fn create(app: &App, merchant: &Merchant, req: NewWithdrawal) -> Result<Withdrawal, ApiError> {
-    if let Some(existing) = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no).await? {
+pub async fn create(
+    app: &App,
+    merchant: &Merchant,
+    req: NewWithdrawal,
+) -> Result<Withdrawal, ApiError> {
+    if let Some(existing) =
+        find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no).await?
+    {
         return same_request_or_conflict(existing, &req);
     }
     let currency = crate::validate::currency(app, &req.currency)?;
@@ -108,7 +115,8 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewWithdrawal) -> Resul
     let cost = channel
         .as_ref()
         .map(|c| fees::apply(&c.costs().withdrawal, req.amount, currency.fraction_digits));
-    let units = |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
+    let units =
+        |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
     let (amount, fee_units) = (units(req.amount)?, units(fee)?);
     let now = app.now_unix();
     let auto = merchant.auto_approval.approves(&req.currency, amount);
@@ -119,9 +127,13 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewWithdrawal) -> Resul
         merchant_id: merchant.id.clone(),
         merchant_order_no: req.merchant_order_no.clone(),
         request_fingerprint: req.fingerprint.clone(),
-        status: if auto { WithdrawalStatus::Approved } else { WithdrawalStatus::Pending }
-            .as_str()
-            .into(),
+        status: if auto {
+            WithdrawalStatus::Approved
+        } else {
+            WithdrawalStatus::Pending
+        }
+        .as_str()
+        .into(),
         currency: req.currency.clone(),
         amount,
         fee: fee_units,
@@ -184,16 +196,23 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewWithdrawal) -> Resul
 /// with a resend; anything else is what it is.
 fn conflict_or(e: StoreError) -> ApiError {
     match e {
-        StoreError::Conflict(c) if c.contains("merchant_order_no") => ApiError::DuplicateMerchantOrderNo(c),
+        StoreError::Conflict(c) if c.contains("merchant_order_no") => {
+            ApiError::DuplicateMerchantOrderNo(c)
+        }
         other => other.into(),
     }
 }
 
-fn same_request_or_conflict(existing: WithdrawalRow, req: &NewWithdrawal) -> Result<Withdrawal, ApiError> {
+fn same_request_or_conflict(
+    existing: WithdrawalRow,
+    req: &NewWithdrawal,
+) -> Result<Withdrawal, ApiError> {
     if crate::keys::constant_time_eq(&existing.request_fingerprint, &req.fingerprint) {
         Withdrawal::from_row(existing)
     } else {
-        Err(ApiError::DuplicateMerchantOrderNo(req.merchant_order_no.clone()))
+        Err(ApiError::DuplicateMerchantOrderNo(
+            req.merchant_order_no.clone(),
+        ))
     }
 }
 
@@ -216,14 +235,22 @@ fn not_found(reference: &str) -> ApiError {
     }
 }
 
-pub async fn find_by_merchant_order_no(app: &App, merchant_id: &str, merchant_order_no: &str) -> Result<Withdrawal, ApiError> {
+pub async fn find_by_merchant_order_no(
+    app: &App,
+    merchant_id: &str,
+    merchant_order_no: &str,
+) -> Result<Withdrawal, ApiError> {
     find_by_merchant_order_no_opt(app, merchant_id, merchant_order_no)
         .await?
         .map(Withdrawal::from_row)
         .unwrap_or_else(|| Err(not_found(merchant_order_no)))
 }
 
-pub async fn find_by_order_no(app: &App, merchant_id: &str, order_no: &str) -> Result<Withdrawal, ApiError> {
+pub async fn find_by_order_no(
+    app: &App,
+    merchant_id: &str,
+    order_no: &str,
+) -> Result<Withdrawal, ApiError> {
     let (m, o) = (merchant_id.to_string(), order_no.to_string());
     app.db
         .run(|s| Box::pin(async move { s.withdrawal_by_order_no(&m, &o).await }))
@@ -268,8 +295,21 @@ async fn apply(
     change(&mut row, now);
     let entry = match effect {
         Effect::None => None,
-        Effect::Release(kind) => Some(Entry::withdrawal_released(&row.merchant_id, &row.currency, &row.order_no, kind, row.amount, row.fee)),
-        Effect::Complete => Some(Entry::withdrawal_completed(&row.merchant_id, &row.currency, &row.order_no, row.amount, row.fee)),
+        Effect::Release(kind) => Some(Entry::withdrawal_released(
+            &row.merchant_id,
+            &row.currency,
+            &row.order_no,
+            kind,
+            row.amount,
+            row.fee,
+        )),
+        Effect::Complete => Some(Entry::withdrawal_completed(
+            &row.merchant_id,
+            &row.currency,
+            &row.order_no,
+            row.amount,
+            row.fee,
+        )),
     };
     let sources = lifecycle::withdrawal_sources(event);
     let update = row.clone();
@@ -295,28 +335,54 @@ async fn apply(
     Withdrawal::from_row(row)
 }
 
-pub async fn approve(app: &App, order_no: &str, operator: &str, remarks: Option<String>) -> Result<Withdrawal, ApiError> {
+pub async fn approve(
+    app: &App,
+    order_no: &str,
+    operator: &str,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
     let operator = operator.to_string();
-    apply(app, order_no, WithdrawalEvent::Approve, move |row, now| {
-        row.approved_at = Some(now);
-        row.approved_by = Some(operator);
-        row.approval_remarks = remarks;
-    }, Effect::None)
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Approve,
+        move |row, now| {
+            row.approved_at = Some(now);
+            row.approved_by = Some(operator);
+            row.approval_remarks = remarks;
+        },
+        Effect::None,
+    )
     .await
 }
 
-pub async fn reject(app: &App, order_no: &str, operator: &str, remarks: Option<String>) -> Result<Withdrawal, ApiError> {
+pub async fn reject(
+    app: &App,
+    order_no: &str,
+    operator: &str,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
     let operator = operator.to_string();
-    apply(app, order_no, WithdrawalEvent::Reject, move |row, now| {
-        row.rejected_at = Some(now);
-        row.approved_by = Some(operator);
-        row.approval_remarks = remarks;
-    }, Effect::Release("withdrawal_rejected"))
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Reject,
+        move |row, now| {
+            row.rejected_at = Some(now);
+            row.approved_by = Some(operator);
+            row.approval_remarks = remarks;
+        },
+        Effect::Release("withdrawal_rejected"),
+    )
     .await
 }
 
 /// The channel paid the beneficiary.
-pub async fn settle(app: &App, order_no: &str, bank_reference: Option<String>) -> Result<Withdrawal, ApiError> {
+pub async fn settle(
+    app: &App,
+    order_no: &str,
+    bank_reference: Option<String>,
+) -> Result<Withdrawal, ApiError> {
     let current = find_any(app, order_no).await?;
     let digits = app
         .config
@@ -332,23 +398,39 @@ pub async fn settle(app: &App, order_no: &str, bank_reference: Option<String>) -
     let cost_units = cost.and_then(to_units);
     let profit_units = cost.and_then(|c| to_units(current.fee() - c));
     let reference = bank_reference.unwrap_or_else(|| format!("SIM-{}", current.row.order_no));
-    apply(app, order_no, WithdrawalEvent::Settle, move |row, now| {
-        row.actual_amount = row.amount;
-        row.completed_at = Some(now);
-        row.processed_at = row.processed_at.or(Some(now));
-        row.bank_reference = Some(reference);
-        row.actual_channel_cost = cost_units;
-        row.actual_profit = profit_units;
-    }, Effect::Complete)
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Settle,
+        move |row, now| {
+            row.actual_amount = row.amount;
+            row.completed_at = Some(now);
+            row.processed_at = row.processed_at.or(Some(now));
+            row.bank_reference = Some(reference);
+            row.actual_channel_cost = cost_units;
+            row.actual_profit = profit_units;
+        },
+        Effect::Complete,
+    )
     .await
 }
 
 /// The channel could not pay the beneficiary.
-pub async fn fail(app: &App, order_no: &str, reason: Option<String>) -> Result<Withdrawal, ApiError> {
-    apply(app, order_no, WithdrawalEvent::Fail, move |row, now| {
-        row.failed_at = Some(now);
-        row.processed_at = row.processed_at.or(Some(now));
-        row.manual_reason = reason;
-    }, Effect::Release("withdrawal_failed"))
+pub async fn fail(
+    app: &App,
+    order_no: &str,
+    reason: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Fail,
+        move |row, now| {
+            row.failed_at = Some(now);
+            row.processed_at = row.processed_at.or(Some(now));
+            row.manual_reason = reason;
+        },
+        Effect::Release("withdrawal_failed"),
+    )
     .await
 }

@@ -68,6 +68,11 @@ async fn request_succeeds(world: &mut PaymentsWorld) {
     );
 }
 
+#[then(expr = "the request is refused with status {int}")]
+async fn refused_status(world: &mut PaymentsWorld, status: u16) {
+    assert_eq!(world.reply().status, status, "{}", world.reply().body);
+}
+
 #[then(expr = "the request is refused with status {int} and error code {string}")]
 async fn refused(world: &mut PaymentsWorld, status: u16, code: String) {
     let reply = world.reply();

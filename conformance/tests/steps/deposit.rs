@@ -107,7 +107,8 @@ async fn create_cashier(world: &mut PaymentsWorld, order: String) {
         user_id: None,
         payer_bank_cards: Vec::new(),
     };
-    world.reply = Some(Reply::from_client(client.create_cashier_deposit(&body).await).expect("a reply"));
+    world.reply =
+        Some(Reply::from_client(client.create_cashier_deposit(&body).await).expect("a reply"));
 }
 
 #[then(expr = "no deposit {string} exists")]

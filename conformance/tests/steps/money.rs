@@ -17,11 +17,23 @@ fn amount(text: &str) -> AmountNumber {
 }
 
 fn order_no_of(reply_body: &Value) -> String {
-    reply_body["order_no"].as_str().expect("an order_no").to_string()
+    reply_body["order_no"]
+        .as_str()
+        .expect("an order_no")
+        .to_string()
 }
 
-#[given(expr = "the merchant's {word} fee in {word} is {word}% plus {word} with a minimum of {word}")]
-async fn set_fee(world: &mut PaymentsWorld, direction: String, currency: String, percent: String, fixed: String, minimum: String) {
+#[given(
+    expr = "the merchant's {word} fee in {word} is {word}% plus {word} with a minimum of {word}"
+)]
+async fn set_fee(
+    world: &mut PaymentsWorld,
+    direction: String,
+    currency: String,
+    percent: String,
+    fixed: String,
+    minimum: String,
+) {
     let h = harness().await;
     let direction = match direction.as_str() {
         "deposit" => op::FeeDirection::Deposit,
@@ -72,7 +84,10 @@ async fn auto_approval(
     let reply = Reply::from_client(
         h.operator()
             .unwrap()
-            .set_auto_approval(&world.merchant().id, &op::AutoApprovalRequest { mode, limits })
+            .set_auto_approval(
+                &world.merchant().id,
+                &op::AutoApprovalRequest { mode, limits },
+            )
             .await,
     )
     .unwrap();
@@ -85,12 +100,20 @@ async fn funded(world: &mut PaymentsWorld, value: String, currency: String) {
     let h = harness().await;
     let client = h.client(world.merchant());
     let order = format!("FUND-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-    let created = Reply::from_client(client.create_deposit(&deposit_request(&order, &value, &currency)).await).unwrap();
+    let created = Reply::from_client(
+        client
+            .create_deposit(&deposit_request(&order, &value, &currency))
+            .await,
+    )
+    .unwrap();
     assert_eq!(created.status, 200, "{}", created.body);
     let paid = Reply::from_client(
         h.sandbox()
             .unwrap()
-            .pay_deposit(&order_no_of(&created.body), &sb::PayDepositRequest { amount: None })
+            .pay_deposit(
+                &order_no_of(&created.body),
+                &sb::PayDepositRequest { amount: None },
+            )
             .await,
     )
     .unwrap();
@@ -128,9 +151,19 @@ fn withdrawal_request(order: &str, value: &str, currency: &str) -> m::CreateWith
 }
 
 #[when(expr = "the merchant creates a withdrawal {string} of {word} {word}")]
-async fn create_withdrawal(world: &mut PaymentsWorld, order: String, value: String, currency: String) {
+async fn create_withdrawal(
+    world: &mut PaymentsWorld,
+    order: String,
+    value: String,
+    currency: String,
+) {
     let client = harness().await.client(world.merchant());
-    let reply = Reply::from_client(client.create_withdrawal(&withdrawal_request(&order, &value, &currency)).await).unwrap();
+    let reply = Reply::from_client(
+        client
+            .create_withdrawal(&withdrawal_request(&order, &value, &currency))
+            .await,
+    )
+    .unwrap();
     if reply.status == 200 {
         world.created = Some(reply.body.clone());
     }
@@ -138,9 +171,19 @@ async fn create_withdrawal(world: &mut PaymentsWorld, order: String, value: Stri
 }
 
 #[given(expr = "the merchant has created a withdrawal {string} of {word} {word}")]
-async fn has_created_withdrawal(world: &mut PaymentsWorld, order: String, value: String, currency: String) {
+async fn has_created_withdrawal(
+    world: &mut PaymentsWorld,
+    order: String,
+    value: String,
+    currency: String,
+) {
     create_withdrawal(world, order.clone(), value, currency).await;
-    assert_eq!(world.reply().status, 200, "creating {order}: {}", world.reply().body);
+    assert_eq!(
+        world.reply().status,
+        200,
+        "creating {order}: {}",
+        world.reply().body
+    );
 }
 
 #[when(regex = r"^the merchant sends a withdrawal body (.+)$")]
@@ -153,6 +196,43 @@ async fn withdrawal_raw_body(world: &mut PaymentsWorld, body: String) {
 #[when("the payer pays the deposit in full")]
 async fn pay_in_full(world: &mut PaymentsWorld) {
     pay(world, None).await;
+}
+
+#[given("the payer has paid the deposit")]
+async fn has_paid(world: &mut PaymentsWorld) {
+    pay(world, None).await;
+    assert_eq!(world.reply().status, 200, "{}", world.reply().body);
+}
+
+#[when("someone without an operator token pays the deposit")]
+async fn pay_without_token(world: &mut PaymentsWorld) {
+    let h = harness().await;
+    let order_no = order_no_of(world.created());
+    let response = h
+        .http
+        .post(format!(
+            "{}/api/v1/sandbox/deposits/{order_no}/pay",
+            h.base_url()
+        ))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .expect("a reply");
+    world.reply = Some(Reply::from_response(response).await.expect("a JSON reply"));
+}
+
+#[when("someone without an operator token checks the ledger")]
+async fn ledger_without_token(world: &mut PaymentsWorld) {
+    let h = harness().await;
+    let response = h
+        .http
+        .get(format!("{}/api/v1/operator/ledger/check", h.base_url()))
+        .header("authorization", "Bearer not-a-real-operator-token")
+        .send()
+        .await
+        .expect("a reply");
+    world.reply = Some(Reply::from_response(response).await.expect("a JSON reply"));
 }
 
 #[when(expr = "the payer pays {word} for the deposit")]
@@ -197,12 +277,22 @@ async fn channel_reports(world: &mut PaymentsWorld, outcome: String) {
     let result = match outcome.as_str() {
         "settles" => Reply::from_client(
             sandbox
-                .settle_withdrawal(&order_no, &sb::SettleWithdrawalRequest { bank_reference: None })
+                .settle_withdrawal(
+                    &order_no,
+                    &sb::SettleWithdrawalRequest {
+                        bank_reference: None,
+                    },
+                )
                 .await,
         ),
         "fails" => Reply::from_client(
             sandbox
-                .fail_withdrawal(&order_no, &sb::FailWithdrawalRequest { reason: Some("beneficiary account closed".into()) })
+                .fail_withdrawal(
+                    &order_no,
+                    &sb::FailWithdrawalRequest {
+                        reason: Some("beneficiary account closed".into()),
+                    },
+                )
                 .await,
         ),
         other => panic!("unknown channel outcome `{other}`"),
@@ -232,12 +322,22 @@ async fn read_deposit(world: &mut PaymentsWorld) {
 
 #[then(expr = "the response field {string} is true")]
 async fn field_true(world: &mut PaymentsWorld, field: String) {
-    assert_eq!(world.reply().field(&field), Some(&Value::Bool(true)), "{}", world.reply().body);
+    assert_eq!(
+        world.reply().field(&field),
+        Some(&Value::Bool(true)),
+        "{}",
+        world.reply().body
+    );
 }
 
 #[then(expr = "the response field {string} is false")]
 async fn field_false(world: &mut PaymentsWorld, field: String) {
-    assert_eq!(world.reply().field(&field), Some(&Value::Bool(false)), "{}", world.reply().body);
+    assert_eq!(
+        world.reply().field(&field),
+        Some(&Value::Bool(false)),
+        "{}",
+        world.reply().body
+    );
 }
 
 #[then(expr = "the response field {string} is set")]
@@ -250,15 +350,37 @@ async fn field_set(world: &mut PaymentsWorld, field: String) {
 async fn approver(world: &mut PaymentsWorld, name: String) {
     let body = &world.reply().body;
     assert_eq!(body["approved_by"].as_str(), Some(name.as_str()), "{body}");
-    assert_eq!(body["approver"]["name"].as_str(), Some(name.as_str()), "{body}");
+    assert_eq!(
+        body["approver"]["name"].as_str(),
+        Some(name.as_str()),
+        "{body}"
+    );
 }
 
 #[then(expr = "the {word} balance is {string} available, {string} frozen and {string} in total")]
-async fn balance_is(world: &mut PaymentsWorld, currency: String, available: String, frozen: String, total: String) {
+async fn balance_is(
+    world: &mut PaymentsWorld,
+    currency: String,
+    available: String,
+    frozen: String,
+    total: String,
+) {
     let item = balance_item(world, &currency).await;
-    assert_eq!(item["available_balance"].as_str(), Some(available.as_str()), "{item}");
-    assert_eq!(item["frozen_balance"].as_str(), Some(frozen.as_str()), "{item}");
-    assert_eq!(item["total_balance"].as_str(), Some(total.as_str()), "{item}");
+    assert_eq!(
+        item["available_balance"].as_str(),
+        Some(available.as_str()),
+        "{item}"
+    );
+    assert_eq!(
+        item["frozen_balance"].as_str(),
+        Some(frozen.as_str()),
+        "{item}"
+    );
+    assert_eq!(
+        item["total_balance"].as_str(),
+        Some(total.as_str()),
+        "{item}"
+    );
 }
 
 async fn balance_item(world: &PaymentsWorld, currency: &str) -> Value {
@@ -282,7 +404,8 @@ async fn balance_version(world: &mut PaymentsWorld, currency: String, version: i
 
 #[then("the ledger check finds no difference")]
 async fn ledger_ok(_world: &mut PaymentsWorld) {
-    let report = Reply::from_client(harness().await.operator().unwrap().check_ledger().await).unwrap();
+    let report =
+        Reply::from_client(harness().await.operator().unwrap().check_ledger().await).unwrap();
     assert_eq!(report.body["ok"], Value::Bool(true), "{}", report.body);
 }
 
@@ -292,12 +415,26 @@ async fn amounts_have_four_digits(world: &mut PaymentsWorld) {
         match v {
             Value::Object(map) => {
                 for (k, v) in map {
-                    let monetary = ["amount", "fee", "balance", "cost", "profit"].iter().any(|m| k.contains(m));
+                    let monetary = ["amount", "fee", "balance", "cost", "profit"]
+                        .iter()
+                        .any(|m| k.contains(m));
                     if monetary && !v.is_null() {
-                        let text = v.as_str().unwrap_or_else(|| panic!("{path}.{k} = {v} is not a string"));
-                        let (int, frac) = text.split_once('.').unwrap_or_else(|| panic!("{path}.{k} = `{text}`"));
-                        assert!(frac.len() == 4 && frac.bytes().all(|b| b.is_ascii_digit()), "{path}.{k} = `{text}`");
-                        assert!(int.trim_start_matches('-').bytes().all(|b| b.is_ascii_digit()), "{path}.{k} = `{text}`");
+                        let text = v
+                            .as_str()
+                            .unwrap_or_else(|| panic!("{path}.{k} = {v} is not a string"));
+                        let (int, frac) = text
+                            .split_once('.')
+                            .unwrap_or_else(|| panic!("{path}.{k} = `{text}`"));
+                        assert!(
+                            frac.len() == 4 && frac.bytes().all(|b| b.is_ascii_digit()),
+                            "{path}.{k} = `{text}`"
+                        );
+                        assert!(
+                            int.trim_start_matches('-')
+                                .bytes()
+                                .all(|b| b.is_ascii_digit()),
+                            "{path}.{k} = `{text}`"
+                        );
                         *found += 1;
                     } else {
                         walk(&format!("{path}.{k}"), v, found);
@@ -314,7 +451,11 @@ async fn amounts_have_four_digits(world: &mut PaymentsWorld) {
     }
     let mut found = 0;
     walk("", &world.reply().body, &mut found);
-    assert!(found > 0, "the response has amounts: {}", world.reply().body);
+    assert!(
+        found > 0,
+        "the response has amounts: {}",
+        world.reply().body
+    );
 }
 
 #[given(expr = "the merchant's rate limit is {int} request(s) per second with a burst of {int}")]
@@ -347,7 +488,9 @@ async fn burst_of_reads(world: &mut PaymentsWorld, times: usize) {
     world.replies = replies;
 }
 
-#[then(expr = "{int} of them succeed and {int} are refused with status 429, error code {string} and a Retry-After header")]
+#[then(
+    expr = "{int} of them succeed and {int} are refused with status 429, error code {string} and a Retry-After header"
+)]
 async fn some_limited(world: &mut PaymentsWorld, ok: usize, limited: usize, code: String) {
     let succeeded = world.replies.iter().filter(|r| r.status == 200).count();
     let refused: Vec<&Reply> = world.replies.iter().filter(|r| r.status == 429).collect();
@@ -355,7 +498,11 @@ async fn some_limited(world: &mut PaymentsWorld, ok: usize, limited: usize, code
     assert_eq!(refused.len(), limited, "{:?}", world.replies);
     for r in refused {
         assert_eq!(r.str_field("error_code"), Some(code.as_str()));
-        let seconds: u64 = r.retry_after.as_deref().and_then(|v| v.parse().ok()).expect("Retry-After in seconds");
+        let seconds: u64 = r
+            .retry_after
+            .as_deref()
+            .and_then(|v| v.parse().ok())
+            .expect("Retry-After in seconds");
         assert!(seconds >= 1, "Retry-After {seconds}");
     }
 }

@@ -1,5 +1,6 @@
 //! The merchant API: the generated `MerchantApi` trait over the domain.
 
+use super::{body_error, fingerprint, withdrawal_order};
 use crate::app::App;
 use crate::auth::authenticate;
 use crate::balance::{self, Balance};
@@ -7,13 +8,12 @@ use crate::deposit::{self, Deposit, NewDeposit};
 use crate::error::ApiError;
 use crate::merchant::Merchant;
 use crate::validate;
+use crate::withdrawal::{self, NewWithdrawal};
 use dropshot::{HttpError, HttpResponseOk, Path, Query, RequestContext};
 use merchant_api::merchant::types;
 use merchant_api::merchant::{
     FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetWithdrawalPath, MerchantApi,
 };
-use super::{body_error, fingerprint, withdrawal_order};
-use crate::withdrawal::{self, NewWithdrawal};
 use payments_wire::server::{SignatureHeaders, SignedJson};
 use payments_wire::{DecimalString, SigningFields};
 use serde::de::DeserializeOwned;
@@ -89,15 +89,34 @@ impl MerchantApi for MerchantApiImpl {
         let app = rqctx.context();
         let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
         let currency = validate::currency(app, &req.currency_code)?;
-        let amount = crate::money::validate_amount("amount", req.amount.value(), &req.currency_code, &currency)?;
+        let amount = crate::money::validate_amount(
+            "amount",
+            req.amount.value(),
+            &req.currency_code,
+            &currency,
+        )?;
         let new = NewWithdrawal {
             merchant_order_no: req.merchant_order_no.to_string(),
             amount,
             currency: req.currency_code.clone(),
-            beneficiary_name: validate::required_text("beneficiary_name", req.beneficiary_name, 128)?,
-            beneficiary_account: validate::account_number("beneficiary_account", req.beneficiary_account)?,
-            beneficiary_bank_code: validate::code("beneficiary_bank_code", req.beneficiary_bank_code)?,
-            beneficiary_bank_branch: validate::optional_text("beneficiary_bank_branch", req.beneficiary_bank_branch, 128)?,
+            beneficiary_name: validate::required_text(
+                "beneficiary_name",
+                req.beneficiary_name,
+                128,
+            )?,
+            beneficiary_account: validate::account_number(
+                "beneficiary_account",
+                req.beneficiary_account,
+            )?,
+            beneficiary_bank_code: validate::code(
+                "beneficiary_bank_code",
+                req.beneficiary_bank_code,
+            )?,
+            beneficiary_bank_branch: validate::optional_text(
+                "beneficiary_bank_branch",
+                req.beneficiary_bank_branch,
+                128,
+            )?,
             callback_url: validate::callback_url(app.config.profile, req.callback_url)?,
             extra_data: validate::optional_text("extra_data", req.extra_data, 1024)?,
             fingerprint: fingerprint(&fields),
@@ -139,7 +158,8 @@ impl MerchantApi for MerchantApiImpl {
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
         let app = rqctx.context();
         let path = path.into_inner();
-        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
+        let (merchant, _) =
+            authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
         let order = withdrawal::find_by_order_no(app, &merchant.id, &path.order_no).await?;
         Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
     }
@@ -152,7 +172,9 @@ impl MerchantApi for MerchantApiImpl {
         let app = rqctx.context();
         let query = query.into_inner();
         let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
-        let order = withdrawal::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no).await?;
+        let order =
+            withdrawal::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no)
+                .await?;
         Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
     }
 

@@ -43,7 +43,9 @@ pub(crate) fn fingerprint(fields: &SigningFields) -> String {
 
 /// The same JSON shape under another spec's generated type (the operator
 /// spec repeats the merchant spec's order schemas).
-pub(crate) fn reshape<A: serde::Serialize, B: serde::de::DeserializeOwned>(value: &A) -> Result<B, ApiError> {
+pub(crate) fn reshape<A: serde::Serialize, B: serde::de::DeserializeOwned>(
+    value: &A,
+) -> Result<B, ApiError> {
     serde_json::to_value(value)
         .and_then(serde_json::from_value)
         .map_err(|e| ApiError::Internal(format!("reshaping a response: {e}")))
@@ -69,7 +71,8 @@ pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types
         beneficiary_bank_name: r.beneficiary_bank_name.clone(),
         beneficiary_bank_branch: r.beneficiary_bank_branch.clone(),
         payout_method: types::PayoutMethod::BankTransfer,
-        status: types::WithdrawalStatus::from_str(order.status.as_str()).unwrap_or(types::WithdrawalStatus::Pending),
+        status: types::WithdrawalStatus::from_str(order.status.as_str())
+            .unwrap_or(types::WithdrawalStatus::Pending),
         is_auto_approved: r.is_auto_approved,
         approved_at: time(r.approved_at),
         approved_by: r.approved_by.clone(),
@@ -78,7 +81,8 @@ pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types
         completed_at: time(r.completed_at),
         bank_reference: r.bank_reference.clone(),
         callback_url: r.callback_url.clone(),
-        callback_status: types::CallbackStatus::from_str(&r.callback_status).unwrap_or(types::CallbackStatus::None),
+        callback_status: types::CallbackStatus::from_str(&r.callback_status)
+            .unwrap_or(types::CallbackStatus::None),
         callback_count: i64::from(r.callback_count),
         created_at: crate::clock::from_unix(r.created_at),
         updated_at: crate::clock::from_unix(r.updated_at),

@@ -13,8 +13,8 @@ use crate::{ledger, money, validate};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
-    ApproveWithdrawalPath, OperatorApi, RejectWithdrawalPath, SetAutoApprovalPath, SetMerchantFeePath,
-    SetRateLimitPath,
+    ApproveWithdrawalPath, OperatorApi, RejectWithdrawalPath, SetAutoApprovalPath,
+    SetMerchantFeePath, SetRateLimitPath,
 };
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
@@ -32,7 +32,8 @@ fn non_negative(field: &str, value: Decimal) -> Result<Decimal, ApiError> {
     if value < Decimal::ZERO {
         return Err(ApiError::invalid_field(field, "must not be negative"));
     }
-    money::to_units(value).ok_or_else(|| ApiError::invalid_field(field, "has more than 4 fraction digits"))?;
+    money::to_units(value)
+        .ok_or_else(|| ApiError::invalid_field(field, "has more than 4 fraction digits"))?;
     Ok(value.normalize())
 }
 
@@ -89,7 +90,8 @@ impl OperatorApi for OperatorApiImpl {
             types::FeeDirection::Withdrawal => Direction::Withdrawal,
         };
         merchant::find(app, &merchant_id).await?;
-        crate::fees::set_merchant_rate(app, &merchant_id, &req.currency_code, direction, &rate).await?;
+        crate::fees::set_merchant_rate(app, &merchant_id, &req.currency_code, direction, &rate)
+            .await?;
         Ok(HttpResponseOk(types::FeeRule {
             merchant_id,
             currency_code: req.currency_code,
@@ -123,7 +125,11 @@ impl OperatorApi for OperatorApiImpl {
                     limits.insert(currency.clone(), units);
                 }
                 if limits.is_empty() {
-                    return Err(ApiError::invalid_field("limits", "`up_to` needs a limit for at least one currency").into());
+                    return Err(ApiError::invalid_field(
+                        "limits",
+                        "`up_to` needs a limit for at least one currency",
+                    )
+                    .into());
                 }
                 AutoApproval::UpTo(limits)
             }
@@ -175,7 +181,8 @@ impl OperatorApi for OperatorApiImpl {
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
         let app = rqctx.context();
         let Operator { name } = authenticate(app, &headers)?;
-        let order = withdrawal::approve(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
+        let order =
+            withdrawal::approve(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
         Ok(HttpResponseOk(reviewed(app, order).await?))
     }
 
@@ -187,7 +194,8 @@ impl OperatorApi for OperatorApiImpl {
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
         let app = rqctx.context();
         let Operator { name } = authenticate(app, &headers)?;
-        let order = withdrawal::reject(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
+        let order =
+            withdrawal::reject(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
         Ok(HttpResponseOk(reviewed(app, order).await?))
     }
 

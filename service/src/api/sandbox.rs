@@ -19,7 +19,8 @@ pub enum SandboxApiImpl {}
 fn simulated(order: &withdrawal::Withdrawal) -> types::SimulatedWithdrawal {
     types::SimulatedWithdrawal {
         order_no: order.row.order_no.clone(),
-        status: types::WithdrawalStatus::from_str(order.status.as_str()).unwrap_or(types::WithdrawalStatus::Pending),
+        status: types::WithdrawalStatus::from_str(order.status.as_str())
+            .unwrap_or(types::WithdrawalStatus::Pending),
     }
 }
 
@@ -35,10 +36,16 @@ impl SandboxApi for SandboxApiImpl {
         let app = rqctx.context();
         authenticate(app, &headers)?;
         let req = body.parse().map_err(body_error)?;
-        let order = deposit::complete(app, &path.into_inner().order_no, req.amount.map(|a| a.value())).await?;
+        let order = deposit::complete(
+            app,
+            &path.into_inner().order_no,
+            req.amount.map(|a| a.value()),
+        )
+        .await?;
         Ok(HttpResponseOk(types::SimulatedDeposit {
             order_no: order.order_no.clone(),
-            status: types::DepositStatus::from_str(order.status.as_str()).unwrap_or(types::DepositStatus::Pending),
+            status: types::DepositStatus::from_str(order.status.as_str())
+                .unwrap_or(types::DepositStatus::Pending),
             actual_amount: DecimalString(order.actual_amount),
         }))
     }

@@ -81,11 +81,22 @@ pub trait Store: Send {
         merchant_id: &str,
         merchant_order_no: &str,
     ) -> StoreResult<Option<WithdrawalRow>>;
-    async fn withdrawal_by_order_no_any(&mut self, order_no: &str) -> StoreResult<Option<WithdrawalRow>>;
+    async fn withdrawal_by_order_no_any(
+        &mut self,
+        order_no: &str,
+    ) -> StoreResult<Option<WithdrawalRow>>;
     /// Like `transition_deposit`, for withdrawals.
-    async fn transition_withdrawal(&mut self, from: &[&str], row: &WithdrawalRow) -> StoreResult<bool>;
+    async fn transition_withdrawal(
+        &mut self,
+        from: &[&str],
+        row: &WithdrawalRow,
+    ) -> StoreResult<bool>;
 
-    async fn insert_journal_entry(&mut self, entry: &JournalEntryRow, postings: &[PostingRow]) -> StoreResult<()>;
+    async fn insert_journal_entry(
+        &mut self,
+        entry: &JournalEntryRow,
+        postings: &[PostingRow],
+    ) -> StoreResult<()>;
     /// Adds the deltas to a balance and bumps its version, unless either
     /// side would go below zero. Returns whether it did.
     async fn apply_balance_delta(
@@ -102,9 +113,26 @@ pub trait Store: Send {
     async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>>;
 
     async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()>;
-    async fn fee(&mut self, merchant_id: &str, currency: &str, direction: &str) -> StoreResult<Option<FeeRow>>;
-    async fn set_auto_approval(&mut self, merchant_id: &str, mode: &str, limits: &str, now: i64) -> StoreResult<bool>;
-    async fn set_rate_limit(&mut self, merchant_id: &str, per_second: i32, burst: i32, now: i64) -> StoreResult<bool>;
+    async fn fee(
+        &mut self,
+        merchant_id: &str,
+        currency: &str,
+        direction: &str,
+    ) -> StoreResult<Option<FeeRow>>;
+    async fn set_auto_approval(
+        &mut self,
+        merchant_id: &str,
+        mode: &str,
+        limits: &str,
+        now: i64,
+    ) -> StoreResult<bool>;
+    async fn set_rate_limit(
+        &mut self,
+        merchant_id: &str,
+        per_second: i32,
+        burst: i32,
+        now: i64,
+    ) -> StoreResult<bool>;
 }
 
 macro_rules! impl_store {
@@ -218,7 +246,11 @@ macro_rules! impl_store {
                     .await?)
             }
 
-            async fn transition_deposit(&mut self, from: &[&str], row: &DepositRow) -> StoreResult<bool> {
+            async fn transition_deposit(
+                &mut self,
+                from: &[&str],
+                row: &DepositRow,
+            ) -> StoreResult<bool> {
                 let n = diesel::update(
                     deposit_orders::table
                         .filter(deposit_orders::id.eq(&row.id))
@@ -230,7 +262,10 @@ macro_rules! impl_store {
                 Ok(n == 1)
             }
 
-            async fn deposit_by_order_no_any(&mut self, order_no: &str) -> StoreResult<Option<DepositRow>> {
+            async fn deposit_by_order_no_any(
+                &mut self,
+                order_no: &str,
+            ) -> StoreResult<Option<DepositRow>> {
                 Ok(deposit_orders::table
                     .filter(deposit_orders::order_no.eq(order_no))
                     .select(DepositRow::as_select())
@@ -240,7 +275,10 @@ macro_rules! impl_store {
             }
 
             async fn insert_withdrawal(&mut self, row: &WithdrawalRow) -> StoreResult<()> {
-                diesel::insert_into(withdrawal_orders::table).values(row).execute(self).await?;
+                diesel::insert_into(withdrawal_orders::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
                 Ok(())
             }
 
@@ -272,7 +310,10 @@ macro_rules! impl_store {
                     .optional()?)
             }
 
-            async fn withdrawal_by_order_no_any(&mut self, order_no: &str) -> StoreResult<Option<WithdrawalRow>> {
+            async fn withdrawal_by_order_no_any(
+                &mut self,
+                order_no: &str,
+            ) -> StoreResult<Option<WithdrawalRow>> {
                 Ok(withdrawal_orders::table
                     .filter(withdrawal_orders::order_no.eq(order_no))
                     .select(WithdrawalRow::as_select())
@@ -281,7 +322,11 @@ macro_rules! impl_store {
                     .optional()?)
             }
 
-            async fn transition_withdrawal(&mut self, from: &[&str], row: &WithdrawalRow) -> StoreResult<bool> {
+            async fn transition_withdrawal(
+                &mut self,
+                from: &[&str],
+                row: &WithdrawalRow,
+            ) -> StoreResult<bool> {
                 let n = diesel::update(
                     withdrawal_orders::table
                         .filter(withdrawal_orders::id.eq(&row.id))
@@ -293,10 +338,20 @@ macro_rules! impl_store {
                 Ok(n == 1)
             }
 
-            async fn insert_journal_entry(&mut self, entry: &JournalEntryRow, rows: &[PostingRow]) -> StoreResult<()> {
-                diesel::insert_into(journal_entries::table).values(entry).execute(self).await?;
+            async fn insert_journal_entry(
+                &mut self,
+                entry: &JournalEntryRow,
+                rows: &[PostingRow],
+            ) -> StoreResult<()> {
+                diesel::insert_into(journal_entries::table)
+                    .values(entry)
+                    .execute(self)
+                    .await?;
                 for row in rows {
-                    diesel::insert_into(postings::table).values(row).execute(self).await?;
+                    diesel::insert_into(postings::table)
+                        .values(row)
+                        .execute(self)
+                        .await?;
                 }
                 Ok(())
             }
@@ -352,13 +407,20 @@ macro_rules! impl_store {
             }
 
             async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>> {
-                Ok(balances::table.select(BalanceRow::as_select()).load(self).await?)
+                Ok(balances::table
+                    .select(BalanceRow::as_select())
+                    .load(self)
+                    .await?)
             }
 
             async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()> {
                 diesel::insert_into(merchant_fees::table)
                     .values(row)
-                    .on_conflict((merchant_fees::merchant_id, merchant_fees::currency, merchant_fees::direction))
+                    .on_conflict((
+                        merchant_fees::merchant_id,
+                        merchant_fees::currency,
+                        merchant_fees::direction,
+                    ))
                     .do_update()
                     .set(row)
                     .execute(self)
@@ -366,7 +428,12 @@ macro_rules! impl_store {
                 Ok(())
             }
 
-            async fn fee(&mut self, merchant_id: &str, currency: &str, direction: &str) -> StoreResult<Option<FeeRow>> {
+            async fn fee(
+                &mut self,
+                merchant_id: &str,
+                currency: &str,
+                direction: &str,
+            ) -> StoreResult<Option<FeeRow>> {
                 Ok(merchant_fees::table
                     .filter(merchant_fees::merchant_id.eq(merchant_id))
                     .filter(merchant_fees::currency.eq(currency))
@@ -377,7 +444,13 @@ macro_rules! impl_store {
                     .optional()?)
             }
 
-            async fn set_auto_approval(&mut self, merchant_id: &str, mode: &str, limits: &str, now: i64) -> StoreResult<bool> {
+            async fn set_auto_approval(
+                &mut self,
+                merchant_id: &str,
+                mode: &str,
+                limits: &str,
+                now: i64,
+            ) -> StoreResult<bool> {
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::auto_approval.eq(mode),
@@ -389,7 +462,13 @@ macro_rules! impl_store {
                 Ok(n == 1)
             }
 
-            async fn set_rate_limit(&mut self, merchant_id: &str, per_second: i32, burst: i32, now: i64) -> StoreResult<bool> {
+            async fn set_rate_limit(
+                &mut self,
+                merchant_id: &str,
+                per_second: i32,
+                burst: i32,
+                now: i64,
+            ) -> StoreResult<bool> {
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::rate_limit_per_second.eq(Some(per_second)),

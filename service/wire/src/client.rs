@@ -56,11 +56,19 @@ pub enum SignError {
 
 /// Credentials that can authenticate an outgoing request in place.
 pub trait Authenticate {
-    fn apply(&self, request: &mut reqwest::Request, path_templates: &[&str]) -> Result<(), SignError>;
+    fn apply(
+        &self,
+        request: &mut reqwest::Request,
+        path_templates: &[&str],
+    ) -> Result<(), SignError>;
 }
 
 impl Authenticate for Credentials {
-    fn apply(&self, request: &mut reqwest::Request, path_templates: &[&str]) -> Result<(), SignError> {
+    fn apply(
+        &self,
+        request: &mut reqwest::Request,
+        path_templates: &[&str],
+    ) -> Result<(), SignError> {
         sign_request(self, request, path_templates)
     }
 }
@@ -85,7 +93,9 @@ impl Authenticate for BearerToken {
     fn apply(&self, request: &mut reqwest::Request, _: &[&str]) -> Result<(), SignError> {
         let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", self.0))
             .map_err(|e| SignError::Header(format!("authorization: {e}")))?;
-        request.headers_mut().insert(reqwest::header::AUTHORIZATION, value);
+        request
+            .headers_mut()
+            .insert(reqwest::header::AUTHORIZATION, value);
         Ok(())
     }
 }

@@ -104,7 +104,9 @@ impl SharedExtractor for BearerToken {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| {
                 let (scheme, token) = v.trim().split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| token.trim().to_string())
             })
             .filter(|t| !t.is_empty());
         Ok(BearerToken(token))

@@ -230,7 +230,9 @@ fn operation(
         let mut expected: Vec<String> = api.auth.headers().iter().map(|h| h.to_string()).collect();
         expected.sort();
         if names != expected {
-            bail!("header parameters {names:?}: this spec's operations declare exactly {expected:?}");
+            bail!(
+                "header parameters {names:?}: this spec's operations declare exactly {expected:?}"
+            );
         }
         args.push(match api.auth {
             Auth::Signature => quote!(headers: ::payments_wire::server::SignatureHeaders),

@@ -1,0 +1,50 @@
+//! No amount passes through a binary float: no `f32` or `f64` appears in
+//! the service, the wire crate or the generated code. Request amounts are
+//! read from their JSON text (`AmountNumber`), stored as integer
+//! ten-thousandths, computed as `Decimal`, and written as four-digit
+//! decimal strings (`DecimalString`); the conformance suite checks the last
+//! on every response that carries money.
+
+use std::path::Path;
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_float_types_in_money_code() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for dir in [
+        "service/src",
+        "service/wire/src",
+        "generated/api/src",
+        "generated/client/src",
+    ] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 20, "found the sources");
+    let mut offenders = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            let tokens = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+            if tokens.into_iter().any(|t| t == "f32" || t == "f64") {
+                offenders.push(format!("{}:{}: {}", file.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "float types found:\n{}",
+        offenders.join("\n")
+    );
+}
