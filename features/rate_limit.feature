@@ -1,10 +1,11 @@
 Feature: Rate limit
-  Each merchant has a token bucket (configurable; generous by default).
+  Each merchant has a token bucket (configurable; generous by default),
+  refilled per minute so that a small limit is exact.
   A request beyond it is refused with 429 and a Retry-After header.
 
   Scenario: Requests beyond the merchant's rate limit are refused with Retry-After
     Given a fresh merchant
-    And the merchant's rate limit is 1 request per second with a burst of 3
+    And the merchant's rate limit is 1 request per minute with a burst of 3
     When the merchant reads its balances 5 times in a row
     Then 3 of them succeed and 2 are refused with status 429, error code "RATE_LIMITED" and a Retry-After header
 

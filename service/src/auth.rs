@@ -74,14 +74,14 @@ pub async fn authenticate(
     }
     // Counted only once the request is proven to be the merchant's, so that
     // nobody else can spend its budget.
-    let (per_second, burst) = merchant.rate_limit.unwrap_or((
-        app.config.rate_limit.requests_per_second,
+    let (per_minute, burst) = merchant.rate_limit.unwrap_or((
+        app.config.rate_limit.requests_per_minute,
         app.config.rate_limit.burst,
     ));
     app.rate_limiter
         .take(
             &merchant.id,
-            per_second,
+            per_minute,
             burst,
             app.clock.now().timestamp_millis(),
         )

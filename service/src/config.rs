@@ -87,7 +87,7 @@ pub struct OperatorConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimitConfig {
-    pub requests_per_second: u32,
+    pub requests_per_minute: u32,
     pub burst: u32,
 }
 
@@ -148,6 +148,9 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub timestamp_skew_seconds: i64,
     pub deposit_validity_seconds: i64,
+    /// How often the expiry worker looks for due deposits (0: never, for
+    /// tests that drive expiry themselves).
+    pub expiry_interval_seconds: u64,
     pub request_body_max_bytes: usize,
     /// `error`, `warn`, `info`, `debug` or `trace`.
     pub log_level: String,
@@ -177,6 +180,7 @@ struct FileConfig {
     data_dir: Option<PathBuf>,
     timestamp_skew_seconds: Option<i64>,
     deposit_validity_seconds: Option<i64>,
+    expiry_interval_seconds: Option<u64>,
     request_body_max_bytes: Option<usize>,
     log_level: Option<String>,
     currencies: Option<BTreeMap<String, CurrencyConfig>>,
@@ -222,6 +226,7 @@ impl Config {
             data_dir,
             timestamp_skew_seconds: 300,
             deposit_validity_seconds: 30 * 60,
+            expiry_interval_seconds: 15,
             request_body_max_bytes: 64 * 1024,
             log_level: "info".into(),
             currencies,
@@ -257,7 +262,7 @@ impl Config {
             default_fees: BTreeMap::new(),
             operators: Vec::new(),
             rate_limit: RateLimitConfig {
-                requests_per_second: 1000,
+                requests_per_minute: 60_000,
                 burst: 2000,
             },
         }
@@ -292,6 +297,7 @@ impl Config {
             data_dir,
             timestamp_skew_seconds,
             deposit_validity_seconds,
+            expiry_interval_seconds,
             request_body_max_bytes,
             log_level,
             currencies,

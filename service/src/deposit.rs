@@ -2,6 +2,7 @@
 //! idempotent resend, and queries.
 
 use crate::app::App;
+use crate::callback::{self, Event};
 use crate::config::{ReceivingAccountConfig, Route};
 use crate::db::rows::DepositRow;
 use crate::db::StoreError;
@@ -450,6 +451,12 @@ pub async fn complete(
             }
             p
         }
+        // A matched deposit completes with what the match said arrived.
+        None if current.status == DepositStatus::Matched
+            && current.actual_amount > Decimal::ZERO =>
+        {
+            current.actual_amount
+        }
         None => current.amount,
     };
     let rate = fees::merchant_rate(
@@ -491,6 +498,9 @@ pub async fn complete(
                 row.actual_profit = cost.and_then(|c| to_units(fee - c));
                 row.completed_at = Some(now);
                 row.updated_at = now;
+                if row.callback_url.is_some() {
+                    row.callback_status = "pending".into();
+                }
                 if !tx
                     .transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row)
                     .await?
@@ -505,9 +515,128 @@ pub async fn complete(
                     fee_units,
                 );
                 ledger::post(tx, &entry, now).await?;
+                callback::enqueue_deposit(tx, &row, Event::DepositCompleted, now).await?;
                 Ok(row)
             })
         })
         .await?;
     Deposit::from_row(row)
+}
+
+/// A bank transaction or channel report matched the deposit before it is
+/// credited (channels that report a match first). `received` is what
+/// arrived, when known.
+pub async fn record_match(
+    app: &App,
+    order_no: &str,
+    received: Option<Decimal>,
+) -> Result<Deposit, ApiError> {
+    let current = find_any(app, order_no).await?;
+    let received = match received {
+        Some(r) => to_units(r).ok_or_else(|| ApiError::invalid_field("amount", "is too large"))?,
+        None => to_units(current.amount).unwrap_or_default(),
+    };
+    move_deposit(
+        app,
+        order_no,
+        DepositEvent::Match,
+        Some(Event::DepositMatched),
+        move |row, now| {
+            row.matched_at = Some(now);
+            row.actual_amount = received;
+        },
+    )
+    .await
+}
+
+/// An operator cancelled the deposit.
+pub async fn cancel(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
+    move_deposit(
+        app,
+        order_no,
+        DepositEvent::Cancel,
+        Some(Event::DepositCancelled),
+        |_, _| {},
+    )
+    .await
+}
+
+/// The deposit's time ran out before a payment was matched.
+pub async fn expire(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
+    move_deposit(
+        app,
+        order_no,
+        DepositEvent::Expire,
+        Some(Event::DepositExpired),
+        |_, _| {},
+    )
+    .await
+}
+
+/// Moves a deposit without money changing hands: the status change and
+/// its callback record commit together, and a deposit that moved meanwhile
+/// is refused.
+async fn move_deposit(
+    app: &App,
+    order_no: &str,
+    event: DepositEvent,
+    callback_event: Option<Event>,
+    change: impl FnOnce(&mut DepositRow, i64) + Send + 'static,
+) -> Result<Deposit, ApiError> {
+    let now = app.now_unix();
+    let order = order_no.to_string();
+    let row = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move {
+                let mut row = tx.deposit_by_order_no_any(&order).await?.ok_or_else(|| {
+                    ApiError::OrderNotFound {
+                        kind: "deposit",
+                        reference: order.clone(),
+                    }
+                })?;
+                let from = DepositStatus::parse(&row.status)
+                    .ok_or_else(|| ApiError::Internal("bad status".into()))?;
+                let next = lifecycle::deposit_next(from, event)
+                    .ok_or_else(|| lifecycle::refused(&order, &row.status, event))?;
+                row.status = next.as_str().into();
+                row.updated_at = now;
+                change(&mut row, now);
+                if callback_event.is_some() && row.callback_url.is_some() {
+                    row.callback_status = "pending".into();
+                }
+                if !tx
+                    .transition_deposit(&lifecycle::deposit_sources(event), &row)
+                    .await?
+                {
+                    return Err(lifecycle::refused(&order, from.as_str(), event));
+                }
+                if let Some(callback_event) = callback_event {
+                    callback::enqueue_deposit(tx, &row, callback_event, now).await?;
+                }
+                Ok(row)
+            })
+        })
+        .await?;
+    Deposit::from_row(row)
+}
+
+/// Expires every deposit still awaiting payment past its `expire_at`.
+/// Safe to run in several workers at once: each expiry is a conditional
+/// update, so an order another worker expired first is skipped.
+pub async fn expire_due(app: &App) -> Result<usize, ApiError> {
+    let now = app.now_unix();
+    let due = app
+        .db
+        .run(move |s| Box::pin(async move { s.deposits_due_to_expire(now, 500).await }))
+        .await?;
+    let mut expired = 0;
+    for order_no in due {
+        match expire(app, &order_no).await {
+            Ok(_) => expired += 1,
+            Err(ApiError::InvalidStateTransition { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(expired)
 }

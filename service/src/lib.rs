@@ -10,6 +10,7 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod balance;
+pub mod callback;
 pub mod channel;
 pub mod clock;
 pub mod config;
@@ -28,6 +29,7 @@ pub mod server;
 pub mod testing;
 pub mod validate;
 pub mod withdrawal;
+pub mod workers;
 
 pub use app::App;
 pub use config::{Config, Profile};

@@ -75,7 +75,7 @@ impl Merchant {
     pub fn from_row(row: MerchantRow) -> Merchant {
         Merchant {
             auto_approval: AutoApproval::from_row(&row.auto_approval, &row.auto_approval_limits),
-            rate_limit: match (row.rate_limit_per_second, row.rate_limit_burst) {
+            rate_limit: match (row.rate_limit_per_minute, row.rate_limit_burst) {
                 (Some(r), Some(b)) if r > 0 && b > 0 => Some((r as u32, b as u32)),
                 _ => None,
             },
@@ -114,7 +114,7 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, Ap
         updated_at: now,
         auto_approval: "off".into(),
         auto_approval_limits: "{}".into(),
-        rate_limit_per_second: None,
+        rate_limit_per_minute: None,
         rate_limit_burst: None,
     };
     let api_key = new_api_key(app.config.profile == crate::config::Profile::Production);
@@ -215,14 +215,14 @@ pub async fn set_auto_approval(
 pub async fn set_rate_limit(
     app: &App,
     merchant_id: &str,
-    per_second: i32,
+    per_minute: i32,
     burst: i32,
 ) -> Result<Merchant, ApiError> {
     let id = merchant_id.to_string();
     let now = app.now_unix();
     let found = app
         .db
-        .run(|s| Box::pin(async move { s.set_rate_limit(&id, per_second, burst, now).await }))
+        .run(|s| Box::pin(async move { s.set_rate_limit(&id, per_minute, burst, now).await }))
         .await?;
     if !found {
         return Err(ApiError::MerchantNotFound(merchant_id.to_string()));

@@ -97,30 +97,47 @@ async fn openapi_document(
 }
 
 pub struct Service {
-    server: dropshot::HttpServer<Arc<App>>,
+    server: Option<dropshot::HttpServer<Arc<App>>>,
+    app: Arc<App>,
+    local_addr: SocketAddr,
+    workers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        for worker in &self.workers {
+            worker.abort();
+        }
+    }
 }
 
 impl Service {
     pub fn app(&self) -> &Arc<App> {
-        self.server.app_private()
+        &self.app
     }
 
     pub fn local_addr(&self) -> SocketAddr {
-        self.server.local_addr()
+        self.local_addr
     }
 
     pub fn base_url(&self) -> String {
         format!("http://{}", self.local_addr())
     }
 
-    pub async fn stop(self) -> Result<()> {
-        self.server.close().await.map_err(|e| anyhow!(e))
+    pub async fn stop(mut self) -> Result<()> {
+        match self.server.take() {
+            Some(server) => server.close().await.map_err(|e| anyhow!(e)),
+            None => Ok(()),
+        }
     }
 
     /// Waits until the server stops (it runs until the process is told to
     /// stop).
-    pub async fn wait(self) -> Result<()> {
-        self.server.await.map_err(|e| anyhow!(e))
+    pub async fn wait(mut self) -> Result<()> {
+        match self.server.take() {
+            Some(server) => server.await.map_err(|e| anyhow!(e)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -145,9 +162,23 @@ pub fn start(app: Arc<App>) -> Result<Service> {
         default_request_body_max_bytes: app.config.request_body_max_bytes,
         ..Default::default()
     };
-    let server = ServerBuilder::new(api_description(app.config.profile)?, app, log)
+    let server = ServerBuilder::new(api_description(app.config.profile)?, app.clone(), log)
         .config(config)
         .start()
         .map_err(|e| anyhow!("starting the HTTP server on {bind}: {e}"))?;
-    Ok(Service { server })
+    let workers = if app.config.expiry_interval_seconds > 0 {
+        let interval = std::time::Duration::from_secs(app.config.expiry_interval_seconds);
+        vec![tokio::spawn(crate::workers::expiry_loop(
+            app.clone(),
+            interval,
+        ))]
+    } else {
+        Vec::new()
+    };
+    Ok(Service {
+        local_addr: server.local_addr(),
+        server: Some(server),
+        app,
+        workers,
+    })
 }

@@ -31,6 +31,8 @@ impl TestService {
         config.bind = format!("127.0.0.1:{port}");
         config.public_base_url = format!("http://127.0.0.1:{port}");
         config.master_key = Some(KeyVault::generate_master_key());
+        // Tests drive expiry themselves, on their own clock.
+        config.expiry_interval_seconds = 0;
         config.operators = vec![crate::config::OperatorConfig {
             name: TEST_OPERATOR.into(),
             token: TEST_OPERATOR_TOKEN.into(),

@@ -3,6 +3,7 @@
 //! idempotent resend, queries, and the moves operators and channels make.
 
 use crate::app::App;
+use crate::callback::{self, Event};
 use crate::db::rows::WithdrawalRow;
 use crate::db::StoreError;
 use crate::error::ApiError;
@@ -154,7 +155,12 @@ pub async fn create(
         failed_at: None,
         bank_reference: None,
         callback_url: req.callback_url.clone(),
-        callback_status: "none".into(),
+        callback_status: if auto && req.callback_url.is_some() {
+            "pending"
+        } else {
+            "none"
+        }
+        .into(),
         callback_count: 0,
         needs_manual_intervention: false,
         manual_reason: None,
@@ -176,6 +182,10 @@ pub async fn create(
             Box::pin(async move {
                 tx.insert_withdrawal(&insert).await.map_err(conflict_or)?;
                 ledger::post(tx, &entry, now).await?;
+                if insert.is_auto_approved {
+                    callback::enqueue_withdrawal(tx, &insert, Event::WithdrawalApproved, now)
+                        .await?;
+                }
                 Ok(())
             })
         })
@@ -293,6 +303,17 @@ async fn apply(
     row.status = next.as_str().into();
     row.updated_at = now;
     change(&mut row, now);
+    let callback_event = match event {
+        WithdrawalEvent::Approve => Some(Event::WithdrawalApproved),
+        WithdrawalEvent::Reject => Some(Event::WithdrawalRejected),
+        WithdrawalEvent::Settle => Some(Event::WithdrawalCompleted),
+        WithdrawalEvent::Fail => Some(Event::WithdrawalFailed),
+        // Dispatch is internal: the seed sends no callback for it.
+        WithdrawalEvent::Dispatch => None,
+    };
+    if callback_event.is_some() && row.callback_url.is_some() {
+        row.callback_status = "pending".into();
+    }
     let entry = match effect {
         Effect::None => None,
         Effect::Release(kind) => Some(Entry::withdrawal_released(
@@ -327,6 +348,9 @@ async fn apply(
                 }
                 if let Some(entry) = entry {
                     ledger::post(tx, &entry, now).await?;
+                }
+                if let Some(callback_event) = callback_event {
+                    callback::enqueue_withdrawal(tx, &update, callback_event, now).await?;
                 }
                 Ok(())
             })

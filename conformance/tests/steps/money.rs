@@ -458,8 +458,8 @@ async fn amounts_have_four_digits(world: &mut PaymentsWorld) {
     );
 }
 
-#[given(expr = "the merchant's rate limit is {int} request(s) per second with a burst of {int}")]
-async fn rate_limit(world: &mut PaymentsWorld, per_second: i64, burst: i64) {
+#[given(expr = "the merchant's rate limit is {int} request(s) per minute with a burst of {int}")]
+async fn rate_limit(world: &mut PaymentsWorld, per_minute: i64, burst: i64) {
     let reply = Reply::from_client(
         harness()
             .await
@@ -468,7 +468,7 @@ async fn rate_limit(world: &mut PaymentsWorld, per_second: i64, burst: i64) {
             .set_rate_limit(
                 &world.merchant().id,
                 &op::RateLimitRequest {
-                    requests_per_second: per_second,
+                    requests_per_minute: per_minute,
                     burst,
                 },
             )
@@ -505,4 +505,69 @@ async fn some_limited(world: &mut PaymentsWorld, ok: usize, limited: usize, code
             .expect("Retry-After in seconds");
         assert!(seconds >= 1, "Retry-After {seconds}");
     }
+}
+
+#[when("the channel reports a match for the deposit")]
+async fn report_match(world: &mut PaymentsWorld) {
+    report(world, None).await;
+}
+
+#[given("the channel has reported a match for the deposit")]
+async fn has_reported_match(world: &mut PaymentsWorld) {
+    report(world, None).await;
+    assert_eq!(world.reply().status, 200, "{}", world.reply().body);
+}
+
+#[when(expr = "the channel reports a match of {word} for the deposit")]
+async fn report_match_of(world: &mut PaymentsWorld, value: String) {
+    report(world, Some(amount(&value))).await;
+}
+
+async fn report(world: &mut PaymentsWorld, received: Option<AmountNumber>) {
+    let order_no = order_no_of(world.created());
+    let reply = Reply::from_client(
+        harness()
+            .await
+            .sandbox()
+            .unwrap()
+            .match_deposit(&order_no, &sb::PayDepositRequest { amount: received })
+            .await,
+    )
+    .unwrap();
+    world.reply = Some(reply);
+}
+
+#[when("an operator cancels the deposit")]
+async fn cancel(world: &mut PaymentsWorld) {
+    let order_no = order_no_of(world.created());
+    cancel_order(world, &order_no).await;
+}
+
+#[given("an operator has cancelled the deposit")]
+async fn has_cancelled(world: &mut PaymentsWorld) {
+    cancel(world).await;
+    assert_eq!(world.reply().status, 200, "{}", world.reply().body);
+}
+
+#[when(expr = "an operator cancels deposit {string}")]
+async fn cancel_by_no(world: &mut PaymentsWorld, order_no: String) {
+    cancel_order(world, &order_no).await;
+}
+
+async fn cancel_order(world: &mut PaymentsWorld, order_no: &str) {
+    let reply = Reply::from_client(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .cancel_deposit(
+                order_no,
+                &op::ReviewRequest {
+                    remarks: Some("payer asked".into()),
+                },
+            )
+            .await,
+    )
+    .unwrap();
+    world.reply = Some(reply);
 }

@@ -1621,7 +1621,7 @@ pub trait MerchantApi {
     ) -> Result<::dropshot::HttpResponseOk<types::CashierSession>, ::dropshot::HttpError>;
     /// Create a withdrawal order
     ///
-    /// Creates a withdrawal order; refused with 422 `INSUFFICIENT_BALANCE` when the available balance does not cover `amount` plus fee. Idempotent by `merchant_order_no` like the other creates.
+    /// Creates a withdrawal order. Its `amount` plus `fee` is frozen at creation (available balance down, frozen balance up, in the same transaction as the order); when the available balance does not cover them the request is refused with 422 `INSUFFICIENT_BALANCE` and nothing changes. A completed withdrawal removes the frozen amount; a rejected or failed one returns it to the available balance. The order is approved at creation when the merchant's auto-approval setting covers it (`is_auto_approved`), otherwise it is `pending` for an operator. `payout_method` is `bank_transfer`. Idempotent by `merchant_order_no` like the other creates.
     #[endpoint{method = POST,
     path = "/api/v1/merchant/orders/withdrawal",
     tags = ["withdrawals"],

@@ -148,6 +148,13 @@ pub mod types {
             value.parse()
         }
     }
+    ///`ChannelSummary`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChannelSummary {
+        pub channel_code: ::std::string::String,
+        pub channel_name: ::std::string::String,
+        pub id: ::std::string::String,
+    }
     ///`CreateMerchantRequest`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CreateMerchantRequest {
@@ -164,6 +171,136 @@ pub mod types {
         pub merchant_code: ::std::string::String,
         pub merchant_id: ::std::string::String,
         pub name: ::std::string::String,
+    }
+    ///A deposit order. Optional fields are omitted, not null, while they have no value. `actual_amount` is `0.0000` until money arrives.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DepositOrder {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub account: ::std::option::Option<ReceivingAccount>,
+        ///The receiving account (account orders).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub account_id: ::std::option::Option<::std::string::String>,
+        pub actual_amount: ::payments_wire::DecimalString,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub actual_channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub actual_profit: ::std::option::Option<::payments_wire::DecimalString>,
+        pub amount: ::payments_wire::DecimalString,
+        ///Delivery attempts made so far for this order's callbacks.
+        pub callback_count: i64,
+        pub callback_status: CallbackStatus,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub callback_url: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cashier_session_id: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub channel: ::std::option::Option<ChannelSummary>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub channel_id: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub channel_order_no: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub currency_code: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub estimated_channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub estimated_profit: ::std::option::Option<::payments_wire::DecimalString>,
+        ///The remark a bank transfer must carry to match this order (account orders).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expected_remark: ::std::option::Option<::std::string::String>,
+        pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub fee: ::payments_wire::DecimalString,
+        ///Internal record id.
+        pub id: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub matched_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub merchant: MerchantSummary,
+        pub merchant_id: ::std::string::String,
+        ///Merchant-supplied identifier.
+        pub merchant_order_no: ::std::string::String,
+        ///Service-assigned order number, the stable identifier.
+        pub order_no: ::std::string::String,
+        pub order_type: OrderType,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_account_last4: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_bank_code: ::std::option::Option<::std::string::String>,
+        ///The payment instructions given when the order was created.
+        pub payment_snapshot:
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payment_url: ::std::option::Option<::std::string::String>,
+        pub requested_amount: ::payments_wire::DecimalString,
+        pub status: DepositStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub user_id: ::std::option::Option<::std::string::String>,
+    }
+    ///State of a deposit order. `pending` awaits payment; `matched` has a bank transaction matched but is not yet credited; `completed` (credited), `expired` and `cancelled` are final.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum DepositStatus {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "matched")]
+        Matched,
+        #[serde(rename = "completed")]
+        Completed,
+        #[serde(rename = "expired")]
+        Expired,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+    }
+    impl ::std::fmt::Display for DepositStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Matched => f.write_str("matched"),
+                Self::Completed => f.write_str("completed"),
+                Self::Expired => f.write_str("expired"),
+                Self::Cancelled => f.write_str("cancelled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for DepositStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "matched" => Ok(Self::Matched),
+                "completed" => Ok(Self::Completed),
+                "expired" => Ok(Self::Expired),
+                "cancelled" => Ok(Self::Cancelled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DepositStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for DepositStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///Which orders a fee applies to.
     #[derive(
@@ -317,6 +454,58 @@ pub mod types {
         pub merchant_code: ::std::string::String,
         pub name: ::std::string::String,
     }
+    ///`direct`: created by the deposit endpoint. `cashier`: created through a hosted cashier session.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum OrderType {
+        #[serde(rename = "direct")]
+        Direct,
+        #[serde(rename = "cashier")]
+        Cashier,
+    }
+    impl ::std::fmt::Display for OrderType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Direct => f.write_str("direct"),
+                Self::Cashier => f.write_str("cashier"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OrderType {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "direct" => Ok(Self::Direct),
+                "cashier" => Ok(Self::Cashier),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderType {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///How a withdrawal is paid out. `bank_transfer` is the default and, in version 0.1.0, the only method.
     #[derive(
         ::schemars::JsonSchema,
@@ -370,15 +559,25 @@ pub mod types {
     pub struct RateLimit {
         pub burst: i64,
         pub merchant_id: ::std::string::String,
-        pub requests_per_second: i64,
+        pub requests_per_minute: i64,
     }
-    ///The merchant's token bucket: `burst` tokens, refilled at `requests_per_second`.
+    ///The merchant's token bucket: `burst` tokens, refilled at `requests_per_minute`. A minute is the unit so that small limits are exact.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct RateLimitRequest {
         ///Requests allowed at once (at least 1).
         pub burst: i64,
-        ///Sustained requests per second (at least 1).
-        pub requests_per_second: i64,
+        ///Sustained requests per minute (at least 1).
+        pub requests_per_minute: i64,
+    }
+    ///The receiving bank account of an account order.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ReceivingAccount {
+        pub account_holder: ::std::string::String,
+        pub account_no: ::std::string::String,
+        pub bank_code: ::std::string::String,
+        pub bank_name: ::std::string::String,
+        pub id: ::std::string::String,
+        pub name: ::std::string::String,
     }
     ///`ReviewRequest`
     #[derive(
@@ -577,6 +776,12 @@ pub struct RejectWithdrawalPath {
     /// The service's order number.
     pub order_no: String,
 }
+/// Path parameters of `cancel_deposit`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct CancelDepositPath {
+    /// The service's order number.
+    pub order_no: String,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -659,6 +864,19 @@ pub trait OperatorApi {
         path: ::dropshot::Path<RejectWithdrawalPath>,
         body: ::payments_wire::server::SignedJson<types::ReviewRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
+    /// Cancel a deposit
+    ///
+    /// Moves a `pending` or `matched` deposit to `cancelled`; a `deposit.cancelled` callback is queued. A final deposit is refused with 409 `INVALID_STATE_TRANSITION`.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/deposits/{order_no}/cancel",
+    tags = ["deposits"],
+    }]
+    async fn cancel_deposit(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<CancelDepositPath>,
+        body: ::payments_wire::server::SignedJson<types::ReviewRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::DepositOrder>, ::dropshot::HttpError>;
     /// Check the ledger
     ///
     /// Recomputes every balance from the journal and reports any difference.
@@ -750,6 +968,18 @@ where
         )
         .summary("Reject a withdrawal")
         .tag("withdrawals"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "cancel_deposit".to_string(),
+            <ServerImpl as OperatorApi>::cancel_deposit,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/deposits/{order_no}/cancel",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Cancel a deposit")
+        .tag("deposits"),
     )?;
     api.register(
         ::dropshot::ApiEndpoint::new(

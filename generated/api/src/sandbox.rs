@@ -210,6 +210,12 @@ pub struct PayDepositPath {
     /// The service's order number.
     pub order_no: String,
 }
+/// Path parameters of `match_deposit`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct MatchDepositPath {
+    /// The service's order number.
+    pub order_no: String,
+}
 /// Path parameters of `settle_withdrawal`.
 #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
 pub struct SettleWithdrawalPath {
@@ -238,6 +244,19 @@ pub trait SandboxApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::BearerToken,
         path: ::dropshot::Path<PayDepositPath>,
+        body: ::payments_wire::server::SignedJson<types::PayDepositRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::SimulatedDeposit>, ::dropshot::HttpError>;
+    /// Report a match for a deposit
+    ///
+    /// Simulates a channel that reports a match before completion: a `pending` deposit becomes `matched` (`matched_at` set, `actual_amount` what arrived) and a `deposit.matched` callback is queued. Paying it later completes it.
+    #[endpoint{method = POST,
+    path = "/api/v1/sandbox/deposits/{order_no}/match",
+    tags = ["simulation"],
+    }]
+    async fn match_deposit(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<MatchDepositPath>,
         body: ::payments_wire::server::SignedJson<types::PayDepositRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::SimulatedDeposit>, ::dropshot::HttpError>;
     /// Settle a withdrawal
@@ -285,6 +304,18 @@ where
             ::dropshot::ApiEndpointVersions::All,
         )
         .summary("Pay a deposit")
+        .tag("simulation"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "match_deposit".to_string(),
+            <ServerImpl as SandboxApi>::match_deposit,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/sandbox/deposits/{order_no}/match",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Report a match for a deposit")
         .tag("simulation"),
     )?;
     api.register(

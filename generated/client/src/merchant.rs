@@ -1607,6 +1607,14 @@ Authentication is checked before the body's fields, so a request with both a bad
 - `merchant_order_no` is 1 to 64 characters of `[A-Za-z0-9_-]`. `callback_url` is an absolute `http` or `https` URL of at most 2048 characters (`https` only in production).
 - Optional response fields are omitted while they have no value.
 
+## Balances and fees
+Every balance change is a double-entry journal entry committed with the order change that caused it. A completed deposit credits `actual_amount − fee` to the available balance; a withdrawal freezes `amount + fee` at creation and removes it when completed, or returns it to the available balance when rejected or failed. `total_balance` is always `available_balance + frozen_balance`, and `version` increases by one on every change.
+
+A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed`, at least its minimum, rounded half away from zero to the currency's fraction digits, and never more than the amount. A deposit's fee is estimated on the requested amount at creation and computed on `actual_amount` when it completes; `estimated_channel_cost` and `estimated_profit` (`fee − cost`) are set at creation, `actual_channel_cost` and `actual_profit` at completion.
+
+## Rate limits
+Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
+
 
 Version: 0.1.0*/
 pub struct Client {
@@ -1799,7 +1807,7 @@ impl Client {
     }
     /**Create a withdrawal order
 
-    Creates a withdrawal order; refused with 422 `INSUFFICIENT_BALANCE` when the available balance does not cover `amount` plus fee. Idempotent by `merchant_order_no` like the other creates.
+    Creates a withdrawal order. Its `amount` plus `fee` is frozen at creation (available balance down, frozen balance up, in the same transaction as the order); when the available balance does not cover them the request is refused with 422 `INSUFFICIENT_BALANCE` and nothing changes. A completed withdrawal removes the frozen amount; a rejected or failed one returns it to the available balance. The order is approved at creation when the merchant's auto-approval setting covers it (`is_auto_approved`), otherwise it is `pending` for an operator. `payout_method` is `bank_transfer`. Idempotent by `merchant_order_no` like the other creates.
 
     Sends a `POST` request to `/api/v1/merchant/orders/withdrawal`
 

@@ -149,6 +149,13 @@ pub mod types {
             value.parse()
         }
     }
+    ///`ChannelSummary`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChannelSummary {
+        pub channel_code: ::std::string::String,
+        pub channel_name: ::std::string::String,
+        pub id: ::std::string::String,
+    }
     ///`CreateMerchantRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CreateMerchantRequest {
@@ -165,6 +172,135 @@ pub mod types {
         pub merchant_code: ::std::string::String,
         pub merchant_id: ::std::string::String,
         pub name: ::std::string::String,
+    }
+    ///A deposit order. Optional fields are omitted, not null, while they have no value. `actual_amount` is `0.0000` until money arrives.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DepositOrder {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub account: ::std::option::Option<ReceivingAccount>,
+        ///The receiving account (account orders).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub account_id: ::std::option::Option<::std::string::String>,
+        pub actual_amount: ::payments_wire::DecimalString,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub actual_channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub actual_profit: ::std::option::Option<::payments_wire::DecimalString>,
+        pub amount: ::payments_wire::DecimalString,
+        ///Delivery attempts made so far for this order's callbacks.
+        pub callback_count: i64,
+        pub callback_status: CallbackStatus,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub callback_url: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub cashier_session_id: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub channel: ::std::option::Option<ChannelSummary>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub channel_id: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub channel_order_no: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub completed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub currency_code: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub estimated_channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub estimated_profit: ::std::option::Option<::payments_wire::DecimalString>,
+        ///The remark a bank transfer must carry to match this order (account orders).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expected_remark: ::std::option::Option<::std::string::String>,
+        pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub fee: ::payments_wire::DecimalString,
+        ///Internal record id.
+        pub id: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub matched_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub merchant: MerchantSummary,
+        pub merchant_id: ::std::string::String,
+        ///Merchant-supplied identifier.
+        pub merchant_order_no: ::std::string::String,
+        ///Service-assigned order number, the stable identifier.
+        pub order_no: ::std::string::String,
+        pub order_type: OrderType,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_account_last4: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_bank_code: ::std::option::Option<::std::string::String>,
+        ///The payment instructions given when the order was created.
+        pub payment_snapshot:
+            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payment_url: ::std::option::Option<::std::string::String>,
+        pub requested_amount: ::payments_wire::DecimalString,
+        pub status: DepositStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub user_id: ::std::option::Option<::std::string::String>,
+    }
+    ///State of a deposit order. `pending` awaits payment; `matched` has a bank transaction matched but is not yet credited; `completed` (credited), `expired` and `cancelled` are final.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum DepositStatus {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "matched")]
+        Matched,
+        #[serde(rename = "completed")]
+        Completed,
+        #[serde(rename = "expired")]
+        Expired,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+    }
+    impl ::std::fmt::Display for DepositStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Matched => f.write_str("matched"),
+                Self::Completed => f.write_str("completed"),
+                Self::Expired => f.write_str("expired"),
+                Self::Cancelled => f.write_str("cancelled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for DepositStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "matched" => Ok(Self::Matched),
+                "completed" => Ok(Self::Completed),
+                "expired" => Ok(Self::Expired),
+                "cancelled" => Ok(Self::Cancelled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DepositStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for DepositStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///Error information from a response. Every error this service raises itself carries an `error_code`; the list of codes and the status each comes with is in the API description.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -324,6 +460,57 @@ pub mod types {
         pub merchant_code: ::std::string::String,
         pub name: ::std::string::String,
     }
+    ///`direct`: created by the deposit endpoint. `cashier`: created through a hosted cashier session.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum OrderType {
+        #[serde(rename = "direct")]
+        Direct,
+        #[serde(rename = "cashier")]
+        Cashier,
+    }
+    impl ::std::fmt::Display for OrderType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Direct => f.write_str("direct"),
+                Self::Cashier => f.write_str("cashier"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OrderType {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "direct" => Ok(Self::Direct),
+                "cashier" => Ok(Self::Cashier),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderType {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///How a withdrawal is paid out. `bank_transfer` is the default and, in version 0.1.0, the only method.
     #[derive(
         ::serde::Deserialize,
@@ -376,15 +563,25 @@ pub mod types {
     pub struct RateLimit {
         pub burst: i64,
         pub merchant_id: ::std::string::String,
-        pub requests_per_second: i64,
+        pub requests_per_minute: i64,
     }
-    ///The merchant's token bucket: `burst` tokens, refilled at `requests_per_second`.
+    ///The merchant's token bucket: `burst` tokens, refilled at `requests_per_minute`. A minute is the unit so that small limits are exact.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct RateLimitRequest {
         ///Requests allowed at once (at least 1).
         pub burst: i64,
-        ///Sustained requests per second (at least 1).
-        pub requests_per_second: i64,
+        ///Sustained requests per minute (at least 1).
+        pub requests_per_minute: i64,
+    }
+    ///The receiving bank account of an account order.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ReceivingAccount {
+        pub account_holder: ::std::string::String,
+        pub account_no: ::std::string::String,
+        pub bank_code: ::std::string::String,
+        pub bank_name: ::std::string::String,
+        pub id: ::std::string::String,
+        pub name: ::std::string::String,
     }
     ///`ReviewRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
@@ -1004,6 +1201,73 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Cancel a deposit
+
+    Moves a `pending` or `matched` deposit to `cancelled`; a `deposit.cancelled` callback is queued. A final deposit is refused with 409 `INVALID_STATE_TRANSITION`.
+
+    Sends a `POST` request to `/api/v1/operator/deposits/{order_no}/cancel`
+
+    Arguments:
+    - `order_no`: The service's order number.
+    - `body`
+    */
+    pub async fn cancel_deposit<'a>(
+        &'a self,
+        order_no: &'a str,
+        body: &'a types::ReviewRequest,
+    ) -> Result<ResponseValue<types::DepositOrder>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/deposits/{}/cancel",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "cancel_deposit",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Check the ledger
 
     Recomputes every balance from the journal and reports any difference.
@@ -1066,6 +1330,7 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/merchants/{merchant_id}/rate-limit",
     "/api/v1/operator/withdrawals/{order_no}/approve",
     "/api/v1/operator/withdrawals/{order_no}/reject",
+    "/api/v1/operator/deposits/{order_no}/cancel",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

@@ -340,6 +340,73 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Report a match for a deposit
+
+    Simulates a channel that reports a match before completion: a `pending` deposit becomes `matched` (`matched_at` set, `actual_amount` what arrived) and a `deposit.matched` callback is queued. Paying it later completes it.
+
+    Sends a `POST` request to `/api/v1/sandbox/deposits/{order_no}/match`
+
+    Arguments:
+    - `order_no`: The service's order number.
+    - `body`
+    */
+    pub async fn match_deposit<'a>(
+        &'a self,
+        order_no: &'a str,
+        body: &'a types::PayDepositRequest,
+    ) -> Result<ResponseValue<types::SimulatedDeposit>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/sandbox/deposits/{}/match",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "match_deposit",
+        };
+        match (crate::sandbox::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Settle a withdrawal
 
     Simulates the channel settling an `approved` or `processing` withdrawal: it completes and its frozen amount and fee leave the merchant's balance.
@@ -484,6 +551,7 @@ pub mod prelude {
 /// parameters of the template its URL matches.
 pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/sandbox/deposits/{order_no}/pay",
+    "/api/v1/sandbox/deposits/{order_no}/match",
     "/api/v1/sandbox/withdrawals/{order_no}/settle",
     "/api/v1/sandbox/withdrawals/{order_no}/fail",
 ];

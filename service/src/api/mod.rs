@@ -6,6 +6,7 @@ pub mod merchant;
 pub mod operator;
 pub mod sandbox;
 
+use crate::deposit::{self, Deposit};
 use crate::error::ApiError;
 use crate::merchant::Merchant;
 use crate::withdrawal::Withdrawal;
@@ -49,6 +50,76 @@ pub(crate) fn reshape<A: serde::Serialize, B: serde::de::DeserializeOwned>(
     serde_json::to_value(value)
         .and_then(serde_json::from_value)
         .map_err(|e| ApiError::Internal(format!("reshaping a response: {e}")))
+}
+
+pub(crate) fn deposit_order(
+    app: &crate::app::App,
+    merchant: &Merchant,
+    order: &Deposit,
+) -> types::DepositOrder {
+    let channel = order
+        .channel_id
+        .as_deref()
+        .and_then(|id| app.channels.get(id));
+    let dec = |d: rust_decimal::Decimal| DecimalString(d);
+    types::DepositOrder {
+        id: order.id.clone(),
+        order_no: order.order_no.clone(),
+        merchant_order_no: order.merchant_order_no.clone(),
+        merchant_id: order.merchant_id.clone(),
+        account_id: order.account_id.clone(),
+        requested_amount: dec(order.requested_amount),
+        amount: dec(order.amount),
+        fee: dec(order.fee),
+        currency_code: order.currency.clone(),
+        expected_remark: order.expected_remark.clone(),
+        status: types::DepositStatus::from_str(order.status.as_str())
+            .unwrap_or(types::DepositStatus::Pending),
+        expire_at: order.expire_at,
+        matched_at: order.matched_at,
+        completed_at: order.completed_at,
+        actual_amount: dec(order.actual_amount),
+        callback_url: order.callback_url.clone(),
+        callback_status: types::CallbackStatus::from_str(&order.callback_status)
+            .unwrap_or(types::CallbackStatus::None),
+        callback_count: order.callback_count,
+        created_at: order.created_at,
+        updated_at: order.updated_at,
+        user_id: order.user_id.clone(),
+        order_type: match order.order_type {
+            deposit::OrderType::Direct => types::OrderType::Direct,
+            deposit::OrderType::Cashier => types::OrderType::Cashier,
+        },
+        cashier_session_id: order.cashier_session_id.clone(),
+        payer_bank_code: order.payer_bank_code.clone(),
+        payer_account_last4: order.payer_account_last4.clone(),
+        channel_id: order.channel_id.clone(),
+        channel_order_no: order.channel_order_no.clone(),
+        payment_url: order.payment_url.clone(),
+        estimated_channel_cost: order.estimated_channel_cost.map(dec),
+        estimated_profit: order.estimated_profit.map(dec),
+        actual_channel_cost: order.actual_channel_cost.map(dec),
+        actual_profit: order.actual_profit.map(dec),
+        payment_snapshot: order.payment_snapshot.clone(),
+        merchant: types::MerchantSummary {
+            id: merchant.id.clone(),
+            merchant_code: merchant.code.clone(),
+            name: merchant.name.clone(),
+        },
+        account: order.account(app).map(|a| types::ReceivingAccount {
+            id: a.id.clone(),
+            account_no: a.account_no.clone(),
+            name: a.name.clone(),
+            bank_code: a.bank_code.clone(),
+            bank_name: a.bank_name.clone(),
+            account_holder: a.account_holder.clone(),
+        }),
+        channel: channel.map(|c| types::ChannelSummary {
+            id: c.id().to_string(),
+            channel_code: c.code().to_string(),
+            channel_name: c.name().to_string(),
+        }),
+    }
 }
 
 pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types::WithdrawalOrder {

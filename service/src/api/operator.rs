@@ -1,7 +1,7 @@
 //! The operator API: merchants and their settings, withdrawal review, the
 //! ledger check.
 
-use super::{body_error, reshape, withdrawal_order};
+use super::{body_error, deposit_order, reshape, withdrawal_order};
 use crate::app::App;
 use crate::config::RateConfig;
 use crate::error::ApiError;
@@ -13,8 +13,8 @@ use crate::{ledger, money, validate};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
-    ApproveWithdrawalPath, OperatorApi, RejectWithdrawalPath, SetAutoApprovalPath,
-    SetMerchantFeePath, SetRateLimitPath,
+    ApproveWithdrawalPath, CancelDepositPath, OperatorApi, RejectWithdrawalPath,
+    SetAutoApprovalPath, SetMerchantFeePath, SetRateLimitPath,
 };
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
@@ -163,12 +163,12 @@ impl OperatorApi for OperatorApiImpl {
                 .filter(|v| (1..=1_000_000).contains(v))
                 .ok_or_else(|| ApiError::invalid_field(field, "must be between 1 and 1000000"))
         };
-        let per_second = bounded("requests_per_second", req.requests_per_second)?;
+        let per_minute = bounded("requests_per_minute", req.requests_per_minute)?;
         let burst = bounded("burst", req.burst)?;
-        merchant::set_rate_limit(app, &merchant_id, per_second, burst).await?;
+        merchant::set_rate_limit(app, &merchant_id, per_minute, burst).await?;
         Ok(HttpResponseOk(types::RateLimit {
             merchant_id,
-            requests_per_second: req.requests_per_second,
+            requests_per_minute: req.requests_per_minute,
             burst: req.burst,
         }))
     }
@@ -197,6 +197,22 @@ impl OperatorApi for OperatorApiImpl {
         let order =
             withdrawal::reject(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
         Ok(HttpResponseOk(reviewed(app, order).await?))
+    }
+
+    async fn cancel_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<CancelDepositPath>,
+        body: SignedJson<types::ReviewRequest>,
+    ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        remarks(&body)?;
+        let order = crate::deposit::cancel(app, &path.into_inner().order_no).await?;
+        let merchant = merchant::find(app, &order.merchant_id).await?;
+        Ok(HttpResponseOk(reshape(&deposit_order(
+            app, &merchant, &order,
+        ))?))
     }
 
     async fn check_ledger(

@@ -8,13 +8,24 @@ use crate::operator::authenticate;
 use crate::withdrawal;
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::sandbox::types;
-use merchant_api::sandbox::{FailWithdrawalPath, PayDepositPath, SandboxApi, SettleWithdrawalPath};
+use merchant_api::sandbox::{
+    FailWithdrawalPath, MatchDepositPath, PayDepositPath, SandboxApi, SettleWithdrawalPath,
+};
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
 use std::str::FromStr;
 use std::sync::Arc;
 
 pub enum SandboxApiImpl {}
+
+fn simulated_deposit(order: &deposit::Deposit) -> types::SimulatedDeposit {
+    types::SimulatedDeposit {
+        order_no: order.order_no.clone(),
+        status: types::DepositStatus::from_str(order.status.as_str())
+            .unwrap_or(types::DepositStatus::Pending),
+        actual_amount: DecimalString(order.actual_amount),
+    }
+}
 
 fn simulated(order: &withdrawal::Withdrawal) -> types::SimulatedWithdrawal {
     types::SimulatedWithdrawal {
@@ -42,12 +53,25 @@ impl SandboxApi for SandboxApiImpl {
             req.amount.map(|a| a.value()),
         )
         .await?;
-        Ok(HttpResponseOk(types::SimulatedDeposit {
-            order_no: order.order_no.clone(),
-            status: types::DepositStatus::from_str(order.status.as_str())
-                .unwrap_or(types::DepositStatus::Pending),
-            actual_amount: DecimalString(order.actual_amount),
-        }))
+        Ok(HttpResponseOk(simulated_deposit(&order)))
+    }
+
+    async fn match_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<MatchDepositPath>,
+        body: SignedJson<types::PayDepositRequest>,
+    ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = body.parse().map_err(body_error)?;
+        let order = deposit::record_match(
+            app,
+            &path.into_inner().order_no,
+            req.amount.map(|a| a.value()),
+        )
+        .await?;
+        Ok(HttpResponseOk(simulated_deposit(&order)))
     }
 
     async fn settle_withdrawal(

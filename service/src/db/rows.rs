@@ -16,7 +16,7 @@ pub struct MerchantRow {
     pub updated_at: i64,
     pub auto_approval: String,
     pub auto_approval_limits: String,
-    pub rate_limit_per_second: Option<i32>,
+    pub rate_limit_per_minute: Option<i32>,
     pub rate_limit_burst: Option<i32>,
 }
 
@@ -184,4 +184,21 @@ pub struct EntrySum {
     pub entry_id: String,
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     pub total: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = callback_deliveries)]
+pub struct CallbackDeliveryRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub order_kind: String,
+    pub order_no: String,
+    pub event: String,
+    pub callback_url: String,
+    pub body: String,
+    pub status: String,
+    pub attempts: i32,
+    pub next_attempt_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
 }

@@ -12,7 +12,7 @@ diesel::table! {
         updated_at -> BigInt,
         auto_approval -> Text,
         auto_approval_limits -> Text,
-        rate_limit_per_second -> Nullable<Integer>,
+        rate_limit_per_minute -> Nullable<Integer>,
         rate_limit_burst -> Nullable<Integer>,
     }
 }
@@ -163,6 +163,23 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    callback_deliveries (id) {
+        id -> Text,
+        merchant_id -> Text,
+        order_kind -> Text,
+        order_no -> Text,
+        event -> Text,
+        callback_url -> Text,
+        body -> Text,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
 diesel::joinable!(api_keys -> merchants (merchant_id));
 diesel::joinable!(postings -> journal_entries (entry_id));
 diesel::allow_tables_to_appear_in_same_query!(
@@ -174,4 +191,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     postings,
     withdrawal_orders,
     merchant_fees,
+    callback_deliveries,
 );

@@ -129,10 +129,18 @@ pub trait Store: Send {
     async fn set_rate_limit(
         &mut self,
         merchant_id: &str,
-        per_second: i32,
+        per_minute: i32,
         burst: i32,
         now: i64,
     ) -> StoreResult<bool>;
+
+    /// Order numbers of deposits awaiting payment past `expire_at`.
+    async fn deposits_due_to_expire(&mut self, now: i64, limit: i64) -> StoreResult<Vec<String>>;
+    async fn insert_callback_delivery(&mut self, row: &CallbackDeliveryRow) -> StoreResult<()>;
+    async fn callback_deliveries_of(
+        &mut self,
+        order_no: &str,
+    ) -> StoreResult<Vec<CallbackDeliveryRow>>;
 }
 
 macro_rules! impl_store {
@@ -465,19 +473,57 @@ macro_rules! impl_store {
             async fn set_rate_limit(
                 &mut self,
                 merchant_id: &str,
-                per_second: i32,
+                per_minute: i32,
                 burst: i32,
                 now: i64,
             ) -> StoreResult<bool> {
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
-                        merchants::rate_limit_per_second.eq(Some(per_second)),
+                        merchants::rate_limit_per_minute.eq(Some(per_minute)),
                         merchants::rate_limit_burst.eq(Some(burst)),
                         merchants::updated_at.eq(now),
                     ))
                     .execute(self)
                     .await?;
                 Ok(n == 1)
+            }
+
+            async fn insert_callback_delivery(
+                &mut self,
+                row: &CallbackDeliveryRow,
+            ) -> StoreResult<()> {
+                diesel::insert_into(callback_deliveries::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
+                Ok(())
+            }
+
+            async fn callback_deliveries_of(
+                &mut self,
+                order_no: &str,
+            ) -> StoreResult<Vec<CallbackDeliveryRow>> {
+                Ok(callback_deliveries::table
+                    .filter(callback_deliveries::order_no.eq(order_no))
+                    .order(callback_deliveries::created_at.asc())
+                    .select(CallbackDeliveryRow::as_select())
+                    .load(self)
+                    .await?)
+            }
+
+            async fn deposits_due_to_expire(
+                &mut self,
+                now: i64,
+                limit: i64,
+            ) -> StoreResult<Vec<String>> {
+                Ok(deposit_orders::table
+                    .filter(deposit_orders::status.eq("pending"))
+                    .filter(deposit_orders::expire_at.le(now))
+                    .order(deposit_orders::expire_at.asc())
+                    .limit(limit)
+                    .select(deposit_orders::order_no)
+                    .load(self)
+                    .await?)
             }
         }
     };

@@ -1,5 +1,5 @@
 ALTER TABLE merchants DROP COLUMN rate_limit_burst;
-ALTER TABLE merchants DROP COLUMN rate_limit_per_second;
+ALTER TABLE merchants DROP COLUMN rate_limit_per_minute;
 ALTER TABLE merchants DROP COLUMN auto_approval_limits;
 ALTER TABLE merchants DROP COLUMN auto_approval;
 DROP TABLE merchant_fees;

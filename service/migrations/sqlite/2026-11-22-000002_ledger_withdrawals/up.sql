@@ -91,5 +91,5 @@ CREATE TABLE merchant_fees (
 -- ten-thousandths).
 ALTER TABLE merchants ADD COLUMN auto_approval TEXT NOT NULL DEFAULT 'off';
 ALTER TABLE merchants ADD COLUMN auto_approval_limits TEXT NOT NULL DEFAULT '{}';
-ALTER TABLE merchants ADD COLUMN rate_limit_per_second INTEGER;
+ALTER TABLE merchants ADD COLUMN rate_limit_per_minute INTEGER;
 ALTER TABLE merchants ADD COLUMN rate_limit_burst INTEGER;

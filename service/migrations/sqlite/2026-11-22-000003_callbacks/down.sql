@@ -1,0 +1,2 @@
+DROP INDEX deposit_orders_expiry;
+DROP TABLE callback_deliveries;

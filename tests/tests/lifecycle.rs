@@ -1,0 +1,263 @@
+//! Moves that time and workers make, on an injected clock, and the callback
+//! records every move writes in its own transaction.
+
+use payments_service::app::App;
+use payments_service::clock::{Clock, ManualClock};
+use payments_service::deposit::{self, DepositStatus, NewDeposit};
+use payments_service::error::ApiError;
+use payments_service::merchant::Merchant;
+use payments_service::testing::{TestService, TEST_OPERATOR};
+use payments_service::withdrawal::{self, NewWithdrawal};
+use payments_service::{server, Profile};
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+async fn start() -> (TestService, ManualClock) {
+    let clock = ManualClock::at(1_800_000_000);
+    let service = TestService::start(Profile::Sandbox, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    (service, clock)
+}
+
+fn new_deposit(no: &str, amount: i64, callback_url: Option<&str>) -> NewDeposit {
+    NewDeposit {
+        merchant_order_no: no.into(),
+        amount: Decimal::from(amount),
+        currency: "THB".into(),
+        callback_url: callback_url.map(String::from),
+        extra_data: None,
+        user_id: None,
+        payer_account_holder: None,
+        payer_mobile: None,
+        payer_email: None,
+        payer_bank_code: None,
+        payer_account_no: None,
+        fingerprint: no.into(),
+    }
+}
+
+async fn deliveries(app: &App, order_no: &str) -> Vec<(String, Value)> {
+    let o = order_no.to_string();
+    app.db
+        .run(|s| Box::pin(async move { s.callback_deliveries_of(&o).await }))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.event, serde_json::from_str(&d.body).unwrap()))
+        .collect()
+}
+
+async fn merchant(service: &TestService) -> Merchant {
+    service.new_merchant("Lifecycle").await.unwrap().merchant
+}
+
+#[tokio::test]
+async fn a_deposit_expires_exactly_at_expire_at_with_its_callback() {
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let m = merchant(&service).await;
+    let order = deposit::create(
+        &app,
+        &m,
+        new_deposit("EXP-1", 100, Some("http://127.0.0.1:9/cb")),
+    )
+    .await
+    .unwrap();
+    let validity = app.config.deposit_validity_seconds;
+    assert_eq!(order.expire_at.timestamp(), clock.unix() + validity);
+
+    clock.advance(validity - 1);
+    assert_eq!(
+        deposit::expire_due(&app).await.unwrap(),
+        0,
+        "not due one second early"
+    );
+    clock.advance(1);
+    assert_eq!(deposit::expire_due(&app).await.unwrap(), 1);
+    assert_eq!(deposit::expire_due(&app).await.unwrap(), 0, "expired once");
+
+    let expired = deposit::find_any(&app, &order.order_no).await.unwrap();
+    assert_eq!(expired.status, DepositStatus::Expired);
+    assert_eq!(expired.callback_status, "pending");
+    let records = deliveries(&app, &order.order_no).await;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].0, "deposit.expired");
+    assert_eq!(
+        records[0].1,
+        json!({
+            "event": "deposit.expired",
+            "order_no": order.order_no,
+            "merchant_order_no": "EXP-1",
+            "amount": "100.0000",
+            "actual_amount": "0.0000",
+            "currency": "THB",
+            "status": "expired",
+            "expired_at": "2027-01-15T08:30:00Z",
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_matched_deposit_does_not_expire() {
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let m = merchant(&service).await;
+    let order = deposit::create(&app, &m, new_deposit("EXP-2", 100, None))
+        .await
+        .unwrap();
+    deposit::record_match(&app, &order.order_no, None)
+        .await
+        .unwrap();
+    clock.advance(app.config.deposit_validity_seconds + 60);
+    assert_eq!(deposit::expire_due(&app).await.unwrap(), 0);
+    let refused = deposit::expire(&app, &order.order_no).await.unwrap_err();
+    assert!(
+        matches!(refused, ApiError::InvalidStateTransition { .. }),
+        "{refused}"
+    );
+    assert_eq!(
+        deposit::find_any(&app, &order.order_no)
+            .await
+            .unwrap()
+            .status,
+        DepositStatus::Matched
+    );
+    assert!(
+        deliveries(&app, &order.order_no).await.is_empty(),
+        "no callback_url, no record"
+    );
+}
+
+#[tokio::test]
+async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let m = merchant(&service).await;
+    let url = Some("http://127.0.0.1:9/cb");
+
+    let order = deposit::create(&app, &m, new_deposit("CB-1", 250, url))
+        .await
+        .unwrap();
+    clock.advance(10);
+    deposit::record_match(&app, &order.order_no, None)
+        .await
+        .unwrap();
+    clock.advance(10);
+    deposit::complete(&app, &order.order_no, None)
+        .await
+        .unwrap();
+    let records = deliveries(&app, &order.order_no).await;
+    let events: Vec<&str> = records.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(events, ["deposit.matched", "deposit.completed"]);
+    assert_eq!(
+        records[1].1,
+        json!({
+            "event": "deposit.completed",
+            "order_no": order.order_no,
+            "merchant_order_no": "CB-1",
+            "amount": "250.0000",
+            "actual_amount": "250.0000",
+            "currency": "THB",
+            "status": "completed",
+            "matched_at": "2027-01-15T08:00:10Z",
+            "completed_at": "2027-01-15T08:00:20Z",
+        })
+    );
+    assert_eq!(
+        records[0].1["completed_at"],
+        Value::Null,
+        "matched: completed_at unset"
+    );
+
+    let cancelled = deposit::create(&app, &m, new_deposit("CB-2", 10, url))
+        .await
+        .unwrap();
+    deposit::cancel(&app, &cancelled.order_no).await.unwrap();
+    let body = &deliveries(&app, &cancelled.order_no).await[0].1;
+    assert_eq!(
+        body["currency_code"], "THB",
+        "the cancelled body carries the alias"
+    );
+    assert_eq!(body["actual_amount"], "0.0000");
+    assert_eq!(body["status"], "cancelled");
+
+    let w = withdrawal::create(
+        &app,
+        &m,
+        NewWithdrawal {
+            merchant_order_no: "CB-W1".into(),
+            amount: Decimal::from(100),
+            currency: "THB".into(),
+            beneficiary_name: "B".into(),
+            beneficiary_account: "1".into(),
+            beneficiary_bank_code: "SCB".into(),
+            beneficiary_bank_branch: None,
+            callback_url: url.map(String::from),
+            extra_data: None,
+            fingerprint: "CB-W1".into(),
+        },
+    )
+    .await
+    .unwrap();
+    withdrawal::reject(&app, &w.row.order_no, TEST_OPERATOR, None)
+        .await
+        .unwrap();
+    let records = deliveries(&app, &w.row.order_no).await;
+    assert_eq!(
+        records.len(),
+        1,
+        "pending creates no callback; rejection does"
+    );
+    assert_eq!(records[0].1["event"], "withdrawal.rejected");
+    assert_eq!(records[0].1["amount"], "100.0000");
+    assert!(records[0].1["rejected_at"].is_string());
+
+    let silent = deposit::create(&app, &m, new_deposit("CB-3", 10, None))
+        .await
+        .unwrap();
+    deposit::cancel(&app, &silent.order_no).await.unwrap();
+    assert!(deliveries(&app, &silent.order_no).await.is_empty());
+}
+
+/// Two workers expire the same due orders at once: each order expires once
+/// and gets one callback record. On PostgreSQL they are two service
+/// instances on one database; SQLite is a single-instance store, so there
+/// they are two workers of one instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_workers_never_expire_an_order_twice() {
+    let (service, clock) = start().await;
+    let first = service.service.app().clone();
+    let second = match first.db.backend() {
+        payments_service::db::Backend::Postgres => {
+            server::build_app(first.config.clone(), Arc::new(clock.clone()))
+                .await
+                .unwrap()
+        }
+        payments_service::db::Backend::Sqlite => first.clone(),
+    };
+    let m = merchant(&service).await;
+    let mut order_nos = Vec::new();
+    for i in 0..40 {
+        let order = deposit::create(
+            &first,
+            &m,
+            new_deposit(&format!("RX-{i}"), 10, Some("http://127.0.0.1:9/cb")),
+        )
+        .await
+        .unwrap();
+        order_nos.push(order.order_no);
+    }
+    clock.advance(first.config.deposit_validity_seconds);
+    let (a, b) = tokio::join!(deposit::expire_due(&first), deposit::expire_due(&second));
+    assert_eq!(
+        a.unwrap() + b.unwrap(),
+        40,
+        "every due order expired exactly once"
+    );
+    for order_no in order_nos {
+        let records = deliveries(&first, &order_no).await;
+        assert_eq!(records.len(), 1, "{order_no}: {records:?}");
+    }
+}
