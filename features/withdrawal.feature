@@ -46,6 +46,24 @@ Feature: Withdrawal orders
     And the approver is "test-operator"
     And the response field "approval_remarks" is "approves by the conformance suite"
 
+  Scenario: An approved withdrawal is dispatched to its channel, then settles
+    When the merchant creates a withdrawal "WD-8" of 100 THB
+    And an operator approves the withdrawal
+    And the merchant reads that withdrawal by order_no
+    Then the response field "status" is "processing"
+    And the response field "processed_at" is set
+    And the response field "channel_order_no" is set
+    When the channel settles the withdrawal
+    Then the response field "status" is "completed"
+    And the THB balance is "4900.0000" available, "0.0000" frozen and "4900.0000" in total
+
+  Scenario: An auto-approved withdrawal is dispatched at once
+    Given the merchant's withdrawals are auto-approved always
+    When the merchant creates a withdrawal "WD-9" of 100 THB
+    And the merchant reads that withdrawal by order_no
+    Then the response field "status" is "processing"
+    And the response field "is_auto_approved" is true
+
   Scenario: An identical resend returns the original withdrawal and freezes once
     Given the merchant has created a withdrawal "WD-4" of 100 THB
     When the merchant creates a withdrawal "WD-4" of 100 THB

@@ -22,6 +22,9 @@ pub trait Channel: Send + Sync {
     /// Registers a payment for `order_no`. Must be idempotent per
     /// `order_no`: a retried create asks again.
     fn create_payment(&self, order_no: &str) -> ChannelPayment;
+    /// Hands a payout to the channel and returns the channel's reference.
+    /// Must be idempotent per `order_no`: a retried dispatch asks again.
+    fn dispatch_payout(&self, order_no: &str) -> String;
 }
 
 /// The sandbox's channel: its payment page is served by the service itself.
@@ -45,6 +48,9 @@ impl Channel for SimulatorChannel {
     }
     fn costs(&self) -> &DirectionRates {
         &self.config.costs
+    }
+    fn dispatch_payout(&self, order_no: &str) -> String {
+        format!("SIMPAY-{order_no}")
     }
     fn create_payment(&self, order_no: &str) -> ChannelPayment {
         ChannelPayment {

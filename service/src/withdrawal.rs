@@ -191,6 +191,9 @@ pub async fn create(
         })
         .await;
     match result {
+        Ok(()) if row.is_auto_approved => {
+            Ok(dispatch_or_keep(app, Withdrawal::from_row(row)?).await)
+        }
         Ok(()) => Withdrawal::from_row(row),
         Err(ApiError::DuplicateMerchantOrderNo(_)) => {
             let existing = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
@@ -359,7 +362,22 @@ async fn apply(
     Withdrawal::from_row(row)
 }
 
+/// An operator approves a pending withdrawal; it is then dispatched to its
+/// channel at once.
 pub async fn approve(
+    app: &App,
+    order_no: &str,
+    operator: &str,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let approved = record_approval(app, order_no, operator, remarks).await?;
+    Ok(dispatch_or_keep(app, approved).await)
+}
+
+/// The approval alone: `pending` → `approved`, with its callback record.
+/// A crash between this and the dispatch leaves the order `approved`, which
+/// the dispatch worker picks up.
+pub async fn record_approval(
     app: &App,
     order_no: &str,
     operator: &str,
@@ -457,4 +475,55 @@ pub async fn fail(
         Effect::Release("withdrawal_failed"),
     )
     .await
+}
+
+/// Hands an approved withdrawal to its channel: `approved` → `processing`,
+/// with the channel's reference. No callback is sent for it.
+pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
+    let current = find_any(app, order_no).await?;
+    let channel = current
+        .row
+        .channel_id
+        .as_deref()
+        .and_then(|id| app.channels.get(id))
+        .ok_or_else(|| ApiError::Internal(format!("withdrawal {order_no} has no channel")))?;
+    let reference = channel.dispatch_payout(order_no);
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Dispatch,
+        move |row, now| {
+            row.processed_at = Some(now);
+            row.channel_order_no = Some(reference);
+        },
+        Effect::None,
+    )
+    .await
+}
+
+/// Dispatches right after approval. The approval has committed either way:
+/// if the dispatch cannot happen now, the dispatch worker finds the order
+/// still `approved` and tries again, so the caller hears of the approval.
+async fn dispatch_or_keep(app: &App, approved: Withdrawal) -> Withdrawal {
+    let _ = dispatch(app, &approved.row.order_no).await;
+    approved
+}
+
+/// Dispatches every approved withdrawal still waiting (after a crash or a
+/// channel outage). Each dispatch is a conditional update, so two workers
+/// never dispatch one order twice.
+pub async fn dispatch_due(app: &App) -> Result<usize, ApiError> {
+    let due = app
+        .db
+        .run(|s| Box::pin(async move { s.withdrawals_to_dispatch(500).await }))
+        .await?;
+    let mut dispatched = 0;
+    for order_no in due {
+        match dispatch(app, &order_no).await {
+            Ok(_) => dispatched += 1,
+            Err(ApiError::InvalidStateTransition { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(dispatched)
 }

@@ -1,4 +1,5 @@
-//! Background work that moves orders with time: expiry. It reads the
+//! Background work that moves orders with time: expiry, and the dispatch
+//! of approved withdrawals that could not be dispatched at approval. It reads the
 //! injected clock for what is due; the interval only decides how often it
 //! looks.
 
@@ -7,7 +8,8 @@ use crate::deposit;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Expires due deposits every `interval`, until the task is dropped.
+/// Expires due deposits and dispatches waiting withdrawals every
+/// `interval`, until the task is dropped.
 pub async fn expiry_loop(app: Arc<App>, interval: Duration) {
     let mut ticks = tokio::time::interval(interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -17,6 +19,9 @@ pub async fn expiry_loop(app: Arc<App>, interval: Duration) {
             // A database outage is retried on the next tick; nothing is
             // lost because the orders stay pending until expired.
             eprintln!("payments: expiring due deposits failed: {e}");
+        }
+        if let Err(e) = crate::withdrawal::dispatch_due(&app).await {
+            eprintln!("payments: dispatching approved withdrawals failed: {e}");
         }
     }
 }

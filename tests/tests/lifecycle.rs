@@ -261,3 +261,116 @@ async fn two_workers_never_expire_an_order_twice() {
         assert_eq!(records.len(), 1, "{order_no}: {records:?}");
     }
 }
+
+/// Two workers dispatching waiting approved withdrawals at once: each is
+/// dispatched once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_workers_never_dispatch_a_withdrawal_twice() {
+    let (service, clock) = start().await;
+    let first = service.service.app().clone();
+    let second = match first.db.backend() {
+        payments_service::db::Backend::Postgres => {
+            server::build_app(first.config.clone(), Arc::new(clock.clone()))
+                .await
+                .unwrap()
+        }
+        payments_service::db::Backend::Sqlite => first.clone(),
+    };
+    let m = merchant(&service).await;
+    let funding = deposit::create(&first, &m, new_deposit("FUND", 10_000, None))
+        .await
+        .unwrap();
+    deposit::complete(&first, &funding.order_no, None)
+        .await
+        .unwrap();
+    let mut order_nos = Vec::new();
+    for i in 0..30 {
+        let w = withdrawal::create(
+            &first,
+            &m,
+            NewWithdrawal {
+                merchant_order_no: format!("DX-{i}"),
+                amount: Decimal::from(10),
+                currency: "THB".into(),
+                beneficiary_name: "B".into(),
+                beneficiary_account: "1".into(),
+                beneficiary_bank_code: "SCB".into(),
+                beneficiary_bank_branch: None,
+                callback_url: None,
+                extra_data: None,
+                fingerprint: format!("DX-{i}"),
+            },
+        )
+        .await
+        .unwrap();
+        order_nos.push(w.row.order_no);
+    }
+    assert_eq!(
+        withdrawal::dispatch_due(&first).await.unwrap(),
+        0,
+        "pending orders wait"
+    );
+    // Approved but not dispatched, as after a crash between the two.
+    for order_no in &order_nos {
+        withdrawal::record_approval(&first, order_no, TEST_OPERATOR, None)
+            .await
+            .unwrap();
+    }
+    let (a, b) = tokio::join!(
+        withdrawal::dispatch_due(&first),
+        withdrawal::dispatch_due(&second)
+    );
+    assert_eq!(
+        a.unwrap() + b.unwrap(),
+        30,
+        "every approved order dispatched exactly once"
+    );
+    for order_no in &order_nos {
+        let order = withdrawal::find_any(&first, order_no).await.unwrap();
+        assert_eq!(order.status, withdrawal::WithdrawalStatus::Processing);
+        assert_eq!(
+            order.row.channel_order_no.as_deref(),
+            Some(format!("SIMPAY-{order_no}").as_str())
+        );
+    }
+    assert_eq!(
+        withdrawal::dispatch_due(&first).await.unwrap(),
+        0,
+        "nothing dispatched twice"
+    );
+
+    let approved = withdrawal::create(
+        &first,
+        &m,
+        NewWithdrawal {
+            merchant_order_no: "DX-direct".into(),
+            amount: Decimal::from(10),
+            currency: "THB".into(),
+            beneficiary_name: "B".into(),
+            beneficiary_account: "1".into(),
+            beneficiary_bank_code: "SCB".into(),
+            beneficiary_bank_branch: None,
+            callback_url: None,
+            extra_data: None,
+            fingerprint: "DX-direct".into(),
+        },
+    )
+    .await
+    .unwrap();
+    let returned = withdrawal::approve(&first, &approved.row.order_no, TEST_OPERATOR, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        returned.status,
+        withdrawal::WithdrawalStatus::Approved,
+        "the approval is what the caller hears"
+    );
+    let now = withdrawal::find_any(&first, &approved.row.order_no)
+        .await
+        .unwrap();
+    assert_eq!(
+        now.status,
+        withdrawal::WithdrawalStatus::Processing,
+        "dispatched right after approval"
+    );
+}

@@ -134,6 +134,8 @@ pub trait Store: Send {
         now: i64,
     ) -> StoreResult<bool>;
 
+    /// Order numbers of approved withdrawals not yet handed to a channel.
+    async fn withdrawals_to_dispatch(&mut self, limit: i64) -> StoreResult<Vec<String>>;
     /// Order numbers of deposits awaiting payment past `expire_at`.
     async fn deposits_due_to_expire(&mut self, now: i64, limit: i64) -> StoreResult<Vec<String>>;
     async fn insert_callback_delivery(&mut self, row: &CallbackDeliveryRow) -> StoreResult<()>;
@@ -522,6 +524,16 @@ macro_rules! impl_store {
                     .order(deposit_orders::expire_at.asc())
                     .limit(limit)
                     .select(deposit_orders::order_no)
+                    .load(self)
+                    .await?)
+            }
+
+            async fn withdrawals_to_dispatch(&mut self, limit: i64) -> StoreResult<Vec<String>> {
+                Ok(withdrawal_orders::table
+                    .filter(withdrawal_orders::status.eq("approved"))
+                    .order(withdrawal_orders::approved_at.asc())
+                    .limit(limit)
+                    .select(withdrawal_orders::order_no)
                     .load(self)
                     .await?)
             }
