@@ -262,6 +262,10 @@ pub async fn check(app: &App) -> Result<Report, ApiError> {
         .db
         .transaction::<_, ApiError, _>(|tx| {
             Box::pin(async move {
+                // Orders keep moving while the check reads; all four reads
+                // must see the same moment or a committed move between them
+                // looks like a difference.
+                tx.read_one_snapshot().await?;
                 Ok((
                     tx.account_sums().await?,
                     tx.unbalanced_entries().await?,

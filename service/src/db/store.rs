@@ -107,6 +107,9 @@ pub trait Store: Send {
         frozen: i64,
         now: i64,
     ) -> StoreResult<bool>;
+    /// Makes the rest of the current transaction read one snapshot, so that
+    /// a check over several tables sees them as of one moment.
+    async fn read_one_snapshot(&mut self) -> StoreResult<()>;
     async fn account_sums(&mut self) -> StoreResult<Vec<AccountSum>>;
     async fn unbalanced_entries(&mut self) -> StoreResult<Vec<EntrySum>>;
     async fn count_journal_entries(&mut self) -> StoreResult<i64>;
@@ -143,6 +146,24 @@ pub trait Store: Send {
         &mut self,
         order_no: &str,
     ) -> StoreResult<Vec<CallbackDeliveryRow>>;
+}
+
+/// What the two SQL dialects say differently.
+trait Dialect {
+    /// Statement that gives the current transaction one snapshot, if it
+    /// does not have one already.
+    const SNAPSHOT: Option<&'static str>;
+}
+
+impl Dialect for diesel_async::AsyncPgConnection {
+    // READ COMMITTED takes a new snapshot per statement.
+    const SNAPSHOT: Option<&'static str> =
+        Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+}
+
+impl Dialect for super::SqliteConn {
+    // A SQLite transaction reads one snapshot from its first read on.
+    const SNAPSHOT: Option<&'static str> = None;
 }
 
 macro_rules! impl_store {
@@ -536,6 +557,13 @@ macro_rules! impl_store {
                     .select(withdrawal_orders::order_no)
                     .load(self)
                     .await?)
+            }
+
+            async fn read_one_snapshot(&mut self) -> StoreResult<()> {
+                if let Some(sql) = <$conn as Dialect>::SNAPSHOT {
+                    diesel::sql_query(sql).execute(self).await?;
+                }
+                Ok(())
             }
         }
     };
