@@ -106,6 +106,14 @@ pub struct ReceivingAccountConfig {
     /// What the bank charges per deposit received.
     #[serde(default)]
     pub deposit_cost: RateConfig,
+    /// Orders get a unique offset below one currency unit added to their
+    /// amount, so that a transfer is matched by its amount alone.
+    #[serde(default)]
+    pub floating_amount: bool,
+    /// The bank reports a match before the money is credited: a matched
+    /// order waits in `matched` until an operator completes it.
+    #[serde(default)]
+    pub reports_match_first: bool,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -133,6 +141,17 @@ pub struct RoutingConfig {
     pub merchants: BTreeMap<String, BTreeMap<String, Route>>,
 }
 
+/// How long a deposit awaits payment: per merchant code and currency, then
+/// per currency, then `deposit_validity_seconds`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidityConfig {
+    #[serde(default)]
+    pub currencies: BTreeMap<String, i64>,
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub profile: Profile,
@@ -148,6 +167,10 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub timestamp_skew_seconds: i64,
     pub deposit_validity_seconds: i64,
+    pub validity: ValidityConfig,
+    /// How long older API keys keep working after a new one is issued,
+    /// unless the operator says otherwise.
+    pub key_rotation_grace_seconds: i64,
     /// How often the expiry worker looks for due deposits (0: never, for
     /// tests that drive expiry themselves).
     pub expiry_interval_seconds: u64,
@@ -180,6 +203,8 @@ struct FileConfig {
     data_dir: Option<PathBuf>,
     timestamp_skew_seconds: Option<i64>,
     deposit_validity_seconds: Option<i64>,
+    validity: Option<ValidityConfig>,
+    key_rotation_grace_seconds: Option<i64>,
     expiry_interval_seconds: Option<u64>,
     request_body_max_bytes: Option<usize>,
     log_level: Option<String>,
@@ -226,22 +251,56 @@ impl Config {
             data_dir,
             timestamp_skew_seconds: 300,
             deposit_validity_seconds: 30 * 60,
+            validity: ValidityConfig::default(),
+            key_rotation_grace_seconds: 24 * 60 * 60,
             expiry_interval_seconds: 15,
             request_body_max_bytes: 64 * 1024,
             log_level: "info".into(),
             currencies,
             routing,
-            receiving_accounts: vec![ReceivingAccountConfig {
-                id: "acct-thb-1".into(),
-                currency: "THB".into(),
-                name: "Sandbox collection account".into(),
-                account_no: "1234567890".into(),
-                account_holder: "Sandbox Payments Co., Ltd.".into(),
-                bank_code: "KBANK".into(),
-                bank_name: "Kasikornbank".into(),
-                bank_branch: Some("Silom".into()),
-                deposit_cost: RateConfig::default(),
-            }],
+            // The first is every THB merchant's unless an operator assigns
+            // another; the other two show the other ways banks behave.
+            receiving_accounts: vec![
+                ReceivingAccountConfig {
+                    id: "acct-thb-1".into(),
+                    currency: "THB".into(),
+                    name: "Sandbox collection account".into(),
+                    account_no: "1234567890".into(),
+                    account_holder: "Sandbox Payments Co., Ltd.".into(),
+                    bank_code: "KBANK".into(),
+                    bank_name: "Kasikornbank".into(),
+                    bank_branch: Some("Silom".into()),
+                    deposit_cost: RateConfig::default(),
+                    floating_amount: false,
+                    reports_match_first: false,
+                },
+                ReceivingAccountConfig {
+                    id: "acct-thb-float".into(),
+                    currency: "THB".into(),
+                    name: "Sandbox account matched by amount".into(),
+                    account_no: "2234567890".into(),
+                    account_holder: "Sandbox Payments Co., Ltd.".into(),
+                    bank_code: "SCB".into(),
+                    bank_name: "Siam Commercial Bank".into(),
+                    bank_branch: None,
+                    deposit_cost: RateConfig::default(),
+                    floating_amount: true,
+                    reports_match_first: false,
+                },
+                ReceivingAccountConfig {
+                    id: "acct-thb-confirm".into(),
+                    currency: "THB".into(),
+                    name: "Sandbox account that reports a match first".into(),
+                    account_no: "3234567890".into(),
+                    account_holder: "Sandbox Payments Co., Ltd.".into(),
+                    bank_code: "BBL".into(),
+                    bank_name: "Bangkok Bank".into(),
+                    bank_branch: None,
+                    deposit_cost: RateConfig::default(),
+                    floating_amount: false,
+                    reports_match_first: true,
+                },
+            ],
             channels: vec![ChannelConfig {
                 id: "chan-sim-1".into(),
                 code: "SIMULATOR".into(),
@@ -297,6 +356,8 @@ impl Config {
             data_dir,
             timestamp_skew_seconds,
             deposit_validity_seconds,
+            validity,
+            key_rotation_grace_seconds,
             expiry_interval_seconds,
             request_body_max_bytes,
             log_level,
@@ -361,6 +422,30 @@ impl Config {
                 bail!("currency {code}: need 0 < min_amount <= max_amount");
             }
         }
+        let validities = std::iter::once(&self.deposit_validity_seconds)
+            .chain(self.validity.currencies.values())
+            .chain(self.validity.merchants.values().flat_map(|m| m.values()));
+        for v in validities {
+            if !(60..=7 * 24 * 3600).contains(v) {
+                bail!("a deposit validity of {v} seconds is outside 60 to 604800");
+            }
+        }
+        if !(0..=30 * 24 * 3600).contains(&self.key_rotation_grace_seconds) {
+            bail!("key_rotation_grace_seconds is outside 0 to 2592000");
+        }
+        let mut ids = std::collections::BTreeSet::new();
+        for account in &self.receiving_accounts {
+            if !ids.insert(&account.id) {
+                bail!("receiving account id {} appears twice", account.id);
+            }
+            if !self.currencies.contains_key(&account.currency) {
+                bail!(
+                    "receiving account {} uses currency {}, which is not configured",
+                    account.id,
+                    account.currency
+                );
+            }
+        }
         for route in self
             .routing
             .default
@@ -372,6 +457,22 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// Seconds a new deposit of this merchant in this currency awaits
+    /// payment.
+    pub fn validity_for(&self, merchant_code: &str, currency: &str) -> i64 {
+        self.validity
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.validity.currencies.get(currency))
+            .copied()
+            .unwrap_or(self.deposit_validity_seconds)
+    }
+
+    pub fn receiving_account(&self, id: &str) -> Option<&ReceivingAccountConfig> {
+        self.receiving_accounts.iter().find(|a| a.id == id)
     }
 
     pub fn route_for(&self, merchant_code: &str, currency: &str) -> Option<Route> {
@@ -420,6 +521,20 @@ mod tests {
         c.database_url = "sqlite://x.db".into();
         let err = c.validate().unwrap_err().to_string();
         assert!(err.contains("only on PostgreSQL"), "{err}");
+    }
+
+    #[test]
+    fn validity_is_most_specific_first() {
+        let mut c = Config::defaults(Profile::Sandbox);
+        c.validity.currencies.insert("THB".into(), 900);
+        c.validity
+            .merchants
+            .insert("m1".into(), [("THB".to_string(), 600)].into());
+        assert_eq!(c.validity_for("m1", "THB"), 600);
+        assert_eq!(c.validity_for("m2", "THB"), 900);
+        assert_eq!(c.validity_for("m1", "BDT"), 1800);
+        c.validity.currencies.insert("BDT".into(), 5);
+        assert!(c.validate().unwrap_err().to_string().contains("validity"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::app::App;
 use crate::callback::{self, Event};
 use crate::config::{ReceivingAccountConfig, Route};
 use crate::db::rows::DepositRow;
-use crate::db::StoreError;
+use crate::db::{Store, StoreError};
 use crate::error::ApiError;
 use crate::fees::{self, Direction};
 use crate::ledger::{self, Entry};
@@ -247,21 +247,21 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
         estimated_profit: None,
         actual_channel_cost: None,
         actual_profit: None,
-        expire_at: now + app.config.deposit_validity_seconds,
+        expire_at: now + app.config.validity_for(&merchant.code, &req.currency),
         matched_at: None,
         completed_at: None,
         created_at: now,
         updated_at: now,
+        match_amount: None,
     };
+    let mut floating = None;
     let mut snapshot: BTreeMap<String, String> = BTreeMap::new();
     match route {
         Route::Account => {
-            let account = app
-                .config
-                .receiving_accounts
-                .iter()
-                .find(|a| a.currency == req.currency)
-                .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
+            let account = receiving_account_for(app, merchant, &req.currency)?;
+            if account.floating_amount {
+                floating = Some((account.id.clone(), currency.fraction_digits));
+            }
             row.account_id = Some(account.id.clone());
             let cost = fees::apply(&account.deposit_cost, req.amount, currency.fraction_digits);
             row.estimated_channel_cost = to_units(cost);
@@ -300,13 +300,34 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
     );
     snapshot.insert("currency_code".into(), req.currency.clone());
 
-    // A remark collision is astronomically rare but must not fail the
-    // request; a merchant_order_no collision is a resend or a reuse.
-    for _ in 0..4 {
+    // A remark collision is astronomically rare, and a floating amount
+    // taken by a concurrent order is retried with another; neither fails
+    // the request. A merchant_order_no collision is a resend or a reuse.
+    for _ in 0..8 {
         if route == Route::Account {
             let remark = new_remark();
             snapshot.insert("remark".into(), remark.clone());
             row.expected_remark = Some(remark);
+        }
+        if let Some((account_id, digits)) = &floating {
+            let amount = floating_amount(app, account_id, row.requested_amount, *digits).await?;
+            row.amount = amount;
+            row.match_amount = Some(amount);
+            let decimal = from_units(amount);
+            let fee = fees::apply(&rate, decimal, currency.fraction_digits);
+            row.fee = to_units(fee).unwrap_or_default();
+            let cost = row
+                .account_id
+                .as_deref()
+                .and_then(|id| app.config.receiving_account(id))
+                .map(|a| fees::apply(&a.deposit_cost, decimal, currency.fraction_digits))
+                .unwrap_or_default();
+            row.estimated_channel_cost = to_units(cost);
+            row.estimated_profit = to_units(fee - cost);
+            snapshot.insert(
+                "amount".into(),
+                payments_wire::DecimalString(decimal).to_string(),
+            );
         }
         row.payment_snapshot =
             serde_json::to_string(&snapshot).map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -326,13 +347,79 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
                         })?;
                 return same_request_or_conflict(existing, &req);
             }
-            Err(StoreError::Conflict(c)) if c.contains("expected_remark") => continue,
+            Err(StoreError::Conflict(c))
+                if c.contains("expected_remark") || c.contains("match_amount") =>
+            {
+                continue
+            }
             Err(e) => return Err(e.into()),
         }
     }
-    Err(ApiError::Internal(
-        "could not allocate a unique remark".into(),
+    Err(ApiError::Unavailable(
+        "could not allocate a unique remark or amount".into(),
     ))
+}
+
+/// The merchant's receiving account in the currency: the one an operator
+/// assigned, else the first configured.
+fn receiving_account_for<'a>(
+    app: &'a App,
+    merchant: &Merchant,
+    currency: &str,
+) -> Result<&'a ReceivingAccountConfig, ApiError> {
+    merchant
+        .receiving_accounts
+        .get(currency)
+        .and_then(|id| app.config.receiving_account(id))
+        .filter(|a| a.currency == currency)
+        .or_else(|| {
+            app.config
+                .receiving_accounts
+                .iter()
+                .find(|a| a.currency == currency)
+        })
+        .ok_or_else(|| ApiError::UnsupportedCurrency(currency.to_string()))
+}
+
+/// `requested` plus an offset below one currency unit that no other order
+/// awaiting payment on the account has, so that a transfer of exactly this
+/// amount names one order. The unique index settles races.
+async fn floating_amount(
+    app: &App,
+    account_id: &str,
+    requested: i64,
+    fraction_digits: u32,
+) -> Result<i64, ApiError> {
+    let step = 10_i64.pow(crate::money::SCALE - fraction_digits.min(crate::money::SCALE));
+    // At most 99 offsets: 0.01 to 0.99 for two fraction digits.
+    let offsets = (10_i64.pow(crate::money::SCALE) / step - 1).min(99);
+    if offsets < 1 {
+        return Err(ApiError::Internal(format!(
+            "account {account_id} floats amounts in a currency without fraction digits"
+        )));
+    }
+    let (account, from, to) = (
+        account_id.to_string(),
+        requested + step,
+        requested + (offsets + 1) * step,
+    );
+    let taken: std::collections::HashSet<i64> = app
+        .db
+        .run(|s| Box::pin(async move { s.pending_match_amounts(&account, from, to).await }))
+        .await?
+        .into_iter()
+        .collect();
+    let free: Vec<i64> = (1..=offsets)
+        .map(|k| requested + k * step)
+        .filter(|a| !taken.contains(a))
+        .collect();
+    if free.is_empty() {
+        return Err(ApiError::Unavailable(format!(
+            "every floating amount for {} on account {account_id} is taken by an order awaiting payment",
+            from_units(requested)
+        )));
+    }
+    Ok(free[rand::thread_rng().gen_range(0..free.len())])
 }
 
 fn same_request_or_conflict(existing: DepositRow, req: &NewDeposit) -> Result<Deposit, ApiError> {
@@ -392,11 +479,12 @@ pub async fn find_by_order_no(
 }
 
 const REMARK_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+pub const REMARK_LENGTH: usize = 10;
 
 /// The code a payer writes on the transfer: short, unambiguous to read.
 fn new_remark() -> String {
     let mut rng = rand::thread_rng();
-    (0..10)
+    (0..REMARK_LENGTH)
         .map(|_| REMARK_ALPHABET[rng.gen_range(0..REMARK_ALPHABET.len())] as char)
         .collect()
 }
@@ -425,32 +513,33 @@ pub async fn find_any(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
         })
 }
 
-/// The payment arrived in full (`paid` is `None`) or as `paid`: the order
-/// completes and the merchant is credited `actual_amount − fee`, in one
-/// transaction. The fee and the channel cost are computed on what arrived.
-pub async fn complete(
+/// What completing a deposit writes, worked out before the transaction
+/// (fees and costs come from configuration and the merchant's rates).
+#[derive(Clone, Debug)]
+pub struct Completion {
+    actual: i64,
+    fee: i64,
+    cost: Option<i64>,
+    profit: Option<i64>,
+}
+
+/// The payment arrived in full (`paid` is `None`) or as `paid`. The fee
+/// and the channel cost are computed on what arrived.
+pub async fn plan_completion(
     app: &App,
-    order_no: &str,
+    current: &Deposit,
     paid: Option<Decimal>,
-) -> Result<Deposit, ApiError> {
-    let current = find_any(app, order_no).await?;
+) -> Result<Completion, ApiError> {
     lifecycle::deposit_next(current.status, DepositEvent::Complete).ok_or_else(|| {
-        lifecycle::refused(order_no, current.status.as_str(), DepositEvent::Complete)
+        lifecycle::refused(
+            &current.order_no,
+            current.status.as_str(),
+            DepositEvent::Complete,
+        )
     })?;
     let currency = crate::validate::currency(app, &current.currency)?;
     let actual = match paid {
-        Some(p) => {
-            if p <= Decimal::ZERO || p.normalize().scale() > currency.fraction_digits {
-                return Err(ApiError::invalid_field(
-                    "amount",
-                    format!(
-                        "must be greater than zero with at most {} fraction digits",
-                        currency.fraction_digits
-                    ),
-                ));
-            }
-            p
-        }
+        Some(p) => crate::validate::paid_amount("amount", p, currency.fraction_digits)?,
         // A matched deposit completes with what the match said arrived.
         None if current.status == DepositStatus::Matched
             && current.actual_amount > Decimal::ZERO =>
@@ -479,48 +568,105 @@ pub async fn complete(
     };
     let units =
         |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
-    let (actual_units, fee_units) = (units(actual)?, units(fee)?);
+    Ok(Completion {
+        actual: units(actual)?,
+        fee: units(fee)?,
+        cost: cost.and_then(to_units),
+        profit: cost.and_then(|c| to_units(fee - c)),
+    })
+}
+
+/// Completes the deposit inside `tx`: the order, its ledger entry (the
+/// merchant is credited `actual_amount − fee`) and its callback record.
+/// Refused if the order moved to a state completion does not apply to.
+pub async fn apply_completion(
+    tx: &mut dyn Store,
+    order_no: &str,
+    plan: &Completion,
+    now: i64,
+) -> Result<DepositRow, ApiError> {
+    let mut row = tx
+        .deposit_by_order_no_any(order_no)
+        .await?
+        .ok_or_else(|| ApiError::Internal(format!("deposit {order_no} vanished")))?;
+    let from = row.status.clone();
+    row.status = DepositStatus::Completed.as_str().into();
+    row.actual_amount = plan.actual;
+    row.fee = plan.fee;
+    row.actual_channel_cost = plan.cost;
+    row.actual_profit = plan.profit;
+    row.completed_at = Some(now);
+    row.updated_at = now;
+    if row.callback_url.is_some() {
+        row.callback_status = "pending".into();
+    }
+    if !tx
+        .transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row)
+        .await?
+    {
+        return Err(lifecycle::refused(order_no, &from, DepositEvent::Complete));
+    }
+    let entry = Entry::deposit_completed(
+        &row.merchant_id,
+        &row.currency,
+        &row.order_no,
+        plan.actual,
+        plan.fee,
+    );
+    ledger::post(tx, &entry, now).await?;
+    callback::enqueue_deposit(tx, &row, Event::DepositCompleted, now).await?;
+    Ok(row)
+}
+
+/// The payment arrived: the order completes and the merchant is credited,
+/// in one transaction.
+pub async fn complete(
+    app: &App,
+    order_no: &str,
+    paid: Option<Decimal>,
+) -> Result<Deposit, ApiError> {
+    let current = find_any(app, order_no).await?;
+    let plan = plan_completion(app, &current, paid).await?;
     let now = app.now_unix();
     let order = order_no.to_string();
     let row = app
         .db
         .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(async move {
-                let mut row = tx
-                    .deposit_by_order_no_any(&order)
-                    .await?
-                    .ok_or_else(|| ApiError::Internal(format!("deposit {order} vanished")))?;
-                let from = row.status.clone();
-                row.status = DepositStatus::Completed.as_str().into();
-                row.actual_amount = actual_units;
-                row.fee = fee_units;
-                row.actual_channel_cost = cost.and_then(to_units);
-                row.actual_profit = cost.and_then(|c| to_units(fee - c));
-                row.completed_at = Some(now);
-                row.updated_at = now;
-                if row.callback_url.is_some() {
-                    row.callback_status = "pending".into();
-                }
-                if !tx
-                    .transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row)
-                    .await?
-                {
-                    return Err(lifecycle::refused(&order, &from, DepositEvent::Complete));
-                }
-                let entry = Entry::deposit_completed(
-                    &row.merchant_id,
-                    &row.currency,
-                    &row.order_no,
-                    actual_units,
-                    fee_units,
-                );
-                ledger::post(tx, &entry, now).await?;
-                callback::enqueue_deposit(tx, &row, Event::DepositCompleted, now).await?;
-                Ok(row)
-            })
+            Box::pin(async move { apply_completion(tx, &order, &plan, now).await })
         })
         .await?;
     Deposit::from_row(row)
+}
+
+/// The amount a match records as received, in stored units.
+pub fn received_units(current: &Deposit, received: Option<Decimal>) -> Result<i64, ApiError> {
+    match received {
+        Some(r) => to_units(r).ok_or_else(|| ApiError::invalid_field("amount", "is too large")),
+        None => to_units(current.amount)
+            .ok_or_else(|| ApiError::Internal("stored amount out of range".into())),
+    }
+}
+
+/// Inside `tx`: a bank transaction or channel report matched the deposit
+/// before it is credited; `received` (units) is what arrived.
+pub async fn apply_match(
+    tx: &mut dyn Store,
+    order_no: &str,
+    received: i64,
+    now: i64,
+) -> Result<DepositRow, ApiError> {
+    apply_move(
+        tx,
+        order_no,
+        DepositEvent::Match,
+        Some(Event::DepositMatched),
+        move |row, now| {
+            row.matched_at = Some(now);
+            row.actual_amount = received;
+        },
+        now,
+    )
+    .await
 }
 
 /// A bank transaction or channel report matched the deposit before it is
@@ -532,24 +678,19 @@ pub async fn record_match(
     received: Option<Decimal>,
 ) -> Result<Deposit, ApiError> {
     let current = find_any(app, order_no).await?;
-    let received = match received {
-        Some(r) => to_units(r).ok_or_else(|| ApiError::invalid_field("amount", "is too large"))?,
-        None => to_units(current.amount).unwrap_or_default(),
-    };
-    move_deposit(
-        app,
-        order_no,
-        DepositEvent::Match,
-        Some(Event::DepositMatched),
-        move |row, now| {
-            row.matched_at = Some(now);
-            row.actual_amount = received;
-        },
-    )
-    .await
+    let received = received_units(&current, received)?;
+    let now = app.now_unix();
+    let order = order_no.to_string();
+    let row = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move { apply_match(tx, &order, received, now).await })
+        })
+        .await?;
+    Deposit::from_row(row)
 }
 
-/// An operator cancelled the deposit.
+/// An operator cancelled the deposit, or its channel declined the payment.
 pub async fn cancel(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
     move_deposit(
         app,
@@ -573,9 +714,7 @@ pub async fn expire(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
     .await
 }
 
-/// Moves a deposit without money changing hands: the status change and
-/// its callback record commit together, and a deposit that moved meanwhile
-/// is refused.
+/// Moves a deposit without money changing hands, in its own transaction.
 async fn move_deposit(
     app: &App,
     order_no: &str,
@@ -588,37 +727,51 @@ async fn move_deposit(
     let row = app
         .db
         .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(async move {
-                let mut row = tx.deposit_by_order_no_any(&order).await?.ok_or_else(|| {
-                    ApiError::OrderNotFound {
-                        kind: "deposit",
-                        reference: order.clone(),
-                    }
-                })?;
-                let from = DepositStatus::parse(&row.status)
-                    .ok_or_else(|| ApiError::Internal("bad status".into()))?;
-                let next = lifecycle::deposit_next(from, event)
-                    .ok_or_else(|| lifecycle::refused(&order, &row.status, event))?;
-                row.status = next.as_str().into();
-                row.updated_at = now;
-                change(&mut row, now);
-                if callback_event.is_some() && row.callback_url.is_some() {
-                    row.callback_status = "pending".into();
-                }
-                if !tx
-                    .transition_deposit(&lifecycle::deposit_sources(event), &row)
-                    .await?
-                {
-                    return Err(lifecycle::refused(&order, from.as_str(), event));
-                }
-                if let Some(callback_event) = callback_event {
-                    callback::enqueue_deposit(tx, &row, callback_event, now).await?;
-                }
-                Ok(row)
-            })
+            Box::pin(
+                async move { apply_move(tx, &order, event, callback_event, change, now).await },
+            )
         })
         .await?;
     Deposit::from_row(row)
+}
+
+/// Inside `tx`: the status change and its callback record, refused if the
+/// deposit is in a state the event does not apply to (or moved meanwhile).
+async fn apply_move(
+    tx: &mut dyn Store,
+    order_no: &str,
+    event: DepositEvent,
+    callback_event: Option<Event>,
+    change: impl FnOnce(&mut DepositRow, i64) + Send,
+    now: i64,
+) -> Result<DepositRow, ApiError> {
+    let mut row =
+        tx.deposit_by_order_no_any(order_no)
+            .await?
+            .ok_or_else(|| ApiError::OrderNotFound {
+                kind: "deposit",
+                reference: order_no.to_string(),
+            })?;
+    let from =
+        DepositStatus::parse(&row.status).ok_or_else(|| ApiError::Internal("bad status".into()))?;
+    let next = lifecycle::deposit_next(from, event)
+        .ok_or_else(|| lifecycle::refused(order_no, &row.status, event))?;
+    row.status = next.as_str().into();
+    row.updated_at = now;
+    change(&mut row, now);
+    if callback_event.is_some() && row.callback_url.is_some() {
+        row.callback_status = "pending".into();
+    }
+    if !tx
+        .transition_deposit(&lifecycle::deposit_sources(event), &row)
+        .await?
+    {
+        return Err(lifecycle::refused(order_no, from.as_str(), event));
+    }
+    if let Some(callback_event) = callback_event {
+        callback::enqueue_deposit(tx, &row, callback_event, now).await?;
+    }
+    Ok(row)
 }
 
 /// Expires every deposit still awaiting payment past its `expire_at`.

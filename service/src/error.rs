@@ -51,6 +51,12 @@ pub enum ApiError {
     MerchantNotFound(String),
     #[error("merchant code `{0}` is taken")]
     MerchantCodeTaken(String),
+    #[error("no receiving account `{0}`")]
+    AccountNotFound(String),
+    #[error("no bank transaction `{0}`")]
+    BankTransactionNotFound(String),
+    #[error("bank reference `{0}` was already ingested on this account with different content")]
+    DuplicateBankReference(String),
     #[error("too many requests; retry after {retry_after} seconds")]
     RateLimited { retry_after: u64 },
     #[error("{0} is not implemented in this build")]
@@ -88,6 +94,9 @@ impl ApiError {
             ApiError::UnknownOperatorToken => "UNKNOWN_OPERATOR_TOKEN",
             ApiError::MerchantNotFound(_) => "MERCHANT_NOT_FOUND",
             ApiError::MerchantCodeTaken(_) => "MERCHANT_CODE_TAKEN",
+            ApiError::AccountNotFound(_) => "ACCOUNT_NOT_FOUND",
+            ApiError::BankTransactionNotFound(_) => "BANK_TRANSACTION_NOT_FOUND",
+            ApiError::DuplicateBankReference(_) => "DUPLICATE_BANK_REFERENCE",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::NotImplemented(_) => "NOT_IMPLEMENTED",
             ApiError::Unavailable(_) => "SERVICE_UNAVAILABLE",
@@ -113,12 +122,14 @@ impl From<ApiError> for HttpError {
             | ApiError::InvalidSignature
             | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
             ApiError::MerchantDisabled => client(ClientErrorStatusCode::FORBIDDEN),
-            ApiError::OrderNotFound { .. } | ApiError::MerchantNotFound(_) => {
-                client(ClientErrorStatusCode::NOT_FOUND)
-            }
+            ApiError::OrderNotFound { .. }
+            | ApiError::MerchantNotFound(_)
+            | ApiError::AccountNotFound(_)
+            | ApiError::BankTransactionNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
             ApiError::DuplicateMerchantOrderNo(_)
             | ApiError::InvalidStateTransition { .. }
-            | ApiError::MerchantCodeTaken(_) => client(ClientErrorStatusCode::CONFLICT),
+            | ApiError::MerchantCodeTaken(_)
+            | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
             ApiError::UnsupportedCurrency(_)
             | ApiError::AmountOutOfRange { .. }
             | ApiError::InsufficientBalance => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),

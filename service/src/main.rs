@@ -133,6 +133,7 @@ payments sandbox is running at {base}  (data in {data})
 A first request, ready to paste (bash; needs curl and md5sum):
 
   KEY='{key}'
+  OP='{operator}'
   ORDER="demo-$(date +%s)"
   BODY="{{\"merchant_order_no\":\"$ORDER\",\"amount\":100.50,\"currency_code\":\"THB\"}}"
   SIG=$(printf '%s' "amount=100.50&currency_code=THB&merchant_order_no=$ORDER$KEY" | md5sum | cut -d' ' -f1)

@@ -67,8 +67,10 @@ pub struct Merchant {
     pub status: MerchantStatus,
     pub callback_timeout_seconds: i32,
     pub auto_approval: AutoApproval,
-    /// (requests per second, burst), when set for this merchant.
+    /// (requests per minute, burst), when set for this merchant.
     pub rate_limit: Option<(u32, u32)>,
+    /// Receiving account id per currency, where an operator assigned one.
+    pub receiving_accounts: BTreeMap<String, String>,
 }
 
 impl Merchant {
@@ -79,6 +81,7 @@ impl Merchant {
                 (Some(r), Some(b)) if r > 0 && b > 0 => Some((r as u32, b as u32)),
                 _ => None,
             },
+            receiving_accounts: serde_json::from_str(&row.receiving_accounts).unwrap_or_default(),
             status: if row.status == "disabled" {
                 MerchantStatus::Disabled
             } else {
@@ -116,19 +119,9 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, Ap
         auto_approval_limits: "{}".into(),
         rate_limit_per_minute: None,
         rate_limit_burst: None,
+        receiving_accounts: "{}".into(),
     };
-    let api_key = new_api_key(app.config.profile == crate::config::Profile::Production);
-    let key_row = ApiKeyRow {
-        id: uuid::Uuid::new_v4().to_string(),
-        merchant_id: row.id.clone(),
-        key_hash: app.vault.lookup_hash(&api_key),
-        key_ciphertext: app
-            .vault
-            .encrypt(&api_key)
-            .map_err(|e| ApiError::Internal(e.to_string()))?,
-        created_at: now,
-        expires_at: None,
-    };
+    let (api_key, key_row) = new_key_row(app, &row.id, now)?;
     let balances = balance::zero_rows(app, &row.id, now);
     let merchant_row = row.clone();
     app.db
@@ -150,6 +143,116 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, Ap
         merchant: Merchant::from_row(row),
         api_key,
     })
+}
+
+fn new_key_row(app: &App, merchant_id: &str, now: i64) -> Result<(String, ApiKeyRow), ApiError> {
+    let api_key = new_api_key(app.config.profile == crate::config::Profile::Production);
+    let row = ApiKeyRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id: merchant_id.to_string(),
+        key_hash: app.vault.lookup_hash(&api_key),
+        key_ciphertext: app
+            .vault
+            .encrypt(&api_key)
+            .map_err(|e| ApiError::Internal(e.to_string()))?,
+        created_at: now,
+        expires_at: None,
+    };
+    Ok((api_key, row))
+}
+
+/// A new key and when the keys before it stop working.
+pub struct IssuedKey {
+    pub api_key: String,
+    pub previous_keys_expire_at: Option<i64>,
+}
+
+/// Rotates the merchant's key: the new key works at once, and every older
+/// key still without an expiry keeps working for `grace_seconds` more. Both
+/// happen in one transaction, so there is no moment without a working key.
+pub async fn issue_api_key(
+    app: &App,
+    merchant_id: &str,
+    grace_seconds: i64,
+) -> Result<IssuedKey, ApiError> {
+    let now = app.now_unix();
+    let (api_key, key_row) = new_key_row(app, merchant_id, now)?;
+    let id = merchant_id.to_string();
+    let expires_at = now + grace_seconds;
+    let rotated = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move {
+                if tx.merchant_by_id(&id).await?.is_none() {
+                    return Err(ApiError::MerchantNotFound(id));
+                }
+                // Keys issued in the same second as the new one must not
+                // count as older: expire first, insert after.
+                let rotated = tx.expire_api_keys(&id, expires_at).await?;
+                tx.insert_api_key(&key_row).await?;
+                Ok(rotated)
+            })
+        })
+        .await?;
+    Ok(IssuedKey {
+        api_key,
+        previous_keys_expire_at: (rotated > 0).then_some(expires_at),
+    })
+}
+
+pub async fn set_callback_timeout(
+    app: &App,
+    merchant_id: &str,
+    seconds: i32,
+) -> Result<Merchant, ApiError> {
+    let id = merchant_id.to_string();
+    let now = app.now_unix();
+    let found = app
+        .db
+        .run(|s| Box::pin(async move { s.set_callback_timeout(&id, seconds, now).await }))
+        .await?;
+    if !found {
+        return Err(ApiError::MerchantNotFound(merchant_id.to_string()));
+    }
+    find(app, merchant_id).await
+}
+
+/// Assigns the receiving account the merchant's deposits in its currency
+/// are paid to from now on; orders already created keep theirs.
+pub async fn set_receiving_account(
+    app: &App,
+    merchant_id: &str,
+    account_id: &str,
+) -> Result<Merchant, ApiError> {
+    let account = app
+        .config
+        .receiving_account(account_id)
+        .ok_or_else(|| ApiError::AccountNotFound(account_id.to_string()))?;
+    let (id, currency, account) = (
+        merchant_id.to_string(),
+        account.currency.clone(),
+        account.id.clone(),
+    );
+    let now = app.now_unix();
+    // Locked, read and written in one transaction, so that two assignments
+    // in different currencies cannot overwrite each other.
+    app.db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move {
+                tx.lock_merchant(&id).await?;
+                let row = tx
+                    .merchant_by_id(&id)
+                    .await?
+                    .ok_or_else(|| ApiError::MerchantNotFound(id.clone()))?;
+                let mut merchant = Merchant::from_row(row);
+                merchant.receiving_accounts.insert(currency, account);
+                let accounts = serde_json::to_string(&merchant.receiving_accounts)
+                    .map_err(|e| ApiError::Internal(e.to_string()))?;
+                tx.set_receiving_accounts(&id, &accounts, now).await?;
+                Ok(merchant)
+            })
+        })
+        .await
 }
 
 /// The sandbox's demo merchant and its current key, created on first run.

@@ -72,6 +72,9 @@ pub fn api_description(profile: Profile) -> Result<ApiDescription<Arc<App>>> {
     if profile == Profile::Sandbox {
         merchant_api::sandbox::register::<SandboxApiImpl>(&mut api)
             .map_err(|e| anyhow!("sandbox API: {e}"))?;
+        api.register(crate::simulator::payment_page)
+            .and_then(|()| api.register(crate::simulator::payment_choice))
+            .map_err(|e| anyhow!("simulator page: {e}"))?;
     }
     api.register(openapi_document)
         .map_err(|e| anyhow!("registering the spec endpoint: {e}"))?;

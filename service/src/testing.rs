@@ -25,6 +25,15 @@ pub struct TestService {
 
 impl TestService {
     pub async fn start(profile: Profile, clock: Arc<dyn Clock>) -> Result<TestService> {
+        Self::start_with(profile, clock, |_| {}).await
+    }
+
+    /// Like `start`, with the configuration adjusted by `adjust` first.
+    pub async fn start_with(
+        profile: Profile,
+        clock: Arc<dyn Clock>,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Result<TestService> {
         let port = free_port()?;
         let mut config = Config::defaults(profile);
         let scratch = std::env::temp_dir().join(format!("payments-test-{}", uuid::Uuid::new_v4()));
@@ -48,6 +57,7 @@ impl TestService {
             _ => format!("sqlite://{}", scratch.join("payments.db").display()),
         };
         config.data_dir = scratch;
+        adjust(&mut config);
         config.validate()?;
         let database_url = config.database_url.clone();
         let app = server::build_app(config, clock).await?;

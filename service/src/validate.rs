@@ -85,6 +85,24 @@ pub fn currency(
         .ok_or_else(|| ApiError::UnsupportedCurrency(value.to_string()))
 }
 
+/// Money that arrived: more than zero, no finer than the currency allows.
+/// Not bounded by the currency's order limits: what a payer sent is what
+/// arrived, and it is credited as such.
+pub fn paid_amount(
+    field: &str,
+    value: rust_decimal::Decimal,
+    fraction_digits: u32,
+) -> Result<rust_decimal::Decimal, ApiError> {
+    if value <= rust_decimal::Decimal::ZERO || value.normalize().scale() > fraction_digits {
+        return Err(ApiError::invalid_field(
+            field,
+            format!("must be greater than zero with at most {fraction_digits} fraction digits"),
+        ));
+    }
+    crate::money::to_units(value).ok_or_else(|| ApiError::invalid_field(field, "is too large"))?;
+    Ok(value)
+}
+
 /// An account number: 1 to 64 characters of letters, digits or `-`.
 pub fn account_number(field: &str, value: String) -> Result<String, ApiError> {
     let ok = !value.is_empty()

@@ -88,6 +88,116 @@ pub mod types {
             ::std::collections::BTreeMap<::std::string::String, ::payments_wire::AmountNumber>,
         pub mode: AutoApprovalMode,
     }
+    ///An ingested bank transaction.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BankTransaction {
+        pub account_id: ::std::string::String,
+        pub amount: ::payments_wire::DecimalString,
+        pub bank_reference: ::std::string::String,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub currency_code: ::std::string::String,
+        ///That deposit's status after the match.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub deposit_status: ::std::option::Option<DepositStatus>,
+        pub id: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub matched_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The deposit it was matched to.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub order_no: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_account_last4: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_name: ::std::option::Option<::std::string::String>,
+        pub received_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remark: ::std::option::Option<::std::string::String>,
+        pub status: BankTransactionStatus,
+    }
+    ///One page of bank transactions.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BankTransactionPage {
+        pub items: ::std::vec::Vec<BankTransaction>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///A credit the bank reported on a receiving account.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BankTransactionRequest {
+        ///The receiving account (its configured `id`).
+        pub account_id: ::std::string::String,
+        ///What arrived; greater than zero, at most the currency's fraction digits.
+        pub amount: ::payments_wire::AmountNumber,
+        ///The bank's own reference of the transaction, unique per account; 1 to 64 characters.
+        pub bank_reference: ::std::string::String,
+        ///Must be the account's currency.
+        pub currency_code: ::std::string::String,
+        ///At most 34 characters; only its last four digits are kept.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_account_no: ::std::option::Option<::std::string::String>,
+        ///At most 128 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_name: ::std::option::Option<::std::string::String>,
+        ///When the bank booked it; the time of ingestion when omitted.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub received_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The transfer's remark as the bank shows it; at most 256 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remark: ::std::option::Option<::std::string::String>,
+    }
+    ///`BankTransactionStatus`
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BankTransactionStatus {
+        #[serde(rename = "matched")]
+        Matched,
+        #[serde(rename = "unmatched")]
+        Unmatched,
+    }
+    impl ::std::fmt::Display for BankTransactionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Matched => f.write_str("matched"),
+                Self::Unmatched => f.write_str("unmatched"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BankTransactionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "matched" => Ok(Self::Matched),
+                "unmatched" => Ok(Self::Unmatched),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BankTransactionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BankTransactionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::schemars::JsonSchema,
@@ -148,12 +258,36 @@ pub mod types {
             value.parse()
         }
     }
+    ///`CallbackTimeout`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackTimeout {
+        pub callback_timeout_seconds: i64,
+        pub merchant_id: ::std::string::String,
+    }
+    ///`CallbackTimeoutRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackTimeoutRequest {
+        ///1 to 60.
+        pub callback_timeout_seconds: i64,
+    }
     ///`ChannelSummary`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelSummary {
         pub channel_code: ::std::string::String,
         pub channel_name: ::std::string::String,
         pub id: ::std::string::String,
+    }
+    ///`CompleteDepositRequest`
+    #[derive(
+        ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
+    )]
+    pub struct CompleteDepositRequest {
+        ///What arrived; greater than zero, at most the currency's fraction digits.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub actual_amount: ::std::option::Option<::payments_wire::AmountNumber>,
+        ///Why; at most 512 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
     }
     ///`CreateMerchantRequest`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -237,6 +371,14 @@ pub mod types {
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub user_id: ::std::option::Option<::std::string::String>,
+    }
+    ///One page of deposits.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DepositPage {
+        pub items: ::std::vec::Vec<DepositOrder>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
     }
     ///State of a deposit order. `pending` awaits payment; `matched` has a bank transaction matched but is not yet credited; `completed` (credited), `expired` and `cancelled` are final.
     #[derive(
@@ -374,6 +516,26 @@ pub mod types {
         pub minimum: ::payments_wire::AmountNumber,
         pub percent: ::payments_wire::AmountNumber,
     }
+    ///`IssueApiKeyRequest`
+    #[derive(
+        ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
+    )]
+    pub struct IssueApiKeyRequest {
+        ///How long older keys keep working: 0 to 2592000 (30 days). When omitted, the service's `key_rotation_grace_seconds` (86400 unless configured).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub grace_seconds: ::std::option::Option<i64>,
+    }
+    ///`IssuedApiKey`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssuedApiKey {
+        ///The new key. It is shown only in this response.
+        pub api_key: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        ///When the keys issued before this one stop working; absent when there were none still valid.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub previous_keys_expire_at:
+            ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
     ///`LedgerDifference`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct LedgerDifference {
@@ -446,6 +608,15 @@ pub mod types {
         pub entries_checked: i64,
         ///True when no difference was found.
         pub ok: bool,
+    }
+    ///`MatchBankTransactionRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct MatchBankTransactionRequest {
+        ///The deposit to credit.
+        pub order_no: ::std::string::String,
+        ///Why; at most 512 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
     }
     ///`MerchantSummary`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -579,6 +750,23 @@ pub mod types {
         pub id: ::std::string::String,
         pub name: ::std::string::String,
     }
+    ///`ReceivingAccountAssignment`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ReceivingAccountAssignment {
+        pub account_id: ::std::string::String,
+        pub currency_code: ::std::string::String,
+        ///The account matches transfers by a unique amount.
+        pub floating_amount: bool,
+        pub merchant_id: ::std::string::String,
+        ///The account's bank reports a match before the money is credited.
+        pub reports_match_first: bool,
+    }
+    ///`ReceivingAccountRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ReceivingAccountRequest {
+        ///A configured receiving account's `id`.
+        pub account_id: ::std::string::String,
+    }
     ///`ReviewRequest`
     #[derive(
         ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
@@ -650,6 +838,14 @@ pub mod types {
         pub processed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub status: WithdrawalStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///One page of withdrawals.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct WithdrawalPage {
+        pub items: ::std::vec::Vec<WithdrawalOrder>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
     }
     ///State of a withdrawal order. `pending` awaits approval; `approved` is queued for the channel; `processing` has been dispatched to the channel (no callback is sent for it); `completed`, `rejected` and `failed` are final.
     #[derive(
@@ -782,6 +978,84 @@ pub struct CancelDepositPath {
     /// The service's order number.
     pub order_no: String,
 }
+/// Query parameters of `list_deposits`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListDepositsQuery {
+    /// Only this merchant's orders.
+    pub merchant_id: Option<String>,
+    /// Only orders in this status (`pending`, `matched`, `completed`, `expired`, `cancelled`).
+    pub status: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
+/// Path parameters of `read_deposit`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReadDepositPath {
+    /// The service's order number.
+    pub order_no: String,
+}
+/// Path parameters of `complete_deposit`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct CompleteDepositPath {
+    /// The service's order number.
+    pub order_no: String,
+}
+/// Query parameters of `list_withdrawals`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListWithdrawalsQuery {
+    /// Only this merchant's orders.
+    pub merchant_id: Option<String>,
+    /// Only orders in this status (`pending`, `approved`, `processing`, `completed`, `rejected`, `failed`).
+    pub status: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
+/// Path parameters of `read_withdrawal`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReadWithdrawalPath {
+    /// The service's order number.
+    pub order_no: String,
+}
+/// Path parameters of `issue_api_key`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct IssueApiKeyPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
+/// Path parameters of `set_callback_timeout`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct SetCallbackTimeoutPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
+/// Query parameters of `list_bank_transactions`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListBankTransactionsQuery {
+    /// `matched` or `unmatched`.
+    pub status: Option<String>,
+    /// Only this receiving account.
+    pub account_id: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
+/// Path parameters of `match_bank_transaction`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct MatchBankTransactionPath {
+    /// The transaction's `id`.
+    pub transaction_id: String,
+}
+/// Path parameters of `set_receiving_account`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct SetReceivingAccountPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -888,6 +1162,145 @@ pub trait OperatorApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::BearerToken,
     ) -> Result<::dropshot::HttpResponseOk<types::LedgerReport>, ::dropshot::HttpError>;
+    /// List deposits
+    ///
+    /// Deposits of every merchant, newest first (by `created_at`, then `order_no`). Filters combine; the page ends where `next_cursor` is absent.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/deposits",
+    tags = ["deposits"],
+    }]
+    async fn list_deposits(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::dropshot::Query<ListDepositsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::DepositPage>, ::dropshot::HttpError>;
+    /// Read a deposit
+    ///
+    /// Any merchant's deposit by its `order_no`.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/deposits/{order_no}",
+    tags = ["deposits"],
+    }]
+    async fn read_deposit(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReadDepositPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::DepositOrder>, ::dropshot::HttpError>;
+    /// Complete a deposit
+    ///
+    /// The operator confirms that the money arrived: a `pending` or `matched` deposit moves to `completed`, `actual_amount` becomes `actual_amount` of the request (when omitted: what a match recorded, else `amount`), the merchant is credited `actual_amount − fee` and a `deposit.completed` callback is queued, all in one transaction. This is how a `matched` deposit of an account that reports a match first is completed in production.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/deposits/{order_no}/complete",
+    tags = ["deposits"],
+    }]
+    async fn complete_deposit(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<CompleteDepositPath>,
+        body: ::payments_wire::server::SignedJson<types::CompleteDepositRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::DepositOrder>, ::dropshot::HttpError>;
+    /// List withdrawals
+    ///
+    /// Withdrawals of every merchant, newest first (by `created_at`, then `order_no`). Filters combine; the page ends where `next_cursor` is absent.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/withdrawals",
+    tags = ["withdrawals"],
+    }]
+    async fn list_withdrawals(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::dropshot::Query<ListWithdrawalsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalPage>, ::dropshot::HttpError>;
+    /// Read a withdrawal
+    ///
+    /// Any merchant's withdrawal by its `order_no`.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/withdrawals/{order_no}",
+    tags = ["withdrawals"],
+    }]
+    async fn read_withdrawal(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReadWithdrawalPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
+    /// Issue a new API key
+    ///
+    /// Issues a new API key for the merchant (rotation). Every older key that has no expiry yet keeps working for `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`); an older key already expiring keeps its earlier expiry. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/merchants/{merchant_id}/api-keys",
+    tags = ["merchants"],
+    }]
+    async fn issue_api_key(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<IssueApiKeyPath>,
+        body: ::payments_wire::server::SignedJson<types::IssueApiKeyRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::IssuedApiKey>, ::dropshot::HttpError>;
+    /// Set the callback timeout
+    ///
+    /// How long one callback attempt to this merchant waits for an answer before it counts as failed (and is retried). 1 to 60 seconds; 10 for a new merchant.
+    #[endpoint{method = PUT,
+    path = "/api/v1/operator/merchants/{merchant_id}/callback-timeout",
+    tags = ["merchants"],
+    }]
+    async fn set_callback_timeout(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<SetCallbackTimeoutPath>,
+        body: ::payments_wire::server::SignedJson<types::CallbackTimeoutRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::CallbackTimeout>, ::dropshot::HttpError>;
+    /// List bank transactions
+    ///
+    /// Ingested bank transactions, newest first; `status=unmatched` lists those waiting for an operator.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/bank-transactions",
+    tags = ["bank"],
+    }]
+    async fn list_bank_transactions(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::dropshot::Query<ListBankTransactionsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BankTransactionPage>, ::dropshot::HttpError>;
+    /// Ingest a bank transaction
+    ///
+    /// Records a credit received on a receiving account and matches it to a deposit awaiting payment on that account in the same currency, in this order: by the order's `expected_remark` appearing in `remark` (letters and digits compared case-insensitively), then, on accounts that use floating amounts, by `amount` equal to the order's `amount`. A match moves the order, in the same transaction as the record: to `matched` on accounts that report a match first (a `deposit.matched` callback; `actual_amount` is what arrived; completion follows with `complete_deposit`), otherwise straight to `completed` with `actual_amount` as received (the merchant is credited `actual_amount − fee`; a `deposit.completed` callback). A transaction that matches nothing, including one for an order that expired or was cancelled, is kept `unmatched` for an operator (`list_bank_transactions`, `match_bank_transaction`).
+    ///
+    /// Idempotent on (`account_id`, `bank_reference`): ingesting the same transaction again answers the stored record and changes nothing; the same reference with different content is refused with 409 `DUPLICATE_BANK_REFERENCE`.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/bank-transactions",
+    tags = ["bank"],
+    }]
+    async fn ingest_bank_transaction(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        body: ::payments_wire::server::SignedJson<types::BankTransactionRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BankTransaction>, ::dropshot::HttpError>;
+    /// Match a bank transaction by hand
+    ///
+    /// An operator assigns an `unmatched` transaction to a deposit awaiting payment (`pending`) on the same account and currency; the order moves exactly as an automatic match would. A transaction already matched is refused with 409 `INVALID_STATE_TRANSITION`, as is an order that is no longer awaiting payment.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/bank-transactions/{transaction_id}/match",
+    tags = ["bank"],
+    }]
+    async fn match_bank_transaction(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<MatchBankTransactionPath>,
+        body: ::payments_wire::server::SignedJson<types::MatchBankTransactionRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BankTransaction>, ::dropshot::HttpError>;
+    /// Assign a receiving account
+    ///
+    /// The receiving account the merchant's account deposits in the account's currency are paid to from now on; orders already created keep theirs. Without an assignment a merchant uses the first account configured for the currency.
+    #[endpoint{method = PUT,
+    path = "/api/v1/operator/merchants/{merchant_id}/receiving-account",
+    tags = ["merchants"],
+    }]
+    async fn set_receiving_account(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<SetReceivingAccountPath>,
+        body: ::payments_wire::server::SignedJson<types::ReceivingAccountRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ReceivingAccountAssignment>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -992,6 +1405,138 @@ where
         )
         .summary("Check the ledger")
         .tag("ledger"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_deposits".to_string(),
+            <ServerImpl as OperatorApi>::list_deposits,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/deposits",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List deposits")
+        .tag("deposits"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_deposit".to_string(),
+            <ServerImpl as OperatorApi>::read_deposit,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/deposits/{order_no}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a deposit")
+        .tag("deposits"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "complete_deposit".to_string(),
+            <ServerImpl as OperatorApi>::complete_deposit,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/deposits/{order_no}/complete",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Complete a deposit")
+        .tag("deposits"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_withdrawals".to_string(),
+            <ServerImpl as OperatorApi>::list_withdrawals,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/withdrawals",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List withdrawals")
+        .tag("withdrawals"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_withdrawal".to_string(),
+            <ServerImpl as OperatorApi>::read_withdrawal,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/withdrawals/{order_no}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a withdrawal")
+        .tag("withdrawals"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "issue_api_key".to_string(),
+            <ServerImpl as OperatorApi>::issue_api_key,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/api-keys",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Issue a new API key")
+        .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "set_callback_timeout".to_string(),
+            <ServerImpl as OperatorApi>::set_callback_timeout,
+            ::http::Method::PUT,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/callback-timeout",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Set the callback timeout")
+        .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_bank_transactions".to_string(),
+            <ServerImpl as OperatorApi>::list_bank_transactions,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/bank-transactions",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List bank transactions")
+        .tag("bank"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "ingest_bank_transaction".to_string(),
+            <ServerImpl as OperatorApi>::ingest_bank_transaction,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/bank-transactions",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Ingest a bank transaction")
+        .tag("bank"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "match_bank_transaction".to_string(),
+            <ServerImpl as OperatorApi>::match_bank_transaction,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/bank-transactions/{transaction_id}/match",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Match a bank transaction by hand")
+        .tag("bank"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "set_receiving_account".to_string(),
+            <ServerImpl as OperatorApi>::set_receiving_account,
+            ::http::Method::PUT,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/receiving-account",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Assign a receiving account")
+        .tag("merchants"),
     )?;
     Ok(())
 }

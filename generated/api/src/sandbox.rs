@@ -228,6 +228,12 @@ pub struct FailWithdrawalPath {
     /// The service's order number.
     pub order_no: String,
 }
+/// Path parameters of `expire_deposit`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ExpireDepositPath {
+    /// The service's order number.
+    pub order_no: String,
+}
 /** The operations of `openapi/sandbox.json`, one method each. Implement it in the service;
 `sandbox_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -285,6 +291,18 @@ pub trait SandboxApi {
         path: ::dropshot::Path<FailWithdrawalPath>,
         body: ::payments_wire::server::SignedJson<types::FailWithdrawalRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::SimulatedWithdrawal>, ::dropshot::HttpError>;
+    /// Expire a deposit now
+    ///
+    /// Simulates a deposit's validity running out: a `pending` deposit moves to `expired` at once, exactly as the expiry worker moves it at `expire_at`, and a `deposit.expired` callback is queued. Any other state is refused with 409 `INVALID_STATE_TRANSITION` (a matched deposit never expires).
+    #[endpoint{method = POST,
+    path = "/api/v1/sandbox/deposits/{order_no}/expire",
+    tags = ["simulation"],
+    }]
+    async fn expire_deposit(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ExpireDepositPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::SimulatedDeposit>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -340,6 +358,18 @@ where
             ::dropshot::ApiEndpointVersions::All,
         )
         .summary("Fail a withdrawal")
+        .tag("simulation"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "expire_deposit".to_string(),
+            <ServerImpl as SandboxApi>::expire_deposit,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/sandbox/deposits/{order_no}/expire",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Expire a deposit now")
         .tag("simulation"),
     )?;
     Ok(())

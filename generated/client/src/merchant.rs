@@ -235,7 +235,7 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub bank_name: ::std::option::Option<::std::string::String>,
         pub currency_code: ::std::string::String,
-        ///When the order expires if no payment has been matched.
+        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency.
         pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Service-assigned order number, the stable identifier of the order.
         pub order_no: ::std::string::String,
@@ -756,6 +756,7 @@ pub mod types {
         ///The remark a bank transfer must carry to match this order (account orders).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub expected_remark: ::std::option::Option<::std::string::String>,
+        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency.
         pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub fee: ::payments_wire::DecimalString,
         ///Internal record id.
@@ -1602,6 +1603,8 @@ Authentication is checked before the body's fields, so a request with both a bad
 ## Values
 - Amounts in requests are JSON numbers, read exactly as decimal text. Amounts in responses and callbacks are decimal strings with four fraction digits.
 - `amount` must be greater than zero, have no more fraction digits than the currency allows (2 for THB and BDT) and lie within the currency's configured limits.
+- A deposit's `amount` is what the payer must transfer. It equals `requested_amount`, except on receiving accounts that match transfers by amount (floating amounts): there a unique offset below one unit of the currency (0.01 to 0.99 for THB) is added at creation so that the transfer's amount identifies the order, and the fee is computed on `amount`.
+- A deposit awaits payment for a validity configured per merchant and currency (30 minutes unless configured); `expire_at` says until when. An order still `pending` at `expire_at` becomes `expired`.
 - Status values are lowercase, in responses as in callbacks. Deposit: `pending`, `matched`, `completed`, `expired`, `cancelled`. Withdrawal: `pending`, `approved`, `processing`, `completed`, `rejected`, `failed`.
 - Timestamps in responses are RFC 3339 in UTC (`2026-11-22T10:00:00Z`), like the ISO 8601 times in callbacks.
 - `merchant_order_no` is 1 to 64 characters of `[A-Za-z0-9_-]`. `callback_url` is an absolute `http` or `https` URL of at most 2048 characters (`https` only in production).

@@ -90,6 +90,115 @@ pub mod types {
             ::std::collections::BTreeMap<::std::string::String, ::payments_wire::AmountNumber>,
         pub mode: AutoApprovalMode,
     }
+    ///An ingested bank transaction.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BankTransaction {
+        pub account_id: ::std::string::String,
+        pub amount: ::payments_wire::DecimalString,
+        pub bank_reference: ::std::string::String,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub currency_code: ::std::string::String,
+        ///That deposit's status after the match.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub deposit_status: ::std::option::Option<DepositStatus>,
+        pub id: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub matched_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The deposit it was matched to.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub order_no: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_account_last4: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_name: ::std::option::Option<::std::string::String>,
+        pub received_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remark: ::std::option::Option<::std::string::String>,
+        pub status: BankTransactionStatus,
+    }
+    ///One page of bank transactions.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BankTransactionPage {
+        pub items: ::std::vec::Vec<BankTransaction>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///A credit the bank reported on a receiving account.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BankTransactionRequest {
+        ///The receiving account (its configured `id`).
+        pub account_id: ::std::string::String,
+        ///What arrived; greater than zero, at most the currency's fraction digits.
+        pub amount: ::payments_wire::AmountNumber,
+        ///The bank's own reference of the transaction, unique per account; 1 to 64 characters.
+        pub bank_reference: ::std::string::String,
+        ///Must be the account's currency.
+        pub currency_code: ::std::string::String,
+        ///At most 34 characters; only its last four digits are kept.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_account_no: ::std::option::Option<::std::string::String>,
+        ///At most 128 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub payer_name: ::std::option::Option<::std::string::String>,
+        ///When the bank booked it; the time of ingestion when omitted.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub received_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The transfer's remark as the bank shows it; at most 256 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remark: ::std::option::Option<::std::string::String>,
+    }
+    ///`BankTransactionStatus`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BankTransactionStatus {
+        #[serde(rename = "matched")]
+        Matched,
+        #[serde(rename = "unmatched")]
+        Unmatched,
+    }
+    impl ::std::fmt::Display for BankTransactionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Matched => f.write_str("matched"),
+                Self::Unmatched => f.write_str("unmatched"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BankTransactionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "matched" => Ok(Self::Matched),
+                "unmatched" => Ok(Self::Unmatched),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BankTransactionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BankTransactionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::serde::Deserialize,
@@ -149,12 +258,34 @@ pub mod types {
             value.parse()
         }
     }
+    ///`CallbackTimeout`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackTimeout {
+        pub callback_timeout_seconds: i64,
+        pub merchant_id: ::std::string::String,
+    }
+    ///`CallbackTimeoutRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackTimeoutRequest {
+        ///1 to 60.
+        pub callback_timeout_seconds: i64,
+    }
     ///`ChannelSummary`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelSummary {
         pub channel_code: ::std::string::String,
         pub channel_name: ::std::string::String,
         pub id: ::std::string::String,
+    }
+    ///`CompleteDepositRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    pub struct CompleteDepositRequest {
+        ///What arrived; greater than zero, at most the currency's fraction digits.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub actual_amount: ::std::option::Option<::payments_wire::AmountNumber>,
+        ///Why; at most 512 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
     }
     ///`CreateMerchantRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -238,6 +369,14 @@ pub mod types {
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub user_id: ::std::option::Option<::std::string::String>,
+    }
+    ///One page of deposits.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DepositPage {
+        pub items: ::std::vec::Vec<DepositOrder>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
     }
     ///State of a deposit order. `pending` awaits payment; `matched` has a bank transaction matched but is not yet credited; `completed` (credited), `expired` and `cancelled` are final.
     #[derive(
@@ -381,6 +520,24 @@ pub mod types {
         pub minimum: ::payments_wire::AmountNumber,
         pub percent: ::payments_wire::AmountNumber,
     }
+    ///`IssueApiKeyRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    pub struct IssueApiKeyRequest {
+        ///How long older keys keep working: 0 to 2592000 (30 days). When omitted, the service's `key_rotation_grace_seconds` (86400 unless configured).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub grace_seconds: ::std::option::Option<i64>,
+    }
+    ///`IssuedApiKey`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssuedApiKey {
+        ///The new key. It is shown only in this response.
+        pub api_key: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        ///When the keys issued before this one stop working; absent when there were none still valid.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub previous_keys_expire_at:
+            ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
     ///`LedgerDifference`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct LedgerDifference {
@@ -452,6 +609,15 @@ pub mod types {
         pub entries_checked: i64,
         ///True when no difference was found.
         pub ok: bool,
+    }
+    ///`MatchBankTransactionRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct MatchBankTransactionRequest {
+        ///The deposit to credit.
+        pub order_no: ::std::string::String,
+        ///Why; at most 512 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
     }
     ///`MerchantSummary`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -583,6 +749,23 @@ pub mod types {
         pub id: ::std::string::String,
         pub name: ::std::string::String,
     }
+    ///`ReceivingAccountAssignment`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ReceivingAccountAssignment {
+        pub account_id: ::std::string::String,
+        pub currency_code: ::std::string::String,
+        ///The account matches transfers by a unique amount.
+        pub floating_amount: bool,
+        pub merchant_id: ::std::string::String,
+        ///The account's bank reports a match before the money is credited.
+        pub reports_match_first: bool,
+    }
+    ///`ReceivingAccountRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ReceivingAccountRequest {
+        ///A configured receiving account's `id`.
+        pub account_id: ::std::string::String,
+    }
     ///`ReviewRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct ReviewRequest {
@@ -652,6 +835,14 @@ pub mod types {
         pub processed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub status: WithdrawalStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///One page of withdrawals.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct WithdrawalPage {
+        pub items: ::std::vec::Vec<WithdrawalOrder>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
     }
     ///State of a withdrawal order. `pending` awaits approval; `approved` is queued for the channel; `processing` has been dispatched to the channel (no callback is sent for it); `completed`, `rejected` and `failed` are final.
     #[derive(
@@ -750,7 +941,7 @@ pub mod types {
 #[derive(Clone, Debug)]
 /**Client for Merchant Payment Service: operator API
 
-The operator interface of the payment service: merchants and their settings, withdrawal review, and the ledger check.
+The operator interface of the payment service: merchants, their keys and settings, orders, withdrawal review, bank transactions, and the ledger check.
 
 Every request carries `authorization: Bearer <token>` with an operator token from the service's configuration; each token names its operator. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers read exactly; amounts in responses are decimal strings with four fraction digits.
 
@@ -1316,6 +1507,707 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List deposits
+
+    Deposits of every merchant, newest first (by `created_at`, then `order_no`). Filters combine; the page ends where `next_cursor` is absent.
+
+    Sends a `GET` request to `/api/v1/operator/deposits`
+
+    Arguments:
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `merchant_id`: Only this merchant's orders.
+    - `status`: Only orders in this status (`pending`, `matched`, `completed`, `expired`, `cancelled`).
+    */
+    pub async fn list_deposits<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        merchant_id: Option<&'a str>,
+        status: Option<&'a str>,
+    ) -> Result<ResponseValue<types::DepositPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/deposits", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new(
+                "merchant_id",
+                &merchant_id,
+            ))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_deposits",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a deposit
+
+    Any merchant's deposit by its `order_no`.
+
+    Sends a `GET` request to `/api/v1/operator/deposits/{order_no}`
+
+    Arguments:
+    - `order_no`: The service's order number.
+    */
+    pub async fn read_deposit<'a>(
+        &'a self,
+        order_no: &'a str,
+    ) -> Result<ResponseValue<types::DepositOrder>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/deposits/{}",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_deposit",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Complete a deposit
+
+    The operator confirms that the money arrived: a `pending` or `matched` deposit moves to `completed`, `actual_amount` becomes `actual_amount` of the request (when omitted: what a match recorded, else `amount`), the merchant is credited `actual_amount − fee` and a `deposit.completed` callback is queued, all in one transaction. This is how a `matched` deposit of an account that reports a match first is completed in production.
+
+    Sends a `POST` request to `/api/v1/operator/deposits/{order_no}/complete`
+
+    Arguments:
+    - `order_no`: The service's order number.
+    - `body`
+    */
+    pub async fn complete_deposit<'a>(
+        &'a self,
+        order_no: &'a str,
+        body: &'a types::CompleteDepositRequest,
+    ) -> Result<ResponseValue<types::DepositOrder>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/deposits/{}/complete",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "complete_deposit",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List withdrawals
+
+    Withdrawals of every merchant, newest first (by `created_at`, then `order_no`). Filters combine; the page ends where `next_cursor` is absent.
+
+    Sends a `GET` request to `/api/v1/operator/withdrawals`
+
+    Arguments:
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `merchant_id`: Only this merchant's orders.
+    - `status`: Only orders in this status (`pending`, `approved`, `processing`, `completed`, `rejected`, `failed`).
+    */
+    pub async fn list_withdrawals<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        merchant_id: Option<&'a str>,
+        status: Option<&'a str>,
+    ) -> Result<ResponseValue<types::WithdrawalPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/withdrawals", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new(
+                "merchant_id",
+                &merchant_id,
+            ))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_withdrawals",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a withdrawal
+
+    Any merchant's withdrawal by its `order_no`.
+
+    Sends a `GET` request to `/api/v1/operator/withdrawals/{order_no}`
+
+    Arguments:
+    - `order_no`: The service's order number.
+    */
+    pub async fn read_withdrawal<'a>(
+        &'a self,
+        order_no: &'a str,
+    ) -> Result<ResponseValue<types::WithdrawalOrder>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/withdrawals/{}",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_withdrawal",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Issue a new API key
+
+    Issues a new API key for the merchant (rotation). Every older key that has no expiry yet keeps working for `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`); an older key already expiring keeps its earlier expiry. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
+
+    Sends a `POST` request to `/api/v1/operator/merchants/{merchant_id}/api-keys`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    - `body`
+    */
+    pub async fn issue_api_key<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::IssueApiKeyRequest,
+    ) -> Result<ResponseValue<types::IssuedApiKey>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/api-keys",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "issue_api_key",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Set the callback timeout
+
+    How long one callback attempt to this merchant waits for an answer before it counts as failed (and is retried). 1 to 60 seconds; 10 for a new merchant.
+
+    Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/callback-timeout`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    - `body`
+    */
+    pub async fn set_callback_timeout<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::CallbackTimeoutRequest,
+    ) -> Result<ResponseValue<types::CallbackTimeout>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/callback-timeout",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "set_callback_timeout",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List bank transactions
+
+    Ingested bank transactions, newest first; `status=unmatched` lists those waiting for an operator.
+
+    Sends a `GET` request to `/api/v1/operator/bank-transactions`
+
+    Arguments:
+    - `account_id`: Only this receiving account.
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `status`: `matched` or `unmatched`.
+    */
+    pub async fn list_bank_transactions<'a>(
+        &'a self,
+        account_id: Option<&'a str>,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        status: Option<&'a str>,
+    ) -> Result<ResponseValue<types::BankTransactionPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/bank-transactions", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new(
+                "account_id",
+                &account_id,
+            ))
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_bank_transactions",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Ingest a bank transaction
+
+    Records a credit received on a receiving account and matches it to a deposit awaiting payment on that account in the same currency, in this order: by the order's `expected_remark` appearing in `remark` (letters and digits compared case-insensitively), then, on accounts that use floating amounts, by `amount` equal to the order's `amount`. A match moves the order, in the same transaction as the record: to `matched` on accounts that report a match first (a `deposit.matched` callback; `actual_amount` is what arrived; completion follows with `complete_deposit`), otherwise straight to `completed` with `actual_amount` as received (the merchant is credited `actual_amount − fee`; a `deposit.completed` callback). A transaction that matches nothing, including one for an order that expired or was cancelled, is kept `unmatched` for an operator (`list_bank_transactions`, `match_bank_transaction`).
+
+    Idempotent on (`account_id`, `bank_reference`): ingesting the same transaction again answers the stored record and changes nothing; the same reference with different content is refused with 409 `DUPLICATE_BANK_REFERENCE`.
+
+    Sends a `POST` request to `/api/v1/operator/bank-transactions`
+
+    */
+    pub async fn ingest_bank_transaction<'a>(
+        &'a self,
+        body: &'a types::BankTransactionRequest,
+    ) -> Result<ResponseValue<types::BankTransaction>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/bank-transactions", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "ingest_bank_transaction",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Match a bank transaction by hand
+
+    An operator assigns an `unmatched` transaction to a deposit awaiting payment (`pending`) on the same account and currency; the order moves exactly as an automatic match would. A transaction already matched is refused with 409 `INVALID_STATE_TRANSITION`, as is an order that is no longer awaiting payment.
+
+    Sends a `POST` request to `/api/v1/operator/bank-transactions/{transaction_id}/match`
+
+    Arguments:
+    - `transaction_id`: The transaction's `id`.
+    - `body`
+    */
+    pub async fn match_bank_transaction<'a>(
+        &'a self,
+        transaction_id: &'a str,
+        body: &'a types::MatchBankTransactionRequest,
+    ) -> Result<ResponseValue<types::BankTransaction>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/bank-transactions/{}/match",
+            self.baseurl,
+            encode_path(&transaction_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "match_bank_transaction",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Assign a receiving account
+
+    The receiving account the merchant's account deposits in the account's currency are paid to from now on; orders already created keep theirs. Without an assignment a merchant uses the first account configured for the currency.
+
+    Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/receiving-account`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    - `body`
+    */
+    pub async fn set_receiving_account<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::ReceivingAccountRequest,
+    ) -> Result<ResponseValue<types::ReceivingAccountAssignment>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/receiving-account",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "set_receiving_account",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -1331,6 +2223,13 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/withdrawals/{order_no}/approve",
     "/api/v1/operator/withdrawals/{order_no}/reject",
     "/api/v1/operator/deposits/{order_no}/cancel",
+    "/api/v1/operator/deposits/{order_no}",
+    "/api/v1/operator/deposits/{order_no}/complete",
+    "/api/v1/operator/withdrawals/{order_no}",
+    "/api/v1/operator/merchants/{merchant_id}/api-keys",
+    "/api/v1/operator/merchants/{merchant_id}/callback-timeout",
+    "/api/v1/operator/bank-transactions/{transaction_id}/match",
+    "/api/v1/operator/merchants/{merchant_id}/receiving-account",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

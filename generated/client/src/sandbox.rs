@@ -214,6 +214,8 @@ Simulation endpoints of the sandbox profile: they move orders the way payers, ba
 
 Authenticated like the operator API, with `authorization: Bearer <token>`.
 
+A channel deposit's `payment_url` opens the simulator's payment page (`GET /sandbox/simulator/pay/{order_no}`, HTML, no authentication: the unguessable order number is the credential, as with a real channel's page). A person can pay the order (in full or another amount), make the payment fail, or abandon the page. Paying completes the order exactly like `pay_deposit`; a failed payment is the channel declining it, which cancels the order (`deposit.cancelled`); abandoning changes nothing, so the order expires at `expire_at`. The page posts its choice as a form to the same address.
+
 Version: 0.1.0*/
 pub struct Client {
     pub(crate) baseurl: String,
@@ -541,6 +543,70 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Expire a deposit now
+
+    Simulates a deposit's validity running out: a `pending` deposit moves to `expired` at once, exactly as the expiry worker moves it at `expire_at`, and a `deposit.expired` callback is queued. Any other state is refused with 409 `INVALID_STATE_TRANSITION` (a matched deposit never expires).
+
+    Sends a `POST` request to `/api/v1/sandbox/deposits/{order_no}/expire`
+
+    Arguments:
+    - `order_no`: The service's order number.
+    */
+    pub async fn expire_deposit<'a>(
+        &'a self,
+        order_no: &'a str,
+    ) -> Result<ResponseValue<types::SimulatedDeposit>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/sandbox/deposits/{}/expire",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "expire_deposit",
+        };
+        match (crate::sandbox::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -554,6 +620,7 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/sandbox/deposits/{order_no}/match",
     "/api/v1/sandbox/withdrawals/{order_no}/settle",
     "/api/v1/sandbox/withdrawals/{order_no}/fail",
+    "/api/v1/sandbox/deposits/{order_no}/expire",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

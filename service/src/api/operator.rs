@@ -3,23 +3,29 @@
 
 use super::{body_error, deposit_order, reshape, withdrawal_order};
 use crate::app::App;
+use crate::bank::{self, Ingested};
 use crate::config::RateConfig;
+use crate::db::rows::{BankTransactionRow, Cursor, ListFilter};
+use crate::deposit::{self, Deposit};
 use crate::error::ApiError;
 use crate::fees::Direction;
 use crate::merchant::{self, AutoApproval};
 use crate::operator::{authenticate, Operator};
 use crate::withdrawal::{self, Withdrawal};
 use crate::{ledger, money, validate};
-use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
+use dropshot::{HttpError, HttpResponseOk, Path, Query, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
-    ApproveWithdrawalPath, CancelDepositPath, OperatorApi, RejectWithdrawalPath,
-    SetAutoApprovalPath, SetMerchantFeePath, SetRateLimitPath,
+    ApproveWithdrawalPath, CancelDepositPath, CompleteDepositPath, IssueApiKeyPath,
+    ListBankTransactionsQuery, ListDepositsQuery, ListWithdrawalsQuery, MatchBankTransactionPath,
+    OperatorApi, ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath, SetAutoApprovalPath,
+    SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath, SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
 use rust_decimal::Decimal;
 use serde::de::DeserializeOwned;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub enum OperatorApiImpl {}
@@ -44,6 +50,123 @@ async fn reviewed(app: &App, order: Withdrawal) -> Result<types::WithdrawalOrder
 
 fn remarks(body: &SignedJson<types::ReviewRequest>) -> Result<Option<String>, ApiError> {
     validate::optional_text("remarks", parse(body)?.remarks, 512)
+}
+
+/// A deposit in the operator contract's shape.
+async fn deposit_view(app: &App, order: &Deposit) -> Result<types::DepositOrder, ApiError> {
+    let merchant = merchant::find(app, &order.merchant_id).await?;
+    reshape(&deposit_order(app, &merchant, order))
+}
+
+/// Merchants looked up once per listing, not once per order.
+struct MerchantCache(HashMap<String, merchant::Merchant>);
+
+impl MerchantCache {
+    async fn get(&mut self, app: &App, id: &str) -> Result<&merchant::Merchant, ApiError> {
+        if !self.0.contains_key(id) {
+            let found = merchant::find(app, id).await?;
+            self.0.insert(id.to_string(), found);
+        }
+        self.0
+            .get(id)
+            .ok_or_else(|| ApiError::Internal("merchant cache".into()))
+    }
+}
+
+/// Validates the paging parameters shared by every listing; asks for one
+/// item more than the page holds, to know whether another page follows.
+fn list_filter(limit: Option<i64>, cursor: Option<String>) -> Result<ListFilter, ApiError> {
+    let limit = limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(ApiError::invalid_field(
+            "limit",
+            "must be between 1 and 200",
+        ));
+    }
+    let after = match cursor {
+        None => None,
+        Some(c) => {
+            let bad = || ApiError::invalid_field("cursor", "is not a cursor this service issued");
+            let (at, key) = c.split_once('.').ok_or_else(bad)?;
+            Some(Cursor {
+                created_at: at.parse().map_err(|_| bad())?,
+                key: key.to_string(),
+            })
+        }
+    };
+    Ok(ListFilter {
+        limit: limit + 1,
+        after,
+        ..Default::default()
+    })
+}
+
+/// Cuts the extra item off and turns the last kept one into the cursor.
+fn page<T>(
+    mut rows: Vec<T>,
+    filter: &ListFilter,
+    key: impl Fn(&T) -> (i64, String),
+) -> (Vec<T>, Option<String>) {
+    let wanted = usize::try_from(filter.limit - 1).unwrap_or(0);
+    if rows.len() <= wanted {
+        return (rows, None);
+    }
+    rows.truncate(wanted);
+    let next = rows.last().map(|r| {
+        let (at, k) = key(r);
+        format!("{at}.{k}")
+    });
+    (rows, next)
+}
+
+fn status_filter(value: Option<String>, allowed: &[&str]) -> Result<Option<String>, ApiError> {
+    match value {
+        Some(v) if !allowed.contains(&v.as_str()) => Err(ApiError::invalid_field(
+            "status",
+            format!("must be one of {}", allowed.join(", ")),
+        )),
+        other => Ok(other),
+    }
+}
+
+async fn bank_view(app: &App, ingested: Ingested) -> Result<types::BankTransaction, ApiError> {
+    let deposit_status = match (&ingested.deposit, &ingested.row.order_no) {
+        (Some(d), _) => Some(d.status),
+        (None, Some(order_no)) => Some(deposit::find_any(app, order_no).await?.status),
+        (None, None) => None,
+    };
+    bank_transaction(ingested.row, deposit_status)
+}
+
+fn bank_transaction(
+    row: BankTransactionRow,
+    deposit_status: Option<deposit::DepositStatus>,
+) -> Result<types::BankTransaction, ApiError> {
+    use std::str::FromStr;
+    let time = crate::clock::from_unix;
+    Ok(types::BankTransaction {
+        status: if row.status == bank::MATCHED {
+            types::BankTransactionStatus::Matched
+        } else {
+            types::BankTransactionStatus::Unmatched
+        },
+        deposit_status: deposit_status
+            .map(|s| types::DepositStatus::from_str(s.as_str()))
+            .transpose()
+            .map_err(|e| ApiError::Internal(e.to_string()))?,
+        amount: DecimalString(money::from_units(row.amount)),
+        received_at: time(row.received_at),
+        matched_at: row.matched_at.map(time),
+        created_at: time(row.created_at),
+        id: row.id,
+        account_id: row.account_id,
+        bank_reference: row.bank_reference,
+        currency_code: row.currency,
+        remark: row.remark,
+        payer_name: row.payer_name,
+        payer_account_last4: row.payer_account_last4,
+        order_no: row.order_no,
+    })
 }
 
 impl OperatorApi for OperatorApiImpl {
@@ -240,5 +363,253 @@ impl OperatorApi for OperatorApiImpl {
                 })
                 .collect(),
         }))
+    }
+    async fn list_deposits(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListDepositsQuery>,
+    ) -> Result<HttpResponseOk<types::DepositPage>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let q = query.into_inner();
+        let mut filter = list_filter(q.limit, q.cursor)?;
+        filter.merchant_id = q.merchant_id;
+        filter.status = status_filter(
+            q.status,
+            &["pending", "matched", "completed", "expired", "cancelled"],
+        )?;
+        let f = filter.clone();
+        let rows = app
+            .db
+            .run(|s| Box::pin(async move { s.list_deposits(&f).await }))
+            .await
+            .map_err(ApiError::from)?;
+        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
+        let mut merchants = MerchantCache(HashMap::new());
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            let order = Deposit::from_row(row)?;
+            let merchant = merchants.get(app, &order.merchant_id).await?;
+            items.push(reshape(&deposit_order(app, merchant, &order))?);
+        }
+        Ok(HttpResponseOk(types::DepositPage { items, next_cursor }))
+    }
+
+    async fn read_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadDepositPath>,
+    ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let order = deposit::find_any(app, &path.into_inner().order_no).await?;
+        Ok(HttpResponseOk(deposit_view(app, &order).await?))
+    }
+
+    async fn complete_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<CompleteDepositPath>,
+        body: SignedJson<types::CompleteDepositRequest>,
+    ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = parse(&body)?;
+        validate::optional_text("remarks", req.remarks, 512)?;
+        let order = deposit::complete(
+            app,
+            &path.into_inner().order_no,
+            req.actual_amount.map(|a| a.value()),
+        )
+        .await?;
+        Ok(HttpResponseOk(deposit_view(app, &order).await?))
+    }
+
+    async fn list_withdrawals(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListWithdrawalsQuery>,
+    ) -> Result<HttpResponseOk<types::WithdrawalPage>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let q = query.into_inner();
+        let mut filter = list_filter(q.limit, q.cursor)?;
+        filter.merchant_id = q.merchant_id;
+        filter.status = status_filter(
+            q.status,
+            &[
+                "pending",
+                "approved",
+                "processing",
+                "completed",
+                "rejected",
+                "failed",
+            ],
+        )?;
+        let f = filter.clone();
+        let rows = app
+            .db
+            .run(|s| Box::pin(async move { s.list_withdrawals(&f).await }))
+            .await
+            .map_err(ApiError::from)?;
+        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
+        let mut merchants = MerchantCache(HashMap::new());
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            let order = Withdrawal::from_row(row)?;
+            let merchant = merchants.get(app, &order.row.merchant_id).await?;
+            items.push(reshape(&withdrawal_order(merchant, &order))?);
+        }
+        Ok(HttpResponseOk(types::WithdrawalPage { items, next_cursor }))
+    }
+
+    async fn read_withdrawal(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadWithdrawalPath>,
+    ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let order = withdrawal::find_any(app, &path.into_inner().order_no).await?;
+        Ok(HttpResponseOk(reviewed(app, order).await?))
+    }
+
+    async fn issue_api_key(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<IssueApiKeyPath>,
+        body: SignedJson<types::IssueApiKeyRequest>,
+    ) -> Result<HttpResponseOk<types::IssuedApiKey>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let grace = parse(&body)?
+            .grace_seconds
+            .unwrap_or(app.config.key_rotation_grace_seconds);
+        if !(0..=30 * 24 * 3600).contains(&grace) {
+            return Err(
+                ApiError::invalid_field("grace_seconds", "must be between 0 and 2592000").into(),
+            );
+        }
+        let issued = merchant::issue_api_key(app, &merchant_id, grace).await?;
+        Ok(HttpResponseOk(types::IssuedApiKey {
+            merchant_id,
+            api_key: issued.api_key,
+            previous_keys_expire_at: issued.previous_keys_expire_at.map(crate::clock::from_unix),
+        }))
+    }
+
+    async fn set_callback_timeout(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetCallbackTimeoutPath>,
+        body: SignedJson<types::CallbackTimeoutRequest>,
+    ) -> Result<HttpResponseOk<types::CallbackTimeout>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let seconds = i32::try_from(parse(&body)?.callback_timeout_seconds)
+            .ok()
+            .filter(|s| (1..=60).contains(s))
+            .ok_or_else(|| {
+                ApiError::invalid_field("callback_timeout_seconds", "must be between 1 and 60")
+            })?;
+        let merchant = merchant::set_callback_timeout(app, &merchant_id, seconds).await?;
+        Ok(HttpResponseOk(types::CallbackTimeout {
+            merchant_id,
+            callback_timeout_seconds: i64::from(merchant.callback_timeout_seconds),
+        }))
+    }
+
+    async fn set_receiving_account(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetReceivingAccountPath>,
+        body: SignedJson<types::ReceivingAccountRequest>,
+    ) -> Result<HttpResponseOk<types::ReceivingAccountAssignment>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let account_id = parse(&body)?.account_id;
+        merchant::set_receiving_account(app, &merchant_id, &account_id).await?;
+        let account = app
+            .config
+            .receiving_account(&account_id)
+            .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
+        Ok(HttpResponseOk(types::ReceivingAccountAssignment {
+            merchant_id,
+            currency_code: account.currency.clone(),
+            account_id: account.id.clone(),
+            floating_amount: account.floating_amount,
+            reports_match_first: account.reports_match_first,
+        }))
+    }
+
+    async fn ingest_bank_transaction(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        body: SignedJson<types::BankTransactionRequest>,
+    ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = parse(&body)?;
+        let ingested = bank::ingest(
+            app,
+            bank::NewBankTransaction {
+                account_id: req.account_id,
+                bank_reference: req.bank_reference,
+                amount: req.amount.value(),
+                currency: req.currency_code,
+                remark: req.remark,
+                payer_name: req.payer_name,
+                payer_account_no: req.payer_account_no,
+                received_at: req.received_at.map(|t| t.timestamp()),
+            },
+        )
+        .await?;
+        Ok(HttpResponseOk(bank_view(app, ingested).await?))
+    }
+
+    async fn list_bank_transactions(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListBankTransactionsQuery>,
+    ) -> Result<HttpResponseOk<types::BankTransactionPage>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let q = query.into_inner();
+        let mut filter = list_filter(q.limit, q.cursor)?;
+        filter.account_id = q.account_id;
+        filter.status = status_filter(q.status, &[bank::MATCHED, bank::UNMATCHED])?;
+        let f = filter.clone();
+        let rows = app
+            .db
+            .run(|s| Box::pin(async move { s.list_bank_transactions(&f).await }))
+            .await
+            .map_err(ApiError::from)?;
+        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            items.push(bank_view(app, Ingested { row, deposit: None }).await?);
+        }
+        Ok(HttpResponseOk(types::BankTransactionPage {
+            items,
+            next_cursor,
+        }))
+    }
+
+    async fn match_bank_transaction(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<MatchBankTransactionPath>,
+        body: SignedJson<types::MatchBankTransactionRequest>,
+    ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = parse(&body)?;
+        validate::optional_text("remarks", req.remarks, 512)?;
+        let ingested =
+            bank::match_by_hand(app, &path.into_inner().transaction_id, &req.order_no).await?;
+        Ok(HttpResponseOk(bank_view(app, ingested).await?))
     }
 }

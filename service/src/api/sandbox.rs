@@ -9,7 +9,8 @@ use crate::withdrawal;
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::sandbox::types;
 use merchant_api::sandbox::{
-    FailWithdrawalPath, MatchDepositPath, PayDepositPath, SandboxApi, SettleWithdrawalPath,
+    ExpireDepositPath, FailWithdrawalPath, MatchDepositPath, PayDepositPath, SandboxApi,
+    SettleWithdrawalPath,
 };
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
@@ -71,6 +72,17 @@ impl SandboxApi for SandboxApiImpl {
             req.amount.map(|a| a.value()),
         )
         .await?;
+        Ok(HttpResponseOk(simulated_deposit(&order)))
+    }
+
+    async fn expire_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ExpireDepositPath>,
+    ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let order = deposit::expire(app, &path.into_inner().order_no).await?;
         Ok(HttpResponseOk(simulated_deposit(&order)))
     }
 

@@ -18,6 +18,8 @@ pub struct MerchantRow {
     pub auto_approval_limits: String,
     pub rate_limit_per_minute: Option<i32>,
     pub rate_limit_burst: Option<i32>,
+    /// Currency → receiving account id, JSON.
+    pub receiving_accounts: String,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -74,6 +76,8 @@ pub struct DepositRow {
     pub completed_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Set only on floating-amount orders: the amount that identifies them.
+    pub match_amount: Option<i64>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -201,4 +205,42 @@ pub struct CallbackDeliveryRow {
     pub next_attempt_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = bank_transactions)]
+pub struct BankTransactionRow {
+    pub id: String,
+    pub account_id: String,
+    pub bank_reference: String,
+    pub currency: String,
+    pub amount: i64,
+    pub remark: Option<String>,
+    pub payer_name: Option<String>,
+    pub payer_account_last4: Option<String>,
+    pub fingerprint: String,
+    pub status: String,
+    pub order_no: Option<String>,
+    pub received_at: i64,
+    pub matched_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Where a newest-first listing resumes: the last item's creation time and
+/// order number (or id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at: i64,
+    pub key: String,
+}
+
+/// Filters of an operator listing.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub merchant_id: Option<String>,
+    pub status: Option<String>,
+    pub account_id: Option<String>,
+    pub after: Option<Cursor>,
+    pub limit: i64,
 }

@@ -14,6 +14,7 @@ diesel::table! {
         auto_approval_limits -> Text,
         rate_limit_per_minute -> Nullable<Integer>,
         rate_limit_burst -> Nullable<Integer>,
+        receiving_accounts -> Text,
     }
 }
 
@@ -70,6 +71,7 @@ diesel::table! {
         completed_at -> Nullable<BigInt>,
         created_at -> BigInt,
         updated_at -> BigInt,
+        match_amount -> Nullable<BigInt>,
     }
 }
 
@@ -180,6 +182,26 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    bank_transactions (id) {
+        id -> Text,
+        account_id -> Text,
+        bank_reference -> Text,
+        currency -> Text,
+        amount -> BigInt,
+        remark -> Nullable<Text>,
+        payer_name -> Nullable<Text>,
+        payer_account_last4 -> Nullable<Text>,
+        fingerprint -> Text,
+        status -> Text,
+        order_no -> Nullable<Text>,
+        received_at -> BigInt,
+        matched_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
 diesel::joinable!(api_keys -> merchants (merchant_id));
 diesel::joinable!(postings -> journal_entries (entry_id));
 diesel::allow_tables_to_appear_in_same_query!(
@@ -192,4 +214,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     withdrawal_orders,
     merchant_fees,
     callback_deliveries,
+    bank_transactions,
 );

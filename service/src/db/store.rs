@@ -146,6 +146,63 @@ pub trait Store: Send {
         &mut self,
         order_no: &str,
     ) -> StoreResult<Vec<CallbackDeliveryRow>>;
+
+    /// Newest first, after `filter.after`.
+    async fn list_deposits(&mut self, filter: &ListFilter) -> StoreResult<Vec<DepositRow>>;
+    async fn list_withdrawals(&mut self, filter: &ListFilter) -> StoreResult<Vec<WithdrawalRow>>;
+    async fn deposit_by_remark(&mut self, remark: &str) -> StoreResult<Option<DepositRow>>;
+    async fn pending_deposit_by_match_amount(
+        &mut self,
+        account_id: &str,
+        amount: i64,
+    ) -> StoreResult<Option<DepositRow>>;
+    /// Match amounts in `[from, to)` taken by orders awaiting payment on
+    /// the account.
+    async fn pending_match_amounts(
+        &mut self,
+        account_id: &str,
+        from: i64,
+        to: i64,
+    ) -> StoreResult<Vec<i64>>;
+
+    async fn insert_bank_transaction(&mut self, row: &BankTransactionRow) -> StoreResult<()>;
+    async fn bank_transaction_by_reference(
+        &mut self,
+        account_id: &str,
+        bank_reference: &str,
+    ) -> StoreResult<Option<BankTransactionRow>>;
+    async fn bank_transaction_by_id(&mut self, id: &str)
+        -> StoreResult<Option<BankTransactionRow>>;
+    /// Marks an unmatched transaction matched to `order_no`. Returns
+    /// whether it was still unmatched.
+    async fn mark_bank_transaction_matched(
+        &mut self,
+        id: &str,
+        order_no: &str,
+        now: i64,
+    ) -> StoreResult<bool>;
+    async fn list_bank_transactions(
+        &mut self,
+        filter: &ListFilter,
+    ) -> StoreResult<Vec<BankTransactionRow>>;
+
+    /// Gives every key of the merchant without an expiry this one.
+    async fn expire_api_keys(&mut self, merchant_id: &str, expires_at: i64) -> StoreResult<usize>;
+    async fn set_callback_timeout(
+        &mut self,
+        merchant_id: &str,
+        seconds: i32,
+        now: i64,
+    ) -> StoreResult<bool>;
+    async fn set_receiving_accounts(
+        &mut self,
+        merchant_id: &str,
+        accounts: &str,
+        now: i64,
+    ) -> StoreResult<bool>;
+    /// Holds the merchant's row until the transaction ends, so that a
+    /// read-modify-write of its settings is not lost to a concurrent one.
+    async fn lock_merchant(&mut self, merchant_id: &str) -> StoreResult<()>;
 }
 
 /// What the two SQL dialects say differently.
@@ -153,17 +210,24 @@ trait Dialect {
     /// Statement that gives the current transaction one snapshot, if it
     /// does not have one already.
     const SNAPSHOT: Option<&'static str>;
+    /// Statement that locks one merchant row (`$1`: its id), where row
+    /// locks exist.
+    const LOCK_MERCHANT: Option<&'static str>;
 }
 
 impl Dialect for diesel_async::AsyncPgConnection {
     // READ COMMITTED takes a new snapshot per statement.
     const SNAPSHOT: Option<&'static str> =
         Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    const LOCK_MERCHANT: Option<&'static str> =
+        Some("SELECT id FROM merchants WHERE id = $1 FOR UPDATE");
 }
 
 impl Dialect for super::SqliteConn {
     // A SQLite transaction reads one snapshot from its first read on.
     const SNAPSHOT: Option<&'static str> = None;
+    // A SQLite write transaction excludes every other writer already.
+    const LOCK_MERCHANT: Option<&'static str> = None;
 }
 
 macro_rules! impl_store {
@@ -557,6 +621,250 @@ macro_rules! impl_store {
                     .select(withdrawal_orders::order_no)
                     .load(self)
                     .await?)
+            }
+
+            async fn list_deposits(&mut self, filter: &ListFilter) -> StoreResult<Vec<DepositRow>> {
+                let mut q = deposit_orders::table.into_boxed();
+                if let Some(m) = &filter.merchant_id {
+                    q = q.filter(deposit_orders::merchant_id.eq(m.clone()));
+                }
+                if let Some(st) = &filter.status {
+                    q = q.filter(deposit_orders::status.eq(st.clone()));
+                }
+                if let Some(c) = &filter.after {
+                    q = q.filter(
+                        deposit_orders::created_at
+                            .lt(c.created_at)
+                            .or(deposit_orders::created_at
+                                .eq(c.created_at)
+                                .and(deposit_orders::order_no.lt(c.key.clone()))),
+                    );
+                }
+                Ok(q.order((
+                    deposit_orders::created_at.desc(),
+                    deposit_orders::order_no.desc(),
+                ))
+                .limit(filter.limit)
+                .select(DepositRow::as_select())
+                .load(self)
+                .await?)
+            }
+
+            async fn list_withdrawals(
+                &mut self,
+                filter: &ListFilter,
+            ) -> StoreResult<Vec<WithdrawalRow>> {
+                let mut q = withdrawal_orders::table.into_boxed();
+                if let Some(m) = &filter.merchant_id {
+                    q = q.filter(withdrawal_orders::merchant_id.eq(m.clone()));
+                }
+                if let Some(st) = &filter.status {
+                    q = q.filter(withdrawal_orders::status.eq(st.clone()));
+                }
+                if let Some(c) = &filter.after {
+                    q = q.filter(
+                        withdrawal_orders::created_at.lt(c.created_at).or(
+                            withdrawal_orders::created_at
+                                .eq(c.created_at)
+                                .and(withdrawal_orders::order_no.lt(c.key.clone())),
+                        ),
+                    );
+                }
+                Ok(q.order((
+                    withdrawal_orders::created_at.desc(),
+                    withdrawal_orders::order_no.desc(),
+                ))
+                .limit(filter.limit)
+                .select(WithdrawalRow::as_select())
+                .load(self)
+                .await?)
+            }
+
+            async fn deposit_by_remark(&mut self, remark: &str) -> StoreResult<Option<DepositRow>> {
+                Ok(deposit_orders::table
+                    .filter(deposit_orders::expected_remark.eq(remark))
+                    .select(DepositRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn pending_deposit_by_match_amount(
+                &mut self,
+                account_id: &str,
+                amount: i64,
+            ) -> StoreResult<Option<DepositRow>> {
+                Ok(deposit_orders::table
+                    .filter(deposit_orders::account_id.eq(account_id))
+                    .filter(deposit_orders::match_amount.eq(amount))
+                    .filter(deposit_orders::status.eq("pending"))
+                    .select(DepositRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn pending_match_amounts(
+                &mut self,
+                account_id: &str,
+                from: i64,
+                to: i64,
+            ) -> StoreResult<Vec<i64>> {
+                let taken: Vec<Option<i64>> = deposit_orders::table
+                    .filter(deposit_orders::account_id.eq(account_id))
+                    .filter(deposit_orders::status.eq("pending"))
+                    .filter(deposit_orders::match_amount.ge(from))
+                    .filter(deposit_orders::match_amount.lt(to))
+                    .select(deposit_orders::match_amount)
+                    .load(self)
+                    .await?;
+                Ok(taken.into_iter().flatten().collect())
+            }
+
+            async fn insert_bank_transaction(
+                &mut self,
+                row: &BankTransactionRow,
+            ) -> StoreResult<()> {
+                diesel::insert_into(bank_transactions::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
+                Ok(())
+            }
+
+            async fn bank_transaction_by_reference(
+                &mut self,
+                account_id: &str,
+                bank_reference: &str,
+            ) -> StoreResult<Option<BankTransactionRow>> {
+                Ok(bank_transactions::table
+                    .filter(bank_transactions::account_id.eq(account_id))
+                    .filter(bank_transactions::bank_reference.eq(bank_reference))
+                    .select(BankTransactionRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn bank_transaction_by_id(
+                &mut self,
+                id: &str,
+            ) -> StoreResult<Option<BankTransactionRow>> {
+                Ok(bank_transactions::table
+                    .filter(bank_transactions::id.eq(id))
+                    .select(BankTransactionRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn mark_bank_transaction_matched(
+                &mut self,
+                id: &str,
+                order_no: &str,
+                now: i64,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(
+                    bank_transactions::table
+                        .filter(bank_transactions::id.eq(id))
+                        .filter(bank_transactions::status.eq("unmatched")),
+                )
+                .set((
+                    bank_transactions::status.eq("matched"),
+                    bank_transactions::order_no.eq(Some(order_no)),
+                    bank_transactions::matched_at.eq(Some(now)),
+                    bank_transactions::updated_at.eq(now),
+                ))
+                .execute(self)
+                .await?;
+                Ok(n == 1)
+            }
+
+            async fn list_bank_transactions(
+                &mut self,
+                filter: &ListFilter,
+            ) -> StoreResult<Vec<BankTransactionRow>> {
+                let mut q = bank_transactions::table.into_boxed();
+                if let Some(st) = &filter.status {
+                    q = q.filter(bank_transactions::status.eq(st.clone()));
+                }
+                if let Some(a) = &filter.account_id {
+                    q = q.filter(bank_transactions::account_id.eq(a.clone()));
+                }
+                if let Some(c) = &filter.after {
+                    q = q.filter(
+                        bank_transactions::created_at.lt(c.created_at).or(
+                            bank_transactions::created_at
+                                .eq(c.created_at)
+                                .and(bank_transactions::id.lt(c.key.clone())),
+                        ),
+                    );
+                }
+                Ok(q.order((
+                    bank_transactions::created_at.desc(),
+                    bank_transactions::id.desc(),
+                ))
+                .limit(filter.limit)
+                .select(BankTransactionRow::as_select())
+                .load(self)
+                .await?)
+            }
+
+            async fn expire_api_keys(
+                &mut self,
+                merchant_id: &str,
+                expires_at: i64,
+            ) -> StoreResult<usize> {
+                Ok(diesel::update(
+                    api_keys::table
+                        .filter(api_keys::merchant_id.eq(merchant_id))
+                        .filter(api_keys::expires_at.is_null()),
+                )
+                .set(api_keys::expires_at.eq(Some(expires_at)))
+                .execute(self)
+                .await?)
+            }
+
+            async fn set_callback_timeout(
+                &mut self,
+                merchant_id: &str,
+                seconds: i32,
+                now: i64,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
+                    .set((
+                        merchants::callback_timeout_seconds.eq(seconds),
+                        merchants::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                Ok(n == 1)
+            }
+
+            async fn set_receiving_accounts(
+                &mut self,
+                merchant_id: &str,
+                accounts: &str,
+                now: i64,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
+                    .set((
+                        merchants::receiving_accounts.eq(accounts),
+                        merchants::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                Ok(n == 1)
+            }
+
+            async fn lock_merchant(&mut self, merchant_id: &str) -> StoreResult<()> {
+                if let Some(sql) = <$conn as Dialect>::LOCK_MERCHANT {
+                    diesel::sql_query(sql)
+                        .bind::<diesel::sql_types::Text, _>(merchant_id)
+                        .execute(self)
+                        .await?;
+                }
+                Ok(())
             }
 
             async fn read_one_snapshot(&mut self) -> StoreResult<()> {
