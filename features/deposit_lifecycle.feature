@@ -76,3 +76,46 @@ Feature: Every move of a deposit has a driver
   Scenario: An unknown deposit cannot be cancelled
     When an operator cancels deposit "D20260101NOSUCHORDER1"
     Then the request is refused with status 404 and error code "ORDER_NOT_FOUND"
+
+  @sandbox
+  Scenario: A deposit whose time runs out expires
+    Given the merchant has created a deposit "LC-8" of 100 THB
+    When the deposit's time runs out
+    Then the request succeeds
+    And the response field "status" is "expired"
+    When the merchant reads that deposit
+    Then the response field "status" is "expired"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+
+  @sandbox
+  Scenario: A matched deposit does not expire
+    Given the merchant has created a deposit "LC-9" of 100 THB
+    And the channel has reported a match for the deposit
+    When the deposit's time runs out
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    When the merchant reads that deposit
+    Then the response field "status" is "matched"
+
+  @sandbox
+  Scenario: An expired deposit is final
+    Given the merchant has created a deposit "LC-10" of 100 THB
+    And the deposit's time has run out
+    When the payer pays the deposit in full
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    When an operator cancels the deposit
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+
+  Scenario: An operator completes a pending deposit when the money is confirmed
+    Given the merchant has created a deposit "LC-11" of 100 THB
+    When an operator completes the deposit with 100
+    Then the request succeeds
+    And the response field "status" is "completed"
+    And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total
+
+  Scenario: A completed deposit cannot be completed again
+    Given the merchant has created a deposit "LC-12" of 100 THB
+    And the bank has reported 100 THB with the deposit's remark as "LC-12"
+    When an operator completes the deposit
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total

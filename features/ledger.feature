@@ -1,6 +1,5 @@
-# Money arrives here through the sandbox simulator, so these run in the
-# sandbox profile; production drives the same moves with real channels.
-@sandbox
+# Money arrives by a bank transfer, a driver both profiles have; payments
+# at a channel and a channel's settlement are simulated only in the sandbox.
 Feature: Money moves only through the ledger
   Every change to a balance is a journal entry whose postings sum to zero,
   committed with the order change that caused it. total = available + frozen,
@@ -9,6 +8,7 @@ Feature: Money moves only through the ledger
   Background:
     Given a fresh merchant
 
+  @sandbox
   Scenario: A completed deposit credits the actual amount less the fee
     Given the merchant's deposit fee in THB is 1.5% plus 2 with a minimum of 5
     And the merchant has created a deposit "LED-1" of 1000 THB
@@ -24,6 +24,7 @@ Feature: Money moves only through the ledger
     And the THB balance version is 1
     And the ledger check finds no difference
 
+  @sandbox
   Scenario: A deposit paid with a different amount credits what arrived
     Given the merchant's deposit fee in THB is 1.5% plus 2 with a minimum of 5
     And the merchant has created a deposit "LED-2" of 1000 THB
@@ -45,6 +46,7 @@ Feature: Money moves only through the ledger
     And the THB balance is "690.0000" available, "310.0000" frozen and "1000.0000" in total
     And the THB balance version is 2
 
+  @sandbox
   Scenario: A completed withdrawal removes the frozen amount
     Given the merchant has 1000 THB available
     And the merchant's withdrawal fee in THB is 0% plus 10 with a minimum of 0
@@ -70,6 +72,7 @@ Feature: Money moves only through the ledger
     And the THB balance is "1000.0000" available, "0.0000" frozen and "1000.0000" in total
     And the ledger check finds no difference
 
+  @sandbox
   Scenario: A failed withdrawal returns what was frozen
     Given the merchant has 1000 THB available
     And the merchant's withdrawal fee in THB is 0% plus 10 with a minimum of 0

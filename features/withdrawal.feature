@@ -1,6 +1,5 @@
-# Money arrives here through the sandbox simulator, so these run in the
-# sandbox profile; production drives the same moves with real channels.
-@sandbox
+# Money arrives by a bank transfer, a driver both profiles have; a
+# channel's settlement is simulated only in the sandbox.
 Feature: Withdrawal orders
   A merchant creates a withdrawal; it is auto-approved when the merchant's
   configuration says so, otherwise it waits for an operator. Its amount and
@@ -46,6 +45,7 @@ Feature: Withdrawal orders
     And the approver is "test-operator"
     And the response field "approval_remarks" is "approves by the conformance suite"
 
+  @sandbox
   Scenario: An approved withdrawal is dispatched to its channel, then settles
     When the merchant creates a withdrawal "WD-8" of 100 THB
     And an operator approves the withdrawal

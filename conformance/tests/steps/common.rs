@@ -16,6 +16,17 @@ pub struct PaymentsWorld {
     pub created: Option<Value>,
     /// Replies to a series of requests.
     pub replies: Vec<Reply>,
+    /// Distinguishes this scenario's bank references from every other run's.
+    pub tag: Option<String>,
+    /// The last bank transaction ingested or matched, and its request.
+    pub bank_transaction: Option<Value>,
+    pub bank_request: Option<merchant_client::operator::types::BankTransactionRequest>,
+    /// Orders an operator listing returned, across its pages.
+    pub listed: Vec<Value>,
+    /// The merchant's key before the last rotation.
+    pub previous_key: Option<String>,
+    /// Status and text of the last page a payer saw.
+    pub page: Option<(u16, String)>,
 }
 
 impl PaymentsWorld {
@@ -27,6 +38,12 @@ impl PaymentsWorld {
 
     pub fn reply(&self) -> &Reply {
         self.reply.as_ref().expect("a request was sent")
+    }
+
+    pub fn tag(&mut self) -> String {
+        self.tag
+            .get_or_insert_with(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string())
+            .clone()
     }
 
     pub fn created(&self) -> &Value {

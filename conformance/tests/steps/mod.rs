@@ -1,6 +1,7 @@
 //! Step definitions, one module per area of the contract.
 
 mod balance;
+mod bank;
 mod common;
 mod deposit;
 mod money;

@@ -94,7 +94,9 @@ async fn auto_approval(
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
-/// Funds the merchant the way money really arrives: a deposit, paid.
+/// Funds the merchant the way money really arrives: a deposit, paid. An
+/// account deposit is paid by a bank transfer with its remark (a driver
+/// both profiles have); a channel deposit by the sandbox's channel.
 #[given(expr = "the merchant has {word} {word} available")]
 async fn funded(world: &mut PaymentsWorld, value: String, currency: String) {
     let h = harness().await;
@@ -107,16 +109,39 @@ async fn funded(world: &mut PaymentsWorld, value: String, currency: String) {
     )
     .unwrap();
     assert_eq!(created.status, 200, "{}", created.body);
-    let paid = Reply::from_client(
-        h.sandbox()
-            .unwrap()
-            .pay_deposit(
-                &order_no_of(&created.body),
-                &sb::PayDepositRequest { amount: None },
+    let order_no = order_no_of(&created.body);
+    let paid = match created.str_field("remark") {
+        Some(remark) => {
+            let operator = h.operator().unwrap();
+            let read = Reply::from_client(operator.read_deposit(&order_no).await).unwrap();
+            let account_id = read
+                .str_field("account_id")
+                .expect("an account")
+                .to_string();
+            Reply::from_client(
+                operator
+                    .ingest_bank_transaction(&op::BankTransactionRequest {
+                        account_id,
+                        bank_reference: format!("FUND-{order_no}"),
+                        amount: amount(&value),
+                        currency_code: currency.clone(),
+                        remark: Some(remark.to_string()),
+                        payer_name: None,
+                        payer_account_no: None,
+                        received_at: None,
+                    })
+                    .await,
             )
-            .await,
-    )
-    .unwrap();
+            .unwrap()
+        }
+        None => Reply::from_client(
+            h.sandbox()
+                .unwrap()
+                .pay_deposit(&order_no, &sb::PayDepositRequest { amount: None })
+                .await,
+        )
+        .unwrap(),
+    };
     assert_eq!(paid.status, 200, "{}", paid.body);
 }
 
@@ -318,6 +343,17 @@ async fn read_deposit(world: &mut PaymentsWorld) {
     let order_no = order_no_of(world.created());
     let client = harness().await.client(world.merchant());
     world.reply = Some(Reply::from_client(client.get_deposit(&order_no).await).unwrap());
+}
+
+#[then(expr = "the response field {string} is {int}")]
+async fn field_is_number(world: &mut PaymentsWorld, name: String, value: i64) {
+    let r = world.reply();
+    assert_eq!(
+        r.field(&name).and_then(Value::as_i64),
+        Some(value),
+        "{}",
+        r.body
+    );
 }
 
 #[then(expr = "the response field {string} is true")]

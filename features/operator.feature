@@ -1,0 +1,76 @@
+Feature: Operators read orders and manage merchants
+  Operators list and read every merchant's orders, rotate API keys with a
+  grace period, and set how long a callback attempt waits.
+
+  Background:
+    Given a fresh merchant
+
+  Scenario: An operator reads any merchant's deposit
+    Given the merchant has created a deposit "OP-1" of 100 THB
+    When an operator reads the deposit
+    Then the request succeeds
+    And the response field "merchant_order_no" is "OP-1"
+    And the response field "status" is "pending"
+
+  Scenario: An unknown deposit is not found
+    When an operator reads deposit "D20260101NOSUCHORDER1"
+    Then the request is refused with status 404 and error code "ORDER_NOT_FOUND"
+
+  Scenario: Listings page through a merchant's orders, each once, newest first
+    Given the merchant has created a deposit "OP-2" of 100 THB
+    And the merchant has created a deposit "OP-3" of 100 THB
+    And the merchant has created a deposit "OP-4" of 100 THB
+    And an operator has cancelled the deposit
+    When an operator lists the merchant's deposits 2 at a time
+    Then the request succeeds
+    And the listing holds 3 orders, each once, newest first
+    When an operator lists the merchant's deposits with status "cancelled"
+    Then the listing holds 1 order, each once, newest first
+    And every listed order is "cancelled"
+
+  Scenario: Withdrawals are listed and read too
+    Given the merchant has 500 THB available
+    And the merchant has created a withdrawal "OPW-1" of 100 THB
+    When an operator looks up the withdrawal
+    Then the request succeeds
+    And the response field "status" is "pending"
+    When an operator lists the merchant's withdrawals with status "pending"
+    Then the listing holds 1 order, each once, newest first
+
+  Scenario: A listing filter outside the status set is refused
+    When an operator lists deposits with status "paid"
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    And the error message names "status"
+
+  Scenario: A rotated key keeps working for its grace period beside the new one
+    When an operator issues a new API key for the merchant
+    Then the request succeeds
+    And the response field "previous_keys_expire_at" is set
+    When the merchant reads its balances
+    Then the request succeeds
+    When the merchant reads its balances with its previous key
+    Then the request succeeds
+
+  Scenario: Without a grace period the old key stops at once
+    When an operator issues a new API key for the merchant with a grace of 0 seconds
+    Then the request succeeds
+    When the merchant reads its balances with its previous key
+    Then the request is refused with status 401 and error code "UNKNOWN_API_KEY"
+    When the merchant reads its balances
+    Then the request succeeds
+
+  Scenario: A grace period beyond 30 days is refused
+    When an operator issues a new API key for the merchant with a grace of 2592001 seconds
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    And the error message names "grace_seconds"
+
+  Scenario: The callback timeout is set per merchant within 1 to 60 seconds
+    When an operator sets the merchant's callback timeout to 30 seconds
+    Then the request succeeds
+    And the response field "callback_timeout_seconds" is 30
+    When an operator sets the merchant's callback timeout to 0 seconds
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    When an operator sets the merchant's callback timeout to 61 seconds
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    When an operator sets the callback timeout of merchant "no-such-merchant" to 30 seconds
+    Then the request is refused with status 404 and error code "MERCHANT_NOT_FOUND"
