@@ -344,6 +344,7 @@ impl Config {
             None => file_config.profile.unwrap_or(Profile::Sandbox),
         };
         let mut c = Config::defaults(profile);
+        let defaults = Config::defaults(profile);
         let f = file_config;
         macro_rules! take {
             ($($field:ident),*) => { $( if let Some(v) = f.$field { c.$field = v; } )* };
@@ -392,6 +393,15 @@ impl Config {
         }
         if let Some(v) = env("TIMESTAMP_SKEW_SECONDS") {
             c.timestamp_skew_seconds = v.parse().context("PAYMENTS_TIMESTAMP_SKEW_SECONDS")?;
+        }
+        // Defaults that follow other settings unless set themselves: the
+        // sandbox's database lives in its data directory, and the public
+        // address is the bound one.
+        if c.database_url == defaults.database_url && profile == Profile::Sandbox {
+            c.database_url = format!("sqlite://{}", c.data_dir.join("payments.db").display());
+        }
+        if c.public_base_url == defaults.public_base_url && c.bind != defaults.bind {
+            c.public_base_url = format!("http://{}", c.bind);
         }
         c.validate()?;
         Ok(c)
