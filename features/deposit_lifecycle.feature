@@ -119,3 +119,21 @@ Feature: Every move of a deposit has a driver
     When an operator completes the deposit
     Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
     And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total
+
+  Scenario: A deposit a bank matched first is cancelled by an operator
+    Given the merchant's THB deposits are paid to account "acct-thb-confirm"
+    And the merchant has created a deposit "LC-13" of 100 THB
+    And the bank has reported 100 THB with the deposit's remark as "LC-13"
+    When an operator cancels the deposit
+    Then the request succeeds
+    And the response field "status" is "cancelled"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+
+  Scenario: A deposit the bank paid cannot be cancelled
+    Given the merchant has created a deposit "LC-14" of 100 THB
+    And the bank has reported 100 THB with the deposit's remark as "LC-14"
+    When an operator cancels the deposit
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    When the merchant reads that deposit
+    Then the response field "status" is "completed"
+    And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total
