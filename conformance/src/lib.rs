@@ -12,6 +12,8 @@
 //! - `PAYMENTS_TEST_DATABASE_URL`: run the in-process service on a fresh
 //!   PostgreSQL database (required for the production profile).
 
+pub mod receiver;
+
 use anyhow::{anyhow, bail, Context, Result};
 use payments_service::clock::SystemClock;
 use payments_service::testing::TestService;

@@ -31,7 +31,7 @@ pub async fn authenticate(
 
     let sent_at: i64 = timestamp.parse().map_err(|_| ApiError::InvalidTimestamp)?;
     let now = app.now_unix();
-    let skew = now.saturating_sub(sent_at).saturating_abs();
+    let skew = app.wall_unix().saturating_sub(sent_at).saturating_abs();
     if skew > app.config.timestamp_skew_seconds {
         return Err(ApiError::StaleTimestamp {
             skew,

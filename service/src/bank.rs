@@ -211,6 +211,7 @@ async fn settle(
             })
         })
         .await?;
+    app.wake.notify_one();
     Ok(Ingested {
         row: matched,
         deposit: Some(Deposit::from_row(moved)?),

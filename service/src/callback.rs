@@ -231,6 +231,7 @@ async fn enqueue(
         next_attempt_at: Some(now),
         created_at: now,
         updated_at: now,
+        signature: None,
     })
     .await?;
     Ok(true)

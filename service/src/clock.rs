@@ -12,6 +12,17 @@ pub trait Clock: Send + Sync + 'static {
     fn unix(&self) -> i64 {
         self.now().timestamp()
     }
+
+    /// Moves the clock forward, where it can be moved (the sandbox's).
+    /// Returns whether it moved.
+    fn advance_by(&self, _seconds: i64) -> bool {
+        false
+    }
+
+    /// How far the clock runs ahead of the system clock.
+    fn offset_seconds(&self) -> i64 {
+        0
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -44,6 +55,30 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
         from_unix(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// The sandbox's clock: the system clock plus an offset that only grows,
+/// so that tests of a deployed sandbox can make 30 s retries or a 5-minute
+/// sweep happen in a moment.
+#[derive(Debug, Clone, Default)]
+pub struct OffsetClock(Arc<AtomicI64>);
+
+impl Clock for OffsetClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now() + chrono::Duration::seconds(self.0.load(Ordering::SeqCst))
+    }
+
+    fn advance_by(&self, seconds: i64) -> bool {
+        if seconds <= 0 {
+            return false;
+        }
+        self.0.fetch_add(seconds, Ordering::SeqCst);
+        true
+    }
+
+    fn offset_seconds(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
     }
 }
 

@@ -187,6 +187,19 @@ pub struct Config {
     pub operators: Vec<OperatorConfig>,
     /// Every merchant's request rate unless set for the merchant.
     pub rate_limit: RateLimitConfig,
+    /// Attempts, interval, stuck threshold and sweep period of callbacks.
+    pub callback_schedule: crate::delivery::Schedule,
+    /// Callback attempts in flight at once, per instance.
+    pub callback_concurrency: usize,
+    /// Whether this instance runs the delivery worker.
+    pub callback_worker: bool,
+    /// Deliver to loopback, private and link-local addresses (the sandbox
+    /// does; production does not unless told).
+    pub callback_allow_private_addresses: bool,
+    /// Extra CA certificates (PEM) trusted for callback receivers.
+    pub callback_ca_bundle: Option<PathBuf>,
+    /// The sandbox runs on a clock its API can advance.
+    pub controllable_clock: bool,
 }
 
 /// The file's shape: every key optional, falling back to the profile's
@@ -215,6 +228,12 @@ struct FileConfig {
     default_fees: Option<BTreeMap<String, DirectionRates>>,
     operators: Option<Vec<OperatorConfig>>,
     rate_limit: Option<RateLimitConfig>,
+    callback_max_attempts: Option<i32>,
+    callback_retry_interval_seconds: Option<i64>,
+    callback_concurrency: Option<usize>,
+    callback_worker: Option<bool>,
+    callback_allow_private_addresses: Option<bool>,
+    callback_ca_bundle: Option<PathBuf>,
 }
 
 pub const ENV_PREFIX: &str = "PAYMENTS_";
@@ -324,6 +343,12 @@ impl Config {
                 requests_per_minute: 60_000,
                 burst: 2000,
             },
+            callback_schedule: crate::delivery::Schedule::default(),
+            callback_concurrency: 64,
+            callback_worker: true,
+            callback_allow_private_addresses: profile == Profile::Sandbox,
+            callback_ca_bundle: None,
+            controllable_clock: profile == Profile::Sandbox,
         }
     }
 
@@ -368,8 +393,20 @@ impl Config {
             channels,
             default_fees,
             operators,
-            rate_limit
+            rate_limit,
+            callback_concurrency,
+            callback_worker,
+            callback_allow_private_addresses
         );
+        if let Some(v) = f.callback_max_attempts {
+            c.callback_schedule.max_attempts = v;
+        }
+        if let Some(v) = f.callback_retry_interval_seconds {
+            c.callback_schedule.retry_interval_seconds = v;
+        }
+        if f.callback_ca_bundle.is_some() {
+            c.callback_ca_bundle = f.callback_ca_bundle;
+        }
         if f.master_key.is_some() {
             c.master_key = f.master_key;
         }
@@ -390,6 +427,9 @@ impl Config {
         }
         if let Some(v) = env("DATA_DIR") {
             c.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = env("CALLBACK_CA_BUNDLE") {
+            c.callback_ca_bundle = Some(PathBuf::from(v));
         }
         if let Some(v) = env("TIMESTAMP_SKEW_SECONDS") {
             c.timestamp_skew_seconds = v.parse().context("PAYMENTS_TIMESTAMP_SKEW_SECONDS")?;
@@ -439,6 +479,10 @@ impl Config {
             if !(60..=7 * 24 * 3600).contains(v) {
                 bail!("a deposit validity of {v} seconds is outside 60 to 604800");
             }
+        }
+        let s = &self.callback_schedule;
+        if !(1..=20).contains(&s.max_attempts) || !(1..=3600).contains(&s.retry_interval_seconds) {
+            bail!("callback_max_attempts must be 1 to 20 and callback_retry_interval_seconds 1 to 3600");
         }
         if !(0..=30 * 24 * 3600).contains(&self.key_rotation_grace_seconds) {
             bail!("key_rotation_grace_seconds is outside 0 to 2592000");

@@ -635,6 +635,8 @@ pub async fn complete(
             Box::pin(async move { apply_completion(tx, &order, &plan, now).await })
         })
         .await?;
+    // A callback may have been queued: the delivery worker need not wait.
+    app.wake.notify_one();
     Deposit::from_row(row)
 }
 
@@ -687,6 +689,8 @@ pub async fn record_match(
             Box::pin(async move { apply_match(tx, &order, received, now).await })
         })
         .await?;
+    // A callback may have been queued: the delivery worker need not wait.
+    app.wake.notify_one();
     Deposit::from_row(row)
 }
 
@@ -732,6 +736,8 @@ async fn move_deposit(
             )
         })
         .await?;
+    // A callback may have been queued: the delivery worker need not wait.
+    app.wake.notify_one();
     Deposit::from_row(row)
 }
 

@@ -53,6 +53,8 @@ pub enum ApiError {
     MerchantCodeTaken(String),
     #[error("no receiving account `{0}`")]
     AccountNotFound(String),
+    #[error("no callback delivery `{0}`")]
+    DeliveryNotFound(String),
     #[error("no bank transaction `{0}`")]
     BankTransactionNotFound(String),
     #[error("bank reference `{0}` was already ingested on this account with different content")]
@@ -96,6 +98,7 @@ impl ApiError {
             ApiError::MerchantCodeTaken(_) => "MERCHANT_CODE_TAKEN",
             ApiError::AccountNotFound(_) => "ACCOUNT_NOT_FOUND",
             ApiError::BankTransactionNotFound(_) => "BANK_TRANSACTION_NOT_FOUND",
+            ApiError::DeliveryNotFound(_) => "DELIVERY_NOT_FOUND",
             ApiError::DuplicateBankReference(_) => "DUPLICATE_BANK_REFERENCE",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::NotImplemented(_) => "NOT_IMPLEMENTED",
@@ -125,7 +128,8 @@ impl From<ApiError> for HttpError {
             ApiError::OrderNotFound { .. }
             | ApiError::MerchantNotFound(_)
             | ApiError::AccountNotFound(_)
-            | ApiError::BankTransactionNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
+            | ApiError::BankTransactionNotFound(_)
+            | ApiError::DeliveryNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
             ApiError::DuplicateMerchantOrderNo(_)
             | ApiError::InvalidStateTransition { .. }
             | ApiError::MerchantCodeTaken(_)

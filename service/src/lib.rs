@@ -16,6 +16,7 @@ pub mod channel;
 pub mod clock;
 pub mod config;
 pub mod db;
+pub mod delivery;
 pub mod deposit;
 pub mod error;
 pub mod fees;

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use payments_service::clock::SystemClock;
+use payments_service::clock::{Clock, OffsetClock, SystemClock};
 use payments_service::config::{Config, Profile};
 use payments_service::{ledger, merchant, server};
 use std::path::PathBuf;
@@ -63,7 +63,14 @@ async fn main() {
 async fn run() -> Result<()> {
     let cli = Cli::parse();
     let config = Config::load(cli.config.as_deref())?;
-    let app = server::build_app(config, Arc::new(SystemClock)).await?;
+    // The sandbox's clock can be advanced through its API; production reads
+    // the system clock only.
+    let clock: Arc<dyn Clock> = if config.controllable_clock {
+        Arc::new(OffsetClock::default())
+    } else {
+        Arc::new(SystemClock)
+    };
+    let app = server::build_app(config, clock).await?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => {
             let service = server::start(app.clone())?;

@@ -36,6 +36,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
     let vault = KeyVault::from_base64(&master_key)?;
     let db = Db::connect(&config.database_url, config.database_pool_size).await?;
     let channels = Channels::from_config(&config.channels, &config.public_base_url)?;
+    let courier = crate::delivery::Courier::new(&config)?;
     Ok(Arc::new(App {
         config,
         db,
@@ -43,6 +44,8 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         vault,
         channels,
         rate_limiter: Default::default(),
+        wake: Default::default(),
+        courier,
     }))
 }
 
@@ -104,12 +107,18 @@ pub struct Service {
     app: Arc<App>,
     local_addr: SocketAddr,
     workers: Vec<tokio::task::JoinHandle<()>>,
+    /// Tells the delivery worker to stop claiming and finish what it sent.
+    stop: tokio::sync::watch::Sender<bool>,
+    delivery: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for Service {
     fn drop(&mut self) {
         for worker in &self.workers {
             worker.abort();
+        }
+        if let Some(delivery) = &self.delivery {
+            delivery.abort();
         }
     }
 }
@@ -127,11 +136,18 @@ impl Service {
         format!("http://{}", self.local_addr())
     }
 
+    /// Stops serving, lets the callback attempts under way finish (each
+    /// is bounded by its timeout), then returns.
     pub async fn stop(mut self) -> Result<()> {
-        match self.server.take() {
+        let closed = match self.server.take() {
             Some(server) => server.close().await.map_err(|e| anyhow!(e)),
             None => Ok(()),
+        };
+        let _ = self.stop.send(true);
+        if let Some(delivery) = self.delivery.take() {
+            let _ = delivery.await;
         }
+        closed
     }
 
     /// Waits until the server stops (it runs until the process is told to
@@ -178,10 +194,17 @@ pub fn start(app: Arc<App>) -> Result<Service> {
     } else {
         Vec::new()
     };
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let delivery = app
+        .config
+        .callback_worker
+        .then(|| tokio::spawn(crate::delivery::worker(app.clone(), stopped)));
     Ok(Service {
         local_addr: server.local_addr(),
         server: Some(server),
         app,
         workers,
+        stop,
+        delivery,
     })
 }

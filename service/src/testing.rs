@@ -40,8 +40,10 @@ impl TestService {
         config.bind = format!("127.0.0.1:{port}");
         config.public_base_url = format!("http://127.0.0.1:{port}");
         config.master_key = Some(KeyVault::generate_master_key());
-        // Tests drive expiry themselves, on their own clock.
+        // Tests drive expiry and delivery themselves, on their own clock,
+        // unless they ask for the workers.
         config.expiry_interval_seconds = 0;
+        config.callback_worker = false;
         config.operators = vec![crate::config::OperatorConfig {
             name: TEST_OPERATOR.into(),
             token: TEST_OPERATOR_TOKEN.into(),

@@ -192,6 +192,7 @@ pub async fn create(
         .await;
     match result {
         Ok(()) if row.is_auto_approved => {
+            app.wake.notify_one();
             Ok(dispatch_or_keep(app, Withdrawal::from_row(row)?).await)
         }
         Ok(()) => Withdrawal::from_row(row),
@@ -359,6 +360,8 @@ async fn apply(
             })
         })
         .await?;
+    // A callback may have been queued: the delivery worker need not wait.
+    app.wake.notify_one();
     Withdrawal::from_row(row)
 }
 

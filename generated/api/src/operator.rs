@@ -198,6 +198,177 @@ pub mod types {
             value.parse()
         }
     }
+    ///`CallbackAttempt`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackAttempt {
+        ///1 for the first attempt after creation or a retry.
+        pub attempt: i64,
+        pub duration_ms: i64,
+        ///Why no status came back: `timeout after 10 s`, a connection error, a refused address.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub error: ::std::option::Option<::std::string::String>,
+        ///When the next attempt is due, if one is.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub outcome: CallbackAttemptOutcome,
+        ///When the attempt was due.
+        pub scheduled_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub started_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The receiver's HTTP status, when it answered.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status_code: ::std::option::Option<i64>,
+    }
+    ///`success`: 2xx. `rejected`: 4xx, terminal. `retry`: 5xx, timeout or network error with attempts left. `failed`: the last attempt failed.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CallbackAttemptOutcome {
+        #[serde(rename = "success")]
+        Success,
+        #[serde(rename = "rejected")]
+        Rejected,
+        #[serde(rename = "retry")]
+        Retry,
+        #[serde(rename = "failed")]
+        Failed,
+    }
+    impl ::std::fmt::Display for CallbackAttemptOutcome {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Success => f.write_str("success"),
+                Self::Rejected => f.write_str("rejected"),
+                Self::Retry => f.write_str("retry"),
+                Self::Failed => f.write_str("failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CallbackAttemptOutcome {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "success" => Ok(Self::Success),
+                "rejected" => Ok(Self::Rejected),
+                "retry" => Ok(Self::Retry),
+                "failed" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CallbackAttemptOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CallbackAttemptOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A callback delivery record.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackDelivery {
+        ///Attempts made since creation or the last retry.
+        pub attempts: i64,
+        ///The exact bytes every attempt sends.
+        pub body: ::std::string::String,
+        pub callback_url: ::std::string::String,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///`deposit.completed` and so on.
+        pub event: ::std::string::String,
+        ///Every attempt ever made, oldest first.
+        pub history: ::std::vec::Vec<CallbackAttempt>,
+        pub id: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///`deposit` or `withdrawal`.
+        pub order_kind: ::std::string::String,
+        pub order_no: ::std::string::String,
+        pub status: CallbackDeliveryStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///One page of callback deliveries (without their history).
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackDeliveryPage {
+        pub items: ::std::vec::Vec<CallbackDelivery>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`WAITING_RETRY` (waiting for its next attempt, the first included), `SENDING` (an attempt is under way), `SUCCESS` (answered 2xx), `FAILED` (answered 4xx, or five attempts failed).
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CallbackDeliveryStatus {
+        #[serde(rename = "SENDING")]
+        Sending,
+        #[serde(rename = "WAITING_RETRY")]
+        WaitingRetry,
+        #[serde(rename = "SUCCESS")]
+        Success,
+        #[serde(rename = "FAILED")]
+        Failed,
+    }
+    impl ::std::fmt::Display for CallbackDeliveryStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Sending => f.write_str("SENDING"),
+                Self::WaitingRetry => f.write_str("WAITING_RETRY"),
+                Self::Success => f.write_str("SUCCESS"),
+                Self::Failed => f.write_str("FAILED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CallbackDeliveryStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "SENDING" => Ok(Self::Sending),
+                "WAITING_RETRY" => Ok(Self::WaitingRetry),
+                "SUCCESS" => Ok(Self::Success),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CallbackDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CallbackDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::schemars::JsonSchema,
@@ -1056,6 +1227,30 @@ pub struct SetReceivingAccountPath {
     /// The merchant's id.
     pub merchant_id: String,
 }
+/// Query parameters of `list_callback_deliveries`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListCallbackDeliveriesQuery {
+    /// Only this order's deliveries.
+    pub order_no: Option<String>,
+    /// Only deliveries in this state (`SENDING`, `WAITING_RETRY`, `SUCCESS`, `FAILED`).
+    pub status: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
+/// Path parameters of `read_callback_delivery`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReadCallbackDeliveryPath {
+    /// The delivery record's `id`.
+    pub delivery_id: String,
+}
+/// Path parameters of `retry_callback_delivery`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct RetryCallbackDeliveryPath {
+    /// The delivery record's `id`.
+    pub delivery_id: String,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -1301,6 +1496,42 @@ pub trait OperatorApi {
         path: ::dropshot::Path<SetReceivingAccountPath>,
         body: ::payments_wire::server::SignedJson<types::ReceivingAccountRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::ReceivingAccountAssignment>, ::dropshot::HttpError>;
+    /// List callback deliveries
+    ///
+    /// Delivery records, newest first: one per order event, for orders with a `callback_url`. Filters combine.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/callbacks",
+    tags = ["callbacks"],
+    }]
+    async fn list_callback_deliveries(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::dropshot::Query<ListCallbackDeliveriesQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::CallbackDeliveryPage>, ::dropshot::HttpError>;
+    /// Read a callback delivery
+    ///
+    /// One delivery record with every attempt made: when, how long, the status code or the network error, and when the next attempt is due.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/callbacks/{delivery_id}",
+    tags = ["callbacks"],
+    }]
+    async fn read_callback_delivery(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReadCallbackDeliveryPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::CallbackDelivery>, ::dropshot::HttpError>;
+    /// Retry a callback delivery
+    ///
+    /// Delivers the same record again, as if new: its attempt count goes back to 0, it waits for its first attempt (`WAITING_RETRY`, due now) and then follows the usual schedule of five attempts 30 seconds apart. The body and signature are the record's own, unchanged; earlier attempts stay in its history. A delivery being sent at this moment (`SENDING`) is refused with 409 `INVALID_STATE_TRANSITION`.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/callbacks/{delivery_id}/retry",
+    tags = ["callbacks"],
+    }]
+    async fn retry_callback_delivery(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<RetryCallbackDeliveryPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::CallbackDelivery>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -1537,6 +1768,42 @@ where
         )
         .summary("Assign a receiving account")
         .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_callback_deliveries".to_string(),
+            <ServerImpl as OperatorApi>::list_callback_deliveries,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/callbacks",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List callback deliveries")
+        .tag("callbacks"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_callback_delivery".to_string(),
+            <ServerImpl as OperatorApi>::read_callback_delivery,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/callbacks/{delivery_id}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a callback delivery")
+        .tag("callbacks"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "retry_callback_delivery".to_string(),
+            <ServerImpl as OperatorApi>::retry_callback_delivery,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/callbacks/{delivery_id}/retry",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Retry a callback delivery")
+        .tag("callbacks"),
     )?;
     Ok(())
 }

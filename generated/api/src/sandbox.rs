@@ -6,6 +6,12 @@
 pub const OPENAPI_DOCUMENT: &str = include_str!("../../../openapi/sandbox.json");
 /// Types of the document's schemas.
 pub mod types {
+    ///`AdvanceClockRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AdvanceClockRequest {
+        ///1 to 86400.
+        pub seconds: i64,
+    }
     ///State of a deposit order. `pending` awaits payment; `matched` has a bank transaction matched but is not yet credited; `completed` (credited), `expired` and `cancelled` are final.
     #[derive(
         ::schemars::JsonSchema,
@@ -86,6 +92,14 @@ pub mod types {
     pub struct PayDepositRequest {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub amount: ::std::option::Option<::payments_wire::AmountNumber>,
+    }
+    ///`SandboxClock`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SandboxClock {
+        pub now: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub now_unix: i64,
+        ///How far ahead of the system clock the sandbox runs.
+        pub offset_seconds: i64,
     }
     ///`SettleWithdrawalRequest`
     #[derive(
@@ -303,6 +317,29 @@ pub trait SandboxApi {
         headers: ::payments_wire::server::BearerToken,
         path: ::dropshot::Path<ExpireDepositPath>,
     ) -> Result<::dropshot::HttpResponseOk<types::SimulatedDeposit>, ::dropshot::HttpError>;
+    /// Read the clock
+    ///
+    /// The service's current time and how far it has been advanced beyond the system clock.
+    #[endpoint{method = GET,
+    path = "/api/v1/sandbox/clock",
+    tags = ["clock"],
+    }]
+    async fn read_clock(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+    ) -> Result<::dropshot::HttpResponseOk<types::SandboxClock>, ::dropshot::HttpError>;
+    /// Advance the clock
+    ///
+    /// Moves the sandbox's clock forward by `seconds` (1 to 86400); it never moves back. Everything scheduled reads this clock: expiry, callback retries (30 s apart), the callback timeout's bookkeeping and the sweep of deliveries stuck in `SENDING` for 5 minutes. The workers wake at once and do what became due. Request timestamps are still checked against it, so a client signing with the system clock must allow for the offset (the response gives it).
+    #[endpoint{method = POST,
+    path = "/api/v1/sandbox/clock/advance",
+    tags = ["clock"],
+    }]
+    async fn advance_clock(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        body: ::payments_wire::server::SignedJson<types::AdvanceClockRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::SandboxClock>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -371,6 +408,30 @@ where
         )
         .summary("Expire a deposit now")
         .tag("simulation"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_clock".to_string(),
+            <ServerImpl as SandboxApi>::read_clock,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/sandbox/clock",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read the clock")
+        .tag("clock"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "advance_clock".to_string(),
+            <ServerImpl as SandboxApi>::advance_clock,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/sandbox/clock/advance",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Advance the clock")
+        .tag("clock"),
     )?;
     Ok(())
 }

@@ -199,6 +199,175 @@ pub mod types {
             value.parse()
         }
     }
+    ///`CallbackAttempt`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackAttempt {
+        ///1 for the first attempt after creation or a retry.
+        pub attempt: i64,
+        pub duration_ms: i64,
+        ///Why no status came back: `timeout after 10 s`, a connection error, a refused address.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub error: ::std::option::Option<::std::string::String>,
+        ///When the next attempt is due, if one is.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub outcome: CallbackAttemptOutcome,
+        ///When the attempt was due.
+        pub scheduled_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub started_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The receiver's HTTP status, when it answered.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status_code: ::std::option::Option<i64>,
+    }
+    ///`success`: 2xx. `rejected`: 4xx, terminal. `retry`: 5xx, timeout or network error with attempts left. `failed`: the last attempt failed.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CallbackAttemptOutcome {
+        #[serde(rename = "success")]
+        Success,
+        #[serde(rename = "rejected")]
+        Rejected,
+        #[serde(rename = "retry")]
+        Retry,
+        #[serde(rename = "failed")]
+        Failed,
+    }
+    impl ::std::fmt::Display for CallbackAttemptOutcome {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Success => f.write_str("success"),
+                Self::Rejected => f.write_str("rejected"),
+                Self::Retry => f.write_str("retry"),
+                Self::Failed => f.write_str("failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CallbackAttemptOutcome {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "success" => Ok(Self::Success),
+                "rejected" => Ok(Self::Rejected),
+                "retry" => Ok(Self::Retry),
+                "failed" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CallbackAttemptOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CallbackAttemptOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A callback delivery record.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackDelivery {
+        ///Attempts made since creation or the last retry.
+        pub attempts: i64,
+        ///The exact bytes every attempt sends.
+        pub body: ::std::string::String,
+        pub callback_url: ::std::string::String,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///`deposit.completed` and so on.
+        pub event: ::std::string::String,
+        ///Every attempt ever made, oldest first.
+        pub history: ::std::vec::Vec<CallbackAttempt>,
+        pub id: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///`deposit` or `withdrawal`.
+        pub order_kind: ::std::string::String,
+        pub order_no: ::std::string::String,
+        pub status: CallbackDeliveryStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///One page of callback deliveries (without their history).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackDeliveryPage {
+        pub items: ::std::vec::Vec<CallbackDelivery>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`WAITING_RETRY` (waiting for its next attempt, the first included), `SENDING` (an attempt is under way), `SUCCESS` (answered 2xx), `FAILED` (answered 4xx, or five attempts failed).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CallbackDeliveryStatus {
+        #[serde(rename = "SENDING")]
+        Sending,
+        #[serde(rename = "WAITING_RETRY")]
+        WaitingRetry,
+        #[serde(rename = "SUCCESS")]
+        Success,
+        #[serde(rename = "FAILED")]
+        Failed,
+    }
+    impl ::std::fmt::Display for CallbackDeliveryStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Sending => f.write_str("SENDING"),
+                Self::WaitingRetry => f.write_str("WAITING_RETRY"),
+                Self::Success => f.write_str("SUCCESS"),
+                Self::Failed => f.write_str("FAILED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CallbackDeliveryStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "SENDING" => Ok(Self::Sending),
+                "WAITING_RETRY" => Ok(Self::WaitingRetry),
+                "SUCCESS" => Ok(Self::Success),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CallbackDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CallbackDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::serde::Deserialize,
@@ -2208,6 +2377,189 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List callback deliveries
+
+    Delivery records, newest first: one per order event, for orders with a `callback_url`. Filters combine.
+
+    Sends a `GET` request to `/api/v1/operator/callbacks`
+
+    Arguments:
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `order_no`: Only this order's deliveries.
+    - `status`: Only deliveries in this state (`SENDING`, `WAITING_RETRY`, `SUCCESS`, `FAILED`).
+    */
+    pub async fn list_callback_deliveries<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        order_no: Option<&'a str>,
+        status: Option<&'a str>,
+    ) -> Result<ResponseValue<types::CallbackDeliveryPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/callbacks", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("order_no", &order_no))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_callback_deliveries",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a callback delivery
+
+    One delivery record with every attempt made: when, how long, the status code or the network error, and when the next attempt is due.
+
+    Sends a `GET` request to `/api/v1/operator/callbacks/{delivery_id}`
+
+    Arguments:
+    - `delivery_id`: The delivery record's `id`.
+    */
+    pub async fn read_callback_delivery<'a>(
+        &'a self,
+        delivery_id: &'a str,
+    ) -> Result<ResponseValue<types::CallbackDelivery>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/callbacks/{}",
+            self.baseurl,
+            encode_path(&delivery_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_callback_delivery",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Retry a callback delivery
+
+    Delivers the same record again, as if new: its attempt count goes back to 0, it waits for its first attempt (`WAITING_RETRY`, due now) and then follows the usual schedule of five attempts 30 seconds apart. The body and signature are the record's own, unchanged; earlier attempts stay in its history. A delivery being sent at this moment (`SENDING`) is refused with 409 `INVALID_STATE_TRANSITION`.
+
+    Sends a `POST` request to `/api/v1/operator/callbacks/{delivery_id}/retry`
+
+    Arguments:
+    - `delivery_id`: The delivery record's `id`.
+    */
+    pub async fn retry_callback_delivery<'a>(
+        &'a self,
+        delivery_id: &'a str,
+    ) -> Result<ResponseValue<types::CallbackDelivery>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/callbacks/{}/retry",
+            self.baseurl,
+            encode_path(&delivery_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "retry_callback_delivery",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -2230,6 +2582,8 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/merchants/{merchant_id}/callback-timeout",
     "/api/v1/operator/bank-transactions/{transaction_id}/match",
     "/api/v1/operator/merchants/{merchant_id}/receiving-account",
+    "/api/v1/operator/callbacks/{delivery_id}",
+    "/api/v1/operator/callbacks/{delivery_id}/retry",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

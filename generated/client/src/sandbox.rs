@@ -9,6 +9,12 @@ pub use progenitor_client::{ByteStream, ClientInfo, Error, ResponseValue};
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
+    ///`AdvanceClockRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AdvanceClockRequest {
+        ///1 to 86400.
+        pub seconds: i64,
+    }
     ///State of a deposit order. `pending` awaits payment; `matched` has a bank transaction matched but is not yet credited; `completed` (credited), `expired` and `cancelled` are final.
     #[derive(
         ::serde::Deserialize,
@@ -92,6 +98,14 @@ pub mod types {
     pub struct PayDepositRequest {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub amount: ::std::option::Option<::payments_wire::AmountNumber>,
+    }
+    ///`SandboxClock`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SandboxClock {
+        pub now: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub now_unix: i64,
+        ///How far ahead of the system clock the sandbox runs.
+        pub offset_seconds: i64,
     }
     ///`SettleWithdrawalRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
@@ -599,6 +613,107 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read the clock
+
+    The service's current time and how far it has been advanced beyond the system clock.
+
+    Sends a `GET` request to `/api/v1/sandbox/clock`
+
+    */
+    pub async fn read_clock<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<types::SandboxClock>, Error<types::Error>> {
+        let url = format!("{}/api/v1/sandbox/clock", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_clock",
+        };
+        match (crate::sandbox::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Advance the clock
+
+    Moves the sandbox's clock forward by `seconds` (1 to 86400); it never moves back. Everything scheduled reads this clock: expiry, callback retries (30 s apart), the callback timeout's bookkeeping and the sweep of deliveries stuck in `SENDING` for 5 minutes. The workers wake at once and do what became due. Request timestamps are still checked against it, so a client signing with the system clock must allow for the offset (the response gives it).
+
+    Sends a `POST` request to `/api/v1/sandbox/clock/advance`
+
+    */
+    pub async fn advance_clock<'a>(
+        &'a self,
+        body: &'a types::AdvanceClockRequest,
+    ) -> Result<ResponseValue<types::SandboxClock>, Error<types::Error>> {
+        let url = format!("{}/api/v1/sandbox/clock/advance", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "advance_clock",
+        };
+        match (crate::sandbox::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(

@@ -5,7 +5,9 @@ use super::{body_error, deposit_order, reshape, withdrawal_order};
 use crate::app::App;
 use crate::bank::{self, Ingested};
 use crate::config::RateConfig;
-use crate::db::rows::{BankTransactionRow, Cursor, ListFilter};
+use crate::db::rows::{
+    BankTransactionRow, CallbackAttemptRow, CallbackDeliveryRow, Cursor, ListFilter,
+};
 use crate::deposit::{self, Deposit};
 use crate::error::ApiError;
 use crate::fees::Direction;
@@ -17,9 +19,11 @@ use dropshot::{HttpError, HttpResponseOk, Path, Query, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
     ApproveWithdrawalPath, CancelDepositPath, CompleteDepositPath, IssueApiKeyPath,
-    ListBankTransactionsQuery, ListDepositsQuery, ListWithdrawalsQuery, MatchBankTransactionPath,
-    OperatorApi, ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath, SetAutoApprovalPath,
-    SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath, SetReceivingAccountPath,
+    ListBankTransactionsQuery, ListCallbackDeliveriesQuery, ListDepositsQuery,
+    ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi, ReadCallbackDeliveryPath,
+    ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath, RetryCallbackDeliveryPath,
+    SetAutoApprovalPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath,
+    SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
@@ -167,6 +171,57 @@ fn bank_transaction(
         payer_account_last4: row.payer_account_last4,
         order_no: row.order_no,
     })
+}
+
+fn delivery_view(
+    row: CallbackDeliveryRow,
+    history: Vec<CallbackAttemptRow>,
+) -> Result<types::CallbackDelivery, ApiError> {
+    use std::str::FromStr;
+    let time = crate::clock::from_unix;
+    let bad = |e: &str| ApiError::Internal(format!("stored callback delivery: {e}"));
+    Ok(types::CallbackDelivery {
+        status: types::CallbackDeliveryStatus::from_str(&row.status).map_err(|_| bad("status"))?,
+        attempts: i64::from(row.attempts),
+        next_attempt_at: row.next_attempt_at.map(time),
+        created_at: time(row.created_at),
+        updated_at: time(row.updated_at),
+        history: history
+            .into_iter()
+            .map(|a| {
+                Ok(types::CallbackAttempt {
+                    attempt: i64::from(a.attempt),
+                    scheduled_at: time(a.scheduled_at),
+                    started_at: time(a.started_at),
+                    duration_ms: a.duration_ms,
+                    status_code: a.status_code.map(i64::from),
+                    error: a.error,
+                    outcome: types::CallbackAttemptOutcome::from_str(&a.outcome)
+                        .map_err(|_| bad("outcome"))?,
+                    next_attempt_at: a.next_attempt_at.map(time),
+                })
+            })
+            .collect::<Result<_, ApiError>>()?,
+        id: row.id,
+        merchant_id: row.merchant_id,
+        order_kind: row.order_kind,
+        order_no: row.order_no,
+        event: row.event,
+        callback_url: row.callback_url,
+        body: row.body,
+    })
+}
+
+async fn delivery_with_history(
+    app: &App,
+    row: CallbackDeliveryRow,
+) -> Result<types::CallbackDelivery, ApiError> {
+    let id = row.id.clone();
+    let history = app
+        .db
+        .run(|s| Box::pin(async move { s.callback_attempts_of(&id).await }))
+        .await?;
+    delivery_view(row, history)
 }
 
 impl OperatorApi for OperatorApiImpl {
@@ -611,5 +666,56 @@ impl OperatorApi for OperatorApiImpl {
         let ingested =
             bank::match_by_hand(app, &path.into_inner().transaction_id, &req.order_no).await?;
         Ok(HttpResponseOk(bank_view(app, ingested).await?))
+    }
+
+    async fn list_callback_deliveries(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListCallbackDeliveriesQuery>,
+    ) -> Result<HttpResponseOk<types::CallbackDeliveryPage>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let q = query.into_inner();
+        let mut filter = list_filter(q.limit, q.cursor)?;
+        filter.order_no = q.order_no;
+        filter.status =
+            status_filter(q.status, &["SENDING", "WAITING_RETRY", "SUCCESS", "FAILED"])?;
+        let f = filter.clone();
+        let rows = app
+            .db
+            .run(|s| Box::pin(async move { s.list_callback_deliveries(&f).await }))
+            .await
+            .map_err(ApiError::from)?;
+        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
+        let items = rows
+            .into_iter()
+            .map(|r| delivery_view(r, Vec::new()))
+            .collect::<Result<_, ApiError>>()?;
+        Ok(HttpResponseOk(types::CallbackDeliveryPage {
+            items,
+            next_cursor,
+        }))
+    }
+
+    async fn read_callback_delivery(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadCallbackDeliveryPath>,
+    ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let row = crate::delivery::find(app, &path.into_inner().delivery_id).await?;
+        Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+    }
+
+    async fn retry_callback_delivery(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<RetryCallbackDeliveryPath>,
+    ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let row = crate::delivery::retry(app, &path.into_inner().delivery_id).await?;
+        Ok(HttpResponseOk(delivery_with_history(app, row).await?))
     }
 }

@@ -86,6 +86,40 @@ impl SandboxApi for SandboxApiImpl {
         Ok(HttpResponseOk(simulated_deposit(&order)))
     }
 
+    async fn read_clock(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+    ) -> Result<HttpResponseOk<types::SandboxClock>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        Ok(HttpResponseOk(clock_view(app)))
+    }
+
+    async fn advance_clock(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        body: SignedJson<types::AdvanceClockRequest>,
+    ) -> Result<HttpResponseOk<types::SandboxClock>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let seconds = body.parse().map_err(body_error)?.seconds;
+        if !(1..=86_400).contains(&seconds) {
+            return Err(crate::error::ApiError::invalid_field(
+                "seconds",
+                "must be between 1 and 86400",
+            )
+            .into());
+        }
+        if !app.clock.advance_by(seconds) {
+            return Err(
+                crate::error::ApiError::NotImplemented("advancing this service's clock").into(),
+            );
+        }
+        // Whatever became due is done now, not at the next look.
+        app.wake.notify_one();
+        Ok(HttpResponseOk(clock_view(app)))
+    }
+
     async fn settle_withdrawal(
         rqctx: RequestContext<Arc<App>>,
         headers: BearerToken,
@@ -112,5 +146,13 @@ impl SandboxApi for SandboxApiImpl {
         let reason = crate::validate::optional_text("reason", req.reason, 512)?;
         let order = withdrawal::fail(app, &path.into_inner().order_no, reason).await?;
         Ok(HttpResponseOk(simulated(&order)))
+    }
+}
+
+fn clock_view(app: &App) -> types::SandboxClock {
+    types::SandboxClock {
+        now: app.clock.now(),
+        now_unix: app.now_unix(),
+        offset_seconds: app.clock.offset_seconds(),
     }
 }

@@ -190,7 +190,7 @@ pub struct EntrySum {
     pub total: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, PartialEq, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = callback_deliveries)]
 pub struct CallbackDeliveryRow {
     pub id: String,
@@ -205,6 +205,23 @@ pub struct CallbackDeliveryRow {
     pub next_attempt_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Set at the first attempt and reused by every retry.
+    pub signature: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = callback_attempts)]
+pub struct CallbackAttemptRow {
+    pub id: String,
+    pub delivery_id: String,
+    pub attempt: i32,
+    pub scheduled_at: i64,
+    pub started_at: i64,
+    pub duration_ms: i64,
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub outcome: String,
+    pub next_attempt_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
@@ -241,6 +258,7 @@ pub struct ListFilter {
     pub merchant_id: Option<String>,
     pub status: Option<String>,
     pub account_id: Option<String>,
+    pub order_no: Option<String>,
     pub after: Option<Cursor>,
     pub limit: i64,
 }

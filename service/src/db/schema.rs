@@ -179,6 +179,22 @@ diesel::table! {
         next_attempt_at -> Nullable<BigInt>,
         created_at -> BigInt,
         updated_at -> BigInt,
+        signature -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    callback_attempts (id) {
+        id -> Text,
+        delivery_id -> Text,
+        attempt -> Integer,
+        scheduled_at -> BigInt,
+        started_at -> BigInt,
+        duration_ms -> BigInt,
+        status_code -> Nullable<Integer>,
+        error -> Nullable<Text>,
+        outcome -> Text,
+        next_attempt_at -> Nullable<BigInt>,
     }
 }
 
@@ -215,4 +231,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     merchant_fees,
     callback_deliveries,
     bank_transactions,
+    callback_attempts,
 );

@@ -203,6 +203,51 @@ pub trait Store: Send {
     /// Holds the merchant's row until the transaction ends, so that a
     /// read-modify-write of its settings is not lost to a concurrent one.
     async fn lock_merchant(&mut self, merchant_id: &str) -> StoreResult<()>;
+
+    /// Moves up to `limit` deliveries due by `now` from WAITING_RETRY to
+    /// SENDING and returns them. Concurrent claimers never get the same
+    /// row: PostgreSQL skips rows another claimer holds, SQLite has one
+    /// writer.
+    async fn claim_due_callbacks(
+        &mut self,
+        now: i64,
+        limit: i64,
+    ) -> StoreResult<Vec<CallbackDeliveryRow>>;
+    /// The earliest `next_attempt_at` of a delivery waiting for an attempt.
+    async fn next_callback_due(&mut self) -> StoreResult<Option<i64>>;
+    /// Writes an attempt's outcome onto a delivery still SENDING. Returns
+    /// whether it was (a sweep may have reclaimed it meanwhile).
+    async fn finish_callback_attempt(
+        &mut self,
+        delivery: &CallbackDeliveryRow,
+        attempt: &CallbackAttemptRow,
+    ) -> StoreResult<bool>;
+    /// The order's summary for merchants: `callback_status`, and one more
+    /// attempt in `callback_count`.
+    async fn note_order_callback(
+        &mut self,
+        order_kind: &str,
+        order_no: &str,
+        status: &str,
+        now: i64,
+    ) -> StoreResult<()>;
+    /// Returns deliveries SENDING since `before` or earlier to WAITING_RETRY,
+    /// due `now`.
+    async fn sweep_stuck_callbacks(&mut self, before: i64, now: i64) -> StoreResult<usize>;
+    /// Resets a delivery not being sent to its first attempt, due `now`.
+    async fn reset_callback(&mut self, id: &str, now: i64) -> StoreResult<bool>;
+    async fn callback_delivery_by_id(
+        &mut self,
+        id: &str,
+    ) -> StoreResult<Option<CallbackDeliveryRow>>;
+    async fn callback_attempts_of(
+        &mut self,
+        delivery_id: &str,
+    ) -> StoreResult<Vec<CallbackAttemptRow>>;
+    async fn list_callback_deliveries(
+        &mut self,
+        filter: &ListFilter,
+    ) -> StoreResult<Vec<CallbackDeliveryRow>>;
 }
 
 /// What the two SQL dialects say differently.
@@ -213,6 +258,8 @@ trait Dialect {
     /// Statement that locks one merchant row (`$1`: its id), where row
     /// locks exist.
     const LOCK_MERCHANT: Option<&'static str>;
+    /// Claims due deliveries (`$1`/`?`: now, then the limit).
+    const CLAIM_CALLBACKS: &'static str;
 }
 
 impl Dialect for diesel_async::AsyncPgConnection {
@@ -221,6 +268,11 @@ impl Dialect for diesel_async::AsyncPgConnection {
         Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
     const LOCK_MERCHANT: Option<&'static str> =
         Some("SELECT id FROM merchants WHERE id = $1 FOR UPDATE");
+    const CLAIM_CALLBACKS: &'static str =
+        "UPDATE callback_deliveries SET status = 'SENDING', updated_at = $1 \
+         WHERE id IN (SELECT id FROM callback_deliveries \
+         WHERE status = 'WAITING_RETRY' AND next_attempt_at <= $1 \
+         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING *";
 }
 
 impl Dialect for super::SqliteConn {
@@ -228,6 +280,11 @@ impl Dialect for super::SqliteConn {
     const SNAPSHOT: Option<&'static str> = None;
     // A SQLite write transaction excludes every other writer already.
     const LOCK_MERCHANT: Option<&'static str> = None;
+    const CLAIM_CALLBACKS: &'static str =
+        "UPDATE callback_deliveries SET status = 'SENDING', updated_at = ?1 \
+         WHERE id IN (SELECT id FROM callback_deliveries \
+         WHERE status = 'WAITING_RETRY' AND next_attempt_at <= ?1 \
+         ORDER BY next_attempt_at LIMIT ?2) RETURNING *";
 }
 
 macro_rules! impl_store {
@@ -865,6 +922,176 @@ macro_rules! impl_store {
                         .await?;
                 }
                 Ok(())
+            }
+
+            async fn claim_due_callbacks(
+                &mut self,
+                now: i64,
+                limit: i64,
+            ) -> StoreResult<Vec<CallbackDeliveryRow>> {
+                Ok(diesel::sql_query(<$conn as Dialect>::CLAIM_CALLBACKS)
+                    .bind::<diesel::sql_types::BigInt, _>(now)
+                    .bind::<diesel::sql_types::BigInt, _>(limit)
+                    .load(self)
+                    .await?)
+            }
+
+            async fn next_callback_due(&mut self) -> StoreResult<Option<i64>> {
+                Ok(callback_deliveries::table
+                    .filter(callback_deliveries::status.eq("WAITING_RETRY"))
+                    .select(diesel::dsl::min(callback_deliveries::next_attempt_at))
+                    .first::<Option<i64>>(self)
+                    .await?)
+            }
+
+            async fn finish_callback_attempt(
+                &mut self,
+                delivery: &CallbackDeliveryRow,
+                attempt: &CallbackAttemptRow,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(
+                    callback_deliveries::table
+                        .filter(callback_deliveries::id.eq(&delivery.id))
+                        .filter(callback_deliveries::status.eq("SENDING")),
+                )
+                .set((
+                    callback_deliveries::status.eq(&delivery.status),
+                    callback_deliveries::attempts.eq(delivery.attempts),
+                    callback_deliveries::next_attempt_at.eq(delivery.next_attempt_at),
+                    callback_deliveries::signature.eq(&delivery.signature),
+                    callback_deliveries::updated_at.eq(delivery.updated_at),
+                ))
+                .execute(self)
+                .await?;
+                if n == 1 {
+                    diesel::insert_into(callback_attempts::table)
+                        .values(attempt)
+                        .execute(self)
+                        .await?;
+                }
+                Ok(n == 1)
+            }
+
+            async fn note_order_callback(
+                &mut self,
+                order_kind: &str,
+                order_no: &str,
+                status: &str,
+                now: i64,
+            ) -> StoreResult<()> {
+                if order_kind == "withdrawal" {
+                    diesel::update(
+                        withdrawal_orders::table.filter(withdrawal_orders::order_no.eq(order_no)),
+                    )
+                    .set((
+                        withdrawal_orders::callback_status.eq(status),
+                        withdrawal_orders::callback_count.eq(withdrawal_orders::callback_count + 1),
+                        withdrawal_orders::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                } else {
+                    diesel::update(
+                        deposit_orders::table.filter(deposit_orders::order_no.eq(order_no)),
+                    )
+                    .set((
+                        deposit_orders::callback_status.eq(status),
+                        deposit_orders::callback_count.eq(deposit_orders::callback_count + 1),
+                        deposit_orders::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                }
+                Ok(())
+            }
+
+            async fn sweep_stuck_callbacks(&mut self, before: i64, now: i64) -> StoreResult<usize> {
+                Ok(diesel::update(
+                    callback_deliveries::table
+                        .filter(callback_deliveries::status.eq("SENDING"))
+                        .filter(callback_deliveries::updated_at.le(before)),
+                )
+                .set((
+                    callback_deliveries::status.eq("WAITING_RETRY"),
+                    callback_deliveries::next_attempt_at.eq(Some(now)),
+                    callback_deliveries::updated_at.eq(now),
+                ))
+                .execute(self)
+                .await?)
+            }
+
+            async fn reset_callback(&mut self, id: &str, now: i64) -> StoreResult<bool> {
+                let n = diesel::update(
+                    callback_deliveries::table
+                        .filter(callback_deliveries::id.eq(id))
+                        .filter(callback_deliveries::status.ne("SENDING")),
+                )
+                .set((
+                    callback_deliveries::status.eq("WAITING_RETRY"),
+                    callback_deliveries::attempts.eq(0),
+                    callback_deliveries::next_attempt_at.eq(Some(now)),
+                    callback_deliveries::updated_at.eq(now),
+                ))
+                .execute(self)
+                .await?;
+                Ok(n == 1)
+            }
+
+            async fn callback_delivery_by_id(
+                &mut self,
+                id: &str,
+            ) -> StoreResult<Option<CallbackDeliveryRow>> {
+                Ok(callback_deliveries::table
+                    .filter(callback_deliveries::id.eq(id))
+                    .select(CallbackDeliveryRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn callback_attempts_of(
+                &mut self,
+                delivery_id: &str,
+            ) -> StoreResult<Vec<CallbackAttemptRow>> {
+                Ok(callback_attempts::table
+                    .filter(callback_attempts::delivery_id.eq(delivery_id))
+                    .order((
+                        callback_attempts::started_at.asc(),
+                        callback_attempts::attempt.asc(),
+                    ))
+                    .select(CallbackAttemptRow::as_select())
+                    .load(self)
+                    .await?)
+            }
+
+            async fn list_callback_deliveries(
+                &mut self,
+                filter: &ListFilter,
+            ) -> StoreResult<Vec<CallbackDeliveryRow>> {
+                let mut q = callback_deliveries::table.into_boxed();
+                if let Some(o) = &filter.order_no {
+                    q = q.filter(callback_deliveries::order_no.eq(o.clone()));
+                }
+                if let Some(st) = &filter.status {
+                    q = q.filter(callback_deliveries::status.eq(st.clone()));
+                }
+                if let Some(c) = &filter.after {
+                    q = q.filter(
+                        callback_deliveries::created_at.lt(c.created_at).or(
+                            callback_deliveries::created_at
+                                .eq(c.created_at)
+                                .and(callback_deliveries::id.lt(c.key.clone())),
+                        ),
+                    );
+                }
+                Ok(q.order((
+                    callback_deliveries::created_at.desc(),
+                    callback_deliveries::id.desc(),
+                ))
+                .limit(filter.limit)
+                .select(CallbackDeliveryRow::as_select())
+                .load(self)
+                .await?)
             }
 
             async fn read_one_snapshot(&mut self) -> StoreResult<()> {

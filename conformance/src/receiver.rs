@@ -1,0 +1,182 @@
+//! A merchant's callback endpoint for tests: it records every request and
+//! answers each attempt as the test scripted it (a status, silence until
+//! the caller times out, or a dropped connection).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+/// How the receiver answers one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    Status(u16),
+    /// Says nothing for this long (the caller's timeout should fire).
+    Silence(Duration),
+    /// Closes the connection without an answer.
+    Hangup,
+}
+
+/// One request as received.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    /// The receiver's own clock when the request arrived.
+    pub at: std::time::Instant,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct State {
+    script: VecDeque<Answer>,
+    otherwise: Option<Answer>,
+    received: Vec<Received>,
+}
+
+#[derive(Clone)]
+pub struct Receiver {
+    pub url: String,
+    state: Arc<Mutex<State>>,
+    arrived: Arc<Notify>,
+}
+
+impl Receiver {
+    /// Listens on a free local port; answers 200 unless scripted.
+    pub async fn start() -> std::io::Result<Receiver> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}/callback", listener.local_addr()?);
+        let receiver = Receiver {
+            url,
+            state: Arc::default(),
+            arrived: Arc::default(),
+        };
+        let serving = receiver.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let r = serving.clone();
+                tokio::spawn(async move {
+                    let _ = r.serve(stream).await;
+                });
+            }
+        });
+        Ok(receiver)
+    }
+
+    /// Answers the next requests in this order, then `otherwise` (200 if
+    /// never set).
+    pub fn script(&self, answers: &[Answer]) {
+        if let Ok(mut s) = self.state.lock() {
+            s.script.extend(answers.iter().copied());
+        }
+    }
+
+    pub fn otherwise(&self, answer: Answer) {
+        if let Ok(mut s) = self.state.lock() {
+            s.otherwise = Some(answer);
+        }
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.state
+            .lock()
+            .map(|s| s.received.clone())
+            .unwrap_or_default()
+    }
+
+    /// Waits until `count` requests have arrived, or `limit` passes.
+    /// Returns what arrived either way; the caller asserts.
+    pub async fn wait_for(&self, count: usize, limit: Duration) -> Vec<Received> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.arrived.notified();
+            let got = self.received();
+            if got.len() >= count {
+                return got;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.received();
+            }
+        }
+    }
+
+    async fn serve(&self, mut stream: TcpStream) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let header_end = loop {
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..header_end]).to_string();
+        let mut lines = head.split("\r\n");
+        let path = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .unwrap_or_default()
+            .to_string();
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
+            .collect();
+        let length: usize = headers
+            .iter()
+            .find(|(k, _)| k == "content-length")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0);
+        while buf.len() < header_end + length {
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        let end = buf.len().min(header_end + length);
+        let body = String::from_utf8_lossy(&buf[header_end..end]).to_string();
+        let answer = {
+            let mut s = self
+                .state
+                .lock()
+                .map_err(|_| std::io::Error::other("receiver state poisoned"))?;
+            s.received.push(Received {
+                path,
+                headers,
+                body,
+                at: std::time::Instant::now(),
+            });
+            let next = s.script.pop_front();
+            next.or(s.otherwise).unwrap_or(Answer::Status(200))
+        };
+        self.arrived.notify_waiters();
+        match answer {
+            Answer::Status(code) => {
+                let reply = format!(
+                    "HTTP/1.1 {code} Scripted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+                stream.write_all(reply.as_bytes()).await?;
+                stream.shutdown().await
+            }
+            Answer::Silence(d) => {
+                tokio::time::sleep(d).await;
+                Ok(())
+            }
+            Answer::Hangup => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Callback delivery on an injected clock: the exact schedule, every
+//! outcome, the sweep, the operator's retry, and two instances claiming
+//! from one database. A scripted receiver plays the merchant.
+
+use conformance::receiver::{Answer, Receiver};
+use payments_service::app::App;
+use payments_service::clock::ManualClock;
+use payments_service::db::rows::{CallbackAttemptRow, CallbackDeliveryRow};
+use payments_service::deposit::{self, NewDeposit};
+use payments_service::merchant::{self, Merchant};
+use payments_service::testing::TestService;
+use payments_service::{delivery, server, Profile};
+use rust_decimal::Decimal;
+use std::sync::Arc;
+use std::time::Duration;
+
+const T0: i64 = 1_800_000_000;
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn start() -> (TestService, ManualClock) {
+    let clock = ManualClock::at(T0);
+    let service = TestService::start(Profile::Sandbox, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    (service, clock)
+}
+
+fn new_deposit(no: &str, callback_url: Option<&str>) -> NewDeposit {
+    NewDeposit {
+        merchant_order_no: no.into(),
+        amount: Decimal::from(100),
+        currency: "THB".into(),
+        callback_url: callback_url.map(String::from),
+        extra_data: None,
+        user_id: None,
+        payer_account_holder: None,
+        payer_mobile: None,
+        payer_email: None,
+        payer_bank_code: None,
+        payer_account_no: None,
+        fingerprint: no.into(),
+    }
+}
+
+/// A completed deposit with a callback for `url`: one record, due now.
+async fn completed(app: &App, m: &Merchant, no: &str, url: &str) -> String {
+    let d = deposit::create(app, m, new_deposit(no, Some(url)))
+        .await
+        .unwrap();
+    deposit::complete(app, &d.order_no, None).await.unwrap();
+    d.order_no
+}
+
+async fn record(app: &App, order_no: &str) -> CallbackDeliveryRow {
+    let o = order_no.to_string();
+    let mut rows = app
+        .db
+        .run(|s| Box::pin(async move { s.callback_deliveries_of(&o).await }))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1, "one record per event");
+    rows.remove(0)
+}
+
+async fn history(app: &App, delivery_id: &str) -> Vec<CallbackAttemptRow> {
+    let id = delivery_id.to_string();
+    app.db
+        .run(|s| Box::pin(async move { s.callback_attempts_of(&id).await }))
+        .await
+        .unwrap()
+}
+
+async fn run(app: &Arc<App>) -> usize {
+    delivery::run_due(app, 16).await.unwrap()
+}
+
+#[tokio::test]
+async fn five_failures_are_spaced_exactly_30_s_from_the_schedule_and_end_failed() {
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let receiver = Receiver::start().await.unwrap();
+    receiver.otherwise(Answer::Status(500));
+    let created = service.new_merchant("Retry").await.unwrap();
+    let order_no = completed(&app, &created.merchant, "R-1", &receiver.url).await;
+    let id = record(&app, &order_no).await.id;
+
+    // Attempts run at T+0, T+30 (the worker 5 s late), T+60, T+90, T+120:
+    // lateness does not push the schedule back.
+    for (k, (due, at)) in [(0, 0), (30, 35), (60, 60), (90, 90), (120, 120)]
+        .into_iter()
+        .enumerate()
+    {
+        if k > 0 {
+            clock.set(T0 + due - 1);
+            assert_eq!(run(&app).await, 0, "nothing due a second early");
+        }
+        clock.set(T0 + at);
+        assert_eq!(run(&app).await, 1, "attempt {} at T+{at}", k + 1);
+    }
+    clock.set(T0 + 3600);
+    assert_eq!(run(&app).await, 0, "no sixth attempt");
+
+    let d = record(&app, &order_no).await;
+    assert_eq!(
+        (d.status.as_str(), d.attempts, d.next_attempt_at),
+        ("FAILED", 5, None)
+    );
+    let h = history(&app, &id).await;
+    let scheduled: Vec<i64> = h.iter().map(|a| a.scheduled_at - T0).collect();
+    assert_eq!(scheduled, vec![0, 30, 60, 90, 120]);
+    let outcomes: Vec<&str> = h.iter().map(|a| a.outcome.as_str()).collect();
+    assert_eq!(outcomes, vec!["retry", "retry", "retry", "retry", "failed"]);
+    assert!(h.iter().all(|a| a.status_code == Some(500)));
+
+    // Same bytes and signature every time; the timestamp is each attempt's.
+    let got = receiver.wait_for(5, WAIT).await;
+    assert_eq!(got.len(), 5);
+    assert!(got.iter().all(|r| r.body == d.body));
+    let signatures: Vec<_> = got.iter().map(|r| r.header("x-signature")).collect();
+    assert!(signatures.windows(2).all(|w| w[0] == w[1]));
+    let stamps: Vec<i64> = got
+        .iter()
+        .map(|r| r.header("x-timestamp").unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(stamps, vec![T0, T0 + 35, T0 + 60, T0 + 90, T0 + 120]);
+    // The signature is the seed's, over the body's fields, with the key.
+    let fields = payments_wire::SigningFields::from_json_body(d.body.as_bytes()).unwrap();
+    assert!(payments_wire::verify(
+        &fields,
+        &created.api_key,
+        got[0].header("x-signature").unwrap()
+    ));
+    assert_eq!(got[0].header("x-api-key"), Some(created.api_key.as_str()));
+    assert_eq!(got[0].header("content-type"), Some("application/json"));
+
+    let order = deposit::find_any(&app, &order_no).await.unwrap();
+    assert_eq!(
+        (order.callback_status.as_str(), order.callback_count),
+        ("failed", 5)
+    );
+}
+
+#[tokio::test]
+async fn a_2xx_succeeds_at_once_and_a_4xx_fails_without_a_retry() {
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let receiver = Receiver::start().await.unwrap();
+    let m = service.new_merchant("Outcomes").await.unwrap().merchant;
+
+    receiver.script(&[Answer::Status(204)]);
+    let ok = completed(&app, &m, "O-1", &receiver.url).await;
+    assert_eq!(run(&app).await, 1);
+    let d = record(&app, &ok).await;
+    assert_eq!((d.status.as_str(), d.attempts), ("SUCCESS", 1));
+    let order = deposit::find_any(&app, &ok).await.unwrap();
+    assert_eq!(
+        (order.callback_status.as_str(), order.callback_count),
+        ("success", 1)
+    );
+
+    receiver.script(&[Answer::Status(404)]);
+    let refused = completed(&app, &m, "O-2", &receiver.url).await;
+    assert_eq!(run(&app).await, 1);
+    let d = record(&app, &refused).await;
+    assert_eq!(
+        (d.status.as_str(), d.attempts, d.next_attempt_at),
+        ("FAILED", 1, None)
+    );
+    assert_eq!(history(&app, &d.id).await[0].outcome, "rejected");
+    clock.advance(600);
+    assert_eq!(run(&app).await, 0, "a 4xx is terminal");
+
+    // A dropped connection counts as a failure to retry.
+    receiver.script(&[Answer::Hangup]);
+    let dropped = completed(&app, &m, "O-3", &receiver.url).await;
+    assert_eq!(run(&app).await, 1);
+    let d = record(&app, &dropped).await;
+    assert_eq!(d.status, "WAITING_RETRY");
+    assert!(history(&app, &d.id).await[0].error.is_some());
+}
+
+#[tokio::test]
+async fn a_receiver_slower_than_the_merchants_timeout_counts_as_a_failure() {
+    let (service, _clock) = start().await;
+    let app = service.service.app().clone();
+    let receiver = Receiver::start().await.unwrap();
+    let m = service.new_merchant("Slow").await.unwrap().merchant;
+    let m = merchant::set_callback_timeout(&app, &m.id, 1)
+        .await
+        .unwrap();
+    receiver.script(&[Answer::Silence(Duration::from_secs(5))]);
+    let order_no = completed(&app, &m, "S-1", &receiver.url).await;
+    assert_eq!(run(&app).await, 1);
+    let d = record(&app, &order_no).await;
+    assert_eq!(d.status, "WAITING_RETRY");
+    assert_eq!(d.next_attempt_at, Some(T0 + 30));
+    let attempt = &history(&app, &d.id).await[0];
+    assert_eq!(attempt.error.as_deref(), Some("timeout after 1 s"));
+    assert!(
+        attempt.duration_ms >= 1000 && attempt.duration_ms < 5000,
+        "{}",
+        attempt.duration_ms
+    );
+}
+
+#[tokio::test]
+async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered() {
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let receiver = Receiver::start().await.unwrap();
+    let m = service.new_merchant("Stuck").await.unwrap().merchant;
+    let order_no = completed(&app, &m, "K-1", &receiver.url).await;
+    // A worker claims it and dies before answering.
+    let claimed = app
+        .db
+        .run(|s| Box::pin(async move { s.claim_due_callbacks(T0, 10).await }))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(record(&app, &order_no).await.status, "SENDING");
+
+    clock.set(T0 + 299);
+    assert_eq!(delivery::sweep(&app).await.unwrap(), 0, "not stuck yet");
+    clock.set(T0 + 300);
+    assert_eq!(delivery::sweep(&app).await.unwrap(), 1);
+    let d = record(&app, &order_no).await;
+    assert_eq!(
+        (d.status.as_str(), d.next_attempt_at),
+        ("WAITING_RETRY", Some(T0 + 300))
+    );
+    assert_eq!(run(&app).await, 1);
+    assert_eq!(record(&app, &order_no).await.status, "SUCCESS");
+    assert_eq!(receiver.wait_for(1, WAIT).await.len(), 1);
+
+    // The dead worker's late result cannot overwrite the redelivery.
+    let late = app
+        .db
+        .run(|s| {
+            Box::pin(async move {
+                let mut row = claimed[0].clone();
+                row.status = "FAILED".into();
+                let attempt = CallbackAttemptRow {
+                    id: "late".into(),
+                    delivery_id: row.id.clone(),
+                    attempt: 1,
+                    scheduled_at: T0,
+                    started_at: T0,
+                    duration_ms: 1,
+                    status_code: Some(500),
+                    error: None,
+                    outcome: "failed".into(),
+                    next_attempt_at: None,
+                };
+                s.finish_callback_attempt(&row, &attempt).await
+            })
+        })
+        .await
+        .unwrap();
+    assert!(!late);
+    assert_eq!(record(&app, &order_no).await.status, "SUCCESS");
+}
+
+#[tokio::test]
+async fn an_operator_retry_resets_the_count_on_the_same_record() {
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let receiver = Receiver::start().await.unwrap();
+    let m = service.new_merchant("Again").await.unwrap().merchant;
+    receiver.script(&[Answer::Status(410)]);
+    let order_no = completed(&app, &m, "A-1", &receiver.url).await;
+    run(&app).await;
+    let failed = record(&app, &order_no).await;
+    assert_eq!(failed.status, "FAILED");
+
+    clock.advance(1000);
+    let reset = delivery::retry(&app, &failed.id).await.unwrap();
+    assert_eq!(reset.id, failed.id, "the same record");
+    assert_eq!(
+        (reset.status.as_str(), reset.attempts),
+        ("WAITING_RETRY", 0)
+    );
+    assert_eq!(run(&app).await, 1);
+    let done = record(&app, &order_no).await;
+    assert_eq!((done.status.as_str(), done.attempts), ("SUCCESS", 1));
+    let h = history(&app, &done.id).await;
+    assert_eq!(h.len(), 2, "the first attempt stays in the history");
+    assert_eq!(h[1].attempt, 1, "counting starts again");
+    let got = receiver.wait_for(2, WAIT).await;
+    assert_eq!(got[0].body, got[1].body);
+    assert_eq!(got[0].header("x-signature"), got[1].header("x-signature"));
+}
+
+#[tokio::test]
+async fn an_order_without_callback_url_has_no_delivery_record() {
+    let (service, _clock) = start().await;
+    let app = service.service.app().clone();
+    let m = service.new_merchant("Quiet").await.unwrap().merchant;
+    let d = deposit::create(&app, &m, new_deposit("Q-1", None))
+        .await
+        .unwrap();
+    deposit::complete(&app, &d.order_no, None).await.unwrap();
+    let o = d.order_no.clone();
+    let rows = app
+        .db
+        .run(|s| Box::pin(async move { s.callback_deliveries_of(&o).await }))
+        .await
+        .unwrap();
+    assert!(rows.is_empty());
+    assert_eq!(run(&app).await, 0);
+}
+
+/// Two instances claim from one database at once: every record is sent
+/// exactly once. On PostgreSQL they are two service instances (row locks
+/// that skip locked rows); SQLite is single-instance, so there they are
+/// two workers of one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_instances_send_each_callback_once() {
+    let (service, clock) = start().await;
+    let first = service.service.app().clone();
+    let second = match first.db.backend() {
+        payments_service::db::Backend::Postgres => {
+            server::build_app(first.config.clone(), Arc::new(clock.clone()))
+                .await
+                .unwrap()
+        }
+        payments_service::db::Backend::Sqlite => first.clone(),
+    };
+    let receiver = Receiver::start().await.unwrap();
+    let m = service.new_merchant("Pair").await.unwrap().merchant;
+    let mut orders = Vec::new();
+    for i in 0..60 {
+        orders.push(completed(&first, &m, &format!("P-{i}"), &receiver.url).await);
+    }
+    let (a, b) = tokio::join!(
+        async {
+            let mut n = 0;
+            for _ in 0..10 {
+                n += delivery::run_due(&first, 8).await.unwrap();
+            }
+            n
+        },
+        async {
+            let mut n = 0;
+            for _ in 0..10 {
+                n += delivery::run_due(&second, 8).await.unwrap();
+            }
+            n
+        }
+    );
+    assert_eq!(a + b, 60, "every record claimed once ({a} + {b})");
+    let got = receiver.wait_for(60, WAIT).await;
+    assert_eq!(got.len(), 60, "each callback sent once");
+    let mut seen: Vec<String> = got
+        .iter()
+        .map(|r| {
+            serde_json::from_str::<serde_json::Value>(&r.body).unwrap()["order_no"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 60);
+}
