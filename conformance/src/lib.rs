@@ -15,7 +15,7 @@
 pub mod receiver;
 
 use anyhow::{anyhow, bail, Context, Result};
-use payments_service::clock::SystemClock;
+use payments_service::clock::{Clock, OffsetClock, SystemClock};
 use payments_service::testing::TestService;
 use payments_service::Profile;
 use payments_wire::SigningFields;
@@ -74,11 +74,19 @@ impl Harness {
                     .collect(),
                 next: AtomicUsize::new(0),
             },
-            _ => Target::InProcess(
-                TestService::start(profile, Arc::new(SystemClock))
-                    .await
-                    .context("starting the service in-process")?,
-            ),
+            _ => {
+                // As deployed: the sandbox on a clock its API advances, and
+                // the delivery worker running.
+                let clock: Arc<dyn Clock> = match profile {
+                    Profile::Sandbox => Arc::new(OffsetClock::default()),
+                    Profile::Production => Arc::new(SystemClock),
+                };
+                Target::InProcess(
+                    TestService::start_with(profile, clock, |c| c.callback_worker = true)
+                        .await
+                        .context("starting the service in-process")?,
+                )
+            }
         };
         let operator_token = match &target {
             Target::InProcess(_) => {

@@ -52,6 +52,12 @@ pub struct Receiver {
     arrived: Arc<Notify>,
 }
 
+impl std::fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Receiver").field("url", &self.url).finish()
+    }
+}
+
 impl Receiver {
     /// Listens on a free local port; answers 200 unless scripted.
     pub async fn start() -> std::io::Result<Receiver> {

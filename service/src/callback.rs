@@ -232,6 +232,7 @@ async fn enqueue(
         created_at: now,
         updated_at: now,
         signature: None,
+        claim_token: None,
     })
     .await?;
     Ok(true)

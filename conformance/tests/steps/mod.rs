@@ -2,6 +2,7 @@
 
 mod balance;
 mod bank;
+mod callbacks;
 mod common;
 mod deposit;
 mod money;

@@ -207,6 +207,8 @@ pub struct CallbackDeliveryRow {
     pub updated_at: i64,
     /// Set at the first attempt and reused by every retry.
     pub signature: Option<String>,
+    /// The current claim's; an attempt records its result only under it.
+    pub claim_token: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]

@@ -180,6 +180,7 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         signature -> Nullable<Text>,
+        claim_token -> Nullable<Text>,
     }
 }
 

@@ -269,7 +269,8 @@ impl Dialect for diesel_async::AsyncPgConnection {
     const LOCK_MERCHANT: Option<&'static str> =
         Some("SELECT id FROM merchants WHERE id = $1 FOR UPDATE");
     const CLAIM_CALLBACKS: &'static str =
-        "UPDATE callback_deliveries SET status = 'SENDING', updated_at = $1 \
+        "UPDATE callback_deliveries SET status = 'SENDING', updated_at = $1, \
+         claim_token = md5(random()::text || clock_timestamp()::text) \
          WHERE id IN (SELECT id FROM callback_deliveries \
          WHERE status = 'WAITING_RETRY' AND next_attempt_at <= $1 \
          ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING *";
@@ -281,7 +282,8 @@ impl Dialect for super::SqliteConn {
     // A SQLite write transaction excludes every other writer already.
     const LOCK_MERCHANT: Option<&'static str> = None;
     const CLAIM_CALLBACKS: &'static str =
-        "UPDATE callback_deliveries SET status = 'SENDING', updated_at = ?1 \
+        "UPDATE callback_deliveries SET status = 'SENDING', updated_at = ?1, \
+         claim_token = lower(hex(randomblob(16))) \
          WHERE id IN (SELECT id FROM callback_deliveries \
          WHERE status = 'WAITING_RETRY' AND next_attempt_at <= ?1 \
          ORDER BY next_attempt_at LIMIT ?2) RETURNING *";
@@ -952,7 +954,8 @@ macro_rules! impl_store {
                 let n = diesel::update(
                     callback_deliveries::table
                         .filter(callback_deliveries::id.eq(&delivery.id))
-                        .filter(callback_deliveries::status.eq("SENDING")),
+                        .filter(callback_deliveries::status.eq("SENDING"))
+                        .filter(callback_deliveries::claim_token.eq(&delivery.claim_token)),
                 )
                 .set((
                     callback_deliveries::status.eq(&delivery.status),

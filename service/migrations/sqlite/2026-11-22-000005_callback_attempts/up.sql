@@ -17,4 +17,7 @@ CREATE INDEX callback_attempts_delivery ON callback_attempts (delivery_id, start
 -- The signature is computed once, at the first attempt, so that every
 -- retry sends the same bytes and the same signature.
 ALTER TABLE callback_deliveries ADD COLUMN signature TEXT;
+-- Set by each claim, so that the result of an attempt the sweep gave up on
+-- cannot overwrite the record's later attempt.
+ALTER TABLE callback_deliveries ADD COLUMN claim_token TEXT;
 CREATE INDEX callback_deliveries_listing ON callback_deliveries (created_at, id);

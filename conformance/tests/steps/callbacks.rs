@@ -1,0 +1,336 @@
+//! Steps for callback delivery, with a receiver the suite starts and
+//! scripts, the operator's view of delivery records, and the sandbox clock.
+
+use super::common::PaymentsWorld;
+use conformance::receiver::{Answer, Received, Receiver};
+use conformance::{harness, Reply};
+use cucumber::{given, then, when};
+use merchant_client::merchant::types as m;
+use merchant_client::sandbox::types as sb;
+use merchant_client::{AmountNumber, MerchantOrderNo};
+use serde_json::Value;
+use std::time::Duration;
+
+/// How long a step waits for the service to act on its own (the worker
+/// is woken at once; this only bounds a failure).
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn receiver(world: &PaymentsWorld) -> &Receiver {
+    world
+        .receiver
+        .as_ref()
+        .expect("the scenario has a callback receiver")
+}
+
+#[given(expr = "a callback receiver that answers {int}")]
+async fn receiver_answers(world: &mut PaymentsWorld, status: u16) {
+    let r = Receiver::start().await.expect("a receiver");
+    r.otherwise(Answer::Status(status));
+    world.receiver = Some(r);
+}
+
+#[given(expr = "a callback receiver that answers {int} first, then {int}")]
+async fn receiver_answers_then(world: &mut PaymentsWorld, first: u16, then: u16) {
+    let r = Receiver::start().await.expect("a receiver");
+    r.script(&[Answer::Status(first)]);
+    r.otherwise(Answer::Status(then));
+    world.receiver = Some(r);
+}
+
+#[given(expr = "a callback receiver that is silent for {int} seconds first, then answers {int}")]
+async fn receiver_silent_then(world: &mut PaymentsWorld, seconds: u64, then: u16) {
+    let r = Receiver::start().await.expect("a receiver");
+    r.script(&[Answer::Silence(Duration::from_secs(seconds))]);
+    r.otherwise(Answer::Status(then));
+    world.receiver = Some(r);
+}
+
+#[given(expr = "the receiver's address is given as https on {string}")]
+async fn receiver_https(world: &mut PaymentsWorld, host: String) {
+    let r = world.receiver.as_mut().expect("a receiver");
+    let port = r.url.rsplit(':').next().unwrap_or_default().to_string();
+    r.url = format!("https://{host}:{port}");
+}
+
+#[given(expr = "the merchant has created a deposit {string} of {word} {word} with a callback")]
+async fn deposit_with_callback(
+    world: &mut PaymentsWorld,
+    order: String,
+    amount: String,
+    currency: String,
+) {
+    let body = m::CreateDepositRequest {
+        merchant_order_no: MerchantOrderNo::parse(&order).unwrap(),
+        amount: AmountNumber(amount.parse().unwrap()),
+        currency_code: currency,
+        callback_url: Some(receiver(world).url.clone()),
+        extra_data: None,
+        user_id: None,
+        account_holder: None,
+        mobile: None,
+        email: None,
+        bank_code: None,
+        account_no: None,
+    };
+    let client = harness().await.client(world.merchant());
+    let reply = Reply::from_client(client.create_deposit(&body).await).unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    world.created = Some(reply.body);
+}
+
+#[given(expr = "the merchant has created a withdrawal {string} of {word} {word} with a callback")]
+async fn withdrawal_with_callback(
+    world: &mut PaymentsWorld,
+    order: String,
+    amount: String,
+    currency: String,
+) {
+    let body = m::CreateWithdrawalRequest {
+        merchant_order_no: MerchantOrderNo::parse(&order).unwrap(),
+        amount: AmountNumber(amount.parse().unwrap()),
+        currency_code: currency,
+        beneficiary_name: "Somchai Jaidee".into(),
+        beneficiary_account: "0123456789".into(),
+        beneficiary_bank_code: "SCB".into(),
+        beneficiary_bank_branch: None,
+        callback_url: Some(receiver(world).url.clone()),
+        extra_data: None,
+    };
+    let client = harness().await.client(world.merchant());
+    let reply = Reply::from_client(client.create_withdrawal(&body).await).unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    world.created = Some(reply.body);
+}
+
+#[when(expr = "the sandbox clock advances {int} seconds")]
+async fn advance(world: &mut PaymentsWorld, seconds: i64) {
+    let reply = Reply::from_client(
+        harness()
+            .await
+            .sandbox()
+            .unwrap()
+            .advance_clock(&sb::AdvanceClockRequest { seconds })
+            .await,
+    )
+    .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    world.reply = Some(reply);
+}
+
+#[then(expr = "the receiver gets {int} callback(s)")]
+async fn receiver_gets(world: &mut PaymentsWorld, count: usize) {
+    let got = receiver(world).wait_for(count, PATIENCE).await;
+    assert_eq!(got.len(), count, "{got:#?}");
+}
+
+fn last(world: &PaymentsWorld) -> Received {
+    receiver(world)
+        .received()
+        .last()
+        .cloned()
+        .expect("a callback arrived")
+}
+
+fn body_of(r: &Received) -> Value {
+    serde_json::from_str(&r.body).expect("a JSON callback body")
+}
+
+#[then(expr = "the callback is {string} with exactly the fields {string}")]
+async fn callback_fields(world: &mut PaymentsWorld, event: String, fields: String) {
+    let body = body_of(&last(world));
+    assert_eq!(body["event"].as_str(), Some(event.as_str()), "{body}");
+    let mut got: Vec<&str> = body
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut want: Vec<&str> = fields.split(',').map(str::trim).collect();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want, "{body}");
+    assert_eq!(
+        body["order_no"].as_str(),
+        world.created()["order_no"].as_str()
+    );
+}
+
+#[then(expr = "the callback field {string} is {string}")]
+async fn callback_field(world: &mut PaymentsWorld, name: String, value: String) {
+    let body = body_of(&last(world));
+    assert_eq!(body[&name].as_str(), Some(value.as_str()), "{body}");
+}
+
+#[then("the callback is signed with the merchant's key")]
+async fn callback_signed(world: &mut PaymentsWorld) {
+    let r = last(world);
+    let key = world.merchant().api_key.clone();
+    assert_eq!(r.header("x-api-key"), Some(key.as_str()));
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let stamp: i64 = r
+        .header("x-timestamp")
+        .and_then(|t| t.parse().ok())
+        .expect("an x-timestamp in Unix seconds");
+    assert!(stamp > 1_700_000_000, "{stamp}");
+    let fields = payments_wire::SigningFields::from_json_body(r.body.as_bytes()).unwrap();
+    let signature = r.header("x-signature").expect("an x-signature");
+    assert!(
+        payments_wire::verify(&fields, &key, signature),
+        "the signature does not verify"
+    );
+}
+
+#[then("every attempt carried the same body and signature")]
+async fn same_body(world: &mut PaymentsWorld) {
+    let got = receiver(world).received();
+    assert!(got.len() > 1);
+    assert!(got.windows(2).all(|w| w[0].body == w[1].body));
+    assert!(got
+        .windows(2)
+        .all(|w| w[0].header("x-signature") == w[1].header("x-signature")));
+}
+
+#[then("every attempt carried the same body and signature, and a later timestamp")]
+async fn same_bytes(world: &mut PaymentsWorld) {
+    let got = receiver(world).received();
+    assert!(got.len() > 1);
+    assert!(got.windows(2).all(|w| w[0].body == w[1].body));
+    assert!(got
+        .windows(2)
+        .all(|w| w[0].header("x-signature") == w[1].header("x-signature")));
+    let stamps: Vec<i64> = got
+        .iter()
+        .filter_map(|r| r.header("x-timestamp")?.parse().ok())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
+}
+
+/// The order's delivery record, as an operator reads it, once it reached
+/// `status` after `attempts` attempts (the worker runs on its own).
+async fn delivery_when(world: &PaymentsWorld, status: &str, attempts: i64) -> Value {
+    let order_no = world.created()["order_no"]
+        .as_str()
+        .expect("an order")
+        .to_string();
+    let operator = harness().await.operator().unwrap();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let page = Reply::from_client(
+            operator
+                .list_callback_deliveries(None, Some(10), Some(&order_no), None)
+                .await,
+        )
+        .unwrap();
+        let id = page.body["items"][0]["id"].as_str().map(String::from);
+        if let Some(id) = id {
+            let read = Reply::from_client(operator.read_callback_delivery(&id).await).unwrap();
+            if read.body["status"] == status && read.body["attempts"] == attempts {
+                return read.body;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!(
+                    "the delivery did not reach {status} after {attempts}: {}",
+                    read.body
+                );
+            }
+        } else if tokio::time::Instant::now() > deadline {
+            panic!("no delivery record for {order_no}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[then(expr = "the delivery is {string} after {int} attempt(s)")]
+async fn delivery_is(world: &mut PaymentsWorld, status: String, attempts: i64) {
+    let delivery = delivery_when(world, &status, attempts).await;
+    world.reply = Some(Reply {
+        status: 200,
+        body: delivery,
+        retry_after: None,
+    });
+}
+
+#[then(expr = "its attempts were scheduled {int} seconds apart")]
+async fn spaced(world: &mut PaymentsWorld, seconds: i64) {
+    let history = world.reply().body["history"].as_array().cloned().unwrap();
+    let times: Vec<i64> = history
+        .iter()
+        .map(|a| {
+            chrono::DateTime::parse_from_rfc3339(a["scheduled_at"].as_str().unwrap())
+                .unwrap()
+                .timestamp()
+        })
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[1] - w[0] == seconds),
+        "{times:?}"
+    );
+}
+
+#[then(expr = "its last attempt says {string}")]
+async fn last_attempt_says(world: &mut PaymentsWorld, words: String) {
+    let history = world.reply().body["history"].as_array().cloned().unwrap();
+    let last = history.last().expect("an attempt");
+    let text = format!(
+        "{} {}",
+        last["outcome"].as_str().unwrap_or_default(),
+        last["error"].as_str().unwrap_or_default()
+    );
+    assert!(text.contains(&words), "{last}");
+}
+
+#[when("an operator retries the delivery")]
+async fn operator_retries(world: &mut PaymentsWorld) {
+    let id = world.reply().body["id"]
+        .as_str()
+        .expect("a delivery")
+        .to_string();
+    let reply = Reply::from_client(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .retry_callback_delivery(&id)
+            .await,
+    )
+    .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.body["id"].as_str(),
+        Some(id.as_str()),
+        "the same record"
+    );
+    assert_eq!(reply.body["attempts"], 0, "{}", reply.body);
+    world.reply = Some(reply);
+}
+
+#[then("the order has no delivery record")]
+async fn no_record(world: &mut PaymentsWorld) {
+    let order_no = world.created()["order_no"].as_str().unwrap().to_string();
+    let page = Reply::from_client(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .list_callback_deliveries(None, Some(10), Some(&order_no), None)
+            .await,
+    )
+    .unwrap();
+    assert_eq!(page.body["items"], Value::Array(vec![]), "{}", page.body);
+}
+
+#[then("a receiver that deduplicates by order_no and status sees each status once")]
+async fn deduplicated(world: &mut PaymentsWorld) {
+    let got = receiver(world).received();
+    let mut seen = std::collections::BTreeMap::new();
+    for r in &got {
+        let body = body_of(r);
+        let key = (
+            body["order_no"].as_str().unwrap_or_default().to_string(),
+            body["status"].as_str().unwrap_or_default().to_string(),
+        );
+        *seen.entry(key).or_insert(0) += 1;
+    }
+    assert!(got.len() > seen.len(), "the scenario sent a status twice");
+    assert!(seen.values().all(|n| *n >= 1));
+}

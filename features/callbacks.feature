@@ -1,0 +1,151 @@
+Feature: Callbacks are delivered as the seed promises
+  Every state change of an order with a callback_url is posted to it,
+  signed, with the seed's body. 2xx ends the delivery, 4xx fails it at
+  once, anything else is retried 30 seconds after the attempt's scheduled
+  time until the fifth attempt fails. Scenarios that move the sandbox's
+  clock run alone (@serial), so that no other scenario's time jumps. The
+  receiver the suite starts speaks plain http, which only the sandbox
+  accepts; production's https rules have their own scenarios.
+
+  Background:
+    Given a fresh merchant
+
+  @sandbox
+  Scenario: A 2xx on the first attempt ends the delivery
+    Given a callback receiver that answers 200
+    And the merchant has created a deposit "CBK-1" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the receiver gets 1 callback
+    And the callback is "deposit.completed" with exactly the fields "event, order_no, merchant_order_no, amount, actual_amount, currency, status, matched_at, completed_at"
+    And the callback field "status" is "completed"
+    And the callback field "amount" is "100.0000"
+    And the callback field "actual_amount" is "100.0000"
+    And the callback is signed with the merchant's key
+    And the delivery is "SUCCESS" after 1 attempt
+
+  @sandbox
+  Scenario: A cancelled deposit's callback carries the currency_code alias and no money
+    Given a callback receiver that answers 200
+    And the merchant has created a deposit "CBK-2" of 100 THB with a callback
+    When an operator cancels the deposit
+    Then the receiver gets 1 callback
+    And the callback is "deposit.cancelled" with exactly the fields "event, order_no, merchant_order_no, status, amount, actual_amount, currency, currency_code, cancelled_at"
+    And the callback field "actual_amount" is "0.0000"
+    And the callback field "currency_code" is "THB"
+    And the callback is signed with the merchant's key
+
+  @sandbox
+  Scenario: A bank's match first sends deposit.matched
+    Given a callback receiver that answers 200
+    And the merchant's THB deposits are paid to account "acct-thb-confirm"
+    And the merchant has created a deposit "CBK-3" of 100 THB with a callback
+    When the bank reports 100 THB with the deposit's remark as "CBK-3"
+    Then the receiver gets 1 callback
+    And the callback is "deposit.matched" with exactly the fields "event, order_no, merchant_order_no, amount, actual_amount, currency, status, matched_at, completed_at"
+    And the callback field "status" is "matched"
+
+  @sandbox
+  Scenario: A rejected withdrawal's callback
+    Given a callback receiver that answers 200
+    And the merchant has 500 THB available
+    And the merchant has created a withdrawal "CBK-4" of 100 THB with a callback
+    When an operator rejects the withdrawal
+    Then the receiver gets 1 callback
+    And the callback is "withdrawal.rejected" with exactly the fields "event, order_no, merchant_order_no, status, amount, currency, rejected_at"
+    And the callback field "amount" is "100.0000"
+    And the callback is signed with the merchant's key
+
+  @sandbox
+  Scenario: An approved withdrawal's callback
+    Given a callback receiver that answers 200
+    And the merchant has 500 THB available
+    And the merchant has created a withdrawal "CBK-5" of 100 THB with a callback
+    When an operator approves the withdrawal
+    Then the receiver gets 1 callback
+    And the callback is "withdrawal.approved" with exactly the fields "event, order_no, merchant_order_no, status, amount, currency, approved_at"
+
+  @sandbox
+  Scenario: A 4xx fails the delivery at once, without a retry
+    Given a callback receiver that answers 400
+    And the merchant has created a deposit "CBK-6" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "FAILED" after 1 attempt
+    And its last attempt says "rejected"
+    And the receiver gets 1 callback
+
+  Scenario: An order without a callback_url has no delivery record
+    Given the merchant has created a deposit "CBK-7" of 100 THB
+    When an operator completes the deposit
+    Then the order has no delivery record
+
+  @sandbox @serial
+  Scenario: Five 5xx answers fail the delivery, 30 seconds apart on the schedule
+    Given a callback receiver that answers 500
+    And the merchant has created a deposit "CBK-8" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the receiver gets 1 callback
+    When the sandbox clock advances 30 seconds
+    Then the receiver gets 2 callbacks
+    When the sandbox clock advances 30 seconds
+    Then the receiver gets 3 callbacks
+    When the sandbox clock advances 30 seconds
+    Then the receiver gets 4 callbacks
+    When the sandbox clock advances 30 seconds
+    Then the receiver gets 5 callbacks
+    And the delivery is "FAILED" after 5 attempts
+    And its attempts were scheduled 30 seconds apart
+    And its last attempt says "failed"
+    And every attempt carried the same body and signature, and a later timestamp
+
+  @sandbox @serial
+  Scenario: A retry after a 5xx succeeds, and a deduplicating receiver sees the status once
+    Given a callback receiver that answers 503 first, then 200
+    And the merchant has created a deposit "CBK-9" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "WAITING_RETRY" after 1 attempt
+    When the sandbox clock advances 30 seconds
+    Then the receiver gets 2 callbacks
+    And the delivery is "SUCCESS" after 2 attempts
+    And a receiver that deduplicates by order_no and status sees each status once
+
+  @sandbox @serial
+  Scenario: A receiver slower than the merchant's timeout counts as a failure
+    Given a callback receiver that is silent for 5 seconds first, then answers 200
+    And the merchant has created a deposit "CBK-10" of 100 THB with a callback
+    When an operator sets the merchant's callback timeout to 1 seconds
+    And an operator completes the deposit
+    Then the delivery is "WAITING_RETRY" after 1 attempt
+    And its last attempt says "timeout after 1 s"
+    When the sandbox clock advances 30 seconds
+    Then the delivery is "SUCCESS" after 2 attempts
+
+  @sandbox @serial
+  Scenario: A delivery stuck in SENDING for five minutes is swept and redelivered
+    Given a callback receiver that is silent for 30 seconds first, then answers 200
+    And the merchant has created a deposit "CBK-11" of 100 THB with a callback
+    When an operator sets the merchant's callback timeout to 60 seconds
+    And an operator completes the deposit
+    Then the receiver gets 1 callback
+    When the sandbox clock advances 301 seconds
+    Then the receiver gets 2 callbacks
+    And the delivery is "SUCCESS" after 1 attempt
+
+  @sandbox @serial
+  Scenario: An operator's retry resets the count on the same record
+    Given a callback receiver that answers 410 first, then 200
+    And the merchant has created a deposit "CBK-12" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "FAILED" after 1 attempt
+    When an operator retries the delivery
+    Then the delivery is "SUCCESS" after 1 attempt
+    And the receiver gets 2 callbacks
+    And every attempt carried the same body and signature
+
+  @production
+  Scenario: Production does not call private addresses
+    Given a callback receiver that answers 200
+    And the receiver's address is given as https on "127.0.0.1"
+    And the merchant has created a deposit "CBK-13" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "WAITING_RETRY" after 1 attempt
+    And its last attempt says "refused to call a non-public address"
