@@ -5,6 +5,7 @@
 //! request is signed with the [`Credentials`] the client was built with.
 pub use ::payments_wire::client::{BearerToken, Credentials};
 pub use ::payments_wire::{AmountNumber, DecimalString, MerchantOrderNo};
+pub mod callbacks;
 pub mod merchant;
 pub mod operator;
 pub mod sandbox;

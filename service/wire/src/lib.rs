@@ -4,6 +4,7 @@
 //! both depend on this crate so that neither can drift from the other.
 
 pub mod amount;
+pub mod callback;
 pub mod ids;
 pub mod signature;
 

@@ -23,6 +23,105 @@ pub fn lib_rs(modules: &[&str]) -> Result<String> {
     super::render("openapi/", tokens)
 }
 
+/// A typed verifier for the callbacks `doc` declares: one variant per event
+/// schema (the schema's `event` enum names it), after the signature checks
+/// of `payments_wire::callback`. `None` when the spec declares none.
+pub fn callbacks_rs(api: &ApiSpec, doc: &Value) -> Result<Option<String>> {
+    let mut events: Vec<(String, String)> = Vec::new();
+    let schemas = doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+        .ok_or_else(|| anyhow!("{}: no components/schemas", api.file))?;
+    let mut refs = Vec::new();
+    collect_callback_refs(doc.get("paths").unwrap_or(&Value::Null), &mut refs);
+    refs.sort();
+    refs.dedup();
+    for name in refs {
+        let event = schemas
+            .get(&name)
+            .and_then(|s| s.pointer("/properties/event/enum/0"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| anyhow!("callback schema {name} has no `event` enum"))?;
+        events.push((event.to_string(), name));
+    }
+    if events.is_empty() {
+        return Ok(None);
+    }
+    let module = Ident::new(api.module, Span::call_site());
+    let variants = events.iter().map(|(_, schema)| {
+        let variant = Ident::new(schema.trim_end_matches("Event"), Span::call_site());
+        let ty = Ident::new(schema, Span::call_site());
+        quote!(#variant(crate::#module::types::#ty))
+    });
+    let arms = events.iter().map(|(event, schema)| {
+        let variant = Ident::new(schema.trim_end_matches("Event"), Span::call_site());
+        quote!(#event => serde_json::from_slice(body).map(CallbackEvent::#variant))
+    });
+    let tokens = quote! {
+        //! The callbacks the service posts, verified and typed: pass the
+        //! headers, the raw body as received and your key.
+        pub use ::payments_wire::callback::{CallbackError, CallbackHeaders, Verified, VerifyOptions};
+
+        /// One callback, by its `event`.
+        #[derive(Clone, Debug)]
+        pub enum CallbackEvent {
+            #(#variants,)*
+        }
+
+        /// Verifies a callback (headers, timestamp window if asked,
+        /// signature over the raw body) and reads it as its event's type.
+        /// Also returns what routing and deduplication need.
+        pub fn verify_callback(
+            headers: &CallbackHeaders<'_>,
+            body: &[u8],
+            api_key: &str,
+            options: &VerifyOptions,
+        ) -> Result<(Verified, CallbackEvent), CallbackError> {
+            let verified = ::payments_wire::callback::verify(headers, body, api_key, options)?;
+            let event = match verified.event.as_str() {
+                #(#arms,)*
+                other => return Err(CallbackError::UnknownEvent(other.to_string())),
+            }
+            .map_err(|e| CallbackError::Body(e.to_string()))?;
+            Ok((verified, event))
+        }
+    };
+    super::render("openapi/", tokens).map(Some)
+}
+
+/// Every schema a `callbacks` request body refers to, directly or in a
+/// `oneOf`.
+fn collect_callback_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                if key == "callbacks" {
+                    collect_refs(child, out);
+                } else {
+                    collect_callback_refs(child, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_callback_refs(i, out)),
+        _ => {}
+    }
+}
+
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(r) = map.get("$ref").and_then(Value::as_str) {
+                if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                    out.push(name.to_string());
+                }
+            }
+            map.values().for_each(|v| collect_refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_refs(i, out)),
+        _ => {}
+    }
+}
+
 pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
     let templates = path_templates(doc);
     let doc = without_auth_headers(doc, api.auth.headers());

@@ -37,6 +37,14 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
                 .with_context(|| format!("client code for {}", api.file))?,
         });
         client_modules.push(api.module);
+        // The callbacks a spec declares get a typed verifier beside its client.
+        if let Some(callbacks) = client::callbacks_rs(api, &doc)? {
+            outputs.push(Output {
+                path: "generated/client/src/callbacks.rs".into(),
+                contents: callbacks,
+            });
+            client_modules.push("callbacks");
+        }
     }
     outputs.push(Output {
         path: "generated/api/src/lib.rs".into(),
