@@ -125,9 +125,15 @@ mod tests {
             (ok.event.as_str(), ok.order_no.as_str(), ok.status.as_str()),
             ("deposit.completed", "D1", "completed")
         );
-        let tampered = String::from_utf8_lossy(BODY).replace("100.0000\",\"currency", "900.0000\",\"currency");
+        let tampered =
+            String::from_utf8_lossy(BODY).replace("100.0000\",\"currency", "900.0000\",\"currency");
         assert_eq!(
-            verify(&headers, tampered.as_bytes(), KEY, &VerifyOptions::default()),
+            verify(
+                &headers,
+                tampered.as_bytes(),
+                KEY,
+                &VerifyOptions::default()
+            ),
             Err(CallbackError::BadSignature)
         );
         assert_eq!(
