@@ -149,3 +149,13 @@ Feature: Callbacks are delivered as the seed promises
     When an operator completes the deposit
     Then the delivery is "WAITING_RETRY" after 1 attempt
     And its last attempt says "refused to call a non-public address"
+
+  # Minutes of wall time: run by .ci/run with CONFORMANCE_REALTIME=only.
+  @sandbox @realtime
+  Scenario: On the system clock, five attempts arrive about 30 seconds apart
+    Given a callback receiver that answers 500
+    And the merchant has created a deposit "CBK-RT" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the receiver gets 5 callbacks within 160 seconds
+    And they arrived 30 seconds apart, within 2 seconds each
+    And the delivery is "FAILED" after 5 attempts

@@ -346,3 +346,26 @@ async fn deduplicated(world: &mut PaymentsWorld) {
     assert!(got.len() > seen.len(), "the scenario sent a status twice");
     assert!(seen.values().all(|n| *n >= 1));
 }
+
+#[then(expr = "the receiver gets {int} callbacks within {int} seconds")]
+async fn receiver_gets_within(world: &mut PaymentsWorld, count: usize, seconds: u64) {
+    let got = receiver(world)
+        .wait_for(count, Duration::from_secs(seconds))
+        .await;
+    assert_eq!(got.len(), count, "{got:#?}");
+}
+
+#[then(expr = "they arrived {int} seconds apart, within {int} seconds each")]
+async fn arrived_apart(world: &mut PaymentsWorld, seconds: u64, tolerance: u64) {
+    let got = receiver(world).received();
+    let gaps: Vec<f64> = got
+        .windows(2)
+        .map(|w| w[1].at.duration_since(w[0].at).as_secs_f64())
+        .collect();
+    println!("gaps between attempts on the receiver's clock: {gaps:.2?}");
+    assert!(
+        gaps.iter()
+            .all(|g| (g - seconds as f64).abs() <= tolerance as f64),
+        "{gaps:?}"
+    );
+}
