@@ -1,0 +1,251 @@
+//! kill -9 in the middle of a callback attempt loses nothing: the record
+//! was committed with the state change, it stays SENDING while the process
+//! is dead, and after a restart the sweep returns it and it is delivered.
+//! Runs the real binary; on PostgreSQL when PAYMENTS_TEST_DATABASE_URL is
+//! set, else on the sandbox's SQLite file.
+
+use payments_service::testing::{fresh_postgres_database, TEST_DATABASE_ENV};
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// A receiver that never answers its first request (the attempt hangs
+/// until the process is killed) and answers 200 afterwards.
+async fn receiver() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/cb", listener.local_addr().unwrap());
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                let _ = stream.read(&mut buf).await;
+                if n == 0 {
+                    // Hold the connection open and say nothing.
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                } else {
+                    let _ = stream
+                        .write_all(
+                            b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                        )
+                        .await;
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+struct Service {
+    child: Child,
+    base: String,
+    key: String,
+    operator: String,
+}
+
+fn start(data: &std::path::Path, port: u16, database_url: &Option<String>) -> Service {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_payments"));
+    cmd.env("PAYMENTS_DATA_DIR", data)
+        .env("PAYMENTS_BIND", format!("127.0.0.1:{port}"))
+        .env("PAYMENTS_PROFILE", "sandbox")
+        .env("PAYMENTS_LOG_LEVEL", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(url) = database_url {
+        cmd.env("PAYMENTS_DATABASE_URL", url);
+    }
+    let mut child = cmd.spawn().expect("the service starts");
+    // The banner names the demo key and the operator token.
+    let mut out = child.stdout.take().unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while !text.contains("operator token:") {
+        use std::io::Read;
+        let n = out.read(&mut buf).expect("the banner");
+        assert!(n > 0, "the service exited early: {text}");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let field = |label: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .expect("a banner line")
+            .to_string()
+    };
+    Service {
+        base: format!("http://127.0.0.1:{port}"),
+        key: field("API key:"),
+        operator: field("operator token:"),
+        child,
+    }
+}
+
+async fn wait_ready(http: &reqwest::Client, base: &str) {
+    for _ in 0..200 {
+        if http
+            .get(format!("{base}/api/v1/merchant/openapi.json"))
+            .send()
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the service did not answer");
+}
+
+async fn operator(
+    http: &reqwest::Client,
+    s: &Service,
+    method: &str,
+    path: &str,
+    body: Value,
+) -> Value {
+    let url = format!("{}{path}", s.base);
+    let req = match method {
+        "GET" => http.get(url),
+        _ => http.post(url).json(&body),
+    };
+    let resp = req
+        .header("authorization", format!("Bearer {}", s.operator))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let v: Value = resp.json().await.unwrap();
+    assert!(status.is_success(), "{path}: {status} {v}");
+    v
+}
+
+async fn delivery(http: &reqwest::Client, s: &Service, order_no: &str) -> Value {
+    let page = operator(
+        http,
+        s,
+        "GET",
+        &format!("/api/v1/operator/callbacks?order_no={order_no}"),
+        json!({}),
+    )
+    .await;
+    let id = page["items"][0]["id"]
+        .as_str()
+        .expect("a delivery record")
+        .to_string();
+    operator(
+        http,
+        s,
+        "GET",
+        &format!("/api/v1/operator/callbacks/{id}"),
+        json!({}),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_survives_kill_9_mid_attempt() {
+    let data = std::env::temp_dir().join(format!("payments-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let database_url = match std::env::var(TEST_DATABASE_ENV) {
+        Ok(server) if !server.is_empty() => Some(fresh_postgres_database(&server).await.unwrap()),
+        _ => None,
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let http = reqwest::Client::new();
+    let (callback_url, seen) = receiver().await;
+
+    let mut first = start(&data, port, &database_url);
+    wait_ready(&http, &first.base).await;
+    // A signed merchant request: the body's fields, sorted, k=v&..., key.
+    let order = "CRASH-1";
+    let body = json!({"merchant_order_no": order, "amount": 100, "currency_code": "THB", "callback_url": callback_url});
+    let canonical = format!(
+        "amount=100&callback_url={callback_url}&currency_code=THB&merchant_order_no={order}"
+    );
+    let fields = payments_wire::SigningFields::from_json_body(body.to_string().as_bytes()).unwrap();
+    assert_eq!(fields.canonical(), canonical);
+    let created: Value = http
+        .post(format!("{}/api/v1/merchant/orders/deposit", first.base))
+        .header("x-api-key", &first.key)
+        .header("x-timestamp", chrono_now().to_string())
+        .header("x-signature", payments_wire::sign(&fields, &first.key))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let order_no = created["order_no"].as_str().expect("a deposit").to_string();
+    operator(
+        &http,
+        &first,
+        "POST",
+        &format!("/api/v1/sandbox/deposits/{order_no}/pay"),
+        json!({}),
+    )
+    .await;
+
+    // The attempt is under way (the receiver holds it): kill -9 now.
+    for _ in 0..200 {
+        if seen.load(Ordering::SeqCst) >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        1,
+        "the first attempt reached the receiver"
+    );
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+
+    let second = start(&data, port, &database_url);
+    wait_ready(&http, &second.base).await;
+    let stuck = delivery(&http, &second, &order_no).await;
+    assert_eq!(stuck["status"], "SENDING", "{stuck}");
+    // Five minutes later on the sandbox's clock the sweep returns it.
+    operator(
+        &http,
+        &second,
+        "POST",
+        "/api/v1/sandbox/clock/advance",
+        json!({"seconds": 301}),
+    )
+    .await;
+    let mut last = Value::Null;
+    for _ in 0..400 {
+        last = delivery(&http, &second, &order_no).await;
+        if last["status"] == "SUCCESS" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(last["status"], "SUCCESS", "{last}");
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        2,
+        "delivered once more, not lost"
+    );
+    let mut second = second;
+    second.child.kill().unwrap();
+    second.child.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+fn chrono_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
