@@ -80,6 +80,30 @@ impl TestService {
     }
 }
 
+/// A deposit request with only the required fields, for tests and
+/// benchmarks that create orders directly.
+pub fn new_deposit(
+    merchant_order_no: &str,
+    amount: rust_decimal::Decimal,
+    currency: &str,
+    callback_url: Option<&str>,
+) -> crate::deposit::NewDeposit {
+    crate::deposit::NewDeposit {
+        merchant_order_no: merchant_order_no.into(),
+        amount,
+        currency: currency.into(),
+        callback_url: callback_url.map(String::from),
+        extra_data: None,
+        user_id: None,
+        payer_account_holder: None,
+        payer_mobile: None,
+        payer_email: None,
+        payer_bank_code: None,
+        payer_account_no: None,
+        fingerprint: merchant_order_no.into(),
+    }
+}
+
 fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
     Ok(listener.local_addr()?.port())

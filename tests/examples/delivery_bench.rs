@@ -8,7 +8,7 @@
 
 use conformance::receiver::Receiver;
 use payments_service::clock::SystemClock;
-use payments_service::deposit::{self, NewDeposit};
+use payments_service::deposit;
 use payments_service::testing::TestService;
 use payments_service::Profile;
 use rust_decimal::Decimal;
@@ -37,20 +37,12 @@ async fn main() -> anyhow::Result<()> {
         let d = deposit::create(
             &app,
             &merchant,
-            NewDeposit {
-                merchant_order_no: format!("B-{i}"),
-                amount: Decimal::from(100),
-                currency: "THB".into(),
-                callback_url: Some(receiver.url.clone()),
-                extra_data: None,
-                user_id: None,
-                payer_account_holder: None,
-                payer_mobile: None,
-                payer_email: None,
-                payer_bank_code: None,
-                payer_account_no: None,
-                fingerprint: format!("B-{i}"),
-            },
+            payments_service::testing::new_deposit(
+                &format!("B-{i}"),
+                Decimal::from(100),
+                "THB",
+                Some(&receiver.url),
+            ),
         )
         .await?;
         orders.push(d.order_no);

@@ -21,20 +21,7 @@ fn dec(s: &str) -> Decimal {
 }
 
 fn new_deposit(no: &str, amount: &str, currency: &str) -> NewDeposit {
-    NewDeposit {
-        merchant_order_no: no.into(),
-        amount: dec(amount),
-        currency: currency.into(),
-        callback_url: None,
-        extra_data: None,
-        user_id: None,
-        payer_account_holder: None,
-        payer_mobile: None,
-        payer_email: None,
-        payer_bank_code: None,
-        payer_account_no: None,
-        fingerprint: no.into(),
-    }
+    payments_service::testing::new_deposit(no, dec(amount), currency, None)
 }
 
 fn transfer(reference: &str, amount: &str, remark: Option<&str>) -> NewBankTransaction {

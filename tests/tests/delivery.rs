@@ -26,20 +26,7 @@ async fn start() -> (TestService, ManualClock) {
 }
 
 fn new_deposit(no: &str, callback_url: Option<&str>) -> NewDeposit {
-    NewDeposit {
-        merchant_order_no: no.into(),
-        amount: Decimal::from(100),
-        currency: "THB".into(),
-        callback_url: callback_url.map(String::from),
-        extra_data: None,
-        user_id: None,
-        payer_account_holder: None,
-        payer_mobile: None,
-        payer_email: None,
-        payer_bank_code: None,
-        payer_account_no: None,
-        fingerprint: no.into(),
-    }
+    payments_service::testing::new_deposit(no, Decimal::from(100), "THB", callback_url)
 }
 
 /// A completed deposit with a callback for `url`: one record, due now.

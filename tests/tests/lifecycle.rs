@@ -22,20 +22,7 @@ async fn start() -> (TestService, ManualClock) {
 }
 
 fn new_deposit(no: &str, amount: i64, callback_url: Option<&str>) -> NewDeposit {
-    NewDeposit {
-        merchant_order_no: no.into(),
-        amount: Decimal::from(amount),
-        currency: "THB".into(),
-        callback_url: callback_url.map(String::from),
-        extra_data: None,
-        user_id: None,
-        payer_account_holder: None,
-        payer_mobile: None,
-        payer_email: None,
-        payer_bank_code: None,
-        payer_account_no: None,
-        fingerprint: no.into(),
-    }
+    payments_service::testing::new_deposit(no, Decimal::from(amount), "THB", callback_url)
 }
 
 async fn deliveries(app: &App, order_no: &str) -> Vec<(String, Value)> {
