@@ -118,29 +118,33 @@ async fn server(dir: &Path, cert: &str, key: &str) -> Server {
         .local_addr()
         .unwrap()
         .port();
-    let child = Command::new("openssl")
-        .args([
-            "s_server",
-            "-quiet",
-            "-www",
-            "-accept",
-            &port.to_string(),
-            "-cert",
-            cert,
-            "-key",
-            key,
-        ])
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("openssl s_server starts");
+    // Owned by `Server` at once, so every path kills and reaps it.
+    let server = Server(
+        Command::new("openssl")
+            .args([
+                "s_server",
+                "-quiet",
+                "-www",
+                "-accept",
+                &port.to_string(),
+                "-cert",
+                cert,
+                "-key",
+                key,
+            ])
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("openssl s_server starts"),
+        port,
+    );
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_ok()
         {
-            return Server(child, port);
+            return server;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
