@@ -4,13 +4,14 @@ Feature: Callbacks are delivered as the seed promises
   once, anything else is retried 30 seconds after the attempt's scheduled
   time until the fifth attempt fails. Scenarios that move the sandbox's
   clock run alone (@serial), so that no other scenario's time jumps. The
-  receiver the suite starts speaks plain http, which only the sandbox
-  accepts; production's https rules have their own scenarios.
+  receiver the suite starts speaks plain http to the sandbox and https to
+  production, with a certificate from a test CA the service is told to
+  trust; production's refusals (self-signed, private addresses, plain
+  http in deposit.feature) have their own scenarios.
 
   Background:
     Given a fresh merchant
 
-  @sandbox
   Scenario: A 2xx on the first attempt ends the delivery
     Given a callback receiver that answers 200
     And the merchant has created a deposit "CBK-1" of 100 THB with a callback
@@ -23,7 +24,6 @@ Feature: Callbacks are delivered as the seed promises
     And the callback is signed with the merchant's key
     And the delivery is "SUCCESS" after 1 attempt
 
-  @sandbox
   Scenario: A cancelled deposit's callback carries the currency_code alias and no money
     Given a callback receiver that answers 200
     And the merchant has created a deposit "CBK-2" of 100 THB with a callback
@@ -34,7 +34,6 @@ Feature: Callbacks are delivered as the seed promises
     And the callback field "currency_code" is "THB"
     And the callback is signed with the merchant's key
 
-  @sandbox
   Scenario: A bank's match first sends deposit.matched
     Given a callback receiver that answers 200
     And the merchant's THB deposits are paid to account "acct-thb-confirm"
@@ -44,7 +43,6 @@ Feature: Callbacks are delivered as the seed promises
     And the callback is "deposit.matched" with exactly the fields "event, order_no, merchant_order_no, amount, actual_amount, currency, status, matched_at, completed_at"
     And the callback field "status" is "matched"
 
-  @sandbox
   Scenario: A rejected withdrawal's callback
     Given a callback receiver that answers 200
     And the merchant has 500 THB available
@@ -55,7 +53,6 @@ Feature: Callbacks are delivered as the seed promises
     And the callback field "amount" is "100.0000"
     And the callback is signed with the merchant's key
 
-  @sandbox
   Scenario: An approved withdrawal's callback
     Given a callback receiver that answers 200
     And the merchant has 500 THB available
@@ -64,7 +61,6 @@ Feature: Callbacks are delivered as the seed promises
     Then the receiver gets 1 callback
     And the callback is "withdrawal.approved" with exactly the fields "event, order_no, merchant_order_no, status, amount, currency, approved_at"
 
-  @sandbox
   Scenario: A 4xx fails the delivery at once, without a retry
     Given a callback receiver that answers 400
     And the merchant has created a deposit "CBK-6" of 100 THB with a callback
@@ -130,7 +126,6 @@ Feature: Callbacks are delivered as the seed promises
     Then the receiver gets 2 callbacks
     And the delivery is "SUCCESS" after 1 attempt
 
-  @sandbox @serial
   Scenario: An operator's retry resets the count on the same record
     Given a callback receiver that answers 410 first, then 200
     And the merchant has created a deposit "CBK-12" of 100 THB with a callback
@@ -149,6 +144,70 @@ Feature: Callbacks are delivered as the seed promises
     When an operator completes the deposit
     Then the delivery is "WAITING_RETRY" after 1 attempt
     And its last attempt says "refused to call a non-public address"
+
+  @sandbox
+  Scenario: An expired deposit's callback carries no money
+    Given a callback receiver that answers 200
+    And the merchant has created a deposit "CBK-14" of 100 THB with a callback
+    When the deposit's time runs out
+    Then the receiver gets 1 callback
+    And the callback is "deposit.expired" with exactly the fields "event, order_no, merchant_order_no, amount, actual_amount, currency, status, expired_at"
+    And the callback field "status" is "expired"
+    And the callback field "amount" is "100.0000"
+    And the callback field "actual_amount" is "0.0000"
+    And the callback is signed with the merchant's key
+
+  @sandbox
+  Scenario: A completed withdrawal's callback follows its approval
+    Given a callback receiver that answers 200
+    And the merchant has 500 THB available
+    And the merchant has created a withdrawal "CBK-15" of 100 THB with a callback
+    And an operator approves the withdrawal
+    When the channel settles the withdrawal
+    Then the receiver gets 2 callbacks
+    And the callback is "withdrawal.completed" with exactly the fields "event, order_no, merchant_order_no, status, amount, currency, completed_at"
+    And the callback field "status" is "completed"
+    And the callback field "amount" is "100.0000"
+    And the callback is signed with the merchant's key
+
+  @sandbox
+  Scenario: A failed withdrawal's callback
+    Given a callback receiver that answers 200
+    And the merchant has 500 THB available
+    And the merchant has created a withdrawal "CBK-16" of 100 THB with a callback
+    And an operator approves the withdrawal
+    When the channel fails the withdrawal
+    Then the receiver gets 2 callbacks
+    And the callback is "withdrawal.failed" with exactly the fields "event, order_no, merchant_order_no, status, amount, currency, failed_at"
+    And the callback field "status" is "failed"
+    And the callback is signed with the merchant's key
+
+  Scenario: An attempt that outlasts the merchant's timeout is a failure to retry
+    Given a callback receiver that is silent for 5 seconds first, then answers 200
+    And the merchant has created a deposit "CBK-17" of 100 THB with a callback
+    When an operator sets the merchant's callback timeout to 1 seconds
+    And an operator completes the deposit
+    Then the delivery is "WAITING_RETRY" after 1 attempt
+    And its last attempt says "timeout after 1 s"
+    And the delivery's next attempt is 30 seconds after the first was scheduled
+
+  @production
+  Scenario: Production refuses a receiver whose certificate no CA signed
+    Given a callback receiver with a self-signed certificate
+    And the merchant has created a deposit "CBK-18" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "WAITING_RETRY" after 1 attempt
+    And its last attempt says "certificate"
+    And the receiver gets 0 callbacks
+
+  @production
+  Scenario: Production reaches an https receiver whose chain it trusts
+    Given a callback receiver that answers 200
+    And the merchant has created a deposit "CBK-19" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the receiver gets 1 callback
+    And the callback is signed with the merchant's key
+    And the delivery is "SUCCESS" after 1 attempt
 
   # Minutes of wall time: run by .ci/run with CONFORMANCE_REALTIME=only.
   @sandbox @realtime

@@ -13,6 +13,7 @@
 //!   PostgreSQL database (required for the production profile).
 
 pub mod receiver;
+pub mod tls;
 
 use anyhow::{anyhow, bail, Context, Result};
 use payments_service::clock::{Clock, OffsetClock, SystemClock};
@@ -39,6 +40,9 @@ pub struct Harness {
     pub http: reqwest::Client,
     /// An operator token of the service under test, if known.
     pub operator_token: Option<String>,
+    /// Production's receivers speak https with certificates from this CA,
+    /// which the service under test trusts.
+    pub ca: Option<tls::TestCa>,
 }
 
 static HARNESS: OnceCell<Harness> = OnceCell::const_new();
@@ -62,6 +66,10 @@ impl Harness {
         let remote_token = std::env::var("CONFORMANCE_OPERATOR_TOKEN")
             .ok()
             .filter(|t| !t.is_empty());
+        let ca = match profile {
+            Profile::Production => Some(tls::TestCa::create()?),
+            Profile::Sandbox => None,
+        };
         let target = match std::env::var("CONFORMANCE_BASE_URL") {
             Ok(base_url) if !base_url.is_empty() => Target::Remote {
                 base_url: base_url.trim_end_matches('/').to_string(),
@@ -76,15 +84,24 @@ impl Harness {
             },
             _ => {
                 // As deployed: the sandbox on a clock its API advances, and
-                // the delivery worker running.
+                // the delivery worker running. Production trusts the test
+                // CA and may call the suite's receivers on `localhost`;
+                // every other internal address stays refused.
                 let clock: Arc<dyn Clock> = match profile {
                     Profile::Sandbox => Arc::new(OffsetClock::default()),
                     Profile::Production => Arc::new(SystemClock),
                 };
+                let bundle = ca.as_ref().map(tls::TestCa::bundle);
                 Target::InProcess(
-                    TestService::start_with(profile, clock, |c| c.callback_worker = true)
-                        .await
-                        .context("starting the service in-process")?,
+                    TestService::start_with(profile, clock, |c| {
+                        c.callback_worker = true;
+                        if let Some(bundle) = bundle {
+                            c.callback_ca_bundle = Some(bundle);
+                            c.callback_allowed_private_hosts = vec!["localhost".into()];
+                        }
+                    })
+                    .await
+                    .context("starting the service in-process")?,
                 )
             }
         };
@@ -99,7 +116,26 @@ impl Harness {
             target,
             http: reqwest::Client::new(),
             operator_token,
+            ca,
         })
+    }
+
+    /// A callback receiver the service under test will call: plain http
+    /// for the sandbox, https with a trusted certificate for production.
+    pub async fn receiver(&self) -> Result<receiver::Receiver> {
+        Ok(match &self.ca {
+            Some(ca) => receiver::Receiver::start_tls(ca.signed()?).await?,
+            None => receiver::Receiver::start().await?,
+        })
+    }
+
+    /// An https receiver whose certificate no one signed.
+    pub async fn self_signed_receiver(&self) -> Result<receiver::Receiver> {
+        let ca = match &self.ca {
+            Some(ca) => ca,
+            None => bail!("self-signed receivers are for the production profile"),
+        };
+        Ok(receiver::Receiver::start_tls(ca.self_signed()?).await?)
     }
 
     pub fn base_url(&self) -> String {

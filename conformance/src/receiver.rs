@@ -5,9 +5,10 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio::sync::Notify;
+use tokio_rustls::TlsAcceptor;
 
 /// How the receiver answers one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +18,9 @@ pub enum Answer {
     Silence(Duration),
     /// Closes the connection without an answer.
     Hangup,
+    /// Says nothing until the test calls `release`, then answers 200: an
+    /// attempt held in flight for as long as the test needs.
+    Hold,
 }
 
 /// One request as received.
@@ -50,6 +54,7 @@ pub struct Receiver {
     pub url: String,
     state: Arc<Mutex<State>>,
     arrived: Arc<Notify>,
+    released: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl std::fmt::Debug for Receiver {
@@ -59,21 +64,46 @@ impl std::fmt::Debug for Receiver {
 }
 
 impl Receiver {
-    /// Listens on a free local port; answers 200 unless scripted.
+    /// Listens on a free local port over plain http; answers 200 unless
+    /// scripted.
     pub async fn start() -> std::io::Result<Receiver> {
+        Receiver::listen(None).await
+    }
+
+    /// The same over https, as `https://localhost:PORT/callback`, with the
+    /// certificate the acceptor serves.
+    pub async fn start_tls(tls: TlsAcceptor) -> std::io::Result<Receiver> {
+        Receiver::listen(Some(tls)).await
+    }
+
+    async fn listen(tls: Option<TlsAcceptor>) -> std::io::Result<Receiver> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}/callback", listener.local_addr()?);
+        let port = listener.local_addr()?.port();
+        let url = match tls {
+            Some(_) => format!("https://localhost:{port}/callback"),
+            None => format!("http://127.0.0.1:{port}/callback"),
+        };
         let receiver = Receiver {
             url,
             state: Arc::default(),
             arrived: Arc::default(),
+            released: Arc::new(tokio::sync::watch::Sender::new(false)),
         };
         let serving = receiver.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let r = serving.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    let _ = r.serve(stream).await;
+                    // A refused handshake is the caller's verdict on our
+                    // certificate, not a request: nothing is recorded.
+                    let _ = match tls {
+                        Some(tls) => match tls.accept(stream).await {
+                            Ok(secured) => r.serve(secured).await,
+                            Err(_) => Ok(()),
+                        },
+                        None => r.serve(stream).await,
+                    };
                 });
             }
         });
@@ -92,6 +122,11 @@ impl Receiver {
         if let Ok(mut s) = self.state.lock() {
             s.otherwise = Some(answer);
         }
+    }
+
+    /// Lets every held request (and any later one) answer 200.
+    pub fn release(&self) {
+        self.released.send_replace(true);
     }
 
     pub fn received(&self) -> Vec<Received> {
@@ -117,7 +152,7 @@ impl Receiver {
         }
     }
 
-    async fn serve(&self, mut stream: TcpStream) -> std::io::Result<()> {
+    async fn serve<S: AsyncRead + AsyncWrite + Unpin>(&self, mut stream: S) -> std::io::Result<()> {
         let mut buf = Vec::new();
         let mut chunk = [0u8; 4096];
         let header_end = loop {
@@ -170,7 +205,18 @@ impl Receiver {
             next.or(s.otherwise).unwrap_or(Answer::Status(200))
         };
         self.arrived.notify_waiters();
+        let answer = match answer {
+            Answer::Hold => {
+                let mut released = self.released.subscribe();
+                if released.wait_for(|r| *r).await.is_err() {
+                    return Ok(());
+                }
+                Answer::Status(200)
+            }
+            other => other,
+        };
         match answer {
+            Answer::Hold => Ok(()),
             Answer::Status(code) => {
                 let reply = format!(
                     "HTTP/1.1 {code} Scripted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"

@@ -28,6 +28,13 @@ async fn main() {
     let realtime = std::env::var("CONFORMANCE_REALTIME").unwrap_or_default();
     let only_realtime = realtime == "only";
     let realtime = realtime == "1" || only_realtime;
+    // `CONFORMANCE_FEATURES=cashier,callbacks` runs those files only.
+    let only: Vec<String> = std::env::var("CONFORMANCE_FEATURES")
+        .unwrap_or_default()
+        .split(',')
+        .map(|f| f.trim().trim_end_matches(".feature").to_string())
+        .filter(|f| !f.is_empty())
+        .collect();
     let writer = PaymentsWorld::cucumber()
         .max_concurrent_scenarios(16)
         .fail_on_skipped()
@@ -37,6 +44,13 @@ async fn main() {
             tags.iter().all(|t| *t != skip_tag)
                 && (realtime || !is_realtime)
                 && (!only_realtime || is_realtime)
+                && (only.is_empty()
+                    || feature
+                        .path
+                        .as_ref()
+                        .and_then(|p| p.file_stem())
+                        .and_then(|s| s.to_str())
+                        .is_some_and(|s| only.iter().any(|o| o == s)))
         })
         .await;
     let failed = writer.execution_has_failed();

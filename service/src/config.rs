@@ -196,6 +196,10 @@ pub struct Config {
     /// Deliver to loopback, private and link-local addresses (the sandbox
     /// does; production does not unless told).
     pub callback_allow_private_addresses: bool,
+    /// Host names (or address literals) that may resolve to a non-public
+    /// address even where those are refused: a test deployment's own
+    /// receiver, say. Every other name is still checked.
+    pub callback_allowed_private_hosts: Vec<String>,
     /// Extra CA certificates (PEM) trusted for callback receivers.
     pub callback_ca_bundle: Option<PathBuf>,
     /// The sandbox runs on a clock its API can advance.
@@ -233,6 +237,7 @@ struct FileConfig {
     callback_concurrency: Option<usize>,
     callback_worker: Option<bool>,
     callback_allow_private_addresses: Option<bool>,
+    callback_allowed_private_hosts: Option<Vec<String>>,
     callback_ca_bundle: Option<PathBuf>,
 }
 
@@ -347,6 +352,7 @@ impl Config {
             callback_concurrency: 64,
             callback_worker: true,
             callback_allow_private_addresses: profile == Profile::Sandbox,
+            callback_allowed_private_hosts: Vec::new(),
             callback_ca_bundle: None,
             controllable_clock: profile == Profile::Sandbox,
         }
@@ -396,7 +402,8 @@ impl Config {
             rate_limit,
             callback_concurrency,
             callback_worker,
-            callback_allow_private_addresses
+            callback_allow_private_addresses,
+            callback_allowed_private_hosts
         );
         if let Some(v) = f.callback_max_attempts {
             c.callback_schedule.max_attempts = v;
@@ -430,6 +437,14 @@ impl Config {
         }
         if let Some(v) = env("CALLBACK_CA_BUNDLE") {
             c.callback_ca_bundle = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("CALLBACK_ALLOWED_PRIVATE_HOSTS") {
+            c.callback_allowed_private_hosts = v
+                .split(',')
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(String::from)
+                .collect();
         }
         if let Some(v) = env("TIMESTAMP_SKEW_SECONDS") {
             c.timestamp_skew_seconds = v.parse().context("PAYMENTS_TIMESTAMP_SKEW_SECONDS")?;

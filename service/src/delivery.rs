@@ -89,6 +89,11 @@ impl Courier {
     pub fn new(config: &Config) -> Result<Courier> {
         let guard = AddressGuard {
             allow_private: config.callback_allow_private_addresses,
+            allowed_hosts: config
+                .callback_allowed_private_hosts
+                .iter()
+                .map(|h| h.to_ascii_lowercase())
+                .collect(),
         };
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -124,7 +129,7 @@ impl Courier {
         // A literal address never reaches the resolver: check it here.
         if let Some(host) = parsed.host_str() {
             if let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() {
-                self.guard.check(ip)?;
+                self.guard.check(host, ip)?;
             }
         }
         let mut request = self
@@ -163,11 +168,18 @@ fn describe(e: &reqwest::Error) -> String {
 #[derive(Clone, Debug)]
 pub struct AddressGuard {
     pub allow_private: bool,
+    /// Lower-case names exempt from the check.
+    pub allowed_hosts: Vec<String>,
 }
 
 impl AddressGuard {
-    pub fn check(&self, ip: IpAddr) -> Result<(), String> {
-        if self.allow_private || is_public(ip) {
+    pub fn check(&self, host: &str, ip: IpAddr) -> Result<(), String> {
+        let exempt = || {
+            self.allowed_hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host))
+        };
+        if self.allow_private || is_public(ip) || exempt() {
             Ok(())
         } else {
             Err(format!("refused to call a non-public address ({ip})"))
@@ -185,11 +197,11 @@ impl reqwest::dns::Resolve for AddressGuard {
             let allowed: Vec<SocketAddr> = found
                 .iter()
                 .copied()
-                .filter(|a| guard.check(a.ip()).is_ok())
+                .filter(|a| guard.check(&host, a.ip()).is_ok())
                 .collect();
             if allowed.is_empty() {
                 let reason = match found.first() {
-                    Some(a) => guard.check(a.ip()).err().unwrap_or_default(),
+                    Some(a) => guard.check(&host, a.ip()).err().unwrap_or_default(),
                     None => format!("{host} has no address"),
                 };
                 return Err(reason.into());

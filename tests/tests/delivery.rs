@@ -350,3 +350,118 @@ async fn two_instances_send_each_callback_once() {
     seen.dedup();
     assert_eq!(seen.len(), 60);
 }
+
+/// A service whose own delivery worker runs, with `concurrency` permits.
+async fn start_worker(concurrency: usize) -> (TestService, ManualClock) {
+    let clock = ManualClock::at(T0);
+    let service = TestService::start_with(Profile::Sandbox, Arc::new(clock.clone()), |c| {
+        c.callback_worker = true;
+        c.callback_concurrency = concurrency;
+    })
+    .await
+    .unwrap();
+    (service, clock)
+}
+
+/// Waits (bounded) until the order's record reaches `status`: the
+/// receiver sees a request before the worker records its answer.
+async fn settles(app: &App, order_no: &str, status: &str) -> CallbackDeliveryRow {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let d = record(app, order_no).await;
+        if d.status == status || tokio::time::Instant::now() > deadline {
+            assert_eq!(d.status, status, "{order_no}");
+            return d;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_slow_receiver_holds_no_one_else_back_and_attempts_are_bounded() {
+    let (service, _clock) = start_worker(4).await;
+    let app = service.service.app().clone();
+    let slow = Receiver::start().await.unwrap();
+    slow.otherwise(Answer::Hold);
+    let fast = Receiver::start().await.unwrap();
+    let a = service.new_merchant("Slow").await.unwrap();
+    let b = service.new_merchant("Fast").await.unwrap();
+
+    let mut held = Vec::new();
+    for i in 0..2 {
+        held.push(completed(&app, &a.merchant, &format!("S-{i}"), &slow.url).await);
+    }
+    assert_eq!(slow.wait_for(2, WAIT).await.len(), 2);
+
+    // Two attempts hang on the slow receiver; the other merchant's five
+    // callbacks go through the two free permits meanwhile.
+    let mut quick = Vec::new();
+    for i in 0..5 {
+        quick.push(completed(&app, &b.merchant, &format!("F-{i}"), &fast.url).await);
+    }
+    assert_eq!(fast.wait_for(5, WAIT).await.len(), 5);
+    for no in &quick {
+        settles(&app, no, "SUCCESS").await;
+    }
+    for no in &held {
+        assert_eq!(record(&app, no).await.status, "SENDING");
+    }
+
+    // Bounded: six more for the slow receiver fill the two free permits
+    // and no more; the rest stay due, unclaimed, until a permit frees.
+    for i in 2..8 {
+        held.push(completed(&app, &a.merchant, &format!("S-{i}"), &slow.url).await);
+    }
+    assert_eq!(slow.wait_for(4, WAIT).await.len(), 4);
+    let mut sending = 0;
+    for no in &held {
+        if record(&app, no).await.status == "SENDING" {
+            sending += 1;
+        }
+    }
+    assert_eq!(sending, 4, "exactly the permits' worth in flight");
+
+    slow.release();
+    for no in &held {
+        settles(&app, no, "SUCCESS").await;
+    }
+    assert_eq!(slow.received().len(), 8, "each sent once");
+    service.service.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn stopping_lets_an_attempt_under_way_finish_and_records_it() {
+    let (service, _clock) = start_worker(4).await;
+    let app = service.service.app().clone();
+    let base_url = service.base_url();
+    let receiver = Receiver::start().await.unwrap();
+    receiver.otherwise(Answer::Hold);
+    let m = service.new_merchant("Shutdown").await.unwrap();
+    let order_no = completed(&app, &m.merchant, "G-1", &receiver.url).await;
+    assert_eq!(receiver.wait_for(1, WAIT).await.len(), 1);
+
+    let stopping = tokio::spawn(service.service.stop());
+    // Stop has begun once the listener is gone; the attempt is still held,
+    // so stop must still be waiting for it.
+    let address = base_url.trim_start_matches("http://").to_string();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while tokio::net::TcpStream::connect(&address).await.is_ok() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the listener closes"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !stopping.is_finished(),
+        "stop waits for the attempt in flight"
+    );
+
+    receiver.release();
+    stopping.await.unwrap().unwrap();
+    let d = record(&app, &order_no).await;
+    assert_eq!((d.status.as_str(), d.attempts), ("SUCCESS", 1));
+    let h = history(&app, &d.id).await;
+    assert_eq!(h.len(), 1);
+    assert_eq!(h[0].outcome, "success");
+}

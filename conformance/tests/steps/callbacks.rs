@@ -24,14 +24,14 @@ fn receiver(world: &PaymentsWorld) -> &Receiver {
 
 #[given(expr = "a callback receiver that answers {int}")]
 async fn receiver_answers(world: &mut PaymentsWorld, status: u16) {
-    let r = Receiver::start().await.expect("a receiver");
+    let r = harness().await.receiver().await.expect("a receiver");
     r.otherwise(Answer::Status(status));
     world.receiver = Some(r);
 }
 
 #[given(expr = "a callback receiver that answers {int} first, then {int}")]
 async fn receiver_answers_then(world: &mut PaymentsWorld, first: u16, then: u16) {
-    let r = Receiver::start().await.expect("a receiver");
+    let r = harness().await.receiver().await.expect("a receiver");
     r.script(&[Answer::Status(first)]);
     r.otherwise(Answer::Status(then));
     world.receiver = Some(r);
@@ -39,9 +39,19 @@ async fn receiver_answers_then(world: &mut PaymentsWorld, first: u16, then: u16)
 
 #[given(expr = "a callback receiver that is silent for {int} seconds first, then answers {int}")]
 async fn receiver_silent_then(world: &mut PaymentsWorld, seconds: u64, then: u16) {
-    let r = Receiver::start().await.expect("a receiver");
+    let r = harness().await.receiver().await.expect("a receiver");
     r.script(&[Answer::Silence(Duration::from_secs(seconds))]);
     r.otherwise(Answer::Status(then));
+    world.receiver = Some(r);
+}
+
+#[given("a callback receiver with a self-signed certificate")]
+async fn receiver_self_signed(world: &mut PaymentsWorld) {
+    let r = harness()
+        .await
+        .self_signed_receiver()
+        .await
+        .expect("a receiver");
     world.receiver = Some(r);
 }
 
@@ -277,6 +287,19 @@ async fn spaced(world: &mut PaymentsWorld, seconds: i64) {
         times.windows(2).all(|w| w[1] - w[0] == seconds),
         "{times:?}"
     );
+}
+
+#[then(expr = "the delivery's next attempt is {int} seconds after the first was scheduled")]
+async fn next_attempt_after(world: &mut PaymentsWorld, seconds: i64) {
+    let body = &world.reply().body;
+    let at = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().expect("a time"))
+            .expect("an RFC 3339 time")
+            .timestamp()
+    };
+    let first = at(&body["history"][0]["scheduled_at"]);
+    let next = at(&body["next_attempt_at"]);
+    assert_eq!(next - first, seconds, "{body}");
 }
 
 #[then(expr = "its last attempt says {string}")]
