@@ -126,7 +126,3 @@ Feature: Deposit orders of the direct type
     When the merchant creates a deposit "CB-2" of 10 THB with callback_url "http://127.0.0.1:9/callback"
     Then the request is refused with status 400 and error code "INVALID_FIELD"
     And the error message names "https"
-
-  Scenario: Endpoints of later milestones answer 501 with the error envelope
-    When the merchant creates a cashier session "CS-1"
-    Then the request is refused with status 501 and error code "NOT_IMPLEMENTED"

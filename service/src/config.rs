@@ -152,6 +152,17 @@ pub struct ValidityConfig {
     pub merchants: BTreeMap<String, BTreeMap<String, i64>>,
 }
 
+/// Amounts a cashier page offers, as decimal strings: per currency, and
+/// per merchant code and currency (the more specific wins).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenominationConfig {
+    #[serde(default)]
+    pub currencies: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub profile: Profile,
@@ -168,6 +179,7 @@ pub struct Config {
     pub timestamp_skew_seconds: i64,
     pub deposit_validity_seconds: i64,
     pub validity: ValidityConfig,
+    pub denominations: DenominationConfig,
     /// How long older API keys keep working after a new one is issued,
     /// unless the operator says otherwise.
     pub key_rotation_grace_seconds: i64,
@@ -221,6 +233,7 @@ struct FileConfig {
     timestamp_skew_seconds: Option<i64>,
     deposit_validity_seconds: Option<i64>,
     validity: Option<ValidityConfig>,
+    denominations: Option<DenominationConfig>,
     key_rotation_grace_seconds: Option<i64>,
     expiry_interval_seconds: Option<u64>,
     request_body_max_bytes: Option<usize>,
@@ -276,6 +289,21 @@ impl Config {
             timestamp_skew_seconds: 300,
             deposit_validity_seconds: 30 * 60,
             validity: ValidityConfig::default(),
+            denominations: DenominationConfig {
+                currencies: BTreeMap::from([
+                    (
+                        "THB".into(),
+                        ["100", "300", "500", "1000", "2000", "5000"]
+                            .map(String::from)
+                            .to_vec(),
+                    ),
+                    (
+                        "BDT".into(),
+                        ["500", "1000", "2000", "5000"].map(String::from).to_vec(),
+                    ),
+                ]),
+                merchants: BTreeMap::new(),
+            },
             key_rotation_grace_seconds: 24 * 60 * 60,
             expiry_interval_seconds: 15,
             request_body_max_bytes: 64 * 1024,
@@ -389,6 +417,7 @@ impl Config {
             timestamp_skew_seconds,
             deposit_validity_seconds,
             validity,
+            denominations,
             key_rotation_grace_seconds,
             expiry_interval_seconds,
             request_body_max_bytes,
@@ -495,6 +524,19 @@ impl Config {
                 bail!("a deposit validity of {v} seconds is outside 60 to 604800");
             }
         }
+        let lists = self
+            .denominations
+            .currencies
+            .iter()
+            .chain(self.denominations.merchants.values().flat_map(|m| m.iter()));
+        for (currency, list) in lists {
+            for amount in list {
+                match Decimal::from_str(amount) {
+                    Ok(a) if a > Decimal::ZERO => {}
+                    _ => bail!("denomination `{amount}` of {currency} is not a positive decimal"),
+                }
+            }
+        }
         let s = &self.callback_schedule;
         if !(1..=20).contains(&s.max_attempts) || !(1..=3600).contains(&s.retry_interval_seconds) {
             bail!("callback_max_attempts must be 1 to 20 and callback_retry_interval_seconds 1 to 3600");
@@ -538,6 +580,26 @@ impl Config {
             .or_else(|| self.validity.currencies.get(currency))
             .copied()
             .unwrap_or(self.deposit_validity_seconds)
+    }
+
+    /// The amounts a cashier page offers this merchant's payers in this
+    /// currency, smallest first (checked to parse by `validate`).
+    pub fn denominations_for(&self, merchant_code: &str, currency: &str) -> Vec<Decimal> {
+        let mut amounts: Vec<Decimal> = self
+            .denominations
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.denominations.currencies.get(currency))
+            .map(|list| {
+                list.iter()
+                    .filter_map(|a| Decimal::from_str(a).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        amounts.sort();
+        amounts.dedup();
+        amounts
     }
 
     pub fn receiving_account(&self, id: &str) -> Option<&ReceivingAccountConfig> {

@@ -178,8 +178,29 @@ impl Deposit {
     }
 }
 
+/// What ties a deposit to the cashier session that created it.
+#[derive(Clone, Debug)]
+pub struct CashierLink {
+    pub session_id: String,
+    /// The order expires with its session.
+    pub expire_at: i64,
+    /// The last four digits of the saved card the payer chose (its bank
+    /// code travels in `NewDeposit::payer_bank_code`).
+    pub payer_account_last4: Option<String>,
+}
+
 /// Creates a deposit order, or returns the original on an identical resend.
 pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<Deposit, ApiError> {
+    create_linked(app, merchant, req, None).await
+}
+
+/// Creates a deposit, a cashier session's when `link` is given.
+pub async fn create_linked(
+    app: &App,
+    merchant: &Merchant,
+    req: NewDeposit,
+    link: Option<CashierLink>,
+) -> Result<Deposit, ApiError> {
     // A resend is the common case of a duplicate: answer it without
     // generating anything. The unique constraint below settles races.
     if let Some(existing) =
@@ -205,7 +226,12 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
         merchant_id: merchant.id.clone(),
         merchant_order_no: req.merchant_order_no.clone(),
         request_fingerprint: req.fingerprint.clone(),
-        order_type: OrderType::Direct.as_str().into(),
+        order_type: match link {
+            Some(_) => OrderType::Cashier,
+            None => OrderType::Direct,
+        }
+        .as_str()
+        .into(),
         route: match route {
             Route::Account => "account".into(),
             Route::Channel => "channel".into(),
@@ -242,18 +268,24 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<D
                 .collect()
         }),
         payer_account_no: req.payer_account_no.clone(),
-        cashier_session_id: None,
+        cashier_session_id: link.as_ref().map(|l| l.session_id.clone()),
         estimated_channel_cost: None,
         estimated_profit: None,
         actual_channel_cost: None,
         actual_profit: None,
-        expire_at: now + app.config.validity_for(&merchant.code, &req.currency),
+        expire_at: match &link {
+            Some(l) => l.expire_at,
+            None => now + app.config.validity_for(&merchant.code, &req.currency),
+        },
         matched_at: None,
         completed_at: None,
         created_at: now,
         updated_at: now,
         match_amount: None,
     };
+    if let Some(last4) = link.and_then(|l| l.payer_account_last4) {
+        row.payer_account_last4 = Some(last4);
+    }
     let mut floating = None;
     let mut snapshot: BTreeMap<String, String> = BTreeMap::new();
     match route {

@@ -59,6 +59,10 @@ pub enum ApiError {
     BankTransactionNotFound(String),
     #[error("bank reference `{0}` was already ingested on this account with different content")]
     DuplicateBankReference(String),
+    #[error("no cashier session `{0}`")]
+    CashierSessionNotFound(String),
+    #[error("no denominations are configured for {0}; give `amount`")]
+    NoDenominations(String),
     #[error("too many requests; retry after {retry_after} seconds")]
     RateLimited { retry_after: u64 },
     #[error("{0} is not implemented in this build")]
@@ -100,6 +104,8 @@ impl ApiError {
             ApiError::BankTransactionNotFound(_) => "BANK_TRANSACTION_NOT_FOUND",
             ApiError::DeliveryNotFound(_) => "DELIVERY_NOT_FOUND",
             ApiError::DuplicateBankReference(_) => "DUPLICATE_BANK_REFERENCE",
+            ApiError::CashierSessionNotFound(_) => "CASHIER_SESSION_NOT_FOUND",
+            ApiError::NoDenominations(_) => "NO_DENOMINATIONS",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::NotImplemented(_) => "NOT_IMPLEMENTED",
             ApiError::Unavailable(_) => "SERVICE_UNAVAILABLE",
@@ -129,14 +135,16 @@ impl From<ApiError> for HttpError {
             | ApiError::MerchantNotFound(_)
             | ApiError::AccountNotFound(_)
             | ApiError::BankTransactionNotFound(_)
-            | ApiError::DeliveryNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
+            | ApiError::DeliveryNotFound(_)
+            | ApiError::CashierSessionNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
             ApiError::DuplicateMerchantOrderNo(_)
             | ApiError::InvalidStateTransition { .. }
             | ApiError::MerchantCodeTaken(_)
             | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
             ApiError::UnsupportedCurrency(_)
             | ApiError::AmountOutOfRange { .. }
-            | ApiError::InsufficientBalance => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),
+            | ApiError::InsufficientBalance
+            | ApiError::NoDenominations(_) => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),
             ApiError::RateLimited { retry_after } => {
                 let mut err = client(ClientErrorStatusCode::TOO_MANY_REQUESTS);
                 let _ = err.add_header(http::header::RETRY_AFTER, retry_after.to_string());

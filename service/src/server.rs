@@ -79,6 +79,11 @@ pub fn api_description(profile: Profile) -> Result<ApiDescription<Arc<App>>> {
             .and_then(|()| api.register(crate::simulator::payment_choice))
             .map_err(|e| anyhow!("simulator page: {e}"))?;
     }
+    api.register(crate::cashier_page::cashier_page)
+        .and_then(|()| api.register(crate::cashier_page::cashier_choice))
+        .and_then(|()| api.register(crate::cashier_page::cashier_status))
+        .and_then(|()| api.register(crate::cashier_page::cashier_asset))
+        .map_err(|e| anyhow!("cashier page: {e}"))?;
     api.register(openapi_document)
         .map_err(|e| anyhow!("registering the spec endpoint: {e}"))?;
     Ok(api)

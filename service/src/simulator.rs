@@ -7,6 +7,7 @@
 use crate::app::App;
 use crate::deposit::{self, Deposit, DepositStatus};
 use crate::error::ApiError;
+use crate::page::{escape, html};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -200,29 +201,6 @@ fn error_page(e: ApiError) -> Result<http::Response<Body>, HttpError> {
     )
 }
 
-fn html(status: http::StatusCode, text: &str) -> Result<http::Response<Body>, HttpError> {
-    http::Response::builder()
-        .status(status)
-        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .body(Body::from(text.to_string()))
-        .map_err(|e| HttpError::for_internal_error(e.to_string()))
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,13 +222,5 @@ mod tests {
         );
         assert!(Choice::from_form(b"action=steal").is_err());
         assert!(Choice::from_form(b"action=pay&amount=1e3").is_err());
-    }
-
-    #[test]
-    fn markup_is_escaped() {
-        assert_eq!(
-            escape("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
     }
 }

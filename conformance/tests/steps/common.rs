@@ -27,6 +27,8 @@ pub struct PaymentsWorld {
     pub previous_key: Option<String>,
     /// Status and text of the last page a payer saw.
     pub page: Option<(u16, String)>,
+    /// The last cashier session the merchant created.
+    pub session: Option<Value>,
     /// The merchant's callback endpoint, when the scenario starts one.
     pub receiver: Option<conformance::receiver::Receiver>,
 }

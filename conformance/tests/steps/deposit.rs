@@ -94,23 +94,6 @@ async fn read_by_merchant_order_no(world: &mut PaymentsWorld, order: String) {
     world.reply = Some(Reply::from_client(client.find_deposit(&order).await).expect("a reply"));
 }
 
-#[when(expr = "the merchant creates a cashier session {string}")]
-async fn create_cashier(world: &mut PaymentsWorld, order: String) {
-    let client = harness().await.client(world.merchant());
-    let body = types::CreateCashierDepositRequest {
-        order_type: types::CreateCashierDepositRequestOrderType::Cashier,
-        merchant_order_no: MerchantOrderNo::parse(&order).unwrap(),
-        amount: None,
-        currency_code: "THB".into(),
-        callback_url: None,
-        extra_data: None,
-        user_id: None,
-        payer_bank_cards: Vec::new(),
-    };
-    world.reply =
-        Some(Reply::from_client(client.create_cashier_deposit(&body).await).expect("a reply"));
-}
-
 #[then(expr = "no deposit {string} exists")]
 async fn no_deposit(world: &mut PaymentsWorld, order: String) {
     let client = harness().await.client(world.merchant());

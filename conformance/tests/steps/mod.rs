@@ -3,6 +3,7 @@
 mod balance;
 mod bank;
 mod callbacks;
+mod cashier;
 mod common;
 mod deposit;
 mod money;

@@ -92,15 +92,85 @@ pub mod types {
             value.parse()
         }
     }
-    ///`CashierSession`
+    ///A hosted cashier session: where to send the payer, and until when.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CashierSession {
         ///Unguessable token (at least 128 bits) embedded in `cashier_url`.
         pub cashier_token: ::std::string::String,
-        ///The hosted page to redirect the payer to.
+        ///The hosted page to redirect the payer to: `{public base URL}/cashier/{cashier_token}`.
         pub cashier_url: ::std::string::String,
+        ///When the session (and an order created from it) expires.
         pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The deposit order's `order_no`, once it exists (at once when `amount` was given).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub order_no: ::std::option::Option<::std::string::String>,
+        ///The session's identifier; deposit orders it creates carry it as `cashier_session_id`.
         pub session_id: ::std::string::String,
+        pub status: CashierSessionStatus,
+    }
+    ///The cashier session's state, derived from its order so that it can never disagree with it: `open` (no order yet: the payer has not picked a denomination), `order_created` (the order awaits payment: `pending` or `matched`), `completed` (the order completed), `expired` (the session's `expire_at` passed without an order, or the order expired), `cancelled` (the order was cancelled).
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CashierSessionStatus {
+        #[serde(rename = "open")]
+        Open,
+        #[serde(rename = "order_created")]
+        OrderCreated,
+        #[serde(rename = "completed")]
+        Completed,
+        #[serde(rename = "expired")]
+        Expired,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+    }
+    impl ::std::fmt::Display for CashierSessionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Open => f.write_str("open"),
+                Self::OrderCreated => f.write_str("order_created"),
+                Self::Completed => f.write_str("completed"),
+                Self::Expired => f.write_str("expired"),
+                Self::Cancelled => f.write_str("cancelled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CashierSessionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "open" => Ok(Self::Open),
+                "order_created" => Ok(Self::OrderCreated),
+                "completed" => Ok(Self::Completed),
+                "expired" => Ok(Self::Expired),
+                "cancelled" => Ok(Self::Cancelled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CashierSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CashierSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///`ChannelSummary`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1610,7 +1680,13 @@ pub trait MerchantApi {
     ) -> Result<::dropshot::HttpResponseOk<types::CreateDepositResponse>, ::dropshot::HttpError>;
     /// Create a cashier deposit session
     ///
-    /// Creates a hosted cashier session and answers with the URL to redirect the payer to. Idempotent by `merchant_order_no` like the other creates.
+    /// Creates a hosted cashier session and answers with the URL to redirect the payer to. Idempotent by `merchant_order_no` like the other creates: the same body again answers the same session (same token); another body with the same `merchant_order_no` is 409 `DUPLICATE_MERCHANT_ORDER_NO`.
+    ///
+    /// With `amount`, the deposit order (`order_type` `cashier`, linked by `cashier_session_id`) is created at once, routed like a direct deposit, and its `order_no` is in the response; the page skips denomination selection. Without `amount`, the page offers the denominations configured for the merchant and currency (422 `NO_DENOMINATIONS` when none are) and the order is created when the payer picks one; its `merchant_order_no` is the session's.
+    ///
+    /// The session expires at `expire_at`, the deposit validity of the merchant and currency; an order created later from the page expires with the session. The page (`GET {cashier_url}`, HTML for people, outside this JSON contract) shows the merchant's name, amount and currency, the denomination choice, the payer's saved cards, then the payment instructions (bank details and the exact remark to copy for account orders, a button to the channel's `payment_url` for channel orders) and the order's live status. An unknown token answers 404 and an expired session 410, each with a page that says so. No secret reaches the browser.
+    ///
+    /// `payer_bank_cards`: at most 10 cards, each with `bank_code` (2–16 letters, digits or `_`) and `account_no` (4–34 digits); only the bank code and the last four digits are kept, and the card the payer picks fills the order's `payer_bank_code` and `payer_account_last4`.
     #[endpoint{method = POST,
     path = "/api/v1/merchant/orders/deposit/cashier",
     tags = ["deposits"],

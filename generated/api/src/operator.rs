@@ -441,6 +441,93 @@ pub mod types {
         ///1 to 60.
         pub callback_timeout_seconds: i64,
     }
+    ///A cashier session as operators see it.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CashierSessionRecord {
+        ///The amount the merchant fixed, four fraction digits; absent when the payer picks a denomination.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub amount: ::std::option::Option<::std::string::String>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub currency: ::std::string::String,
+        ///The amounts offered on the page (empty when `amount` is fixed).
+        pub denominations: ::std::vec::Vec<::std::string::String>,
+        pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub merchant_id: ::std::string::String,
+        pub merchant_order_no: ::std::string::String,
+        ///The deposit order, once created.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub order_no: ::std::option::Option<::std::string::String>,
+        ///The order's status, once created.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub order_status: ::std::option::Option<::std::string::String>,
+        pub payer_bank_cards: ::std::vec::Vec<SavedCard>,
+        pub session_id: ::std::string::String,
+        pub status: CashierSessionStatus,
+    }
+    ///The cashier session's state, derived from its order so that it can never disagree with it: `open` (no order yet: the payer has not picked a denomination), `order_created` (the order awaits payment: `pending` or `matched`), `completed` (the order completed), `expired` (the session's `expire_at` passed without an order, or the order expired), `cancelled` (the order was cancelled).
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CashierSessionStatus {
+        #[serde(rename = "open")]
+        Open,
+        #[serde(rename = "order_created")]
+        OrderCreated,
+        #[serde(rename = "completed")]
+        Completed,
+        #[serde(rename = "expired")]
+        Expired,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+    }
+    impl ::std::fmt::Display for CashierSessionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Open => f.write_str("open"),
+                Self::OrderCreated => f.write_str("order_created"),
+                Self::Completed => f.write_str("completed"),
+                Self::Expired => f.write_str("expired"),
+                Self::Cancelled => f.write_str("cancelled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CashierSessionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "open" => Ok(Self::Open),
+                "order_created" => Ok(Self::OrderCreated),
+                "completed" => Ok(Self::Completed),
+                "expired" => Ok(Self::Expired),
+                "cancelled" => Ok(Self::Cancelled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CashierSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CashierSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`ChannelSummary`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelSummary {
@@ -947,6 +1034,12 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
+    ///A payer's saved card as kept: never the full account number.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SavedCard {
+        pub account_last4: ::std::string::String,
+        pub bank_code: ::std::string::String,
+    }
     ///A withdrawal order; the create response and the query response have this same shape. Optional fields are omitted while they have no value.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalOrder {
@@ -1251,6 +1344,12 @@ pub struct RetryCallbackDeliveryPath {
     /// The delivery record's `id`.
     pub delivery_id: String,
 }
+/// Path parameters of `read_cashier_session`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReadCashierSessionPath {
+    /// The session's `session_id`.
+    pub session_id: String,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -1532,6 +1631,18 @@ pub trait OperatorApi {
         headers: ::payments_wire::server::BearerToken,
         path: ::dropshot::Path<RetryCallbackDeliveryPath>,
     ) -> Result<::dropshot::HttpResponseOk<types::CallbackDelivery>, ::dropshot::HttpError>;
+    /// Read a cashier session
+    ///
+    /// One cashier session: its derived state, the amount or the denominations offered, the payer's cards as kept (bank code and last four digits), and its order once created.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/cashier-sessions/{session_id}",
+    tags = ["cashier"],
+    }]
+    async fn read_cashier_session(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReadCashierSessionPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::CashierSessionRecord>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -1804,6 +1915,18 @@ where
         )
         .summary("Retry a callback delivery")
         .tag("callbacks"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_cashier_session".to_string(),
+            <ServerImpl as OperatorApi>::read_cashier_session,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/cashier-sessions/{session_id}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a cashier session")
+        .tag("cashier"),
     )?;
     Ok(())
 }

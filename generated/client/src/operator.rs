@@ -439,6 +439,92 @@ pub mod types {
         ///1 to 60.
         pub callback_timeout_seconds: i64,
     }
+    ///A cashier session as operators see it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CashierSessionRecord {
+        ///The amount the merchant fixed, four fraction digits; absent when the payer picks a denomination.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub amount: ::std::option::Option<::std::string::String>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub currency: ::std::string::String,
+        ///The amounts offered on the page (empty when `amount` is fixed).
+        pub denominations: ::std::vec::Vec<::std::string::String>,
+        pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub merchant_id: ::std::string::String,
+        pub merchant_order_no: ::std::string::String,
+        ///The deposit order, once created.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub order_no: ::std::option::Option<::std::string::String>,
+        ///The order's status, once created.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub order_status: ::std::option::Option<::std::string::String>,
+        pub payer_bank_cards: ::std::vec::Vec<SavedCard>,
+        pub session_id: ::std::string::String,
+        pub status: CashierSessionStatus,
+    }
+    ///The cashier session's state, derived from its order so that it can never disagree with it: `open` (no order yet: the payer has not picked a denomination), `order_created` (the order awaits payment: `pending` or `matched`), `completed` (the order completed), `expired` (the session's `expire_at` passed without an order, or the order expired), `cancelled` (the order was cancelled).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CashierSessionStatus {
+        #[serde(rename = "open")]
+        Open,
+        #[serde(rename = "order_created")]
+        OrderCreated,
+        #[serde(rename = "completed")]
+        Completed,
+        #[serde(rename = "expired")]
+        Expired,
+        #[serde(rename = "cancelled")]
+        Cancelled,
+    }
+    impl ::std::fmt::Display for CashierSessionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Open => f.write_str("open"),
+                Self::OrderCreated => f.write_str("order_created"),
+                Self::Completed => f.write_str("completed"),
+                Self::Expired => f.write_str("expired"),
+                Self::Cancelled => f.write_str("cancelled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CashierSessionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "open" => Ok(Self::Open),
+                "order_created" => Ok(Self::OrderCreated),
+                "completed" => Ok(Self::Completed),
+                "expired" => Ok(Self::Expired),
+                "cancelled" => Ok(Self::Cancelled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CashierSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CashierSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`ChannelSummary`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelSummary {
@@ -941,6 +1027,12 @@ pub mod types {
         ///Why; at most 512 characters. Stored as `approval_remarks`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
+    }
+    ///A payer's saved card as kept: never the full account number.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SavedCard {
+        pub account_last4: ::std::string::String,
+        pub bank_code: ::std::string::String,
     }
     ///A withdrawal order; the create response and the query response have this same shape. Optional fields are omitted while they have no value.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -2560,6 +2652,64 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Read a cashier session
+
+    One cashier session: its derived state, the amount or the denominations offered, the payer's cards as kept (bank code and last four digits), and its order once created.
+
+    Sends a `GET` request to `/api/v1/operator/cashier-sessions/{session_id}`
+
+    Arguments:
+    - `session_id`: The session's `session_id`.
+    */
+    pub async fn read_cashier_session<'a>(
+        &'a self,
+        session_id: &'a str,
+    ) -> Result<ResponseValue<types::CashierSessionRecord>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/cashier-sessions/{}",
+            self.baseurl,
+            encode_path(&session_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_cashier_session",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -2584,6 +2734,7 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/merchants/{merchant_id}/receiving-account",
     "/api/v1/operator/callbacks/{delivery_id}",
     "/api/v1/operator/callbacks/{delivery_id}/retry",
+    "/api/v1/operator/cashier-sessions/{session_id}",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

@@ -4,6 +4,7 @@ use super::{body_error, deposit_order, fingerprint, withdrawal_order};
 use crate::app::App;
 use crate::auth::authenticate;
 use crate::balance::{self, Balance};
+use crate::cashier;
 use crate::deposit::{self, Deposit, NewDeposit};
 use crate::error::ApiError;
 use crate::merchant::Merchant;
@@ -73,11 +74,41 @@ impl MerchantApi for MerchantApiImpl {
     }
 
     async fn create_cashier_deposit(
-        _rqctx: RequestContext<Arc<App>>,
-        _headers: SignatureHeaders,
-        _body: SignedJson<types::CreateCashierDepositRequest>,
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        body: SignedJson<types::CreateCashierDepositRequest>,
     ) -> Result<HttpResponseOk<types::CashierSession>, HttpError> {
-        Err(ApiError::NotImplemented("POST /api/v1/merchant/orders/deposit/cashier").into())
+        let app = rqctx.context();
+        let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
+        let currency = validate::currency(app, &req.currency_code)?;
+        let amount = match req.amount {
+            Some(a) => Some(crate::money::validate_amount(
+                "amount",
+                a.value(),
+                &req.currency_code,
+                &currency,
+            )?),
+            None => None,
+        };
+        let new = cashier::NewSession {
+            merchant_order_no: req.merchant_order_no.to_string(),
+            amount,
+            currency: req.currency_code.clone(),
+            callback_url: validate::callback_url(app.config.profile, req.callback_url)?,
+            extra_data: validate::optional_text("extra_data", req.extra_data, 1024)?,
+            user_id: validate::optional_text("user_id", req.user_id, 128)?,
+            cards: cashier::saved_cards(req.payer_bank_cards)?,
+            fingerprint: fingerprint(&fields),
+        };
+        let session = cashier::create(app, &merchant, new).await?;
+        Ok(HttpResponseOk(types::CashierSession {
+            cashier_url: session.url(app),
+            cashier_token: session.token.clone(),
+            session_id: session.id.clone(),
+            expire_at: crate::clock::from_unix(session.expire_at),
+            status: cashier_status(session.status(app.now_unix())),
+            order_no: session.order.as_ref().map(|o| o.order_no.clone()),
+        }))
     }
 
     async fn create_withdrawal(
@@ -207,6 +238,16 @@ fn create_response(app: &App, order: &Deposit) -> types::CreateDepositResponse {
         expire_at: order.expire_at,
         payment_url: order.payment_url.clone(),
         payment_info: order.payment_snapshot.clone(),
+    }
+}
+
+fn cashier_status(status: cashier::SessionStatus) -> types::CashierSessionStatus {
+    match status {
+        cashier::SessionStatus::Open => types::CashierSessionStatus::Open,
+        cashier::SessionStatus::OrderCreated => types::CashierSessionStatus::OrderCreated,
+        cashier::SessionStatus::Completed => types::CashierSessionStatus::Completed,
+        cashier::SessionStatus::Expired => types::CashierSessionStatus::Expired,
+        cashier::SessionStatus::Cancelled => types::CashierSessionStatus::Cancelled,
     }
 }
 

@@ -21,9 +21,9 @@ use merchant_api::operator::{
     ApproveWithdrawalPath, CancelDepositPath, CompleteDepositPath, IssueApiKeyPath,
     ListBankTransactionsQuery, ListCallbackDeliveriesQuery, ListDepositsQuery,
     ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi, ReadCallbackDeliveryPath,
-    ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath, RetryCallbackDeliveryPath,
-    SetAutoApprovalPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath,
-    SetReceivingAccountPath,
+    ReadCashierSessionPath, ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath,
+    RetryCallbackDeliveryPath, SetAutoApprovalPath, SetCallbackTimeoutPath, SetMerchantFeePath,
+    SetRateLimitPath, SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
@@ -717,5 +717,49 @@ impl OperatorApi for OperatorApiImpl {
         authenticate(app, &headers)?;
         let row = crate::delivery::retry(app, &path.into_inner().delivery_id).await?;
         Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+    }
+
+    async fn read_cashier_session(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadCashierSessionPath>,
+    ) -> Result<HttpResponseOk<types::CashierSessionRecord>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let session = crate::cashier::by_id(app, &path.into_inner().session_id).await?;
+        let merchant = merchant::find(app, &session.merchant_id).await?;
+        let status = session.status(app.now_unix()).as_str();
+        Ok(HttpResponseOk(types::CashierSessionRecord {
+            session_id: session.id.clone(),
+            merchant_id: session.merchant_id.clone(),
+            merchant_order_no: session.merchant_order_no.clone(),
+            status: reshape(&status)?,
+            currency: session.currency.clone(),
+            amount: session.amount.map(|a| DecimalString(a).to_string()),
+            denominations: match session.amount {
+                Some(_) => Vec::new(),
+                None => app
+                    .config
+                    .denominations_for(&merchant.code, &session.currency)
+                    .into_iter()
+                    .map(|a| DecimalString(a).to_string())
+                    .collect(),
+            },
+            payer_bank_cards: session
+                .cards
+                .iter()
+                .map(|c| types::SavedCard {
+                    bank_code: c.bank_code.clone(),
+                    account_last4: c.account_last4.clone(),
+                })
+                .collect(),
+            order_no: session.order.as_ref().map(|o| o.order_no.clone()),
+            order_status: session
+                .order
+                .as_ref()
+                .map(|o| o.status.as_str().to_string()),
+            created_at: crate::clock::from_unix(session.created_at),
+            expire_at: crate::clock::from_unix(session.expire_at),
+        }))
     }
 }

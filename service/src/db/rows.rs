@@ -246,6 +246,26 @@ pub struct BankTransactionRow {
     pub updated_at: i64,
 }
 
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = cashier_sessions)]
+pub struct CashierSessionRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub merchant_order_no: String,
+    pub request_fingerprint: String,
+    pub token_hash: String,
+    pub token_sealed: String,
+    pub currency: String,
+    pub amount: Option<i64>,
+    /// JSON: `[{"bank_code": …, "account_last4": …}]`.
+    pub payer_cards: String,
+    pub callback_url: Option<String>,
+    pub extra_data: Option<String>,
+    pub user_id: Option<String>,
+    pub created_at: i64,
+    pub expire_at: i64,
+}
+
 /// Where a newest-first listing resumes: the last item's creation time and
 /// order number (or id).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -219,6 +219,25 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    cashier_sessions (id) {
+        id -> Text,
+        merchant_id -> Text,
+        merchant_order_no -> Text,
+        request_fingerprint -> Text,
+        token_hash -> Text,
+        token_sealed -> Text,
+        currency -> Text,
+        amount -> Nullable<BigInt>,
+        payer_cards -> Text,
+        callback_url -> Nullable<Text>,
+        extra_data -> Nullable<Text>,
+        user_id -> Nullable<Text>,
+        created_at -> BigInt,
+        expire_at -> BigInt,
+    }
+}
+
 diesel::joinable!(api_keys -> merchants (merchant_id));
 diesel::joinable!(postings -> journal_entries (entry_id));
 diesel::allow_tables_to_appear_in_same_query!(
@@ -233,4 +252,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     callback_deliveries,
     bank_transactions,
     callback_attempts,
+    cashier_sessions,
 );

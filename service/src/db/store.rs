@@ -186,6 +186,31 @@ pub trait Store: Send {
         filter: &ListFilter,
     ) -> StoreResult<Vec<BankTransactionRow>>;
 
+    async fn insert_cashier_session(&mut self, row: &CashierSessionRow) -> StoreResult<()>;
+    async fn cashier_session_by_token_hash(
+        &mut self,
+        token_hash: &str,
+    ) -> StoreResult<Option<CashierSessionRow>>;
+    async fn cashier_session_by_id(&mut self, id: &str) -> StoreResult<Option<CashierSessionRow>>;
+    async fn cashier_session_by_merchant_order_no(
+        &mut self,
+        merchant_id: &str,
+        merchant_order_no: &str,
+    ) -> StoreResult<Option<CashierSessionRow>>;
+    async fn deposit_by_cashier_session(
+        &mut self,
+        session_id: &str,
+    ) -> StoreResult<Option<DepositRow>>;
+    /// Records the saved card a payer chose, once, while the order awaits
+    /// payment. Returns whether it was recorded.
+    async fn set_deposit_payer_card(
+        &mut self,
+        order_no: &str,
+        bank_code: &str,
+        last4: &str,
+        now: i64,
+    ) -> StoreResult<bool>;
+
     /// Gives every key of the merchant without an expiry this one.
     async fn expire_api_keys(&mut self, merchant_id: &str, expires_at: i64) -> StoreResult<usize>;
     async fn set_callback_timeout(
@@ -778,6 +803,87 @@ macro_rules! impl_store {
                     .load(self)
                     .await?;
                 Ok(taken.into_iter().flatten().collect())
+            }
+
+            async fn insert_cashier_session(&mut self, row: &CashierSessionRow) -> StoreResult<()> {
+                diesel::insert_into(cashier_sessions::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
+                Ok(())
+            }
+
+            async fn cashier_session_by_token_hash(
+                &mut self,
+                token_hash: &str,
+            ) -> StoreResult<Option<CashierSessionRow>> {
+                Ok(cashier_sessions::table
+                    .filter(cashier_sessions::token_hash.eq(token_hash))
+                    .select(CashierSessionRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn cashier_session_by_id(
+                &mut self,
+                id: &str,
+            ) -> StoreResult<Option<CashierSessionRow>> {
+                Ok(cashier_sessions::table
+                    .filter(cashier_sessions::id.eq(id))
+                    .select(CashierSessionRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn cashier_session_by_merchant_order_no(
+                &mut self,
+                merchant_id: &str,
+                merchant_order_no: &str,
+            ) -> StoreResult<Option<CashierSessionRow>> {
+                Ok(cashier_sessions::table
+                    .filter(cashier_sessions::merchant_id.eq(merchant_id))
+                    .filter(cashier_sessions::merchant_order_no.eq(merchant_order_no))
+                    .select(CashierSessionRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn deposit_by_cashier_session(
+                &mut self,
+                session_id: &str,
+            ) -> StoreResult<Option<DepositRow>> {
+                Ok(deposit_orders::table
+                    .filter(deposit_orders::cashier_session_id.eq(session_id))
+                    .select(DepositRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn set_deposit_payer_card(
+                &mut self,
+                order_no: &str,
+                bank_code: &str,
+                last4: &str,
+                now: i64,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(
+                    deposit_orders::table
+                        .filter(deposit_orders::order_no.eq(order_no))
+                        .filter(deposit_orders::status.eq("pending"))
+                        .filter(deposit_orders::payer_bank_code.is_null()),
+                )
+                .set((
+                    deposit_orders::payer_bank_code.eq(bank_code),
+                    deposit_orders::payer_account_last4.eq(last4),
+                    deposit_orders::updated_at.eq(now),
+                ))
+                .execute(self)
+                .await?;
+                Ok(n == 1)
             }
 
             async fn insert_bank_transaction(

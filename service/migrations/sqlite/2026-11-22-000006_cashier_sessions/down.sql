@@ -1,0 +1,2 @@
+DROP INDEX deposit_orders_cashier_session;
+DROP TABLE cashier_sessions;

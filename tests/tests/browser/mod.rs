@@ -1,0 +1,321 @@
+//! Just enough WebDriver to drive Debian's Chromium through chromedriver:
+//! open pages, find elements by CSS, click, type, read text, run a script,
+//! take screenshots. Plain HTTP and JSON, so no browser-automation crate.
+
+use anyhow::{anyhow, bail, Context, Result};
+use base64::Engine;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+static INSTALL: Mutex<Option<Result<(), String>>> = Mutex::new(None);
+
+/// Installs Debian's chromium and chromium-driver when they are missing,
+/// so the README's test command needs nothing else first.
+fn ensure_installed() -> Result<()> {
+    let mut done = INSTALL
+        .lock()
+        .map_err(|_| anyhow!("install lock poisoned"))?;
+    if done.is_none() {
+        let present = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
+        *done = Some(if present {
+            Ok(())
+        } else {
+            eprintln!(
+                "browser tests: installing chromium and chromium-driver with apt-get (once)…"
+            );
+            let install = || {
+                Command::new("apt-get")
+                    .args([
+                        "install",
+                        "-y",
+                        "--no-install-recommends",
+                        "chromium",
+                        "chromium-driver",
+                    ])
+                    .env("DEBIAN_FRONTEND", "noninteractive")
+                    .stdout(Stdio::null())
+                    .status()
+            };
+            let ok = install().map(|s| s.success()).unwrap_or(false)
+                || (Command::new("apt-get")
+                    .arg("update")
+                    .stdout(Stdio::null())
+                    .status()
+                    .map(|s| s.success())
+                    .unwrap_or(false)
+                    && install().map(|s| s.success()).unwrap_or(false));
+            if ok {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the browser tests need {CHROMIUM} and {CHROMEDRIVER}: \
+                     `apt-get install chromium chromium-driver` failed; install them and rerun"
+                ))
+            }
+        });
+    }
+    match done.as_ref() {
+        Some(Ok(())) => Ok(()),
+        Some(Err(e)) => bail!("{e}"),
+        None => bail!("not installed"),
+    }
+}
+
+pub struct Browser {
+    http: reqwest::Client,
+    base: String,
+    session: String,
+    driver: Child,
+    profile: PathBuf,
+    shots: PathBuf,
+}
+
+impl Browser {
+    /// A headless Chromium with a `width`×`height` window; screenshots go
+    /// to `shots`.
+    pub async fn start(width: u32, height: u32, scale: u32, shots: &Path) -> Result<Browser> {
+        ensure_installed()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting chromedriver")?;
+        let profile =
+            std::env::temp_dir().join(format!("cashier-chromium-{}", uuid::Uuid::new_v4()));
+        let mut browser = Browser {
+            http: reqwest::Client::new(),
+            base: format!("http://127.0.0.1:{port}"),
+            session: String::new(),
+            driver,
+            profile,
+            shots: shots.to_path_buf(),
+        };
+        std::fs::create_dir_all(&browser.shots)?;
+        let mut ready = false;
+        for _ in 0..200 {
+            if let Ok(r) = browser
+                .http
+                .get(format!("{}/status", browser.base))
+                .send()
+                .await
+            {
+                if r.status().is_success() {
+                    ready = true;
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if !ready {
+            bail!("chromedriver did not answer on port {port}");
+        }
+        // The flags keep Chromium off the network it cannot reach here.
+        let args = vec![
+            "--headless=new".to_string(),
+            "--no-sandbox".into(),
+            "--disable-gpu".into(),
+            "--disable-dev-shm-usage".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--hide-scrollbars".into(),
+            format!("--force-device-scale-factor={scale}"),
+            format!("--window-size={width},{height}"),
+            format!("--user-data-dir={}", browser.profile.display()),
+        ];
+        let created = browser
+            .raw(
+                reqwest::Method::POST,
+                "/session",
+                json!({"capabilities": {"alwaysMatch": {
+                    "browserName": "chrome",
+                    "goog:chromeOptions": {"binary": CHROMIUM, "args": args}
+                }}}),
+            )
+            .await?;
+        browser.session = created["sessionId"]
+            .as_str()
+            .ok_or_else(|| anyhow!("no session id in {created}"))?
+            .to_string();
+        // Chromium keeps headless windows at least 500 wide from the flag;
+        // the window command sets the phone's width exactly.
+        browser.resize(width, height).await?;
+        Ok(browser)
+    }
+
+    async fn raw(&self, method: reqwest::Method, path: &str, body: Value) -> Result<Value> {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if !body.is_null() {
+            request = request.json(&body);
+        }
+        let reply: Value = request.send().await?.json().await?;
+        let value = reply.get("value").cloned().unwrap_or(Value::Null);
+        if let Some(error) = value.get("error").and_then(Value::as_str) {
+            bail!(
+                "webdriver {path}: {error}: {}",
+                value["message"].as_str().unwrap_or_default()
+            );
+        }
+        Ok(value)
+    }
+
+    async fn cmd(&self, method: reqwest::Method, path: &str, body: Value) -> Result<Value> {
+        self.raw(method, &format!("/session/{}{path}", self.session), body)
+            .await
+    }
+
+    pub async fn goto(&self, url: &str) -> Result<()> {
+        self.cmd(reqwest::Method::POST, "/url", json!({ "url": url }))
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn url(&self) -> Result<String> {
+        let v = self.cmd(reqwest::Method::GET, "/url", Value::Null).await?;
+        Ok(v.as_str().unwrap_or_default().to_string())
+    }
+
+    pub async fn find(&self, css: &str) -> Result<String> {
+        let v = self
+            .cmd(
+                reqwest::Method::POST,
+                "/element",
+                json!({"using": "css selector", "value": css}),
+            )
+            .await
+            .with_context(|| format!("finding {css}"))?;
+        v[ELEMENT]
+            .as_str()
+            .map(String::from)
+            .ok_or_else(|| anyhow!("no element id for {css}: {v}"))
+    }
+
+    pub async fn click(&self, css: &str) -> Result<()> {
+        let id = self.find(css).await?;
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{id}/click"),
+            json!({}),
+        )
+        .await
+        .with_context(|| format!("clicking {css}"))
+        .map(|_| ())
+    }
+
+    /// Types into the element, as keys (`\u{E00D}` is the space bar).
+    pub async fn keys(&self, css: &str, text: &str) -> Result<()> {
+        let id = self.find(css).await?;
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{id}/value"),
+            json!({ "text": text }),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn text(&self, css: &str) -> Result<String> {
+        let id = self.find(css).await?;
+        let v = self
+            .cmd(
+                reqwest::Method::GET,
+                &format!("/element/{id}/text"),
+                Value::Null,
+            )
+            .await?;
+        Ok(v.as_str().unwrap_or_default().to_string())
+    }
+
+    pub async fn script(&self, body: &str) -> Result<Value> {
+        self.cmd(
+            reqwest::Method::POST,
+            "/execute/sync",
+            json!({"script": body, "args": []}),
+        )
+        .await
+    }
+
+    pub async fn resize(&self, width: u32, height: u32) -> Result<()> {
+        self.cmd(
+            reqwest::Method::POST,
+            "/window/rect",
+            json!({"width": width, "height": height}),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// Waits until the element's text contains `words` (the page changes
+    /// by itself: a reload after the status poll). Bounded.
+    pub async fn wait_for_text(&self, css: &str, words: &str, limit: Duration) -> Result<String> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let seen = self.text(css).await.unwrap_or_default();
+            if seen.contains(words) {
+                return Ok(seen);
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!("{css} still says {seen:?}, not {words:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// A PNG of the whole page (not only the window), saved as `name`.
+    pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
+        let size = self
+            .script("return [document.documentElement.scrollWidth, document.documentElement.scrollHeight];")
+            .await?;
+        let rect = self
+            .cmd(reqwest::Method::GET, "/window/rect", Value::Null)
+            .await?;
+        let (w, h) = (
+            rect["width"].as_u64().unwrap_or(800),
+            rect["height"].as_u64().unwrap_or(600),
+        );
+        let page_height = size[1].as_u64().unwrap_or(h).max(h);
+        if page_height > h {
+            self.resize(u32::try_from(w)?, u32::try_from(page_height)?)
+                .await?;
+        }
+        let png = self
+            .cmd(reqwest::Method::GET, "/screenshot", Value::Null)
+            .await?;
+        if page_height > h {
+            self.resize(u32::try_from(w)?, u32::try_from(h)?).await?;
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(png.as_str().unwrap_or_default())
+            .context("decoding the screenshot")?;
+        let path = self.shots.join(name);
+        std::fs::write(&path, bytes)?;
+        Ok(path)
+    }
+
+    pub async fn quit(mut self) -> Result<()> {
+        let _ = self.cmd(reqwest::Method::DELETE, "", Value::Null).await;
+        self.session.clear();
+        Ok(())
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
