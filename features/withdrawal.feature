@@ -42,7 +42,7 @@ Feature: Withdrawal orders
     And an operator approves the withdrawal
     Then the request succeeds
     And the response field "status" is "approved"
-    And the approver is "test-operator"
+    And the approver is the operator who approved it
     And the response field "approval_remarks" is "approves by the conformance suite"
 
   @sandbox

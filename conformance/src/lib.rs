@@ -40,6 +40,9 @@ pub struct Harness {
     pub http: reqwest::Client,
     /// An operator token of the service under test, if known.
     pub operator_token: Option<String>,
+    /// The name that token stands for, if known (in-process, or from
+    /// `CONFORMANCE_OPERATOR_NAME`).
+    pub operator_name: Option<String>,
     /// Production's receivers speak https with certificates from this CA,
     /// which the service under test trusts.
     pub ca: Option<tls::TestCa>,
@@ -111,10 +114,17 @@ impl Harness {
             }
             Target::Remote { .. } => remote_token,
         };
+        let operator_name = match &target {
+            Target::InProcess(_) => Some(payments_service::testing::TEST_OPERATOR.to_string()),
+            Target::Remote { .. } => std::env::var("CONFORMANCE_OPERATOR_NAME")
+                .ok()
+                .filter(|n| !n.is_empty()),
+        };
         Ok(Harness {
             profile,
             target,
             http: reqwest::Client::new(),
+            operator_name,
             operator_token,
             ca,
         })

@@ -77,11 +77,17 @@ impl Receiver {
     }
 
     async fn listen(tls: Option<TlsAcceptor>) -> std::io::Result<Receiver> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        // A deployment elsewhere reaches the suite at the address QA names
+        // (CONFORMANCE_RECEIVER_HOST); a local one at the loopback address.
+        let host = std::env::var("CONFORMANCE_RECEIVER_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "127.0.0.1".into());
+        let listener = TcpListener::bind((host.as_str(), 0)).await?;
         let port = listener.local_addr()?.port();
         let url = match tls {
             Some(_) => format!("https://localhost:{port}/callback"),
-            None => format!("http://127.0.0.1:{port}/callback"),
+            None => format!("http://{host}:{port}/callback"),
         };
         let receiver = Receiver {
             url,

@@ -1,6 +1,7 @@
 //! Project automation, run as `cargo xtask <command>`.
 
 mod codegen;
+mod conformance;
 
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -12,6 +13,15 @@ commands:
   codegen [--check]   regenerate generated/ from openapi/; with --check, change
                       nothing and fail if generated/ or the dropshot round trip
                       differs from the spec
+  conformance [--profile sandbox|production] [--base-url URL]
+              [--features a,b] [--realtime]
+                      run the cucumber suite (features/) against the profile,
+                      in-process or against a deployed service at URL; writes
+                      JUnit and JSON reports to target/conformance/<profile>/.
+                      With --base-url: CONFORMANCE_OPERATOR_TOKEN (or
+                      CONFORMANCE_API_KEYS) of that deployment, and
+                      CONFORMANCE_RECEIVER_HOST if it must reach the suite's
+                      callback receivers at another address than 127.0.0.1
 ";
 
 fn main() {
@@ -32,6 +42,10 @@ fn run() -> Result<()> {
                 other => bail!("codegen: unexpected arguments {other:?}\n\n{USAGE}"),
             };
             codegen::run(&root, check)
+        }
+        Some("conformance") => {
+            let options = conformance::Options::parse(&args[1..])?;
+            conformance::run(&root, &options)
         }
         Some("-h") | Some("--help") | Some("help") | None => {
             print!("{USAGE}");

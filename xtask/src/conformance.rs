@@ -1,0 +1,111 @@
+//! `cargo xtask conformance`: runs the cucumber suite against one profile,
+//! in-process or against a deployed service, and says where the reports
+//! are. A thin front over `cargo test --test conformance`, which reads the
+//! same settings from the environment.
+
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+use std::process::Command;
+
+pub struct Options {
+    pub profile: String,
+    pub base_url: Option<String>,
+    pub features: Option<String>,
+    pub realtime: bool,
+}
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options> {
+        let mut options = Options {
+            profile: "sandbox".into(),
+            base_url: None,
+            features: None,
+            realtime: false,
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = |name: &str| {
+                args.next()
+                    .cloned()
+                    .with_context(|| format!("{name} needs a value"))
+            };
+            match arg.as_str() {
+                "--profile" => options.profile = value("--profile")?,
+                "--base-url" => options.base_url = Some(value("--base-url")?),
+                "--features" => options.features = Some(value("--features")?),
+                "--realtime" => options.realtime = true,
+                other => bail!("conformance: unexpected argument `{other}`"),
+            }
+        }
+        if !matches!(options.profile.as_str(), "sandbox" | "production") {
+            bail!(
+                "conformance: --profile is `sandbox` or `production`, not `{}`",
+                options.profile
+            );
+        }
+        Ok(options)
+    }
+}
+
+pub fn run(root: &Path, options: &Options) -> Result<()> {
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo
+        .current_dir(root)
+        .args(["test", "--workspace", "--test", "conformance"])
+        .env("CONFORMANCE_PROFILE", &options.profile)
+        .env(
+            "CONFORMANCE_REPORT_DIR",
+            root.join("target/conformance").join(&options.profile),
+        );
+    if let Some(features) = &options.features {
+        cargo.env("CONFORMANCE_FEATURES", features);
+    }
+    if options.realtime {
+        cargo.env("CONFORMANCE_REALTIME", "1");
+    }
+    match &options.base_url {
+        Some(url) => {
+            let has_token =
+                std::env::var("CONFORMANCE_OPERATOR_TOKEN").is_ok_and(|t| !t.is_empty());
+            let has_keys = std::env::var("CONFORMANCE_API_KEYS").is_ok_and(|t| !t.is_empty());
+            if !has_token && !has_keys {
+                bail!(
+                    "conformance: against {url} the suite needs credentials of that deployment: \
+                     CONFORMANCE_OPERATOR_TOKEN (an operator token; a merchant is created per \
+                     scenario) or CONFORMANCE_API_KEYS (merchant keys, for the merchant-only scenarios)"
+                );
+            }
+            println!(
+                "conformance: {} profile against {url} (callback receivers listen on {})",
+                options.profile,
+                std::env::var("CONFORMANCE_RECEIVER_HOST").unwrap_or_else(|_| "127.0.0.1".into())
+            );
+            cargo.env("CONFORMANCE_BASE_URL", url);
+        }
+        None => {
+            println!(
+                "conformance: {} profile, service in-process",
+                options.profile
+            );
+            if options.profile == "production"
+                && std::env::var("PAYMENTS_TEST_DATABASE_URL").is_err()
+            {
+                // As .ci/run: the local PostgreSQL server; each run gets a
+                // fresh database on it.
+                let url = "postgres://postgres@127.0.0.1:5432/test";
+                println!("conformance: production needs PostgreSQL; using {url} (set PAYMENTS_TEST_DATABASE_URL to change)");
+                cargo.env("PAYMENTS_TEST_DATABASE_URL", url);
+            }
+        }
+    }
+    let status = cargo.status().context("running cargo test")?;
+    if !status.success() {
+        bail!(
+            "conformance: the suite failed (reports in {})",
+            root.join("target/conformance")
+                .join(&options.profile)
+                .display()
+        );
+    }
+    Ok(())
+}
