@@ -78,3 +78,9 @@ Feature: Every merchant request is signed
   Scenario: Authentication is checked before the body's fields
     When the merchant creates a deposit "SIG-7" of -5 THB signed with a wrong key
     Then the request is refused with status 401 and error code "INVALID_SIGNATURE"
+
+  Scenario: The signing steps are the seed's, checked against the published vectors
+    When the merchant sends every published test vector's body, signed over its canonical string
+    Then no vector is refused for its signature
+    When the merchant sends them signed over the same fields in descending key order
+    Then every vector is refused with INVALID_SIGNATURE

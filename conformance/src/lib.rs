@@ -241,7 +241,10 @@ impl Harness {
                 .chain(raw.path_params.iter().cloned())
                 .collect(),
         };
-        let mut signature = payments_wire::sign(&fields, &raw.signing_key);
+        let mut signature = raw
+            .signature
+            .clone()
+            .unwrap_or_else(|| payments_wire::sign(&fields, &raw.signing_key));
         if raw.upper_case_signature {
             signature = signature.to_uppercase();
         }
@@ -293,6 +296,8 @@ pub struct RawRequest {
     pub timestamp: Option<String>,
     pub omit_header: Option<String>,
     pub upper_case_signature: bool,
+    /// Send exactly this signature (computed by the step itself).
+    pub signature: Option<String>,
 }
 
 impl RawRequest {

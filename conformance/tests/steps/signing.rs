@@ -2,7 +2,8 @@
 
 use super::common::PaymentsWorld;
 use conformance::{harness, RawRequest};
-use cucumber::when;
+use cucumber::{then, when};
+use md5::{Digest, Md5};
 use payments_wire::SigningFields;
 
 const DEPOSIT_PATH: &str = "/api/v1/merchant/orders/deposit";
@@ -131,4 +132,72 @@ async fn unknown_key(world: &mut PaymentsWorld) {
     raw.api_key = "sk_test_000000000000000000000000000000000000000000000000".into();
     raw.signing_key = raw.api_key.clone();
     send(world, raw).await;
+}
+
+/// The published vectors' bodies, signed the seed's way by this step alone
+/// (its own MD5 over the vector's canonical string and the merchant's key),
+/// or over the same fields in the wrong order.
+async fn send_vectors(world: &mut PaymentsWorld, descending: bool) {
+    let vectors: serde_json::Value =
+        serde_json::from_str(include_str!("../../../openapi/signing-test-vectors.json"))
+            .expect("the published vectors");
+    let merchant = world.merchant().clone();
+    world.replies.clear();
+    for v in vectors["vectors"].as_array().into_iter().flatten() {
+        let (Some(body), Some(canonical)) = (v["body"].as_str(), v["canonical"].as_str()) else {
+            continue;
+        };
+        // The wire crate must agree with the published canonical string.
+        let ours = SigningFields::from_json_body(body.as_bytes())
+            .expect("a vector body parses")
+            .canonical();
+        assert_eq!(ours, canonical, "{}", v["description"]);
+        let input = if descending {
+            let mut pairs: Vec<&str> = canonical.split('&').collect();
+            pairs.reverse();
+            pairs.join("&")
+        } else {
+            canonical.to_string()
+        };
+        let digest = Md5::digest(format!("{input}{}", merchant.api_key).as_bytes());
+        let signature: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let raw = RawRequest {
+            body: Some(body.to_string()),
+            signature: Some(signature),
+            ..RawRequest::new(&merchant, DEPOSIT_PATH)
+        };
+        let reply = harness().await.send(raw).await.expect("a reply");
+        world.replies.push(reply);
+    }
+    assert!(!world.replies.is_empty(), "the vectors hold bodies");
+}
+
+#[when("the merchant sends every published test vector's body, signed over its canonical string")]
+async fn vectors_in_order(world: &mut PaymentsWorld) {
+    send_vectors(world, false).await;
+}
+
+#[when("the merchant sends them signed over the same fields in descending key order")]
+async fn vectors_descending(world: &mut PaymentsWorld) {
+    send_vectors(world, true).await;
+}
+
+#[then("no vector is refused for its signature")]
+async fn none_refused(world: &mut PaymentsWorld) {
+    for r in &world.replies {
+        assert_ne!(r.status, 401, "signature step order: {}", r.body);
+    }
+}
+
+#[then("every vector is refused with INVALID_SIGNATURE")]
+async fn all_refused(world: &mut PaymentsWorld) {
+    for r in &world.replies {
+        assert_eq!(r.status, 401, "{}", r.body);
+        assert_eq!(
+            r.str_field("error_code"),
+            Some("INVALID_SIGNATURE"),
+            "{}",
+            r.body
+        );
+    }
 }
