@@ -283,9 +283,11 @@ async fn spaced(world: &mut PaymentsWorld, seconds: i64) {
                 .timestamp()
         })
         .collect();
+    let gaps: Vec<i64> = times.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(
-        times.windows(2).all(|w| w[1] - w[0] == seconds),
-        "{times:?}"
+        gaps.iter().all(|g| *g == seconds),
+        "retries must be scheduled {seconds} s after the previous attempt's scheduled time; \
+         the gaps were {gaps:?} s (scheduled at {times:?})"
     );
 }
 
