@@ -42,6 +42,8 @@ Feature: Callbacks are delivered as the seed promises
     Then the receiver gets 1 callback
     And the callback is "deposit.matched" with exactly the fields "event, order_no, merchant_order_no, amount, actual_amount, currency, status, matched_at, completed_at"
     And the callback field "status" is "matched"
+    And the callback field "completed_at" is null
+    And the callback is signed with the merchant's key
 
   Scenario: A rejected withdrawal's callback
     Given a callback receiver that answers 200
@@ -92,6 +94,9 @@ Feature: Callbacks are delivered as the seed promises
     And its attempts were scheduled 30 seconds apart
     And its last attempt says "failed"
     And every attempt carried the same body and signature, and a later timestamp
+    When the sandbox clock advances 600 seconds
+    Then the receiver gets 5 callbacks
+    And the delivery is "FAILED" after 5 attempts
 
   @sandbox @serial
   Scenario: A retry after a 5xx succeeds, and a deduplicating receiver sees the status once
@@ -208,6 +213,61 @@ Feature: Callbacks are delivered as the seed promises
     Then the receiver gets 1 callback
     And the callback is signed with the merchant's key
     And the delivery is "SUCCESS" after 1 attempt
+
+  Scenario: Any 2xx acknowledges a callback
+    Given a callback receiver that answers 204
+    And the merchant has created a deposit "CBK-20" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "SUCCESS" after 1 attempt
+    When the merchant reads that deposit by order_no
+    Then the response field "callback_status" is "success"
+
+  Scenario: A connection the receiver closes without answering is retried
+    Given a callback receiver that hangs up first, then answers 200
+    And the merchant has created a deposit "CBK-21" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "WAITING_RETRY" after 1 attempt
+    And the delivery's next attempt is 30 seconds after the first was scheduled
+    When the merchant reads that deposit by order_no
+    Then the response field "callback_status" is "pending"
+
+  Scenario: After a refused delivery the merchant still reads the order's state
+    Given a callback receiver that answers 400
+    And the merchant has created a deposit "CBK-22" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "FAILED" after 1 attempt
+    When the merchant reads that deposit by order_no
+    Then the response field "status" is "completed"
+    And the response field "callback_status" is "failed"
+
+  Scenario: Without a merchant timeout an attempt waits 10 seconds
+    Given a callback receiver that is silent for 12 seconds first, then answers 200
+    And the merchant has created a deposit "CBK-23" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "WAITING_RETRY" after 1 attempt
+    And its last attempt says "timeout after 10 s"
+
+  Scenario: A completed deposit's callback carries the amount that arrived
+    Given a callback receiver that answers 200
+    And the merchant has created a deposit "CBK-24" of 100 THB with a callback
+    When the bank reports 99.50 THB with the deposit's remark as "CBK-24"
+    Then the receiver gets 1 callback
+    And the callback field "amount" is "100.0000"
+    And the callback field "actual_amount" is "99.5000"
+
+  @sandbox
+  Scenario: A channel deposit in BDT calls back like any other
+    Given a callback receiver that answers 200
+    And the merchant has created a deposit "CBK-25" of 500 BDT with a callback
+    When the payer pays 500 on the payment page
+    Then the receiver gets 1 callback
+    And the callback is "deposit.completed" with exactly the fields "event, order_no, merchant_order_no, amount, actual_amount, currency, status, matched_at, completed_at"
+    And the callback field "currency" is "BDT"
+    And the callback is signed with the merchant's key
+
+  Scenario: A merchant's verifier accepts a callback field it does not know
+    When a callback body with a field the contract does not name is signed with the merchant's key
+    Then the client crate's verifier reads it as "deposit.completed"
 
   # Minutes of wall time: run by .ci/run with CONFORMANCE_REALTIME=only.
   @sandbox @realtime

@@ -104,6 +104,18 @@ Feature: Hosted cashier sessions
     When the merchant creates a cashier session "CS-9" in THB
     Then the request is refused with status 409 and error code "DUPLICATE_MERCHANT_ORDER_NO"
 
+  Scenario: A session's callback_url and user_id carry to the order it creates
+    Given a callback receiver that answers 200
+    When the merchant creates a cashier session "CS-13" in THB
+    And the payer picks 100 on the cashier page
+    And the merchant reads the session's deposit
+    Then the response field "user_id" is "payer-42"
+    When an operator completes the deposit
+    Then the receiver gets 1 callback
+    And the callback is "deposit.completed" with exactly the fields "event, order_no, merchant_order_no, amount, actual_amount, currency, status, matched_at, completed_at"
+    And the callback field "merchant_order_no" is "CS-13"
+    And the callback is signed with the merchant's key
+
   Scenario: An unknown token shows a page that says so
     When the payer opens a cashier page whose token does not exist
     Then the page answers 404

@@ -363,8 +363,9 @@ impl Reply {
         }
     }
 
+    /// A field of the body; `account.account_no` reaches into objects.
     pub fn field(&self, name: &str) -> Option<&Value> {
-        self.body.get(name)
+        name.split('.').try_fold(&self.body, |v, part| v.get(part))
     }
 
     pub fn str_field(&self, name: &str) -> Option<&str> {

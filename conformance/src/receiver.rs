@@ -26,6 +26,7 @@ pub enum Answer {
 /// One request as received.
 #[derive(Clone, Debug)]
 pub struct Received {
+    pub method: String,
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: String,
@@ -173,11 +174,9 @@ impl Receiver {
         };
         let head = String::from_utf8_lossy(&buf[..header_end]).to_string();
         let mut lines = head.split("\r\n");
-        let path = lines
-            .next()
-            .and_then(|l| l.split(' ').nth(1))
-            .unwrap_or_default()
-            .to_string();
+        let mut request_line = lines.next().unwrap_or_default().split(' ');
+        let method = request_line.next().unwrap_or_default().to_string();
+        let path = request_line.next().unwrap_or_default().to_string();
         let headers: Vec<(String, String)> = lines
             .filter_map(|l| l.split_once(':'))
             .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
@@ -202,6 +201,7 @@ impl Receiver {
                 .lock()
                 .map_err(|_| std::io::Error::other("receiver state poisoned"))?;
             s.received.push(Received {
+                method,
                 path,
                 headers,
                 body,

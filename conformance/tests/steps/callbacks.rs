@@ -45,6 +45,14 @@ async fn receiver_silent_then(world: &mut PaymentsWorld, seconds: u64, then: u16
     world.receiver = Some(r);
 }
 
+#[given(expr = "a callback receiver that hangs up first, then answers {int}")]
+async fn receiver_hangs_up_then(world: &mut PaymentsWorld, then: u16) {
+    let r = harness().await.receiver().await.expect("a receiver");
+    r.script(&[Answer::Hangup]);
+    r.otherwise(Answer::Status(then));
+    world.receiver = Some(r);
+}
+
 #[given("a callback receiver with a self-signed certificate")]
 async fn receiver_self_signed(world: &mut PaymentsWorld) {
     let r = harness()
@@ -171,12 +179,31 @@ async fn callback_field(world: &mut PaymentsWorld, name: String, value: String) 
     assert_eq!(body[&name].as_str(), Some(value.as_str()), "{body}");
 }
 
+#[then(expr = "the callback field {string} is null")]
+async fn callback_field_null(world: &mut PaymentsWorld, name: String) {
+    let body = body_of(&last(world));
+    assert!(
+        body.get(&name).is_some_and(Value::is_null),
+        "{name} in {body}"
+    );
+}
+
 #[then("the callback is signed with the merchant's key")]
 async fn callback_signed(world: &mut PaymentsWorld) {
     let r = last(world);
     let key = world.merchant().api_key.clone();
+    assert_eq!(r.method, "POST", "callbacks are POSTed");
+    assert_eq!(r.path, "/callback", "to the callback_url's own path");
     assert_eq!(r.header("x-api-key"), Some(key.as_str()));
     assert_eq!(r.header("content-type"), Some("application/json"));
+    let sig = r.header("x-signature").unwrap_or_default();
+    assert!(
+        sig.len() == 32
+            && sig
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+        "x-signature is 32 lowercase hex digits: {sig}"
+    );
     let stamp: i64 = r
         .header("x-timestamp")
         .and_then(|t| t.parse().ok())
@@ -393,4 +420,34 @@ async fn arrived_apart(world: &mut PaymentsWorld, seconds: u64, tolerance: u64) 
             .all(|g| (g - seconds as f64).abs() <= tolerance as f64),
         "{gaps:?}"
     );
+}
+
+#[when("a callback body with a field the contract does not name is signed with the merchant's key")]
+async fn extra_field_body(world: &mut PaymentsWorld) {
+    let body = r#"{"event":"deposit.completed","order_no":"D1","merchant_order_no":"M1","amount":"100.0000","actual_amount":"100.0000","currency":"THB","status":"completed","matched_at":"2026-11-22T10:00:00Z","completed_at":"2026-11-22T10:00:05Z","risk_score":"low"}"#;
+    let key = world.merchant().api_key.clone();
+    let fields = payments_wire::SigningFields::from_json_body(body.as_bytes()).unwrap();
+    let signature = payments_wire::sign(&fields, &key);
+    world.page = Some((0, format!("{signature}\n{body}")));
+}
+
+#[then(expr = "the client crate's verifier reads it as {string}")]
+async fn verifier_reads(world: &mut PaymentsWorld, event: String) {
+    let (_, text) = world.page.clone().expect("a body was signed");
+    let (signature, body) = text.split_once('\n').unwrap();
+    let key = world.merchant().api_key.clone();
+    let timestamp = chrono::Utc::now().timestamp().to_string();
+    let headers = merchant_client::callbacks::CallbackHeaders {
+        api_key: Some(key.as_str()),
+        timestamp: Some(timestamp.as_str()),
+        signature: Some(signature),
+    };
+    let (verified, _event) = merchant_client::callbacks::verify_callback(
+        &headers,
+        body.as_bytes(),
+        &key,
+        &merchant_client::callbacks::VerifyOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("a body with an unknown field must still verify: {e}"));
+    assert_eq!(verified.event, event);
 }

@@ -46,13 +46,14 @@ async fn create(
     currency: &str,
     payer_cards: Vec<BTreeMap<String, String>>,
 ) {
+    let callback_url = world.receiver.as_ref().map(|r| r.url.clone());
     let client = harness().await.client(world.merchant());
     let body = types::CreateCashierDepositRequest {
         order_type: types::CreateCashierDepositRequestOrderType::Cashier,
         merchant_order_no: MerchantOrderNo::parse(order).unwrap(),
         amount: amount.map(|a| AmountNumber(a.parse().unwrap())),
         currency_code: currency.into(),
-        callback_url: None,
+        callback_url,
         extra_data: None,
         user_id: Some("payer-42".into()),
         payer_bank_cards: payer_cards,
