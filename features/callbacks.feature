@@ -236,7 +236,7 @@ Feature: Callbacks are delivered as the seed promises
     And the merchant has created a deposit "CBK-22" of 100 THB with a callback
     When an operator completes the deposit
     Then the delivery is "FAILED" after 1 attempt
-    When the merchant reads that deposit by order_no
+    When the merchant reads deposit "CBK-22" by merchant_order_no
     Then the response field "status" is "completed"
     And the response field "callback_status" is "failed"
 

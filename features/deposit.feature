@@ -126,3 +126,22 @@ Feature: Deposit orders of the direct type
     When the merchant creates a deposit "CB-2" of 10 THB with callback_url "http://127.0.0.1:9/callback"
     Then the request is refused with status 400 and error code "INVALID_FIELD"
     And the error message names "https"
+
+  Scenario: A deposit keeps the payer's optional details
+    When the merchant sends a deposit body {"merchant_order_no":"OPT-1","amount":100,"currency_code":"THB","extra_data":"basket 42","user_id":"u-9","account_holder":"Somchai Jaidee","mobile":"+66812345678","email":"payer@example.com","bank_code":"KBANK","account_no":"123-456-7890"}
+    Then the request succeeds
+    When the merchant reads deposit "OPT-1" by merchant_order_no
+    Then the response field "user_id" is "u-9"
+    And the response field "payer_bank_code" is "KBANK"
+    And the response field "payer_account_last4" is "7890"
+    And the response field "account.account_no" is set
+    And the response field "account.bank_code" is set
+    And the response field "expected_remark" is set
+
+  Scenario: A channel deposit names its channel
+    Given the merchant has created a deposit "OPT-2" of 500 BDT
+    When the merchant reads that deposit by order_no
+    Then the response field "channel.channel_code" is set
+    And the response field "channel_id" is set
+    And the response field "channel_order_no" is set
+    And the response field "payment_url" is set

@@ -105,3 +105,19 @@ Feature: Withdrawal orders
       | {"merchant_order_no":"BV-3","amount":10,"currency_code":"THB","beneficiary_name":"A B","beneficiary_account":"1234"}                                     | beneficiary_bank_code |
       | {"merchant_order_no":"BV-4","amount":10,"currency_code":"THB","beneficiary_name":"A B","beneficiary_account":"1234","beneficiary_bank_code":"S C B"}     | beneficiary_bank_code |
       | {"merchant_order_no":"BV-5","amount":0,"currency_code":"THB","beneficiary_name":"A B","beneficiary_account":"1234","beneficiary_bank_code":"SCB"}        | amount                |
+
+  Scenario: An auto-approved withdrawal calls back approved
+    Given the merchant's withdrawals are auto-approved always
+    And a callback receiver that answers 200
+    And the merchant has created a withdrawal "WD-CB" of 100 THB with a callback
+    Then the receiver gets 1 callback
+    And the callback is "withdrawal.approved" with exactly the fields "event, order_no, merchant_order_no, status, amount, currency, approved_at"
+    And the callback is signed with the merchant's key
+
+  Scenario: A dispatched withdrawal can no longer be rejected
+    Given the merchant's withdrawals are auto-approved never
+    And the merchant has created a withdrawal "WD-R" of 100 THB
+    And an operator approves the withdrawal
+    When an operator rejects the withdrawal
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the THB balance is "4900.0000" available, "100.0000" frozen and "5000.0000" in total
