@@ -95,5 +95,18 @@ async fn main() -> anyhow::Result<()> {
         pct(0.99),
         pct(1.0)
     );
+    // The same, for `cargo xtask bench` to read.
+    println!(
+        "{}",
+        serde_json::json!({
+            "backend": backend,
+            "deliveries": n,
+            "seconds": seconds,
+            "per_second": n as f64 / seconds,
+            "p50_ms": pct(0.5),
+            "p99_ms": pct(0.99),
+            "max_ms": pct(1.0),
+        })
+    );
     Ok(())
 }

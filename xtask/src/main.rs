@@ -1,5 +1,6 @@
 //! Project automation, run as `cargo xtask <command>`.
 
+mod bench;
 mod codegen;
 mod conformance;
 
@@ -13,6 +14,11 @@ commands:
   codegen [--check]   regenerate generated/ from openapi/; with --check, change
                       nothing and fail if generated/ or the dropshot round trip
                       differs from the spec
+  bench [--seconds N] [--deliveries 1000,10000]
+                      release build, the production profile on the local
+                      PostgreSQL under load from a separate process (create,
+                      query, balance at 1/16/64 clients), pgbench's ceiling,
+                      callback delivery; writes bench/results/
   conformance [--profile sandbox|production] [--base-url URL]
               [--features a,b] [--realtime]
                       run the cucumber suite (features/) against the profile,
@@ -42,6 +48,10 @@ fn run() -> Result<()> {
                 other => bail!("codegen: unexpected arguments {other:?}\n\n{USAGE}"),
             };
             codegen::run(&root, check)
+        }
+        Some("bench") => {
+            let options = bench::Options::parse(&args[1..])?;
+            bench::run(&root, &options)
         }
         Some("conformance") => {
             let options = conformance::Options::parse(&args[1..])?;

@@ -1,0 +1,162 @@
+//! A load generator for `cargo xtask bench`, run as its own process so the
+//! service under load shares nothing with it but the network:
+//!
+//!     loadgen setup <base-url> <operator-token>          → prints an API key
+//!     loadgen run <base-url> <api-key> <create|query|balance> <clients> <seconds>
+//!
+//! `run` keeps `clients` signed requests in flight for `seconds` (after a
+//! one-second warm-up that is not counted) through the generated client,
+//! and prints one JSON line: requests, errors, requests per second, and
+//! the median, p99 and p99.9 latency in milliseconds.
+
+use anyhow::{bail, Context, Result};
+use merchant_client::merchant::types as m;
+use merchant_client::{AmountNumber, BearerToken, Credentials, MerchantOrderNo};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["setup", base, token] => setup(base, token).await,
+        ["run", base, key, endpoint, clients, seconds] => {
+            run(base, key, endpoint, clients.parse()?, seconds.parse()?).await
+        }
+        _ => bail!("usage: loadgen setup <base-url> <operator-token> | loadgen run <base-url> <api-key> <create|query|balance> <clients> <seconds>"),
+    }
+}
+
+async fn setup(base: &str, token: &str) -> Result<()> {
+    let operator = merchant_client::operator::Client::new(base, BearerToken::new(token.to_string()));
+    let code = format!("bench{}", std::process::id());
+    let created = operator
+        .create_merchant(&merchant_client::operator::types::CreateMerchantRequest {
+            code,
+            name: "Load generator".into(),
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("creating the bench merchant: {e}"))?
+        .into_inner();
+    println!("{}", created.api_key);
+    Ok(())
+}
+
+fn deposit(no: String) -> m::CreateDepositRequest {
+    m::CreateDepositRequest {
+        merchant_order_no: MerchantOrderNo::parse(&no).expect("a valid order number"),
+        amount: AmountNumber("100.50".parse().expect("a decimal")),
+        currency_code: "THB".into(),
+        callback_url: None,
+        extra_data: None,
+        user_id: Some("bench-user".into()),
+        account_holder: None,
+        mobile: None,
+        email: None,
+        bank_code: None,
+        account_no: None,
+    }
+}
+
+async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64) -> Result<()> {
+    if !matches!(endpoint, "create" | "query" | "balance") {
+        bail!("endpoint is create, query or balance, not {endpoint}");
+    }
+    let client = merchant_client::merchant::Client::new(base, Credentials::new(key.to_string()));
+    let client = Arc::new(client);
+    let run_id = format!("{:x}", std::process::id());
+    // Queries read orders that exist: a hundred made before the clock runs.
+    let known: Arc<Vec<String>> = Arc::new(if endpoint == "query" {
+        let mut v = Vec::new();
+        for i in 0..100 {
+            let no = format!("Q{run_id}-{i}");
+            client
+                .create_deposit(&deposit(no.clone()))
+                .await
+                .map_err(|e| anyhow::anyhow!("seeding orders to query: {e}"))?;
+            v.push(no);
+        }
+        v
+    } else {
+        Vec::new()
+    });
+    let counting = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for worker in 0..clients {
+        let (client, known, counting, stop) = (
+            client.clone(),
+            known.clone(),
+            counting.clone(),
+            stop.clone(),
+        );
+        let endpoint = endpoint.to_string();
+        let run_id = run_id.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut latencies: Vec<u32> = Vec::new();
+            let mut errors = 0u64;
+            let mut seq = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                seq += 1;
+                let started = Instant::now();
+                let ok = match endpoint.as_str() {
+                    "create" => client
+                        .create_deposit(&deposit(format!("C{run_id}-{worker}-{seq}")))
+                        .await
+                        .is_ok(),
+                    "query" => client
+                        .find_deposit(&known[(worker + seq) % known.len()])
+                        .await
+                        .is_ok(),
+                    _ => client.get_balances().await.is_ok(),
+                };
+                if counting.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                    if ok {
+                        let micros = started.elapsed().as_micros();
+                        latencies.push(u32::try_from(micros).unwrap_or(u32::MAX));
+                    } else {
+                        errors += 1;
+                    }
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    counting.store(true, Ordering::Relaxed);
+    let measured = Instant::now();
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    let elapsed = measured.elapsed().as_secs_f64();
+    let mut all: Vec<u32> = Vec::new();
+    let mut errors = 0u64;
+    for t in tasks {
+        let (l, e) = t.await.context("a load task")?;
+        all.extend(l);
+        errors += e;
+    }
+    all.sort_unstable();
+    let pick = |q: f64| -> f64 {
+        if all.is_empty() {
+            return 0.0;
+        }
+        let i = ((all.len() as f64 * q).ceil() as usize).clamp(1, all.len()) - 1;
+        f64::from(all[i]) / 1000.0
+    };
+    println!(
+        "{}",
+        serde_json::json!({
+            "endpoint": endpoint,
+            "clients": clients,
+            "requests": all.len(),
+            "errors": errors,
+            "seconds": elapsed,
+            "rps": all.len() as f64 / elapsed,
+            "p50_ms": pick(0.50),
+            "p99_ms": pick(0.99),
+            "p999_ms": pick(0.999),
+        })
+    );
+    Ok(())
+}
