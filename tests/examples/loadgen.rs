@@ -29,7 +29,8 @@ async fn main() -> Result<()> {
 }
 
 async fn setup(base: &str, token: &str) -> Result<()> {
-    let operator = merchant_client::operator::Client::new(base, BearerToken::new(token.to_string()));
+    let operator =
+        merchant_client::operator::Client::new(base, BearerToken::new(token.to_string()));
     let code = format!("bench{}", std::process::id());
     let created = operator
         .create_merchant(&merchant_client::operator::types::CreateMerchantRequest {
