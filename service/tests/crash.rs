@@ -4,12 +4,13 @@
 //! Runs the real binary; on PostgreSQL when PAYMENTS_TEST_DATABASE_URL is
 //! set, else on the sandbox's SQLite file.
 
-use payments_service::testing::{fresh_postgres_database, TEST_DATABASE_ENV};
+mod support;
+
 use serde_json::{json, Value};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use support::{chrono_now, database_url, free_port, operator, start, wait_ready, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -42,88 +43,6 @@ async fn receiver() -> (String, Arc<AtomicUsize>) {
     (url, seen)
 }
 
-struct Service {
-    child: Child,
-    base: String,
-    key: String,
-    operator: String,
-}
-
-fn start(data: &std::path::Path, port: u16, database_url: &Option<String>) -> Service {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_payments"));
-    cmd.env("PAYMENTS_DATA_DIR", data)
-        .env("PAYMENTS_BIND", format!("127.0.0.1:{port}"))
-        .env("PAYMENTS_PROFILE", "sandbox")
-        .env("PAYMENTS_LOG_LEVEL", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    if let Some(url) = database_url {
-        cmd.env("PAYMENTS_DATABASE_URL", url);
-    }
-    let mut child = cmd.spawn().expect("the service starts");
-    // The banner names the demo key and the operator token.
-    let mut out = child.stdout.take().unwrap();
-    let mut text = String::new();
-    let mut buf = [0u8; 4096];
-    while !text.contains("operator token:") {
-        use std::io::Read;
-        let n = out.read(&mut buf).expect("the banner");
-        assert!(n > 0, "the service exited early: {text}");
-        text.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
-    let field = |label: &str| {
-        text.lines()
-            .find(|l| l.trim_start().starts_with(label))
-            .and_then(|l| l.split_whitespace().nth(2))
-            .expect("a banner line")
-            .to_string()
-    };
-    Service {
-        base: format!("http://127.0.0.1:{port}"),
-        key: field("API key:"),
-        operator: field("operator token:"),
-        child,
-    }
-}
-
-async fn wait_ready(http: &reqwest::Client, base: &str) {
-    for _ in 0..200 {
-        if http
-            .get(format!("{base}/api/v1/merchant/openapi.json"))
-            .send()
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the service did not answer");
-}
-
-async fn operator(
-    http: &reqwest::Client,
-    s: &Service,
-    method: &str,
-    path: &str,
-    body: Value,
-) -> Value {
-    let url = format!("{}{path}", s.base);
-    let req = match method {
-        "GET" => http.get(url),
-        _ => http.post(url).json(&body),
-    };
-    let resp = req
-        .header("authorization", format!("Bearer {}", s.operator))
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status();
-    let v: Value = resp.json().await.unwrap();
-    assert!(status.is_success(), "{path}: {status} {v}");
-    v
-}
-
 async fn delivery(http: &reqwest::Client, s: &Service, order_no: &str) -> Value {
     let page = operator(
         http,
@@ -151,15 +70,8 @@ async fn delivery(http: &reqwest::Client, s: &Service, order_no: &str) -> Value 
 async fn a_callback_survives_kill_9_mid_attempt() {
     let data = std::env::temp_dir().join(format!("payments-crash-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
-    let database_url = match std::env::var(TEST_DATABASE_ENV) {
-        Ok(server) if !server.is_empty() => Some(fresh_postgres_database(&server).await.unwrap()),
-        _ => None,
-    };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let database_url = database_url().await;
+    let port = free_port();
     let http = reqwest::Client::new();
     let (callback_url, seen) = receiver().await;
 
@@ -241,11 +153,4 @@ async fn a_callback_survives_kill_9_mid_attempt() {
     second.child.kill().unwrap();
     second.child.wait().unwrap();
     let _ = std::fs::remove_dir_all(&data);
-}
-
-fn chrono_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or_default()
 }
