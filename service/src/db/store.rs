@@ -31,12 +31,32 @@ impl From<DieselError> for StoreError {
                 StoreError::Unavailable(info.message().to_string())
             }
             DieselError::BrokenTransactionManager => StoreError::Unavailable(e.to_string()),
+            // The driver reports a socket cut mid-query without a SQLSTATE:
+            // the database went away, which is a 503, not a bug.
+            other if connection_lost(&other.to_string()) => {
+                StoreError::Unavailable(other.to_string())
+            }
             other => StoreError::Other(other.to_string()),
         }
     }
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Whether a driver error without a SQLSTATE says the connection is gone.
+fn connection_lost(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "connection closed",
+        "connection reset",
+        "broken pipe",
+        "communicating with the server",
+        "unexpected eof",
+        "server closed the connection",
+    ]
+    .iter()
+    .any(|needle| m.contains(needle))
+}
 
 #[async_trait]
 pub trait Store: Send {

@@ -21,9 +21,12 @@ pub fn start(data: &std::path::Path, port: u16, database_url: &Option<String>) -
     cmd.env("PAYMENTS_DATA_DIR", data)
         .env("PAYMENTS_BIND", format!("127.0.0.1:{port}"))
         .env("PAYMENTS_PROFILE", "sandbox")
-        .env("PAYMENTS_LOG_LEVEL", "warn")
+        .env(
+            "PAYMENTS_LOG_LEVEL",
+            std::env::var("PAYMENTS_LOG_LEVEL").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .stderr(stderr_log(data));
     if let Some(url) = database_url {
         cmd.env("PAYMENTS_DATABASE_URL", url);
     }
@@ -38,6 +41,13 @@ pub fn start(data: &std::path::Path, port: u16, database_url: &Option<String>) -
         assert!(n > 0, "the service exited early: {text}");
         text.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
+    // Keep reading what it prints, so that it never writes into a closed
+    // pipe.
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let mut sink = [0u8; 4096];
+        while matches!(out.read(&mut sink), Ok(n) if n > 0) {}
+    });
     let field = |label: &str| {
         text.lines()
             .find(|l| l.trim_start().starts_with(label))
@@ -89,6 +99,17 @@ pub async fn operator(
     let v: Value = resp.json().await.unwrap();
     assert!(status.is_success(), "{path}: {status} {v}");
     v
+}
+
+/// The service's stderr, kept in its data directory for a failing test.
+fn stderr_log(data: &std::path::Path) -> Stdio {
+    let _ = std::fs::create_dir_all(data);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(data.join("stderr.log"))
+        .map(Stdio::from)
+        .unwrap_or_else(|_| Stdio::null())
 }
 
 /// A fresh PostgreSQL database when the environment names a server, else
