@@ -103,12 +103,14 @@ pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiE
     let result = match outcome {
         Some(result) => result,
         None => {
+            // No `?`: a conflict here is a concurrent report of the same
+            // reference, which the replay below answers.
             let unmatched = row.clone();
             app.db
                 .run(|s| Box::pin(async move { s.insert_bank_transaction(&unmatched).await }))
                 .await
-                .map_err(|e| duplicate_or(e, &reference))?;
-            Ok(Ingested { row, deposit: None })
+                .map_err(|e| duplicate_or(e, &reference))
+                .map(|()| Ingested { row, deposit: None })
         }
     };
     match result {
