@@ -269,6 +269,16 @@ Feature: Callbacks are delivered as the seed promises
     When a callback body with a field the contract does not name is signed with the merchant's key
     Then the client crate's verifier reads it as "deposit.completed"
 
+  @sandbox @serial
+  Scenario: A BDT channel deposit's callback is retried like any other
+    Given a callback receiver that answers 503 first, then 200
+    And the merchant has created a deposit "CBK-27" of 500 BDT with a callback
+    When the payer pays 500 on the payment page
+    Then the delivery is "WAITING_RETRY" after 1 attempt
+    When the sandbox clock advances 30 seconds
+    Then the delivery is "SUCCESS" after 2 attempts
+    And the callback field "currency" is "BDT"
+
   # Minutes of wall time: run by .ci/run with CONFORMANCE_REALTIME=only.
   @sandbox @realtime
   Scenario: On the system clock, five attempts arrive about 30 seconds apart

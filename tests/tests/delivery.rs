@@ -465,3 +465,33 @@ async fn stopping_lets_an_attempt_under_way_finish_and_records_it() {
     assert_eq!(h.len(), 1);
     assert_eq!(h[0].outcome, "success");
 }
+
+#[tokio::test]
+async fn a_receiver_that_never_answers_holds_its_permit_only_until_the_timeout() {
+    // One permit: while the silent receiver holds it, nothing else is sent.
+    let (service, _clock) = start_worker(1).await;
+    let app = service.service.app().clone();
+    let silent = Receiver::start().await.unwrap();
+    silent.otherwise(Answer::Silence(Duration::from_secs(3600)));
+    let fast = Receiver::start().await.unwrap();
+    let a = service.new_merchant("Silent").await.unwrap();
+    let b = service.new_merchant("Waiting").await.unwrap();
+    merchant::set_callback_timeout(&app, &a.merchant.id, 1)
+        .await
+        .unwrap();
+
+    let held = completed(&app, &a.merchant, "T-1", &silent.url).await;
+    assert_eq!(silent.wait_for(1, WAIT).await.len(), 1);
+    let queued = completed(&app, &b.merchant, "T-2", &fast.url).await;
+    // The other merchant's callback goes out once the 1 s timeout frees the
+    // permit, not when the silent receiver would have answered.
+    let started = std::time::Instant::now();
+    assert_eq!(fast.wait_for(1, WAIT).await.len(), 1);
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(8), "waited {waited:?}");
+    settles(&app, &queued, "SUCCESS").await;
+    let d = settles(&app, &held, "WAITING_RETRY").await;
+    let h = history(&app, &d.id).await;
+    assert_eq!(h[0].error.as_deref(), Some("timeout after 1 s"));
+    service.service.stop().await.unwrap();
+}
