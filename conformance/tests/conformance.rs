@@ -145,7 +145,7 @@ fn per_feature(path: &std::path::Path) -> anyhow::Result<String> {
                 .flatten()
                 .filter_map(|s| s["result"]["status"].as_str())
                 .collect();
-            let k = if statuses.iter().any(|s| *s == "failed") {
+            let k = if statuses.contains(&"failed") {
                 1
             } else if statuses.iter().any(|s| *s != "passed") {
                 2

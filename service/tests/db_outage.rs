@@ -156,7 +156,8 @@ async fn the_service_answers_503_while_postgres_is_away_and_recovers_by_itself()
             "phase {p}: {n} × {label} (only 200 and 503 are acceptable)"
         );
     }
-    for order_no in acked.lock().unwrap().iter() {
+    let acked = acked.lock().unwrap().clone();
+    for order_no in &acked {
         let order = operator(
             &http,
             &service,
