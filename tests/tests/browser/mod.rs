@@ -314,6 +314,11 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        // A test that fails before `quit` leaves Chromium running after its
+        // driver dies: end every process started on this profile directory.
+        let _ = Command::new("pkill")
+            .args(["-f", &self.profile.display().to_string()])
+            .status();
         let _ = self.driver.kill();
         let _ = self.driver.wait();
         let _ = std::fs::remove_dir_all(&self.profile);
