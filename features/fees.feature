@@ -52,3 +52,15 @@ Feature: Fees
     And the response field "estimated_profit" is "15.0000"
     And the response field "actual_channel_cost" is "5.0000"
     And the response field "actual_profit" is "15.0000"
+
+  Scenario: Each order takes the rate of its own currency and direction
+    Given the merchant has 1000 THB available
+    And the merchant's deposit fee in THB is 3% plus 0 with a minimum of 0
+    And the merchant's withdrawal fee in THB is 1% plus 0 with a minimum of 0
+    And the merchant's deposit fee in BDT is 2% plus 0 with a minimum of 0
+    When the merchant creates a withdrawal "FR-1" of 100 THB
+    Then the response field "fee" is "1.0000"
+    Given the merchant has created a deposit "FR-2" of 100 THB
+    When the payer pays the deposit in full
+    And the merchant reads that deposit
+    Then the response field "fee" is "3.0000"

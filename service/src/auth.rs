@@ -40,12 +40,12 @@ pub async fn authenticate(
     }
 
     let key_hash = app.vault.lookup_hash(api_key);
-    let key = app
+    let (key, merchant, fees) = app
         .db
-        .run(|s| Box::pin(async move { s.api_key_by_hash(&key_hash).await }))
+        .run(|s| Box::pin(async move { s.api_key_with_merchant(&key_hash).await }))
         .await
         .map_err(ApiError::from)?
-        .filter(|k| k.expires_at.is_none_or(|e| e > now))
+        .filter(|(k, _, _)| k.expires_at.is_none_or(|e| e > now))
         .ok_or(ApiError::UnknownApiKey)?;
     // The lookup matched an HMAC; confirm the key itself, in constant time.
     let stored = app
@@ -61,14 +61,7 @@ pub async fn authenticate(
         return Err(ApiError::InvalidSignature);
     }
 
-    let merchant_id = key.merchant_id.clone();
-    let merchant = app
-        .db
-        .run(|s| Box::pin(async move { s.merchant_by_id(&merchant_id).await }))
-        .await
-        .map_err(ApiError::from)?
-        .map(Merchant::from_row)
-        .ok_or(ApiError::UnknownApiKey)?;
+    let merchant = Merchant::from_row(merchant).with_own_rates(fees);
     if merchant.status == MerchantStatus::Disabled {
         return Err(ApiError::MerchantDisabled);
     }

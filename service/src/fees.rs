@@ -3,6 +3,7 @@
 //! digits, and never more than the amount itself.
 
 use crate::config::RateConfig;
+use crate::db::rows::FeeRow;
 use rust_decimal::{Decimal, RoundingStrategy};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +47,34 @@ pub async fn merchant_rate(
         .db
         .run(|s| Box::pin(async move { s.fee(&m, &c, d).await }))
         .await?;
+    rate_or_default(app, own.as_ref(), currency, direction)
+}
+
+/// As [`merchant_rate`], from the rates read with the merchant when there
+/// are any: the same answer without another round trip.
+pub async fn rate_for(
+    app: &crate::app::App,
+    merchant: &crate::merchant::Merchant,
+    currency: &str,
+    direction: Direction,
+) -> Result<RateConfig, crate::error::ApiError> {
+    match &merchant.own_rates {
+        Some(rows) => {
+            let own = rows
+                .iter()
+                .find(|r| r.currency == currency && r.direction == direction.as_str());
+            rate_or_default(app, own, currency, direction)
+        }
+        None => merchant_rate(app, &merchant.id, currency, direction).await,
+    }
+}
+
+fn rate_or_default(
+    app: &crate::app::App,
+    own: Option<&FeeRow>,
+    currency: &str,
+    direction: Direction,
+) -> Result<RateConfig, crate::error::ApiError> {
     if let Some(row) = own {
         let percent = row.percent.parse::<Decimal>().map_err(|_| {
             crate::error::ApiError::Internal(format!("stored fee percent `{}`", row.percent))

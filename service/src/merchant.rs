@@ -2,7 +2,7 @@
 
 use crate::app::App;
 use crate::balance;
-use crate::db::rows::{ApiKeyRow, MerchantRow};
+use crate::db::rows::{ApiKeyRow, FeeRow, MerchantRow};
 use crate::error::ApiError;
 use crate::keys::new_api_key;
 use anyhow::{anyhow, Result};
@@ -71,6 +71,10 @@ pub struct Merchant {
     pub rate_limit: Option<(u32, u32)>,
     /// Receiving account id per currency, where an operator assigned one.
     pub receiving_accounts: BTreeMap<String, String>,
+    /// The merchant's own fee rates, when they were read in the same query
+    /// as the merchant (a signed request's); `None` means not read, so a
+    /// fee lookup asks the database.
+    pub own_rates: Option<Vec<FeeRow>>,
 }
 
 impl Merchant {
@@ -91,7 +95,13 @@ impl Merchant {
             code: row.code,
             name: row.name,
             callback_timeout_seconds: row.callback_timeout_seconds,
+            own_rates: None,
         }
+    }
+
+    pub fn with_own_rates(mut self, rates: Vec<FeeRow>) -> Merchant {
+        self.own_rates = Some(rates);
+        self
     }
 }
 

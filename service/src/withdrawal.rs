@@ -110,7 +110,7 @@ pub async fn create(
         return same_request_or_conflict(existing, &req);
     }
     let currency = crate::validate::currency(app, &req.currency)?;
-    let rate = fees::merchant_rate(app, &merchant.id, &req.currency, Direction::Withdrawal).await?;
+    let rate = fees::rate_for(app, merchant, &req.currency, Direction::Withdrawal).await?;
     let fee = fees::apply(&rate, req.amount, currency.fraction_digits);
     let channel = app.channels.for_currency(&req.currency);
     let cost = channel

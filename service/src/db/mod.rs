@@ -11,7 +11,9 @@ pub use store::{Store, StoreError, StoreResult};
 use anyhow::{anyhow, Context, Result};
 use diesel::SqliteConnection;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
-use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
+};
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
@@ -49,7 +51,10 @@ impl Db {
                 .await
                 .with_context(|| format!("connecting to {}", crate::config::redact_url(url)))?;
             run_migrations(conn, PG_MIGRATIONS).await?;
-            let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+            let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+                url,
+                pool_config(),
+            );
             let pool = Pool::builder(manager)
                 .max_size(pool_size)
                 .build()
@@ -65,7 +70,7 @@ impl Db {
             }
             let conn = sqlite_connect(path.clone()).await?;
             run_migrations(conn, SQLITE_MIGRATIONS).await?;
-            let mut config = ManagerConfig::<SqliteConn>::default();
+            let mut config = pool_config::<SqliteConn>();
             config.custom_setup = Box::new(|url| {
                 let url = url.to_string();
                 Box::pin(async move {
@@ -133,6 +138,16 @@ impl Db {
             }
         }
     }
+}
+
+/// Connections are handed out without a test query first: that query
+/// doubled the round trips of a single read. A connection the server has
+/// closed is seen as closed by the driver and replaced when it returns to
+/// the pool; a query already on it fails as `Unavailable` (503).
+fn pool_config<C: AsyncConnection + 'static>() -> ManagerConfig<C> {
+    let mut config = ManagerConfig::default();
+    config.recycling_method = RecyclingMethod::Fast;
+    config
 }
 
 async fn sqlite_connect(path: String) -> Result<SqliteConn> {

@@ -239,6 +239,7 @@ diesel::table! {
 }
 
 diesel::joinable!(api_keys -> merchants (merchant_id));
+diesel::joinable!(merchant_fees -> merchants (merchant_id));
 diesel::joinable!(postings -> journal_entries (entry_id));
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,

@@ -65,7 +65,12 @@ pub trait Store: Send {
     async fn merchant_by_code(&mut self, code: &str) -> StoreResult<Option<MerchantRow>>;
 
     async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()>;
-    async fn api_key_by_hash(&mut self, key_hash: &str) -> StoreResult<Option<ApiKeyRow>>;
+    /// The key with this hash, its merchant and the merchant's own fee
+    /// rates, in one round trip: every signed request starts here.
+    async fn api_key_with_merchant(
+        &mut self,
+        key_hash: &str,
+    ) -> StoreResult<Option<(ApiKeyRow, MerchantRow, Vec<FeeRow>)>>;
     async fn api_keys_of(&mut self, merchant_id: &str) -> StoreResult<Vec<ApiKeyRow>>;
 
     async fn insert_deposit(&mut self, row: &DepositRow) -> StoreResult<()>;
@@ -372,13 +377,28 @@ macro_rules! impl_store {
                 Ok(())
             }
 
-            async fn api_key_by_hash(&mut self, key_hash: &str) -> StoreResult<Option<ApiKeyRow>> {
-                Ok(api_keys::table
+            async fn api_key_with_merchant(
+                &mut self,
+                key_hash: &str,
+            ) -> StoreResult<Option<(ApiKeyRow, MerchantRow, Vec<FeeRow>)>> {
+                let rows: Vec<(ApiKeyRow, MerchantRow, Option<FeeRow>)> = api_keys::table
+                    .inner_join(merchants::table.left_join(merchant_fees::table))
                     .filter(api_keys::key_hash.eq(key_hash))
-                    .select(ApiKeyRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                    .select((
+                        ApiKeyRow::as_select(),
+                        MerchantRow::as_select(),
+                        Option::<FeeRow>::as_select(),
+                    ))
+                    .load(self)
+                    .await?;
+                let mut rows = rows.into_iter();
+                Ok(rows.next().map(|(key, merchant, first)| {
+                    let fees = first
+                        .into_iter()
+                        .chain(rows.filter_map(|(_, _, fee)| fee))
+                        .collect();
+                    (key, merchant, fees)
+                }))
             }
 
             async fn api_keys_of(&mut self, merchant_id: &str) -> StoreResult<Vec<ApiKeyRow>> {
