@@ -1,11 +1,11 @@
 //! `cargo xtask conformance`: runs the cucumber suite against one profile,
 //! in-process or against a deployed service, and says where the reports
-//! are. A thin front over `cargo test --test conformance`, which reads the
-//! same settings from the environment.
+//! are. A thin front over the `conformance` test binary (what `cargo test
+//! --workspace` runs), which reads the same settings from the environment.
 
 use anyhow::{bail, Context, Result};
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 pub struct Options {
     pub profile: String,
@@ -47,11 +47,38 @@ impl Options {
     }
 }
 
-pub fn run(root: &Path, options: &Options) -> Result<()> {
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo
+/// Builds the suite as `cargo test --workspace` does and returns the path
+/// of its binary. Building only `--test conformance` would resolve other
+/// dependency features and recompile most of the tree a second time.
+fn suite_binary(root: &Path) -> Result<PathBuf> {
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
-        .args(["test", "--workspace", "--test", "conformance"])
+        .args(["test", "--workspace", "--no-run", "--message-format=json"])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running cargo test --no-run")?;
+    if !out.status.success() {
+        bail!("conformance: building the suite failed");
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|m| {
+            m["reason"] == "compiler-artifact"
+                && m["target"]["name"] == "conformance"
+                && m["target"]["kind"]
+                    .as_array()
+                    .is_some_and(|k| k.iter().any(|k| k == "test"))
+        })
+        .and_then(|m| m["executable"].as_str().map(PathBuf::from))
+        .context("conformance: cargo built no conformance test binary")
+}
+
+pub fn run(root: &Path, options: &Options) -> Result<()> {
+    let mut cargo = Command::new(suite_binary(root)?);
+    cargo
+        // Where `cargo test` would run it: the conformance package.
+        .current_dir(root.join("conformance"))
         .env("CONFORMANCE_PROFILE", &options.profile)
         .env(
             "CONFORMANCE_REPORT_DIR",
@@ -98,7 +125,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
             }
         }
     }
-    let status = cargo.status().context("running cargo test")?;
+    let status = cargo.status().context("running the conformance suite")?;
     if !status.success() {
         bail!(
             "conformance: the suite failed (reports in {})",
