@@ -93,7 +93,7 @@ Feature: Callbacks are delivered as the seed promises
     And the delivery is "FAILED" after 5 attempts
     And its attempts were scheduled 30 seconds apart
     And its last attempt says "failed"
-    And every attempt carried the same body and signature, and a later timestamp
+    And every attempt carried the same body and signature, and a timestamp on the receiver's clock
     When the sandbox clock advances 600 seconds
     Then the receiver gets 5 callbacks
     And the delivery is "FAILED" after 5 attempts
@@ -287,4 +287,5 @@ Feature: Callbacks are delivered as the seed promises
     When an operator completes the deposit
     Then the receiver gets 5 callbacks within 160 seconds
     And they arrived 30 seconds apart, within 2 seconds each
+    And every attempt carried the same body and signature, and a later timestamp
     And the delivery is "FAILED" after 5 attempts

@@ -13,6 +13,7 @@
 //!   PostgreSQL database (required for the production profile).
 
 pub mod receiver;
+pub mod requests;
 pub mod tls;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -87,7 +88,7 @@ impl Harness {
             },
             _ => {
                 // As deployed: the sandbox on a clock its API advances, and
-                // the delivery worker running. Production trusts the test
+                // the delivery and expiry workers running. Production trusts the test
                 // CA and may call the suite's receivers on `localhost`;
                 // every other internal address stays refused.
                 let clock: Arc<dyn Clock> = match profile {
@@ -98,6 +99,9 @@ impl Harness {
                 Target::InProcess(
                     TestService::start_with(profile, clock, |c| {
                         c.callback_worker = true;
+                        c.expiry_interval_seconds =
+                            payments_service::config::Config::defaults(profile)
+                                .expiry_interval_seconds;
                         if let Some(bundle) = bundle {
                             c.callback_ca_bundle = Some(bundle);
                             c.callback_allowed_private_hosts = vec!["localhost".into()];
@@ -252,14 +256,25 @@ impl Harness {
             .timestamp
             .clone()
             .unwrap_or_else(|| (chrono::Utc::now().timestamp() + raw.timestamp_offset).to_string());
-        let mut builder = match raw.body {
-            Some(body) => self
-                .http
-                .post(&url)
-                .header("content-type", "application/json")
-                .body(body),
-            None => self.http.get(&url).query(&raw.query),
+        let method = match &raw.method {
+            Some(m) => reqwest::Method::from_bytes(m.as_bytes()).context("an HTTP method")?,
+            None if raw.body.is_some() => reqwest::Method::POST,
+            None => reqwest::Method::GET,
         };
+        let mut builder = self.http.request(method, &url).query(&raw.query);
+        if let Some(body) = raw.body {
+            let content_type = match &raw.content_type {
+                None => Some("application/json"),
+                Some(declared) => declared.as_deref(),
+            };
+            if let Some(content_type) = content_type {
+                builder = builder.header("content-type", content_type);
+            }
+            builder = builder.body(body);
+        }
+        for (name, value) in &raw.headers {
+            builder = builder.header(name, value);
+        }
         for (name, value) in [
             ("x-api-key", raw.api_key.as_str()),
             ("x-timestamp", timestamp.as_str()),
@@ -298,6 +313,12 @@ pub struct RawRequest {
     pub upper_case_signature: bool,
     /// Send exactly this signature (computed by the step itself).
     pub signature: Option<String>,
+    /// GET without a body and POST with one, unless named here.
+    pub method: Option<String>,
+    /// `application/json` unless given: `Some(None)` sends no content type.
+    pub content_type: Option<Option<String>>,
+    /// Further headers (an operator's `authorization`).
+    pub headers: Vec<(String, String)>,
 }
 
 impl RawRequest {
@@ -361,6 +382,17 @@ impl Reply {
             }),
             Err(other) => bail!("the client failed: {other}"),
         }
+    }
+
+    /// The reply of a generated-client call, which must have reached the
+    /// service: the one way steps read a client call.
+    pub fn of<T: serde::Serialize, E: serde::Serialize + std::fmt::Debug>(
+        result: Result<
+            merchant_client::merchant::ResponseValue<T>,
+            merchant_client::merchant::Error<E>,
+        >,
+    ) -> Reply {
+        Reply::from_client(result).unwrap_or_else(|e| panic!("no reply from the service: {e:#}"))
     }
 
     /// A field of the body; `account.account_no` reaches into objects.

@@ -32,6 +32,9 @@ pub struct Received {
     pub body: String,
     /// The receiver's own clock when the request arrived.
     pub at: std::time::Instant,
+    /// The receiver's wall clock when the request arrived, in Unix seconds:
+    /// what a merchant checks `X-Timestamp` against.
+    pub wall_unix: i64,
 }
 
 impl Received {
@@ -206,6 +209,7 @@ impl Receiver {
                 headers,
                 body,
                 at: std::time::Instant::now(),
+                wall_unix: chrono::Utc::now().timestamp(),
             });
             let next = s.script.pop_front();
             next.or(s.otherwise).unwrap_or(Answer::Status(200))

@@ -18,12 +18,21 @@ pub struct App {
     /// Wakes the delivery workers: a callback was queued or the clock moved.
     pub wake: Arc<tokio::sync::Notify>,
     /// Sends callbacks.
-    pub courier: crate::delivery::Courier,
+    pub courier: crate::courier::Courier,
+    /// Wakes the expiry worker at the next `expire_at`.
+    pub expiry: crate::clock::Alarm,
 }
 
 impl App {
     pub fn now_unix(&self) -> i64 {
         self.clock.unix()
+    }
+
+    /// The clock moved forward (the sandbox's, or a test's): whatever
+    /// became due is done now, not at the next look.
+    pub fn clock_moved(&self) {
+        self.wake.notify_one();
+        self.expiry.ring();
     }
 
     /// The time request timestamps are checked against: the real time,

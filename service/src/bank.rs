@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::config::ReceivingAccountConfig;
 use crate::db::rows::{BankTransactionRow, DepositRow};
 use crate::db::{Store, StoreError};
-use crate::deposit::{self, Completion, Deposit, DepositStatus};
+use crate::deposit::{self, Completion, Deposit, DepositStatus, Moved};
 use crate::error::ApiError;
 use crate::lifecycle::{self, DepositEvent};
 use crate::money::{from_units, to_units};
@@ -173,6 +173,10 @@ pub async fn match_by_hand(
 
 /// Matches `row` to `order` in one database transaction: the record (new
 /// or marked matched), the deposit's move, its ledger entry and callback.
+/// An order whose `expire_at` passed while it was pending is expired in
+/// that transaction instead, and the money stays unmatched for an
+/// operator: a late transfer never completes an order the merchant has
+/// written off.
 async fn settle(
     app: &App,
     account: &ReceivingAccountConfig,
@@ -190,6 +194,7 @@ async fn settle(
         )
     };
     let now = app.now_unix();
+    let unmatched = row.clone();
     let mut matched = row;
     matched.status = MATCHED.into();
     matched.order_no = Some(order.order_no.clone());
@@ -197,10 +202,17 @@ async fn settle(
     matched.updated_at = now;
     let stored = matched.clone();
     let order_no = order.order_no.clone();
-    let moved: DepositRow = app
+    let kept = unmatched.clone();
+    let moved: Moved = app
         .db
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move {
+                if let Some(expired) = deposit::lapse_if_due(tx, &order_no, now).await? {
+                    if insert {
+                        record(tx, &kept, true, now).await?;
+                    }
+                    return Ok(Moved::Lapsed(expired));
+                }
                 record(tx, &stored, insert, now).await?;
                 match planned {
                     MatchMove::Match { received } => {
@@ -213,11 +225,22 @@ async fn settle(
             })
         })
         .await?;
-    app.wake.notify_one();
-    Ok(Ingested {
-        row: matched,
-        deposit: Some(Deposit::from_row(moved)?),
-    })
+    match moved {
+        Moved::Done(row) => Ok(Ingested {
+            row: matched,
+            deposit: Some(Deposit::from_row(row)?),
+        }),
+        // Answered as any unmatched transfer is, on replays too.
+        Moved::Lapsed(_) if insert => Ok(Ingested {
+            row: unmatched,
+            deposit: None,
+        }),
+        Moved::Lapsed(expired) => Err(lifecycle::refused(
+            &expired.order_no,
+            &expired.status,
+            DepositEvent::Match,
+        )),
+    }
 }
 
 async fn record(

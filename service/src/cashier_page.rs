@@ -481,7 +481,7 @@ fn not_found() -> Result<http::Response<Body>, HttpError> {
 
 /// Never a trace: a page that says to try again, with the details logged.
 fn failure(e: ApiError) -> Result<http::Response<Body>, HttpError> {
-    eprintln!("payments: the cashier page failed: {e:?}");
+    tracing::error!(error = ?e, "the cashier page failed");
     html(
         http::StatusCode::SERVICE_UNAVAILABLE,
         &layout(

@@ -85,3 +85,74 @@ impl Clock for OffsetClock {
 pub fn from_unix(seconds: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(seconds, 0).single().unwrap_or_default()
 }
+
+/// The earliest moment a sleeping worker must look again, in Unix seconds
+/// of the injected clock. Whoever learns of an earlier one (an order
+/// created with an earlier `expire_at`, a clock moved forward) sets or
+/// rings it; the worker sleeps until then or until woken, never polling.
+pub struct Alarm {
+    next: AtomicI64,
+    wake: tokio::sync::Notify,
+}
+
+impl Default for Alarm {
+    fn default() -> Self {
+        Alarm {
+            next: AtomicI64::new(i64::MAX),
+            wake: tokio::sync::Notify::new(),
+        }
+    }
+}
+
+impl Alarm {
+    /// Something is due at `at`: wakes the worker if that is earlier than
+    /// what it sleeps towards.
+    pub fn set(&self, at: i64) {
+        if at < self.next.fetch_min(at, Ordering::SeqCst) {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Wakes the worker to look now (the clock moved).
+    pub fn ring(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Forgets what the worker is about to handle: called before it looks,
+    /// so that a time set while it looks is kept.
+    pub fn reset(&self) {
+        self.next.store(i64::MAX, Ordering::SeqCst);
+    }
+
+    /// Sleeps until the earliest time set since `reset` or `due` (what the
+    /// worker's own look found next), at most `longest`, measured on
+    /// `clock`; or until woken.
+    pub async fn sleep(&self, clock: &dyn Clock, due: Option<i64>, longest: std::time::Duration) {
+        // Registered before the time is read, so that a `set` between the
+        // two is not lost: its notification is kept for this wait.
+        let woken = self.wake.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let next = match due {
+            Some(due) => self.next.fetch_min(due, Ordering::SeqCst).min(due),
+            None => self.next.load(Ordering::SeqCst),
+        };
+        let now = clock.now();
+        let until = if next == i64::MAX {
+            longest
+        } else {
+            let millis = next
+                .saturating_mul(1000)
+                .saturating_sub(now.timestamp_millis())
+                .max(0);
+            std::time::Duration::from_millis(u64::try_from(millis).unwrap_or(0)).min(longest)
+        };
+        if until.is_zero() {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(until) => {}
+            () = woken => {}
+        }
+    }
+}

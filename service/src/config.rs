@@ -200,7 +200,7 @@ pub struct Config {
     /// Every merchant's request rate unless set for the merchant.
     pub rate_limit: RateLimitConfig,
     /// Attempts, interval, stuck threshold and sweep period of callbacks.
-    pub callback_schedule: crate::delivery::Schedule,
+    pub callback_schedule: crate::schedule::Schedule,
     /// Callback attempts in flight at once, per instance.
     pub callback_concurrency: usize,
     /// Whether this instance runs the delivery worker.
@@ -376,7 +376,7 @@ impl Config {
                 requests_per_minute: 60_000,
                 burst: 2000,
             },
-            callback_schedule: crate::delivery::Schedule::default(),
+            callback_schedule: crate::schedule::Schedule::default(),
             callback_concurrency: 64,
             callback_worker: true,
             callback_allow_private_addresses: profile == Profile::Sandbox,

@@ -10,237 +10,14 @@
 
 use crate::app::App;
 use crate::callback::{FAILED, SENDING, SUCCESS, WAITING_RETRY};
-use crate::config::Config;
 use crate::db::rows::{CallbackAttemptRow, CallbackDeliveryRow};
 use crate::error::ApiError;
 use crate::merchant;
-use anyhow::{Context, Result};
-use std::net::{IpAddr, SocketAddr};
+use crate::schedule::{judge, Outcome};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-
-/// The seed's discipline: five attempts, 30 s apart, measured from each
-/// attempt's scheduled time; a SENDING record untouched for 5 minutes is
-/// stuck; the sweep looks every minute.
-#[derive(Clone, Copy, Debug)]
-pub struct Schedule {
-    pub max_attempts: i32,
-    pub retry_interval_seconds: i64,
-    pub stuck_after_seconds: i64,
-    pub sweep_every_seconds: i64,
-}
-
-impl Default for Schedule {
-    fn default() -> Self {
-        Schedule {
-            max_attempts: 5,
-            retry_interval_seconds: 30,
-            stuck_after_seconds: 300,
-            sweep_every_seconds: 60,
-        }
-    }
-}
-
-/// What one attempt came to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Success,
-    /// A 4xx: the receiver refused the callback; no retry.
-    Rejected,
-    /// Retried at `next_attempt_at`.
-    Retry,
-    /// The last attempt failed.
-    Failed,
-}
-
-impl Outcome {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::Rejected => "rejected",
-            Outcome::Retry => "retry",
-            Outcome::Failed => "failed",
-        }
-    }
-}
-
-/// Decides an attempt's outcome from the receiver's status (or its
-/// absence) and the attempt's number.
-pub fn judge(status: Option<u16>, attempt: i32, schedule: &Schedule) -> Outcome {
-    match status {
-        Some(s) if (200..300).contains(&s) => Outcome::Success,
-        Some(s) if (400..500).contains(&s) => Outcome::Rejected,
-        _ if attempt >= schedule.max_attempts => Outcome::Failed,
-        _ => Outcome::Retry,
-    }
-}
-
-/// Posts callbacks: no redirects, https only and no private addresses in
-/// production, an extra CA bundle when configured.
-#[derive(Clone)]
-pub struct Courier {
-    client: reqwest::Client,
-    guard: AddressGuard,
-}
-
-impl Courier {
-    pub fn new(config: &Config) -> Result<Courier> {
-        let guard = AddressGuard {
-            allow_private: config.callback_allow_private_addresses,
-            allowed_hosts: config
-                .callback_allowed_private_hosts
-                .iter()
-                .map(|h| h.to_ascii_lowercase())
-                .collect(),
-        };
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .https_only(config.profile == crate::config::Profile::Production)
-            .dns_resolver(Arc::new(guard.clone()))
-            .user_agent("payments-callbacks/0.1");
-        if let Some(path) = &config.callback_ca_bundle {
-            let pem = std::fs::read(path)
-                .with_context(|| format!("reading callback CA bundle {}", path.display()))?;
-            for cert in reqwest::Certificate::from_pem_bundle(&pem)
-                .with_context(|| format!("parsing callback CA bundle {}", path.display()))?
-            {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        Ok(Courier {
-            client: builder
-                .build()
-                .context("building the callback HTTP client")?,
-            guard,
-        })
-    }
-
-    /// Posts `body`; the receiver's status, or why there is none.
-    pub async fn post(
-        &self,
-        url: &str,
-        headers: &[(&str, String)],
-        body: &str,
-        timeout: Duration,
-    ) -> Result<u16, String> {
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("bad callback URL: {e}"))?;
-        // A literal address never reaches the resolver: check it here.
-        if let Some(host) = parsed.host_str() {
-            if let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() {
-                self.guard.check(host, ip)?;
-            }
-        }
-        let mut request = self
-            .client
-            .post(parsed)
-            .timeout(timeout)
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        for (name, value) in headers {
-            request = request.header(*name, value);
-        }
-        match request.send().await {
-            Ok(response) => Ok(response.status().as_u16()),
-            Err(e) if e.is_timeout() => Err(format!("timeout after {} s", timeout.as_secs())),
-            Err(e) => Err(describe(&e)),
-        }
-    }
-}
-
-/// The error chain of a failed request, without anything secret in it (the
-/// URL is the merchant's own and carries no credentials).
-fn describe(e: &reqwest::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-/// Refuses loopback, private, link-local, metadata and other non-public
-/// addresses unless configuration allows them, at resolution time, so a
-/// name that resolves to an internal address is refused too.
-#[derive(Clone, Debug)]
-pub struct AddressGuard {
-    pub allow_private: bool,
-    /// Lower-case names exempt from the check.
-    pub allowed_hosts: Vec<String>,
-}
-
-impl AddressGuard {
-    pub fn check(&self, host: &str, ip: IpAddr) -> Result<(), String> {
-        let exempt = || {
-            self.allowed_hosts
-                .iter()
-                .any(|h| h.eq_ignore_ascii_case(host))
-        };
-        if self.allow_private || is_public(ip) || exempt() {
-            Ok(())
-        } else {
-            Err(format!("refused to call a non-public address ({ip})"))
-        }
-    }
-}
-
-impl reqwest::dns::Resolve for AddressGuard {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let guard = self.clone();
-        let host = name.as_str().to_string();
-        Box::pin(async move {
-            let found: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> = found
-                .iter()
-                .copied()
-                .filter(|a| guard.check(&host, a.ip()).is_ok())
-                .collect();
-            if allowed.is_empty() {
-                let reason = match found.first() {
-                    Some(a) => guard.check(&host, a.ip()).err().unwrap_or_default(),
-                    None => format!("{host} has no address"),
-                };
-                return Err(reason.into());
-            }
-            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
-}
-
-/// Whether an address is on the public internet.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local() // 169.254/16, cloud metadata included
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b)) // shared address space
-                || (a == 192 && b == 0 && v4.octets()[2] == 0)
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local, fd00:ec2::254 included
-                || (first & 0xffc0) == 0xfe80) // link-local
-        }
-    }
-}
 
 /// Claims and attempts every delivery due now, concurrently (at most
 /// `concurrency` at once), and waits for them. Returns how many it tried.
@@ -259,7 +36,7 @@ pub async fn run_due(app: &Arc<App>, concurrency: usize) -> Result<usize, ApiErr
     }
     while let Some(done) = attempts.join_next().await {
         if let Ok(Err(e)) = done {
-            eprintln!("payments: a callback attempt could not be recorded: {e}");
+            tracing::error!(error = %e, "a callback attempt could not be recorded");
         }
     }
     Ok(count)
@@ -281,9 +58,11 @@ pub async fn attempt(app: &App, mut delivery: CallbackDeliveryRow) -> Result<Out
     };
     let headers = [
         ("x-api-key", key),
-        // The service's time: in a sandbox whose clock was advanced, the
-        // advanced time, like every other time the sandbox reports.
-        ("x-timestamp", app.now_unix().to_string()),
+        // Real time, on every profile: the receiver checks it against its
+        // own clock (a 300 s window in the seed's sample), and a sandbox
+        // clock moved forward to make schedules run must not make every
+        // callback look stale. Request timestamps are checked the same way.
+        ("x-timestamp", app.wall_unix().to_string()),
         ("x-signature", signature.clone()),
     ];
     let timeout = Duration::from_secs(
@@ -379,7 +158,6 @@ pub async fn retry(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, 
             action: "retry".into(),
         });
     }
-    app.wake.notify_one();
     find(app, delivery_id).await
 }
 
@@ -407,7 +185,7 @@ pub async fn worker(app: Arc<App>, mut stop: tokio::sync::watch::Receiver<bool>)
         let now = app.now_unix();
         if now >= next_sweep {
             if let Err(e) = sweep(&app).await {
-                eprintln!("payments: sweeping stuck callbacks failed: {e}");
+                tracing::error!(error = %e, "sweeping stuck callbacks failed");
             }
             next_sweep = now + app.config.callback_schedule.sweep_every_seconds;
         }
@@ -431,16 +209,14 @@ pub async fn worker(app: Arc<App>, mut stop: tokio::sync::watch::Receiver<bool>)
                         let app = app.clone();
                         attempts.spawn(async move {
                             if let Err(e) = attempt(&app, delivery).await {
-                                eprintln!(
-                                    "payments: a callback attempt could not be recorded: {e}"
-                                );
+                                tracing::error!(error = %e, "a callback attempt could not be recorded");
                             }
                             drop(permit);
                             app.wake.notify_one();
                         });
                     }
                 }
-                Err(e) => eprintln!("payments: claiming due callbacks failed: {e}"),
+                Err(e) => tracing::error!(error = %e, "claiming due callbacks failed"),
             }
         }
         while attempts.try_join_next().is_some() {}
@@ -481,47 +257,4 @@ pub async fn worker(app: Arc<App>, mut stop: tokio::sync::watch::Receiver<bool>)
         }
     }
     while attempts.join_next().await.is_some() {}
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn outcomes_follow_the_seed() {
-        let s = Schedule::default();
-        assert_eq!(judge(Some(200), 1, &s), Outcome::Success);
-        assert_eq!(judge(Some(204), 5, &s), Outcome::Success);
-        assert_eq!(judge(Some(400), 1, &s), Outcome::Rejected);
-        assert_eq!(judge(Some(499), 1, &s), Outcome::Rejected);
-        assert_eq!(judge(Some(500), 1, &s), Outcome::Retry);
-        assert_eq!(judge(Some(503), 4, &s), Outcome::Retry);
-        assert_eq!(judge(Some(500), 5, &s), Outcome::Failed);
-        assert_eq!(judge(None, 1, &s), Outcome::Retry);
-        assert_eq!(judge(None, 5, &s), Outcome::Failed);
-        assert_eq!(judge(Some(302), 1, &s), Outcome::Retry);
-    }
-
-    #[test]
-    fn internal_addresses_are_not_public() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "::1",
-            "fe80::1",
-            "fd00:ec2::254",
-            "::ffff:127.0.0.1",
-            "::ffff:10.0.0.1",
-        ] {
-            assert!(!is_public(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
-            assert!(is_public(ip.parse().unwrap()), "{ip}");
-        }
-    }
 }

@@ -2,7 +2,7 @@
 //! idempotent resend, and queries.
 
 use crate::app::App;
-use crate::callback::{self, Event};
+use crate::callback;
 use crate::config::{ReceivingAccountConfig, Route};
 use crate::db::rows::DepositRow;
 use crate::db::{Store, StoreError};
@@ -12,42 +12,11 @@ use crate::ledger::{self, Entry};
 use crate::lifecycle::{self, DepositEvent};
 use crate::merchant::Merchant;
 use crate::money::{from_units, to_units};
+pub use crate::status::DepositStatus;
 use chrono::{DateTime, Utc};
 use rand::Rng;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DepositStatus {
-    Pending,
-    Matched,
-    Completed,
-    Expired,
-    Cancelled,
-}
-
-impl DepositStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DepositStatus::Pending => "pending",
-            DepositStatus::Matched => "matched",
-            DepositStatus::Completed => "completed",
-            DepositStatus::Expired => "expired",
-            DepositStatus::Cancelled => "cancelled",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "pending" => DepositStatus::Pending,
-            "matched" => DepositStatus::Matched,
-            "completed" => DepositStatus::Completed,
-            "expired" => DepositStatus::Expired,
-            "cancelled" => DepositStatus::Cancelled,
-            _ => return None,
-        })
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OrderType {
@@ -372,7 +341,12 @@ pub async fn create_linked(
             .run(|s| Box::pin(async move { s.insert_deposit(&attempt).await }))
             .await;
         match inserted {
-            Ok(()) => return Deposit::from_row(row),
+            Ok(()) => {
+                // The expiry worker wakes at this order's `expire_at` if
+                // nothing it knows of is due sooner.
+                app.expiry.set(row.expire_at);
+                return Deposit::from_row(row);
+            }
             Err(StoreError::Conflict(c)) if c.contains("merchant_order_no") => {
                 let existing =
                     find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
@@ -611,19 +585,94 @@ pub async fn plan_completion(
     })
 }
 
+/// What a move inside a transaction came to.
+#[derive(Debug)]
+pub enum Moved {
+    /// The move was made.
+    Done(DepositRow),
+    /// The order was still pending at its `expire_at`: it was expired
+    /// instead, with its callback, and the move is refused once that is
+    /// committed.
+    Lapsed(DepositRow),
+}
+
+impl Moved {
+    /// After the commit: the moved order, or the refusal a lapsed order
+    /// answers (409, as for any order already expired).
+    pub fn into_result(self, event: DepositEvent) -> Result<DepositRow, ApiError> {
+        match self {
+            Moved::Done(row) => Ok(row),
+            Moved::Lapsed(row) => Err(lifecycle::refused(&row.order_no, &row.status, event)),
+        }
+    }
+}
+
+/// Inside `tx`: expiry is decided at `expire_at`, not when a worker next
+/// looks. A pending order whose time has run out is expired here by
+/// whichever path reaches it first (a payment, a match, a bank report, an
+/// operator), with its callback, so that no late transfer completes an
+/// order the merchant has already written off. `None` when it has not run
+/// out.
+pub async fn lapse(
+    tx: &mut dyn Store,
+    row: &DepositRow,
+    now: i64,
+) -> Result<Option<DepositRow>, ApiError> {
+    if row.status != DepositStatus::Pending.as_str() || row.expire_at > now {
+        return Ok(None);
+    }
+    let expired = transition(tx, row.clone(), DepositEvent::Expire, |_, _| {}, now).await?;
+    Ok(Some(expired))
+}
+
+/// `lapse` for an order known by its number.
+pub async fn lapse_if_due(
+    tx: &mut dyn Store,
+    order_no: &str,
+    now: i64,
+) -> Result<Option<DepositRow>, ApiError> {
+    let row = load(tx, order_no).await?;
+    lapse(tx, &row, now).await
+}
+
+/// The refusal of a move that lost a race: another transaction moved the
+/// order first, so the answer names the state it is in now, not the one
+/// read before.
+async fn refused_as_now(
+    tx: &mut dyn Store,
+    order_no: &str,
+    read: &str,
+    event: DepositEvent,
+) -> ApiError {
+    match tx.deposit_by_order_no_any(order_no).await {
+        Ok(Some(now)) => lifecycle::refused(order_no, &now.status, event),
+        _ => lifecycle::refused(order_no, read, event),
+    }
+}
+
+async fn load(tx: &mut dyn Store, order_no: &str) -> Result<DepositRow, ApiError> {
+    tx.deposit_by_order_no_any(order_no)
+        .await?
+        .ok_or_else(|| ApiError::OrderNotFound {
+            kind: "deposit",
+            reference: order_no.to_string(),
+        })
+}
+
 /// Completes the deposit inside `tx`: the order, its ledger entry (the
 /// merchant is credited `actual_amount − fee`) and its callback record.
-/// Refused if the order moved to a state completion does not apply to.
+/// Refused if the order moved to a state completion does not apply to;
+/// expired instead if its time ran out.
 pub async fn apply_completion(
     tx: &mut dyn Store,
     order_no: &str,
     plan: &Completion,
     now: i64,
-) -> Result<DepositRow, ApiError> {
-    let mut row = tx
-        .deposit_by_order_no_any(order_no)
-        .await?
-        .ok_or_else(|| ApiError::Internal(format!("deposit {order_no} vanished")))?;
+) -> Result<Moved, ApiError> {
+    let mut row = load(tx, order_no).await?;
+    if let Some(expired) = lapse(tx, &row, now).await? {
+        return Ok(Moved::Lapsed(expired));
+    }
     let from = row.status.clone();
     row.status = DepositStatus::Completed.as_str().into();
     row.actual_amount = plan.actual;
@@ -639,7 +688,7 @@ pub async fn apply_completion(
         .transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row)
         .await?
     {
-        return Err(lifecycle::refused(order_no, &from, DepositEvent::Complete));
+        return Err(refused_as_now(tx, order_no, &from, DepositEvent::Complete).await);
     }
     let entry = Entry::deposit_completed(
         &row.merchant_id,
@@ -649,8 +698,14 @@ pub async fn apply_completion(
         plan.fee,
     );
     ledger::post(tx, &entry, now).await?;
-    callback::enqueue_deposit(tx, &row, Event::DepositCompleted, now).await?;
-    Ok(row)
+    callback::enqueue_deposit(
+        tx,
+        &row,
+        lifecycle::deposit_callback(DepositEvent::Complete),
+        now,
+    )
+    .await?;
+    Ok(Moved::Done(row))
 }
 
 /// The payment arrived: the order completes and the merchant is credited,
@@ -664,15 +719,13 @@ pub async fn complete(
     let plan = plan_completion(app, &current, paid).await?;
     let now = app.now_unix();
     let order = order_no.to_string();
-    let row = app
+    let moved = app
         .db
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move { apply_completion(tx, &order, &plan, now).await })
         })
         .await?;
-    // A callback may have been queued: the delivery worker need not wait.
-    app.wake.notify_one();
-    Deposit::from_row(row)
+    Deposit::from_row(moved.into_result(DepositEvent::Complete)?)
 }
 
 /// The amount a match records as received, in stored units.
@@ -691,12 +744,11 @@ pub async fn apply_match(
     order_no: &str,
     received: i64,
     now: i64,
-) -> Result<DepositRow, ApiError> {
+) -> Result<Moved, ApiError> {
     apply_move(
         tx,
         order_no,
         DepositEvent::Match,
-        Some(Event::DepositMatched),
         move |row, now| {
             row.matched_at = Some(now);
             row.actual_amount = received;
@@ -718,39 +770,23 @@ pub async fn record_match(
     let received = received_units(&current, received)?;
     let now = app.now_unix();
     let order = order_no.to_string();
-    let row = app
+    let moved = app
         .db
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move { apply_match(tx, &order, received, now).await })
         })
         .await?;
-    // A callback may have been queued: the delivery worker need not wait.
-    app.wake.notify_one();
-    Deposit::from_row(row)
+    Deposit::from_row(moved.into_result(DepositEvent::Match)?)
 }
 
 /// An operator cancelled the deposit, or its channel declined the payment.
 pub async fn cancel(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
-    move_deposit(
-        app,
-        order_no,
-        DepositEvent::Cancel,
-        Some(Event::DepositCancelled),
-        |_, _| {},
-    )
-    .await
+    move_deposit(app, order_no, DepositEvent::Cancel, |_, _| {}).await
 }
 
 /// The deposit's time ran out before a payment was matched.
 pub async fn expire(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
-    move_deposit(
-        app,
-        order_no,
-        DepositEvent::Expire,
-        Some(Event::DepositExpired),
-        |_, _| {},
-    )
-    .await
+    move_deposit(app, order_no, DepositEvent::Expire, |_, _| {}).await
 }
 
 /// Moves a deposit without money changing hands, in its own transaction.
@@ -758,60 +794,63 @@ async fn move_deposit(
     app: &App,
     order_no: &str,
     event: DepositEvent,
-    callback_event: Option<Event>,
     change: impl FnOnce(&mut DepositRow, i64) + Send + 'static,
 ) -> Result<Deposit, ApiError> {
     let now = app.now_unix();
     let order = order_no.to_string();
-    let row = app
+    let moved = app
         .db
         .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(
-                async move { apply_move(tx, &order, event, callback_event, change, now).await },
-            )
+            Box::pin(async move { apply_move(tx, &order, event, change, now).await })
         })
         .await?;
-    // A callback may have been queued: the delivery worker need not wait.
-    app.wake.notify_one();
-    Deposit::from_row(row)
+    Deposit::from_row(moved.into_result(event)?)
 }
 
 /// Inside `tx`: the status change and its callback record, refused if the
-/// deposit is in a state the event does not apply to (or moved meanwhile).
+/// deposit is in a state the event does not apply to (or moved meanwhile),
+/// and expired instead if its time ran out first.
 async fn apply_move(
     tx: &mut dyn Store,
     order_no: &str,
     event: DepositEvent,
-    callback_event: Option<Event>,
+    change: impl FnOnce(&mut DepositRow, i64) + Send,
+    now: i64,
+) -> Result<Moved, ApiError> {
+    let row = load(tx, order_no).await?;
+    if event != DepositEvent::Expire {
+        if let Some(expired) = lapse(tx, &row, now).await? {
+            return Ok(Moved::Lapsed(expired));
+        }
+    }
+    Ok(Moved::Done(transition(tx, row, event, change, now).await?))
+}
+
+/// Inside `tx`: moves `row` by `event` along the lifecycle table.
+async fn transition(
+    tx: &mut dyn Store,
+    mut row: DepositRow,
+    event: DepositEvent,
     change: impl FnOnce(&mut DepositRow, i64) + Send,
     now: i64,
 ) -> Result<DepositRow, ApiError> {
-    let mut row =
-        tx.deposit_by_order_no_any(order_no)
-            .await?
-            .ok_or_else(|| ApiError::OrderNotFound {
-                kind: "deposit",
-                reference: order_no.to_string(),
-            })?;
     let from =
         DepositStatus::parse(&row.status).ok_or_else(|| ApiError::Internal("bad status".into()))?;
     let next = lifecycle::deposit_next(from, event)
-        .ok_or_else(|| lifecycle::refused(order_no, &row.status, event))?;
+        .ok_or_else(|| lifecycle::refused(&row.order_no, &row.status, event))?;
     row.status = next.as_str().into();
     row.updated_at = now;
     change(&mut row, now);
-    if callback_event.is_some() && row.callback_url.is_some() {
+    if row.callback_url.is_some() {
         row.callback_status = "pending".into();
     }
     if !tx
         .transition_deposit(&lifecycle::deposit_sources(event), &row)
         .await?
     {
-        return Err(lifecycle::refused(order_no, from.as_str(), event));
+        return Err(refused_as_now(tx, &row.order_no, from.as_str(), event).await);
     }
-    if let Some(callback_event) = callback_event {
-        callback::enqueue_deposit(tx, &row, callback_event, now).await?;
-    }
+    callback::enqueue_deposit(tx, &row, lifecycle::deposit_callback(event), now).await?;
     Ok(row)
 }
 
@@ -819,18 +858,33 @@ async fn apply_move(
 /// Safe to run in several workers at once: each expiry is a conditional
 /// update, so an order another worker expired first is skipped.
 pub async fn expire_due(app: &App) -> Result<usize, ApiError> {
+    const BATCH: i64 = 500;
     let now = app.now_unix();
-    let due = app
-        .db
-        .run(move |s| Box::pin(async move { s.deposits_due_to_expire(now, 500).await }))
-        .await?;
     let mut expired = 0;
-    for order_no in due {
-        match expire(app, &order_no).await {
-            Ok(_) => expired += 1,
-            Err(ApiError::InvalidStateTransition { .. }) => {}
-            Err(e) => return Err(e),
+    loop {
+        let due = app
+            .db
+            .run(move |s| Box::pin(async move { s.deposits_due_to_expire(now, BATCH).await }))
+            .await?;
+        let full = due.len() as i64 == BATCH;
+        for order_no in due {
+            match expire(app, &order_no).await {
+                Ok(_) => expired += 1,
+                Err(ApiError::InvalidStateTransition { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if !full {
+            return Ok(expired);
         }
     }
-    Ok(expired)
+}
+
+/// The earliest `expire_at` among deposits awaiting payment, when the
+/// expiry worker must look next.
+pub async fn next_expiry(app: &App) -> Result<Option<i64>, ApiError> {
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.next_deposit_expiry().await }))
+        .await?)
 }

@@ -3,9 +3,9 @@
 //! these tables. A move that is not a row is refused with 409
 //! `INVALID_STATE_TRANSITION` and changes nothing.
 
-use crate::deposit::DepositStatus;
+use crate::callback::{DepositCallback, WithdrawalCallback};
 use crate::error::ApiError;
-use crate::withdrawal::WithdrawalStatus;
+use crate::status::{DepositStatus, WithdrawalStatus};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DepositEvent {
@@ -89,6 +89,29 @@ pub fn withdrawal_next(from: WithdrawalStatus, event: WithdrawalEvent) -> Option
         .iter()
         .find(|(f, e, _)| *f == from && *e == event)
         .map(|(_, _, to)| *to)
+}
+
+/// The callback a deposit's move sends: every move of the seed's table
+/// sends one.
+pub fn deposit_callback(event: DepositEvent) -> DepositCallback {
+    match event {
+        DepositEvent::Match => DepositCallback::Matched,
+        DepositEvent::Complete => DepositCallback::Completed,
+        DepositEvent::Expire => DepositCallback::Expired,
+        DepositEvent::Cancel => DepositCallback::Cancelled,
+    }
+}
+
+/// The callback a withdrawal's move sends; the hand-over to the channel
+/// is internal and sends none.
+pub fn withdrawal_callback(event: WithdrawalEvent) -> Option<WithdrawalCallback> {
+    match event {
+        WithdrawalEvent::Approve => Some(WithdrawalCallback::Approved),
+        WithdrawalEvent::Reject => Some(WithdrawalCallback::Rejected),
+        WithdrawalEvent::Settle => Some(WithdrawalCallback::Completed),
+        WithdrawalEvent::Fail => Some(WithdrawalCallback::Failed),
+        WithdrawalEvent::Dispatch => None,
+    }
 }
 
 /// The states `event` may leave, as stored strings: the guard of the

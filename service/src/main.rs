@@ -63,6 +63,7 @@ async fn main() {
 async fn run() -> Result<()> {
     let cli = Cli::parse();
     let config = Config::load(cli.config.as_deref())?;
+    init_logging(&config.log_level);
     // The sandbox's clock can be advanced through its API; production reads
     // the system clock only.
     let clock: Arc<dyn Clock> = if config.controllable_clock {
@@ -122,6 +123,19 @@ async fn run() -> Result<()> {
             }
         }
     }
+}
+
+/// The service's own events (workers, delivery, pages) through `tracing`
+/// on stderr, at `PAYMENTS_LOG_LEVEL` (or an `RUST_LOG`-style filter in
+/// it, `payments_service=debug`). dropshot's request lines keep their own
+/// logger.
+fn init_logging(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// The sandbox's first screen: everything needed for a first request. The

@@ -34,9 +34,15 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         }
     };
     let vault = KeyVault::from_base64(&master_key)?;
-    let db = Db::connect(&config.database_url, config.database_pool_size).await?;
+    let wake: Arc<tokio::sync::Notify> = Default::default();
+    let db = Db::connect(
+        &config.database_url,
+        config.database_pool_size,
+        wake.clone(),
+    )
+    .await?;
     let channels = Channels::from_config(&config.channels, &config.public_base_url)?;
-    let courier = crate::delivery::Courier::new(&config)?;
+    let courier = crate::courier::Courier::new(&config)?;
     Ok(Arc::new(App {
         config,
         db,
@@ -44,8 +50,9 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         vault,
         channels,
         rate_limiter: Default::default(),
-        wake: Default::default(),
+        wake,
         courier,
+        expiry: Default::default(),
     }))
 }
 
@@ -188,6 +195,9 @@ pub fn start(app: Arc<App>) -> Result<Service> {
     };
     let server = ServerBuilder::new(api_description(app.config.profile)?, app.clone(), log)
         .config(config)
+        .version_policy(crate::api::gate::Gate::policy(api_description(
+            app.config.profile,
+        )?))
         .start()
         .map_err(|e| anyhow!("starting the HTTP server on {bind}: {e}"))?;
     let workers = if app.config.expiry_interval_seconds > 0 {

@@ -3,7 +3,7 @@
 //! idempotent resend, queries, and the moves operators and channels make.
 
 use crate::app::App;
-use crate::callback::{self, Event};
+use crate::callback::{self, WithdrawalCallback};
 use crate::db::rows::WithdrawalRow;
 use crate::db::StoreError;
 use crate::error::ApiError;
@@ -12,43 +12,9 @@ use crate::ledger::{self, Entry};
 use crate::lifecycle::{self, WithdrawalEvent};
 use crate::merchant::Merchant;
 use crate::money::{from_units, to_units};
+pub use crate::status::WithdrawalStatus;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WithdrawalStatus {
-    Pending,
-    Approved,
-    Processing,
-    Completed,
-    Rejected,
-    Failed,
-}
-
-impl WithdrawalStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WithdrawalStatus::Pending => "pending",
-            WithdrawalStatus::Approved => "approved",
-            WithdrawalStatus::Processing => "processing",
-            WithdrawalStatus::Completed => "completed",
-            WithdrawalStatus::Rejected => "rejected",
-            WithdrawalStatus::Failed => "failed",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "pending" => WithdrawalStatus::Pending,
-            "approved" => WithdrawalStatus::Approved,
-            "processing" => WithdrawalStatus::Processing,
-            "completed" => WithdrawalStatus::Completed,
-            "rejected" => WithdrawalStatus::Rejected,
-            "failed" => WithdrawalStatus::Failed,
-            _ => return None,
-        })
-    }
-}
 
 pub const PAYOUT_BANK_TRANSFER: &str = "bank_transfer";
 /// Who approved an auto-approved withdrawal.
@@ -183,7 +149,7 @@ pub async fn create(
                 tx.insert_withdrawal(&insert).await.map_err(conflict_or)?;
                 ledger::post(tx, &entry, now).await?;
                 if insert.is_auto_approved {
-                    callback::enqueue_withdrawal(tx, &insert, Event::WithdrawalApproved, now)
+                    callback::enqueue_withdrawal(tx, &insert, WithdrawalCallback::Approved, now)
                         .await?;
                 }
                 Ok(())
@@ -192,7 +158,6 @@ pub async fn create(
         .await;
     match result {
         Ok(()) if row.is_auto_approved => {
-            app.wake.notify_one();
             Ok(dispatch_or_keep(app, Withdrawal::from_row(row)?).await)
         }
         Ok(()) => Withdrawal::from_row(row),
@@ -307,14 +272,7 @@ async fn apply(
     row.status = next.as_str().into();
     row.updated_at = now;
     change(&mut row, now);
-    let callback_event = match event {
-        WithdrawalEvent::Approve => Some(Event::WithdrawalApproved),
-        WithdrawalEvent::Reject => Some(Event::WithdrawalRejected),
-        WithdrawalEvent::Settle => Some(Event::WithdrawalCompleted),
-        WithdrawalEvent::Fail => Some(Event::WithdrawalFailed),
-        // Dispatch is internal: the seed sends no callback for it.
-        WithdrawalEvent::Dispatch => None,
-    };
+    let callback_event = lifecycle::withdrawal_callback(event);
     if callback_event.is_some() && row.callback_url.is_some() {
         row.callback_status = "pending".into();
     }
@@ -360,8 +318,6 @@ async fn apply(
             })
         })
         .await?;
-    // A callback may have been queued: the delivery worker need not wait.
-    app.wake.notify_one();
     Withdrawal::from_row(row)
 }
 

@@ -11,7 +11,7 @@
 
 use anyhow::{bail, Context, Result};
 use merchant_client::merchant::types as m;
-use merchant_client::{AmountNumber, BearerToken, Credentials, MerchantOrderNo};
+use merchant_client::{BearerToken, Credentials};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,19 +45,9 @@ async fn setup(base: &str, token: &str) -> Result<()> {
 }
 
 fn deposit(no: String) -> m::CreateDepositRequest {
-    m::CreateDepositRequest {
-        merchant_order_no: MerchantOrderNo::parse(&no).expect("a valid order number"),
-        amount: AmountNumber("100.50".parse().expect("a decimal")),
-        currency_code: "THB".into(),
-        callback_url: None,
-        extra_data: None,
-        user_id: Some("bench-user".into()),
-        account_holder: None,
-        mobile: None,
-        email: None,
-        bank_code: None,
-        account_no: None,
-    }
+    let mut request = conformance::requests::deposit(&no, "100.50", "THB");
+    request.user_id = Some("bench-user".into());
+    request
 }
 
 async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64) -> Result<()> {

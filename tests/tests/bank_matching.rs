@@ -2,7 +2,7 @@
 //! configuration and key rotation on the service's clock. Runs on SQLite by
 //! default and on PostgreSQL when PAYMENTS_TEST_DATABASE_URL is set.
 
-use merchant_client::{AmountNumber, BearerToken, Credentials, MerchantOrderNo};
+use merchant_client::{BearerToken, Credentials};
 use payments_service::bank::{self, NewBankTransaction};
 use payments_service::clock::{Clock, ManualClock};
 use payments_service::deposit::{self, DepositStatus, NewDeposit};
@@ -260,19 +260,7 @@ async fn a_rotated_key_works_until_its_grace_period_ends_to_the_second() {
     assert!(newest.get_balances().await.is_ok());
 
     // Deposits still work through the newest key.
-    let body = merchant_client::merchant::types::CreateDepositRequest {
-        merchant_order_no: MerchantOrderNo::parse("K-1").unwrap(),
-        amount: AmountNumber(dec("10")),
-        currency_code: "THB".into(),
-        callback_url: None,
-        extra_data: None,
-        user_id: None,
-        account_holder: None,
-        mobile: None,
-        email: None,
-        bank_code: None,
-        account_no: None,
-    };
+    let body = conformance::requests::deposit("K-1", "10", "THB");
     assert!(newest.create_deposit(&body).await.is_ok());
     drop(app);
 }

@@ -6,7 +6,7 @@
 use conformance::receiver::Receiver;
 use conformance::tls::TestCa;
 use payments_service::config::{Config, Profile};
-use payments_service::delivery::Courier;
+use payments_service::courier::Courier;
 use std::path::Path;
 use std::time::Duration;
 

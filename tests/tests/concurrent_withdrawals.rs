@@ -36,19 +36,11 @@ async fn funded_merchant(service: &TestService, amount: i64) -> (Client, String)
         Credentials::new(merchant.api_key.clone()),
     );
     let deposit = client
-        .create_deposit(&types::CreateDepositRequest {
-            merchant_order_no: MerchantOrderNo::parse("FUND-1").unwrap(),
-            amount: AmountNumber(Decimal::from(amount)),
-            currency_code: "THB".into(),
-            callback_url: None,
-            extra_data: None,
-            user_id: None,
-            account_holder: None,
-            mobile: None,
-            email: None,
-            bank_code: None,
-            account_no: None,
-        })
+        .create_deposit(&conformance::requests::deposit(
+            "FUND-1",
+            &amount.to_string(),
+            "THB",
+        ))
         .await
         .unwrap()
         .into_inner();

@@ -4,28 +4,16 @@
 //! PAYMENTS_TEST_DATABASE_URL is set.
 
 use merchant_client::merchant::{types, Client};
-use merchant_client::{AmountNumber, Credentials, MerchantOrderNo};
+use merchant_client::Credentials;
 use payments_service::clock::SystemClock;
 use payments_service::testing::TestService;
 use payments_service::Profile;
-use rust_decimal::Decimal;
-use std::str::FromStr;
 use std::sync::Arc;
 
 fn deposit(merchant_order_no: &str, amount: &str, currency: &str) -> types::CreateDepositRequest {
-    types::CreateDepositRequest {
-        merchant_order_no: MerchantOrderNo::parse(merchant_order_no).unwrap(),
-        amount: AmountNumber(Decimal::from_str(amount).unwrap()),
-        currency_code: currency.to_string(),
-        callback_url: None,
-        extra_data: None,
-        user_id: Some("user-1".into()),
-        account_holder: None,
-        mobile: None,
-        email: None,
-        bank_code: None,
-        account_no: None,
-    }
+    let mut request = conformance::requests::deposit(merchant_order_no, amount, currency);
+    request.user_id = Some("user-1".into());
+    request
 }
 
 #[tokio::test]

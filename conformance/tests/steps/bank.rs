@@ -35,15 +35,14 @@ async fn deposit_account(world: &PaymentsWorld) -> String {
         return a.to_string();
     }
     let order_no = created_field(world, "order_no");
-    let read = Reply::from_client(
+    let read = Reply::of(
         harness()
             .await
             .operator()
             .unwrap()
             .read_deposit(&order_no)
             .await,
-    )
-    .unwrap();
+    );
     read.body["account_id"]
         .as_str()
         .expect("an account order")
@@ -51,15 +50,14 @@ async fn deposit_account(world: &PaymentsWorld) -> String {
 }
 
 async fn ingest(world: &mut PaymentsWorld, request: op::BankTransactionRequest) {
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .operator()
             .unwrap()
             .ingest_bank_transaction(&request)
             .await,
-    )
-    .unwrap();
+    );
     if reply.status == 200 {
         world.bank_transaction = Some(reply.body.clone());
     }
@@ -88,7 +86,7 @@ fn bank_request(
 
 #[given(expr = "the merchant's THB deposits are paid to account {string}")]
 async fn assign_account(world: &mut PaymentsWorld, account_id: String) {
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .operator()
@@ -98,8 +96,7 @@ async fn assign_account(world: &mut PaymentsWorld, account_id: String) {
                 &op::ReceivingAccountRequest { account_id },
             )
             .await,
-    )
-    .unwrap();
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
@@ -219,7 +216,7 @@ async fn unmatched_include_it(world: &mut PaymentsWorld) {
     let mut cursor = None;
     // A deployment holds other runs' transactions too: page until found.
     for _ in 0..50 {
-        let page = Reply::from_client(
+        let page = Reply::of(
             operator
                 .list_bank_transactions(
                     account.as_deref(),
@@ -228,8 +225,7 @@ async fn unmatched_include_it(world: &mut PaymentsWorld) {
                     Some("unmatched"),
                 )
                 .await,
-        )
-        .unwrap();
+        );
         assert_eq!(page.status, 200, "{}", page.body);
         let items = page.body["items"].as_array().cloned().unwrap_or_default();
         assert!(
@@ -255,7 +251,7 @@ async fn operator_matches(world: &mut PaymentsWorld) {
         .expect("an id")
         .to_string();
     let order_no = created_field(world, "order_no");
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .operator()
@@ -268,8 +264,7 @@ async fn operator_matches(world: &mut PaymentsWorld) {
                 },
             )
             .await,
-    )
-    .unwrap();
+    );
     if reply.status == 200 {
         world.bank_transaction = Some(reply.body.clone());
     }
@@ -288,23 +283,20 @@ async fn operator_completes_with(world: &mut PaymentsWorld, value: String) {
 
 async fn complete(world: &mut PaymentsWorld, actual_amount: Option<AmountNumber>) {
     let order_no = created_field(world, "order_no");
-    world.reply = Some(
-        Reply::from_client(
-            harness()
-                .await
-                .operator()
-                .unwrap()
-                .complete_deposit(
-                    &order_no,
-                    &op::CompleteDepositRequest {
-                        actual_amount,
-                        remarks: Some("funds confirmed".into()),
-                    },
-                )
-                .await,
-        )
-        .unwrap(),
-    );
+    world.reply = Some(Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .complete_deposit(
+                &order_no,
+                &op::CompleteDepositRequest {
+                    actual_amount,
+                    remarks: Some("funds confirmed".into()),
+                },
+            )
+            .await,
+    ));
 }
 
 #[given("the deposit's time has run out")]
@@ -316,17 +308,14 @@ async fn time_has_run_out(world: &mut PaymentsWorld) {
 #[when("the deposit's time runs out")]
 async fn time_runs_out(world: &mut PaymentsWorld) {
     let order_no = created_field(world, "order_no");
-    world.reply = Some(
-        Reply::from_client(
-            harness()
-                .await
-                .sandbox()
-                .unwrap()
-                .expire_deposit(&order_no)
-                .await,
-        )
-        .unwrap(),
-    );
+    world.reply = Some(Reply::of(
+        harness()
+            .await
+            .sandbox()
+            .unwrap()
+            .expire_deposit(&order_no)
+            .await,
+    ));
 }
 
 #[then(expr = "the response field {string} is above {word} and below {word}")]
@@ -351,33 +340,27 @@ async fn operator_reads_deposit_no(world: &mut PaymentsWorld, order_no: String) 
 }
 
 async fn read_deposit(world: &mut PaymentsWorld, order_no: &str) {
-    world.reply = Some(
-        Reply::from_client(
-            harness()
-                .await
-                .operator()
-                .unwrap()
-                .read_deposit(order_no)
-                .await,
-        )
-        .unwrap(),
-    );
+    world.reply = Some(Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .read_deposit(order_no)
+            .await,
+    ));
 }
 
 #[when("an operator looks up the withdrawal")]
 async fn operator_reads_withdrawal(world: &mut PaymentsWorld) {
     let order_no = created_field(world, "order_no");
-    world.reply = Some(
-        Reply::from_client(
-            harness()
-                .await
-                .operator()
-                .unwrap()
-                .read_withdrawal(&order_no)
-                .await,
-        )
-        .unwrap(),
-    );
+    world.reply = Some(Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .read_withdrawal(&order_no)
+            .await,
+    ));
 }
 
 #[when(expr = "an operator lists the merchant's {word} with status {string}")]
@@ -407,19 +390,19 @@ async fn list(
     let mut items = Vec::new();
     loop {
         let result = match kind {
-            "deposits" => Reply::from_client(
+            "deposits" => Reply::of(
                 operator
                     .list_deposits(cursor.as_deref(), Some(limit), Some(&merchant), status)
                     .await,
             ),
-            "withdrawals" => Reply::from_client(
+            "withdrawals" => Reply::of(
                 operator
                     .list_withdrawals(cursor.as_deref(), Some(limit), Some(&merchant), status)
                     .await,
             ),
             other => panic!("unknown order kind {other}"),
         };
-        let reply = result.unwrap();
+        let reply = result;
         if reply.status != 200 {
             return (items, reply);
         }
@@ -435,17 +418,14 @@ async fn list(
 
 #[when(expr = "an operator lists deposits with status {string}")]
 async fn operator_lists_any(world: &mut PaymentsWorld, status: String) {
-    world.reply = Some(
-        Reply::from_client(
-            harness()
-                .await
-                .operator()
-                .unwrap()
-                .list_deposits(None, Some(5), None, Some(&status))
-                .await,
-        )
-        .unwrap(),
-    );
+    world.reply = Some(Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .list_deposits(None, Some(5), None, Some(&status))
+            .await,
+    ));
 }
 
 #[then(expr = "the listing holds {int} order(s), each once, newest first")]
@@ -495,15 +475,14 @@ async fn issue_key_grace(world: &mut PaymentsWorld, grace: i64) {
 
 async fn rotate(world: &mut PaymentsWorld, grace_seconds: Option<i64>) {
     let merchant_id = world.merchant().id.clone();
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .operator()
             .unwrap()
             .issue_api_key(&merchant_id, &op::IssueApiKeyRequest { grace_seconds })
             .await,
-    )
-    .unwrap();
+    );
     if reply.status == 200 {
         let new_key = reply.str_field("api_key").expect("a key").to_string();
         if let Some(m) = world.merchant.as_mut() {
@@ -518,7 +497,7 @@ async fn balances_with_previous_key(world: &mut PaymentsWorld) {
     let mut previous = world.merchant().clone();
     previous.api_key = world.previous_key.clone().expect("a rotated key");
     let client = harness().await.client(&previous);
-    world.reply = Some(Reply::from_client(client.get_balances().await).unwrap());
+    world.keep(client.get_balances().await);
 }
 
 #[when(expr = "an operator sets the merchant's callback timeout to {int} seconds")]
@@ -533,22 +512,19 @@ async fn set_timeout_unknown(world: &mut PaymentsWorld, merchant_id: String, sec
 }
 
 async fn set_timeout_of(world: &mut PaymentsWorld, merchant_id: &str, seconds: i64) {
-    world.reply = Some(
-        Reply::from_client(
-            harness()
-                .await
-                .operator()
-                .unwrap()
-                .set_callback_timeout(
-                    merchant_id,
-                    &op::CallbackTimeoutRequest {
-                        callback_timeout_seconds: seconds,
-                    },
-                )
-                .await,
-        )
-        .unwrap(),
-    );
+    world.reply = Some(Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .set_callback_timeout(
+                merchant_id,
+                &op::CallbackTimeoutRequest {
+                    callback_timeout_seconds: seconds,
+                },
+            )
+            .await,
+    ));
 }
 
 /// The payment page's path: the service may sit behind another address

@@ -77,21 +77,10 @@ async fn deposit_with_callback(
     amount: String,
     currency: String,
 ) {
-    let body = m::CreateDepositRequest {
-        merchant_order_no: MerchantOrderNo::parse(&order).unwrap(),
-        amount: AmountNumber(amount.parse().unwrap()),
-        currency_code: currency,
-        callback_url: Some(receiver(world).url.clone()),
-        extra_data: None,
-        user_id: None,
-        account_holder: None,
-        mobile: None,
-        email: None,
-        bank_code: None,
-        account_no: None,
-    };
+    let mut body = conformance::requests::deposit(&order, &amount, &currency);
+    body.callback_url = Some(receiver(world).url.clone());
     let client = harness().await.client(world.merchant());
-    let reply = Reply::from_client(client.create_deposit(&body).await).unwrap();
+    let reply = Reply::of(client.create_deposit(&body).await);
     assert_eq!(reply.status, 200, "{}", reply.body);
     world.created = Some(reply.body);
 }
@@ -115,22 +104,21 @@ async fn withdrawal_with_callback(
         extra_data: None,
     };
     let client = harness().await.client(world.merchant());
-    let reply = Reply::from_client(client.create_withdrawal(&body).await).unwrap();
+    let reply = Reply::of(client.create_withdrawal(&body).await);
     assert_eq!(reply.status, 200, "{}", reply.body);
     world.created = Some(reply.body);
 }
 
 #[when(expr = "the sandbox clock advances {int} seconds")]
 async fn advance(world: &mut PaymentsWorld, seconds: i64) {
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .sandbox()
             .unwrap()
             .advance_clock(&sb::AdvanceClockRequest { seconds })
             .await,
-    )
-    .unwrap();
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
     world.reply = Some(reply);
 }
@@ -241,17 +229,52 @@ async fn same_body(world: &mut PaymentsWorld) {
 
 #[then("every attempt carried the same body and signature, and a later timestamp")]
 async fn same_bytes(world: &mut PaymentsWorld) {
+    let stamps = same_body_and_signature(world);
+    assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
+}
+
+/// Where the sandbox clock moved the schedule on, attempts follow each
+/// other within a second of real time: their timestamps are the
+/// receiver's time, as a merchant's freshness check needs.
+#[then(
+    "every attempt carried the same body and signature, and a timestamp on the receiver's clock"
+)]
+async fn same_bytes_receiver_clock(world: &mut PaymentsWorld) {
+    let stamps = same_body_and_signature(world);
+    assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{stamps:?}");
+    // A few seconds for two machines' clocks, against a deployment.
+    timestamps_within(world, 5).await;
+}
+
+#[then(expr = "every callback's timestamp is within {int} seconds of the receiver's clock")]
+async fn timestamps_within(world: &mut PaymentsWorld, window: i64) {
+    let got = receiver(world).received();
+    assert!(!got.is_empty(), "no callback arrived");
+    for r in got {
+        let stamp: i64 = r
+            .header("x-timestamp")
+            .and_then(|t| t.parse().ok())
+            .expect("an X-Timestamp in Unix seconds");
+        assert!(
+            (stamp - r.wall_unix).abs() <= window,
+            "X-Timestamp {stamp} is {} s from the receiver's clock",
+            stamp - r.wall_unix
+        );
+    }
+}
+
+/// The attempts' bodies and signatures are byte-identical; their
+/// timestamps, in order.
+fn same_body_and_signature(world: &PaymentsWorld) -> Vec<i64> {
     let got = receiver(world).received();
     assert!(got.len() > 1);
     assert!(got.windows(2).all(|w| w[0].body == w[1].body));
     assert!(got
         .windows(2)
         .all(|w| w[0].header("x-signature") == w[1].header("x-signature")));
-    let stamps: Vec<i64> = got
-        .iter()
+    got.iter()
         .filter_map(|r| r.header("x-timestamp")?.parse().ok())
-        .collect();
-    assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
+        .collect()
 }
 
 /// The order's delivery record, as an operator reads it, once it reached
@@ -264,15 +287,14 @@ async fn delivery_when(world: &PaymentsWorld, status: &str, attempts: i64) -> Va
     let operator = harness().await.operator().unwrap();
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
-        let page = Reply::from_client(
+        let page = Reply::of(
             operator
                 .list_callback_deliveries(None, Some(10), Some(&order_no), None)
                 .await,
-        )
-        .unwrap();
+        );
         let id = page.body["items"][0]["id"].as_str().map(String::from);
         if let Some(id) = id {
-            let read = Reply::from_client(operator.read_callback_delivery(&id).await).unwrap();
+            let read = Reply::of(operator.read_callback_delivery(&id).await);
             if read.body["status"] == status && read.body["attempts"] == attempts {
                 return read.body;
             }
@@ -349,15 +371,14 @@ async fn operator_retries(world: &mut PaymentsWorld) {
         .as_str()
         .expect("a delivery")
         .to_string();
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .operator()
             .unwrap()
             .retry_callback_delivery(&id)
             .await,
-    )
-    .unwrap();
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(
         reply.body["id"].as_str(),
@@ -371,15 +392,14 @@ async fn operator_retries(world: &mut PaymentsWorld) {
 #[then("the order has no delivery record")]
 async fn no_record(world: &mut PaymentsWorld) {
     let order_no = world.created()["order_no"].as_str().unwrap().to_string();
-    let page = Reply::from_client(
+    let page = Reply::of(
         harness()
             .await
             .operator()
             .unwrap()
             .list_callback_deliveries(None, Some(10), Some(&order_no), None)
             .await,
-    )
-    .unwrap();
+    );
     assert_eq!(page.body["items"], Value::Array(vec![]), "{}", page.body);
 }
 

@@ -58,7 +58,7 @@ async fn create(
         user_id: Some("payer-42".into()),
         payer_bank_cards: payer_cards,
     };
-    let reply = Reply::from_client(client.create_cashier_deposit(&body).await).expect("a reply");
+    let reply = Reply::of(client.create_cashier_deposit(&body).await);
     if reply.status == 200 {
         let mut kept = reply.body.clone();
         kept["merchant_order_no"] = Value::String(order.to_string());
@@ -238,7 +238,7 @@ async fn no_amount_choice(world: &mut PaymentsWorld) {
 async fn read_session_deposit(world: &mut PaymentsWorld) {
     let no = session_field(world, "merchant_order_no");
     let client = harness().await.client(world.merchant());
-    let reply = Reply::from_client(client.find_deposit(&no).await).expect("a reply");
+    let reply = Reply::of(client.find_deposit(&no).await);
     if reply.status == 200 {
         world.created = Some(reply.body.clone());
     }
@@ -309,7 +309,7 @@ async fn no_secret(world: &mut PaymentsWorld) {
 async fn operator_reads(world: &mut PaymentsWorld) {
     let id = session_field(world, "session_id");
     let operator = harness().await.operator().unwrap();
-    world.reply = Some(Reply::from_client(operator.read_cashier_session(&id).await).unwrap());
+    world.keep(operator.read_cashier_session(&id).await);
 }
 
 #[then(expr = "the response does not contain {string}")]

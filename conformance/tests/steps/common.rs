@@ -40,6 +40,17 @@ impl PaymentsWorld {
             .expect("the scenario has a merchant (Given a fresh merchant)")
     }
 
+    /// Keeps a generated-client call's reply as the scenario's last one.
+    pub fn keep<T: serde::Serialize, E: serde::Serialize + std::fmt::Debug>(
+        &mut self,
+        result: Result<
+            merchant_client::merchant::ResponseValue<T>,
+            merchant_client::merchant::Error<E>,
+        >,
+    ) -> &Reply {
+        self.reply.insert(Reply::of(result))
+    }
+
     pub fn reply(&self) -> &Reply {
         self.reply.as_ref().expect("a request was sent")
     }

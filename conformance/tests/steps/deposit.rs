@@ -4,9 +4,6 @@ use super::common::PaymentsWorld;
 use conformance::{harness, Merchant, Reply};
 use cucumber::{given, then, when};
 use merchant_client::merchant::types;
-use merchant_client::{AmountNumber, MerchantOrderNo};
-use rust_decimal::Decimal;
-use std::str::FromStr;
 
 fn request(
     order: &str,
@@ -14,25 +11,14 @@ fn request(
     currency: &str,
     callback_url: Option<String>,
 ) -> types::CreateDepositRequest {
-    types::CreateDepositRequest {
-        merchant_order_no: MerchantOrderNo::parse(order)
-            .expect("a valid merchant_order_no in the scenario"),
-        amount: AmountNumber(Decimal::from_str(amount).expect("a decimal amount in the scenario")),
-        currency_code: currency.to_string(),
-        callback_url,
-        extra_data: None,
-        user_id: None,
-        account_holder: None,
-        mobile: None,
-        email: None,
-        bank_code: None,
-        account_no: None,
-    }
+    let mut request = conformance::requests::deposit(order, amount, currency);
+    request.callback_url = callback_url;
+    request
 }
 
 async fn create(merchant: &Merchant, body: &types::CreateDepositRequest) -> Reply {
     let client = harness().await.client(merchant);
-    Reply::from_client(client.create_deposit(body).await).expect("a reply")
+    Reply::of(client.create_deposit(body).await)
 }
 
 #[given(expr = "the merchant has created a deposit {string} of {word} {word}")]
@@ -76,7 +62,7 @@ async fn other_creates(world: &mut PaymentsWorld, order: String, amount: String,
 async fn read_by_order_no(world: &mut PaymentsWorld) {
     let order_no = world.created()["order_no"].as_str().unwrap().to_string();
     let client = harness().await.client(world.merchant());
-    world.reply = Some(Reply::from_client(client.get_deposit(&order_no).await).expect("a reply"));
+    world.keep(client.get_deposit(&order_no).await);
 }
 
 #[when("the other merchant reads the first merchant's deposit by order_no")]
@@ -85,19 +71,19 @@ async fn other_reads(world: &mut PaymentsWorld) {
     let client = harness()
         .await
         .client(world.other.as_ref().expect("another merchant"));
-    world.reply = Some(Reply::from_client(client.get_deposit(&order_no).await).expect("a reply"));
+    world.keep(client.get_deposit(&order_no).await);
 }
 
 #[when(expr = "the merchant reads deposit {string} by merchant_order_no")]
 async fn read_by_merchant_order_no(world: &mut PaymentsWorld, order: String) {
     let client = harness().await.client(world.merchant());
-    world.reply = Some(Reply::from_client(client.find_deposit(&order).await).expect("a reply"));
+    world.keep(client.find_deposit(&order).await);
 }
 
 #[then(expr = "no deposit {string} exists")]
 async fn no_deposit(world: &mut PaymentsWorld, order: String) {
     let client = harness().await.client(world.merchant());
-    let reply = Reply::from_client(client.find_deposit(&order).await).expect("a reply");
+    let reply = Reply::of(client.find_deposit(&order).await);
     assert_eq!(reply.status, 404, "{}", reply.body);
 }
 

@@ -6,6 +6,8 @@ mod callbacks;
 mod cashier;
 mod common;
 mod deposit;
+mod envelope;
+mod expiry;
 mod money;
 mod signing;
 

@@ -40,7 +40,7 @@ async fn set_fee(
         "withdrawal" => op::FeeDirection::Withdrawal,
         other => panic!("unknown direction {other}"),
     };
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         h.operator()
             .unwrap()
             .set_merchant_fee(
@@ -54,8 +54,7 @@ async fn set_fee(
                 },
             )
             .await,
-    )
-    .unwrap();
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
@@ -81,7 +80,7 @@ async fn auto_approval(
     limits: std::collections::BTreeMap<String, AmountNumber>,
 ) {
     let h = harness().await;
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         h.operator()
             .unwrap()
             .set_auto_approval(
@@ -89,8 +88,7 @@ async fn auto_approval(
                 &op::AutoApprovalRequest { mode, limits },
             )
             .await,
-    )
-    .unwrap();
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
@@ -102,23 +100,22 @@ async fn funded(world: &mut PaymentsWorld, value: String, currency: String) {
     let h = harness().await;
     let client = h.client(world.merchant());
     let order = format!("FUND-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-    let created = Reply::from_client(
+    let created = Reply::of(
         client
             .create_deposit(&deposit_request(&order, &value, &currency))
             .await,
-    )
-    .unwrap();
+    );
     assert_eq!(created.status, 200, "{}", created.body);
     let order_no = order_no_of(&created.body);
     let paid = match created.str_field("remark") {
         Some(remark) => {
             let operator = h.operator().unwrap();
-            let read = Reply::from_client(operator.read_deposit(&order_no).await).unwrap();
+            let read = Reply::of(operator.read_deposit(&order_no).await);
             let account_id = read
                 .str_field("account_id")
                 .expect("an account")
                 .to_string();
-            Reply::from_client(
+            Reply::of(
                 operator
                     .ingest_bank_transaction(&op::BankTransactionRequest {
                         account_id,
@@ -132,33 +129,19 @@ async fn funded(world: &mut PaymentsWorld, value: String, currency: String) {
                     })
                     .await,
             )
-            .unwrap()
         }
-        None => Reply::from_client(
+        None => Reply::of(
             h.sandbox()
                 .unwrap()
                 .pay_deposit(&order_no, &sb::PayDepositRequest { amount: None })
                 .await,
-        )
-        .unwrap(),
+        ),
     };
     assert_eq!(paid.status, 200, "{}", paid.body);
 }
 
 fn deposit_request(order: &str, value: &str, currency: &str) -> m::CreateDepositRequest {
-    m::CreateDepositRequest {
-        merchant_order_no: MerchantOrderNo::parse(order).unwrap(),
-        amount: amount(value),
-        currency_code: currency.to_string(),
-        callback_url: None,
-        extra_data: None,
-        user_id: None,
-        account_holder: None,
-        mobile: None,
-        email: None,
-        bank_code: None,
-        account_no: None,
-    }
+    conformance::requests::deposit(order, value, currency)
 }
 
 fn withdrawal_request(order: &str, value: &str, currency: &str) -> m::CreateWithdrawalRequest {
@@ -183,12 +166,11 @@ async fn create_withdrawal(
     currency: String,
 ) {
     let client = harness().await.client(world.merchant());
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         client
             .create_withdrawal(&withdrawal_request(&order, &value, &currency))
             .await,
-    )
-    .unwrap();
+    );
     if reply.status == 200 {
         world.created = Some(reply.body.clone());
     }
@@ -267,15 +249,14 @@ async fn pay_amount(world: &mut PaymentsWorld, value: String) {
 
 async fn pay(world: &mut PaymentsWorld, paid: Option<AmountNumber>) {
     let order_no = order_no_of(world.created());
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .sandbox()
             .unwrap()
             .pay_deposit(&order_no, &sb::PayDepositRequest { amount: paid })
             .await,
-    )
-    .unwrap();
+    );
     world.reply = Some(reply);
 }
 
@@ -292,7 +273,7 @@ async fn review(world: &mut PaymentsWorld, action: String) {
         "rejects" => operator.reject_withdrawal(&order_no, &body).await,
         other => panic!("unknown review `{other}`"),
     };
-    world.reply = Some(Reply::from_client(result).unwrap());
+    world.keep(result);
 }
 
 #[when(expr = "the channel {word} the withdrawal")]
@@ -300,7 +281,7 @@ async fn channel_reports(world: &mut PaymentsWorld, outcome: String) {
     let order_no = order_no_of(world.created());
     let sandbox = harness().await.sandbox().unwrap();
     let result = match outcome.as_str() {
-        "settles" => Reply::from_client(
+        "settles" => Reply::of(
             sandbox
                 .settle_withdrawal(
                     &order_no,
@@ -310,7 +291,7 @@ async fn channel_reports(world: &mut PaymentsWorld, outcome: String) {
                 )
                 .await,
         ),
-        "fails" => Reply::from_client(
+        "fails" => Reply::of(
             sandbox
                 .fail_withdrawal(
                     &order_no,
@@ -322,27 +303,27 @@ async fn channel_reports(world: &mut PaymentsWorld, outcome: String) {
         ),
         other => panic!("unknown channel outcome `{other}`"),
     };
-    world.reply = Some(result.unwrap());
+    world.reply = Some(result);
 }
 
 #[when("the merchant reads that withdrawal by order_no")]
 async fn read_withdrawal(world: &mut PaymentsWorld) {
     let order_no = order_no_of(world.created());
     let client = harness().await.client(world.merchant());
-    world.reply = Some(Reply::from_client(client.get_withdrawal(&order_no).await).unwrap());
+    world.keep(client.get_withdrawal(&order_no).await);
 }
 
 #[when(expr = "the merchant reads withdrawal {string} by merchant_order_no")]
 async fn find_withdrawal(world: &mut PaymentsWorld, order: String) {
     let client = harness().await.client(world.merchant());
-    world.reply = Some(Reply::from_client(client.find_withdrawal(&order).await).unwrap());
+    world.keep(client.find_withdrawal(&order).await);
 }
 
 #[when("the merchant reads that deposit")]
 async fn read_deposit(world: &mut PaymentsWorld) {
     let order_no = order_no_of(world.created());
     let client = harness().await.client(world.merchant());
-    world.reply = Some(Reply::from_client(client.get_deposit(&order_no).await).unwrap());
+    world.keep(client.get_deposit(&order_no).await);
 }
 
 #[then(expr = "the response field {string} is {int}")]
@@ -422,7 +403,7 @@ async fn balance_is(
 
 async fn balance_item(world: &PaymentsWorld, currency: &str) -> Value {
     let client = harness().await.client(world.merchant());
-    let reply = Reply::from_client(client.get_balances().await).unwrap();
+    let reply = Reply::of(client.get_balances().await);
     assert_eq!(reply.status, 200, "{}", reply.body);
     reply.body["items"]
         .as_array()
@@ -441,8 +422,7 @@ async fn balance_version(world: &mut PaymentsWorld, currency: String, version: i
 
 #[then("the ledger check finds no difference")]
 async fn ledger_ok(_world: &mut PaymentsWorld) {
-    let report =
-        Reply::from_client(harness().await.operator().unwrap().check_ledger().await).unwrap();
+    let report = Reply::of(harness().await.operator().unwrap().check_ledger().await);
     assert_eq!(report.body["ok"], Value::Bool(true), "{}", report.body);
 }
 
@@ -497,7 +477,7 @@ async fn amounts_have_four_digits(world: &mut PaymentsWorld) {
 
 #[given(expr = "the merchant's rate limit is {int} request(s) per minute with a burst of {int}")]
 async fn rate_limit(world: &mut PaymentsWorld, per_minute: i64, burst: i64) {
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .operator()
@@ -510,8 +490,7 @@ async fn rate_limit(world: &mut PaymentsWorld, per_minute: i64, burst: i64) {
                 },
             )
             .await,
-    )
-    .unwrap();
+    );
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
@@ -562,15 +541,14 @@ async fn report_match_of(world: &mut PaymentsWorld, value: String) {
 
 async fn report(world: &mut PaymentsWorld, received: Option<AmountNumber>) {
     let order_no = order_no_of(world.created());
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .sandbox()
             .unwrap()
             .match_deposit(&order_no, &sb::PayDepositRequest { amount: received })
             .await,
-    )
-    .unwrap();
+    );
     world.reply = Some(reply);
 }
 
@@ -592,7 +570,7 @@ async fn cancel_by_no(world: &mut PaymentsWorld, order_no: String) {
 }
 
 async fn cancel_order(world: &mut PaymentsWorld, order_no: &str) {
-    let reply = Reply::from_client(
+    let reply = Reply::of(
         harness()
             .await
             .operator()
@@ -604,7 +582,6 @@ async fn cancel_order(world: &mut PaymentsWorld, order_no: &str) {
                 },
             )
             .await,
-    )
-    .unwrap();
+    );
     world.reply = Some(reply);
 }

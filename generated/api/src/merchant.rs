@@ -1730,7 +1730,7 @@ pub trait MerchantApi {
     async fn find_deposit(
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::SignatureHeaders,
-        query: ::dropshot::Query<FindDepositQuery>,
+        query: ::payments_wire::server::Query<FindDepositQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::DepositOrder>, ::dropshot::HttpError>;
     /// Query a withdrawal order by order_no
     ///
@@ -1754,7 +1754,7 @@ pub trait MerchantApi {
     async fn find_withdrawal(
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::SignatureHeaders,
-        query: ::dropshot::Query<FindWithdrawalQuery>,
+        query: ::payments_wire::server::Query<FindWithdrawalQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
     /// Read balances
     ///

@@ -1466,7 +1466,7 @@ pub trait OperatorApi {
     async fn list_deposits(
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::BearerToken,
-        query: ::dropshot::Query<ListDepositsQuery>,
+        query: ::payments_wire::server::Query<ListDepositsQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::DepositPage>, ::dropshot::HttpError>;
     /// Read a deposit
     ///
@@ -1503,7 +1503,7 @@ pub trait OperatorApi {
     async fn list_withdrawals(
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::BearerToken,
-        query: ::dropshot::Query<ListWithdrawalsQuery>,
+        query: ::payments_wire::server::Query<ListWithdrawalsQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalPage>, ::dropshot::HttpError>;
     /// Read a withdrawal
     ///
@@ -1553,7 +1553,7 @@ pub trait OperatorApi {
     async fn list_bank_transactions(
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::BearerToken,
-        query: ::dropshot::Query<ListBankTransactionsQuery>,
+        query: ::payments_wire::server::Query<ListBankTransactionsQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::BankTransactionPage>, ::dropshot::HttpError>;
     /// Ingest a bank transaction
     ///
@@ -1605,7 +1605,7 @@ pub trait OperatorApi {
     async fn list_callback_deliveries(
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::BearerToken,
-        query: ::dropshot::Query<ListCallbackDeliveriesQuery>,
+        query: ::payments_wire::server::Query<ListCallbackDeliveriesQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::CallbackDeliveryPage>, ::dropshot::HttpError>;
     /// Read a callback delivery
     ///

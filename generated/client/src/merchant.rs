@@ -1648,7 +1648,8 @@ Every error has the body `{request_id, error_code, message}`. The status and `er
 | Status | error_code | When |
 |---|---|---|
 | 400 | `INVALID_BODY` | the body is not a JSON object, or repeats a key |
-| 400 | `INVALID_FIELD` | a field is missing or invalid; the message names the field |
+| 400 | `INVALID_FIELD` | a field or query parameter is missing or invalid; the message names it |
+| 400 | `INVALID_PATH` | the path is not validly percent-encoded |
 | 401 | `MISSING_HEADER` | `x-api-key`, `x-timestamp` or `x-signature` is absent; the message names it |
 | 401 | `INVALID_TIMESTAMP` | `x-timestamp` is not an integer |
 | 401 | `STALE_TIMESTAMP` | `x-timestamp` is outside the tolerated skew |
@@ -1656,15 +1657,22 @@ Every error has the body `{request_id, error_code, message}`. The status and `er
 | 401 | `INVALID_SIGNATURE` | the signature does not match |
 | 403 | `MERCHANT_DISABLED` | the merchant is disabled |
 | 404 | `ORDER_NOT_FOUND` | no order of this merchant has that number |
+| 404 | `NOT_FOUND` | no endpoint has this path |
+| 405 | `METHOD_NOT_ALLOWED` | the path has no endpoint for this method; the `Allow` header lists those it has |
 | 409 | `DUPLICATE_MERCHANT_ORDER_NO` | the `merchant_order_no` was used before with a different body |
+| 413 | `PAYLOAD_TOO_LARGE` | the body is larger than 65 536 bytes |
+| 415 | `UNSUPPORTED_MEDIA_TYPE` | a body is sent with a content type other than `application/json` |
 | 422 | `UNSUPPORTED_CURRENCY` | the currency is not configured |
 | 422 | `AMOUNT_OUT_OF_RANGE` | the amount is outside the currency's limits |
 | 422 | `INSUFFICIENT_BALANCE` | the available balance does not cover a withdrawal and its fee |
+| 422 | `NO_DENOMINATIONS` | a cashier session without `amount` in a currency with no denominations configured |
 | 429 | `RATE_LIMITED` | too many requests; `Retry-After` gives the seconds to wait |
 | 501 | `NOT_IMPLEMENTED` | the endpoint is not implemented in this build |
 | 503 | `SERVICE_UNAVAILABLE` | a dependency (the database) is unreachable; retry later |
 
-Authentication is checked before the body's fields, so a request with both a bad signature and a bad field hears 401.
+Authentication is checked before the body's fields, so a request with both a bad signature and a bad field hears 401. What concerns the request as a whole (its path, method, content type, size and query string) is checked before authentication.
+
+Bodies are `application/json` (a `charset` parameter is allowed) and at most 65 536 bytes.
 
 ## Idempotency
 `merchant_order_no` is unique per merchant and order kind (deposit or withdrawal). Resending a create with the same `merchant_order_no` and the same body (the same signed fields) returns the original order with 200; with a different body it is refused with 409 `DUPLICATE_MERCHANT_ORDER_NO`.
@@ -1673,7 +1681,7 @@ Authentication is checked before the body's fields, so a request with both a bad
 - Amounts in requests are JSON numbers, read exactly as decimal text. Amounts in responses and callbacks are decimal strings with four fraction digits.
 - `amount` must be greater than zero, have no more fraction digits than the currency allows (2 for THB and BDT) and lie within the currency's configured limits.
 - A deposit's `amount` is what the payer must transfer. It equals `requested_amount`, except on receiving accounts that match transfers by amount (floating amounts): there a unique offset below one unit of the currency (0.01 to 0.99 for THB) is added at creation so that the transfer's amount identifies the order, and the fee is computed on `amount`.
-- A deposit awaits payment for a validity configured per merchant and currency (30 minutes unless configured); `expire_at` says until when. An order still `pending` at `expire_at` becomes `expired`.
+- A deposit awaits payment for a validity configured per merchant and currency (30 minutes unless configured); `expire_at` says until when. An order still `pending` at `expire_at` is `expired` from that moment: it moves to `expired` (with its `deposit.expired` callback) at `expire_at`, and a payment or transfer that arrives at or after `expire_at` completes nothing. It is refused, or, for a bank transfer, kept unmatched for an operator to resolve.
 - Status values are lowercase, in responses as in callbacks. Deposit: `pending`, `matched`, `completed`, `expired`, `cancelled`. Withdrawal: `pending`, `approved`, `processing`, `completed`, `rejected`, `failed`.
 - Timestamps in responses are RFC 3339 in UTC (`2026-11-22T10:00:00Z`), like the ISO 8601 times in callbacks.
 - `merchant_order_no` is 1 to 64 characters of `[A-Za-z0-9_-]`. `callback_url` is an absolute `http` or `https` URL of at most 2048 characters (`https` only in production).
@@ -1800,6 +1808,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             422u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1871,6 +1885,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             422u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1934,6 +1954,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             422u16 => Err(Error::ErrorResponse(

@@ -1315,6 +1315,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1377,6 +1383,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             422u16 => Err(Error::ErrorResponse(
@@ -1446,6 +1458,12 @@ impl Client {
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             422u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1511,6 +1529,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(
@@ -1580,6 +1604,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1647,6 +1677,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1712,6 +1748,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(
@@ -1954,6 +1996,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2143,6 +2191,12 @@ impl Client {
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2205,6 +2259,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(
@@ -2335,6 +2395,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2402,6 +2468,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2461,6 +2533,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(

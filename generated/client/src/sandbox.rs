@@ -350,6 +350,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -415,6 +421,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(
@@ -484,6 +496,12 @@ impl Client {
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -549,6 +567,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(
@@ -671,7 +695,7 @@ impl Client {
     }
     /**Advance the clock
 
-    Moves the sandbox's clock forward by `seconds` (1 to 86400); it never moves back. Everything scheduled reads this clock: expiry, callback retries (30 s apart), the callback timeout's bookkeeping and the sweep of deliveries stuck in `SENDING` for 5 minutes. The workers wake at once and do what became due. Request timestamps are still checked against it, so a client signing with the system clock must allow for the offset (the response gives it).
+    Moves the sandbox's clock forward by `seconds` (1 to 86400); it never moves back. Everything scheduled reads this clock: expiry, callback retries (30 s apart), the callback timeout's bookkeeping and the sweep of deliveries stuck in `SENDING` for 5 minutes. The workers wake at once and do what became due. The clock moves what is scheduled and the times orders record; it does not move the timestamps that protect the wire: a request's `x-timestamp` is checked against the real time, and a callback's `X-Timestamp` is the real time of its attempt, so that clients and receivers keep checking against their own clocks (a receiver's 300-second window keeps working after any advance).
 
     Sends a `POST` request to `/api/v1/sandbox/clock/advance`
 
@@ -714,6 +738,12 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(

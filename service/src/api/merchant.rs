@@ -10,12 +10,12 @@ use crate::error::ApiError;
 use crate::merchant::Merchant;
 use crate::validate;
 use crate::withdrawal::{self, NewWithdrawal};
-use dropshot::{HttpError, HttpResponseOk, Path, Query, RequestContext};
+use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::merchant::types;
 use merchant_api::merchant::{
     FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetWithdrawalPath, MerchantApi,
 };
-use payments_wire::server::{SignatureHeaders, SignedJson};
+use payments_wire::server::{Query, SignatureHeaders, SignedJson};
 use payments_wire::{DecimalString, SigningFields};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
@@ -44,29 +44,36 @@ impl MerchantApi for MerchantApiImpl {
     ) -> Result<HttpResponseOk<types::CreateDepositResponse>, HttpError> {
         let app = rqctx.context();
         let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
-        let currency = validate::currency(app, &req.currency_code)?;
-        let amount = crate::money::validate_amount(
-            "amount",
-            req.amount.value(),
-            &req.currency_code,
-            &currency,
-        )?;
-        let new = NewDeposit {
-            merchant_order_no: req.merchant_order_no.to_string(),
+        // Every field named, no `..`: a field added to the contract stops
+        // the build here until it is read, instead of being dropped.
+        let types::CreateDepositRequest {
+            merchant_order_no,
             amount,
-            currency: req.currency_code.clone(),
-            callback_url: validate::callback_url(app.config.profile, req.callback_url)?,
-            extra_data: validate::optional_text("extra_data", req.extra_data, 1024)?,
-            user_id: validate::optional_text("user_id", req.user_id, 128)?,
-            payer_account_holder: validate::optional_text(
-                "account_holder",
-                req.account_holder,
-                128,
-            )?,
-            payer_mobile: validate::optional_text("mobile", req.mobile, 32)?,
-            payer_email: validate::optional_text("email", req.email, 254)?,
-            payer_bank_code: validate::optional_text("bank_code", req.bank_code, 32)?,
-            payer_account_no: validate::optional_text("account_no", req.account_no, 64)?,
+            currency_code,
+            callback_url,
+            extra_data,
+            user_id,
+            account_holder,
+            mobile,
+            email,
+            bank_code,
+            account_no,
+        } = req;
+        let currency = validate::currency(app, &currency_code)?;
+        let amount =
+            crate::money::validate_amount("amount", amount.value(), &currency_code, &currency)?;
+        let new = NewDeposit {
+            merchant_order_no: merchant_order_no.to_string(),
+            amount,
+            currency: currency_code,
+            callback_url: validate::callback_url(app.config.profile, callback_url)?,
+            extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
+            user_id: validate::optional_text("user_id", user_id, 128)?,
+            payer_account_holder: validate::optional_text("account_holder", account_holder, 128)?,
+            payer_mobile: validate::optional_text("mobile", mobile, 32)?,
+            payer_email: validate::optional_text("email", email, 254)?,
+            payer_bank_code: validate::optional_text("bank_code", bank_code, 32)?,
+            payer_account_no: validate::optional_text("account_no", account_no, 64)?,
             fingerprint: fingerprint(&fields),
         };
         let order = deposit::create(app, &merchant, new).await?;
@@ -80,24 +87,35 @@ impl MerchantApi for MerchantApiImpl {
     ) -> Result<HttpResponseOk<types::CashierSession>, HttpError> {
         let app = rqctx.context();
         let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
-        let currency = validate::currency(app, &req.currency_code)?;
-        let amount = match req.amount {
+        let types::CreateCashierDepositRequest {
+            // One value only (`cashier`); the schema has checked it.
+            order_type: _,
+            merchant_order_no,
+            amount,
+            currency_code,
+            callback_url,
+            extra_data,
+            user_id,
+            payer_bank_cards,
+        } = req;
+        let currency = validate::currency(app, &currency_code)?;
+        let amount = match amount {
             Some(a) => Some(crate::money::validate_amount(
                 "amount",
                 a.value(),
-                &req.currency_code,
+                &currency_code,
                 &currency,
             )?),
             None => None,
         };
         let new = cashier::NewSession {
-            merchant_order_no: req.merchant_order_no.to_string(),
+            merchant_order_no: merchant_order_no.to_string(),
             amount,
-            currency: req.currency_code.clone(),
-            callback_url: validate::callback_url(app.config.profile, req.callback_url)?,
-            extra_data: validate::optional_text("extra_data", req.extra_data, 1024)?,
-            user_id: validate::optional_text("user_id", req.user_id, 128)?,
-            cards: cashier::saved_cards(req.payer_bank_cards)?,
+            currency: currency_code,
+            callback_url: validate::callback_url(app.config.profile, callback_url)?,
+            extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
+            user_id: validate::optional_text("user_id", user_id, 128)?,
+            cards: cashier::saved_cards(payer_bank_cards)?,
             fingerprint: fingerprint(&fields),
         };
         let session = cashier::create(app, &merchant, new).await?;
@@ -118,37 +136,37 @@ impl MerchantApi for MerchantApiImpl {
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
         let app = rqctx.context();
         let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
-        let currency = validate::currency(app, &req.currency_code)?;
-        let amount = crate::money::validate_amount(
-            "amount",
-            req.amount.value(),
-            &req.currency_code,
-            &currency,
-        )?;
-        let new = NewWithdrawal {
-            merchant_order_no: req.merchant_order_no.to_string(),
+        let types::CreateWithdrawalRequest {
+            merchant_order_no,
             amount,
-            currency: req.currency_code.clone(),
-            beneficiary_name: validate::required_text(
-                "beneficiary_name",
-                req.beneficiary_name,
-                128,
-            )?,
+            currency_code,
+            beneficiary_name,
+            beneficiary_account,
+            beneficiary_bank_code,
+            beneficiary_bank_branch,
+            callback_url,
+            extra_data,
+        } = req;
+        let currency = validate::currency(app, &currency_code)?;
+        let amount =
+            crate::money::validate_amount("amount", amount.value(), &currency_code, &currency)?;
+        let new = NewWithdrawal {
+            merchant_order_no: merchant_order_no.to_string(),
+            amount,
+            currency: currency_code,
+            beneficiary_name: validate::required_text("beneficiary_name", beneficiary_name, 128)?,
             beneficiary_account: validate::account_number(
                 "beneficiary_account",
-                req.beneficiary_account,
+                beneficiary_account,
             )?,
-            beneficiary_bank_code: validate::code(
-                "beneficiary_bank_code",
-                req.beneficiary_bank_code,
-            )?,
+            beneficiary_bank_code: validate::code("beneficiary_bank_code", beneficiary_bank_code)?,
             beneficiary_bank_branch: validate::optional_text(
                 "beneficiary_bank_branch",
-                req.beneficiary_bank_branch,
+                beneficiary_bank_branch,
                 128,
             )?,
-            callback_url: validate::callback_url(app.config.profile, req.callback_url)?,
-            extra_data: validate::optional_text("extra_data", req.extra_data, 1024)?,
+            callback_url: validate::callback_url(app.config.profile, callback_url)?,
+            extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
             fingerprint: fingerprint(&fields),
         };
         let order = withdrawal::create(app, &merchant, new).await?;

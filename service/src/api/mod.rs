@@ -2,6 +2,7 @@
 //! Handlers authenticate, parse, call the domain and map domain values onto
 //! the contract's types; they hold no business rules.
 
+pub mod gate;
 pub mod merchant;
 pub mod operator;
 pub mod sandbox;

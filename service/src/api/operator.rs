@@ -15,7 +15,7 @@ use crate::merchant::{self, AutoApproval};
 use crate::operator::{authenticate, Operator};
 use crate::withdrawal::{self, Withdrawal};
 use crate::{ledger, money, validate};
-use dropshot::{HttpError, HttpResponseOk, Path, Query, RequestContext};
+use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
     ApproveWithdrawalPath, CancelDepositPath, CompleteDepositPath, IssueApiKeyPath,
@@ -25,7 +25,7 @@ use merchant_api::operator::{
     RetryCallbackDeliveryPath, SetAutoApprovalPath, SetCallbackTimeoutPath, SetMerchantFeePath,
     SetRateLimitPath, SetReceivingAccountPath,
 };
-use payments_wire::server::{BearerToken, SignedJson};
+use payments_wire::server::{BearerToken, Query, SignedJson};
 use payments_wire::DecimalString;
 use rust_decimal::Decimal;
 use serde::de::DeserializeOwned;

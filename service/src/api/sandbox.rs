@@ -115,8 +115,7 @@ impl SandboxApi for SandboxApiImpl {
                 crate::error::ApiError::NotImplemented("advancing this service's clock").into(),
             );
         }
-        // Whatever became due is done now, not at the next look.
-        app.wake.notify_one();
+        app.clock_moved();
         Ok(HttpResponseOk(clock_view(app)))
     }
 

@@ -18,6 +18,10 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use futures::future::BoxFuture;
+use std::cell::Cell;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::sync::Notify;
 
 pub type SqliteConn = SyncConnectionWrapper<SqliteConnection>;
 
@@ -30,10 +34,31 @@ pub enum Backend {
     Sqlite,
 }
 
+/// The database, and the delivery worker's bell: a unit of work (`run` or
+/// `transaction`) that made a callback due rings it once it has
+/// committed, so no caller wakes the worker by hand and none can forget.
 #[derive(Clone)]
-pub enum Db {
+pub struct Db {
+    pool: Pools,
+    callbacks_due: Arc<Notify>,
+}
+
+#[derive(Clone)]
+enum Pools {
     Postgres(Pool<AsyncPgConnection>),
     Sqlite(Pool<SqliteConn>),
+}
+
+tokio::task_local! {
+    /// Set inside a unit of work when it writes a callback that is due.
+    static CALLBACK_QUEUED: Cell<bool>;
+}
+
+/// The store calls this when it writes a due callback record; the unit of
+/// work it runs in rings the bell after its commit. Outside a unit of work
+/// (no scope) it does nothing.
+pub(crate) fn callback_queued() {
+    let _ = CALLBACK_QUEUED.try_with(|q| q.set(true));
 }
 
 // Short-lived and moved once; boxing the larger variant buys nothing.
@@ -45,7 +70,17 @@ enum Conn {
 
 impl Db {
     /// Connects, applies pending migrations and returns a pool.
-    pub async fn connect(url: &str, pool_size: usize) -> Result<Db> {
+    /// Connects and migrates; `callbacks_due` is rung after every commit
+    /// that queued a callback.
+    pub async fn connect(url: &str, pool_size: usize, callbacks_due: Arc<Notify>) -> Result<Db> {
+        let pool = Self::pools(url, pool_size).await?;
+        Ok(Db {
+            pool,
+            callbacks_due,
+        })
+    }
+
+    async fn pools(url: &str, pool_size: usize) -> Result<Pools> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let conn = AsyncPgConnection::establish(url)
                 .await
@@ -59,7 +94,7 @@ impl Db {
                 .max_size(pool_size)
                 .build()
                 .context("building the PostgreSQL pool")?;
-            Ok(Db::Postgres(pool))
+            Ok(Pools::Postgres(pool))
         } else {
             let path = url.strip_prefix("sqlite://").unwrap_or(url).to_string();
             if let Some(dir) = std::path::Path::new(&path).parent() {
@@ -86,22 +121,22 @@ impl Db {
                 .max_size(1)
                 .build()
                 .context("building the SQLite pool")?;
-            Ok(Db::Sqlite(pool))
+            Ok(Pools::Sqlite(pool))
         }
     }
 
     pub fn backend(&self) -> Backend {
-        match self {
-            Db::Postgres(_) => Backend::Postgres,
-            Db::Sqlite(_) => Backend::Sqlite,
+        match self.pool {
+            Pools::Postgres(_) => Backend::Postgres,
+            Pools::Sqlite(_) => Backend::Sqlite,
         }
     }
 
     async fn conn(&self) -> StoreResult<Conn> {
         let unavailable = |e: &dyn std::fmt::Display| StoreError::Unavailable(e.to_string());
-        Ok(match self {
-            Db::Postgres(p) => Conn::Postgres(p.get().await.map_err(|e| unavailable(&e))?),
-            Db::Sqlite(p) => Conn::Sqlite(p.get().await.map_err(|e| unavailable(&e))?),
+        Ok(match &self.pool {
+            Pools::Postgres(p) => Conn::Postgres(p.get().await.map_err(|e| unavailable(&e))?),
+            Pools::Sqlite(p) => Conn::Sqlite(p.get().await.map_err(|e| unavailable(&e))?),
         })
     }
 
@@ -111,39 +146,54 @@ impl Db {
         T: Send,
         F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, StoreResult<T>> + Send,
     {
-        match self.conn().await? {
-            Conn::Postgres(mut c) => f(&mut *c).await,
-            Conn::Sqlite(mut c) => f(&mut *c).await,
-        }
+        self.ringing(async {
+            match self.conn().await? {
+                Conn::Postgres(mut c) => f(&mut *c).await,
+                Conn::Sqlite(mut c) => f(&mut *c).await,
+            }
+        })
+        .await
     }
 
-    /// Runs `f` in one database transaction: everything it writes commits
-    /// together or not at all.
     pub async fn transaction<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<diesel::result::Error> + From<StoreError> + Send + 'static,
         F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
     {
-        match self.conn().await? {
-            Conn::Postgres(mut c) => {
-                let c: &mut AsyncPgConnection = &mut c;
-                c.transaction(async move |tx: &mut AsyncPgConnection| f(tx).await)
-                    .await
+        self.ringing(async {
+            match self.conn().await? {
+                Conn::Postgres(mut c) => {
+                    let c: &mut AsyncPgConnection = &mut c;
+                    c.transaction(async move |tx: &mut AsyncPgConnection| f(tx).await)
+                        .await
+                }
+                Conn::Sqlite(mut c) => {
+                    let c: &mut SqliteConn = &mut c;
+                    c.transaction(async move |tx: &mut SqliteConn| f(tx).await)
+                        .await
+                }
             }
-            Conn::Sqlite(mut c) => {
-                let c: &mut SqliteConn = &mut c;
-                c.transaction(async move |tx: &mut SqliteConn| f(tx).await)
-                    .await
-            }
+        })
+        .await
+    }
+
+    /// Runs a unit of work and, when it succeeded (committed) having
+    /// queued a callback, wakes the delivery worker.
+    async fn ringing<T, E>(&self, work: impl Future<Output = Result<T, E>>) -> Result<T, E> {
+        let (result, queued) = CALLBACK_QUEUED
+            .scope(Cell::new(false), async {
+                let result = work.await;
+                (result, CALLBACK_QUEUED.with(Cell::get))
+            })
+            .await;
+        if result.is_ok() && queued {
+            self.callbacks_due.notify_one();
         }
+        result
     }
 }
 
-/// Connections are handed out without a test query first: that query
-/// doubled the round trips of a single read. A connection the server has
-/// closed is seen as closed by the driver and replaced when it returns to
-/// the pool; a query already on it fails as `Unavailable` (503).
 fn pool_config<C: AsyncConnection + 'static>() -> ManagerConfig<C> {
     let mut config = ManagerConfig::default();
     config.recycling_method = RecyclingMethod::Fast;

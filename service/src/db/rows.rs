@@ -33,7 +33,7 @@ pub struct ApiKeyRow {
     pub expires_at: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(Debug, Clone, Default, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = deposit_orders, treat_none_as_null = true)]
 pub struct DepositRow {
     pub id: String,
@@ -114,7 +114,7 @@ pub struct PostingRow {
     pub amount: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(Debug, Clone, Default, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = withdrawal_orders, treat_none_as_null = true)]
 pub struct WithdrawalRow {
     pub id: String,

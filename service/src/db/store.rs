@@ -166,6 +166,8 @@ pub trait Store: Send {
     async fn withdrawals_to_dispatch(&mut self, limit: i64) -> StoreResult<Vec<String>>;
     /// Order numbers of deposits awaiting payment past `expire_at`.
     async fn deposits_due_to_expire(&mut self, now: i64, limit: i64) -> StoreResult<Vec<String>>;
+    /// The earliest `expire_at` of a deposit awaiting payment.
+    async fn next_deposit_expiry(&mut self) -> StoreResult<Option<i64>>;
     async fn insert_callback_delivery(&mut self, row: &CallbackDeliveryRow) -> StoreResult<()>;
     async fn callback_deliveries_of(
         &mut self,
@@ -707,6 +709,7 @@ macro_rules! impl_store {
                     .values(row)
                     .execute(self)
                     .await?;
+                super::callback_queued();
                 Ok(())
             }
 
@@ -734,6 +737,14 @@ macro_rules! impl_store {
                     .limit(limit)
                     .select(deposit_orders::order_no)
                     .load(self)
+                    .await?)
+            }
+
+            async fn next_deposit_expiry(&mut self) -> StoreResult<Option<i64>> {
+                Ok(deposit_orders::table
+                    .filter(deposit_orders::status.eq("pending"))
+                    .select(diesel::dsl::min(deposit_orders::expire_at))
+                    .first(self)
                     .await?)
             }
 
@@ -1183,6 +1194,9 @@ macro_rules! impl_store {
                 ))
                 .execute(self)
                 .await?;
+                if n == 1 {
+                    super::callback_queued();
+                }
                 Ok(n == 1)
             }
 

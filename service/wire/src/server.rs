@@ -1,15 +1,20 @@
 //! Dropshot extractors that keep what a signature check needs: the three
-//! security headers, the query pairs, and the body's raw bytes. They never
-//! refuse a request themselves; the service decides (and answers 401 with its
-//! own error codes) because a missing header is an authentication failure,
-//! not a malformed request.
+//! security headers, the query pairs, and the body's raw bytes. The header
+//! extractors never refuse a request themselves; the service decides (and
+//! answers 401 with its own error codes) because a missing header is an
+//! authentication failure, not a malformed request. What the body and query
+//! extractors refuse (a body that is not JSON or too large, a query that does
+//! not parse) they refuse in the service's error envelope, with an
+//! `error_code` from the published table: dropshot's own extractors answer
+//! without one.
 
 use crate::signature::{SigningFields, SigningFieldsError};
 use async_trait::async_trait;
 use dropshot::{
-    ApiEndpointBodyContentType, ExclusiveExtractor, ExtractorMetadata, HttpError, RequestContext,
-    ServerContext, SharedExtractor, UntypedBody,
+    ApiEndpointBodyContentType, ClientErrorStatusCode, ExclusiveExtractor, ExtractorMetadata,
+    HttpError, RequestContext, ServerContext, SharedExtractor,
 };
+use http_body_util::BodyExt;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -176,30 +181,34 @@ impl<T: DeserializeOwned> SignedJson<T> {
 
     pub fn parse(&self) -> Result<T, BodyError> {
         let de = &mut serde_json::Deserializer::from_slice(self.bytes());
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let message = strip_location(e.inner());
-            if path != "." {
-                return BodyError {
-                    field: Some(path),
-                    message,
-                };
-            }
-            // serde reports a missing field at the root; name the field.
-            match message
-                .strip_prefix("missing field `")
-                .and_then(|rest| rest.split('`').next())
-            {
-                Some(field) => BodyError {
-                    field: Some(field.to_string()),
-                    message: "is required".into(),
-                },
-                None => BodyError {
-                    field: None,
-                    message,
-                },
-            }
-        })
+        serde_path_to_error::deserialize(de)
+            .map_err(|e| BodyError::at(e.path().to_string(), strip_location(e.inner())))
+    }
+}
+
+impl BodyError {
+    /// The error serde reported at `path` (`.` for the root), naming the
+    /// field: serde reports a missing field at the root, in its message.
+    fn at(path: String, message: String) -> BodyError {
+        if path != "." {
+            return BodyError {
+                field: Some(path),
+                message,
+            };
+        }
+        match message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            Some(field) => BodyError {
+                field: Some(field.to_string()),
+                message: "is required".into(),
+            },
+            None => BodyError {
+                field: None,
+                message,
+            },
+        }
     }
 }
 
@@ -221,11 +230,106 @@ where
         rqctx: &RequestContext<Context>,
         request: hyper::Request<dropshot::Body>,
     ) -> Result<Self, HttpError> {
-        let body = UntypedBody::from_request(rqctx, request).await?;
-        Ok(SignedJson::from_bytes(body.as_bytes().to_vec()))
+        if !is_json(request.headers().get(hyper::header::CONTENT_TYPE)) {
+            return Err(refusal(
+                "UNSUPPORTED_MEDIA_TYPE",
+                ClientErrorStatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "the body must be sent as `content-type: application/json`".into(),
+            ));
+        }
+        let limit = rqctx.request_body_max_bytes();
+        let too_large = || {
+            refusal(
+                "PAYLOAD_TOO_LARGE",
+                ClientErrorStatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body is larger than {limit} bytes"),
+            )
+        };
+        // A declared length over the limit is refused before reading.
+        let declared = request
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
+        }
+        let collected = http_body_util::Limited::new(request.into_body(), limit)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    too_large()
+                } else {
+                    refusal(
+                        "INVALID_BODY",
+                        ClientErrorStatusCode::BAD_REQUEST,
+                        "the body could not be read".into(),
+                    )
+                }
+            })?;
+        Ok(SignedJson::from_bytes(collected.to_bytes().to_vec()))
     }
 
     fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
         <dropshot::TypedBody<T> as ExclusiveExtractor>::metadata(content_type)
+    }
+}
+
+/// `application/json`, with or without parameters (`; charset=utf-8`), in
+/// any case.
+fn is_json(value: Option<&hyper::header::HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// An error in the service's envelope: `{request_id, error_code, message}`.
+pub fn refusal(code: &str, status: ClientErrorStatusCode, message: String) -> HttpError {
+    HttpError::for_client_error(Some(code.to_string()), status, message)
+}
+
+/// Query parameters, parsed as dropshot's `Query<T>` would and documented
+/// exactly as it documents them, but refused in the service's envelope
+/// (400 `INVALID_FIELD`, naming the parameter) when they do not parse.
+#[derive(Debug)]
+pub struct Query<T>(T);
+
+impl<T> Query<T> {
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T: DeserializeOwned> Query<T> {
+    /// Parses a raw query string (without the `?`).
+    pub fn parse(raw: &str) -> Result<T, BodyError> {
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw.as_bytes()));
+        serde_path_to_error::deserialize(de)
+            .map_err(|e| BodyError::at(e.path().to_string(), e.inner().to_string()))
+    }
+}
+
+#[async_trait]
+impl<T> SharedExtractor for Query<T>
+where
+    T: JsonSchema + DeserializeOwned + Send + Sync + 'static,
+{
+    async fn from_request<Context: ServerContext>(
+        rqctx: &RequestContext<Context>,
+    ) -> Result<Self, HttpError> {
+        let raw = rqctx.request.uri().query().unwrap_or("");
+        Query::<T>::parse(raw).map(Query).map_err(|e| {
+            let message = match e.field {
+                Some(field) => format!("invalid field `{field}`: {}", e.message),
+                None => format!("invalid query string: {}", e.message),
+            };
+            refusal("INVALID_FIELD", ClientErrorStatusCode::BAD_REQUEST, message)
+        })
+    }
+
+    fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        <dropshot::Query<T> as SharedExtractor>::metadata(content_type)
     }
 }

@@ -239,7 +239,13 @@ fn operation(
             Auth::Bearer => quote!(headers: ::payments_wire::server::BearerToken),
         });
     }
-    for (location, suffix, extractor) in [("path", "Path", "Path"), ("query", "Query", "Query")] {
+    // Queries parse through the wire crate's extractor, which refuses in
+    // the service's error envelope; dropshot's answers without an
+    // `error_code`. Both document the parameters alike.
+    for (location, suffix, extractor) in [
+        ("path", "Path", quote!(::dropshot::Path)),
+        ("query", "Query", quote!(::payments_wire::server::Query)),
+    ] {
         let these: Vec<&Param> = params.iter().filter(|p| p.location == location).collect();
         if these.is_empty() {
             continue;
@@ -258,8 +264,7 @@ fn operation(
             }
         });
         let arg = Ident::new(location, Span::call_site());
-        let extractor = Ident::new(extractor, Span::call_site());
-        args.push(quote!(#arg: ::dropshot::#extractor<#struct_name>));
+        args.push(quote!(#arg: #extractor<#struct_name>));
     }
     if let Some(body) = op.get("requestBody") {
         let body = resolve(doc, body);

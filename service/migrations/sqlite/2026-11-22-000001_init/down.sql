@@ -1,4 +1,0 @@
-DROP TABLE balances;
-DROP TABLE deposit_orders;
-DROP TABLE api_keys;
-DROP TABLE merchants;

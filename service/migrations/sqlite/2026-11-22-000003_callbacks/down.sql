@@ -1,2 +1,0 @@
-DROP INDEX deposit_orders_expiry;
-DROP TABLE callback_deliveries;

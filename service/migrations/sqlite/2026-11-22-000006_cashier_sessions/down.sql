@@ -1,2 +1,0 @@
-DROP INDEX deposit_orders_cashier_session;
-DROP TABLE cashier_sessions;

@@ -1,0 +1,87 @@
+//! The delivery worker is woken by the store's unit of work, not by each
+//! caller: every commit that makes a callback due rings it, and nothing
+//! else does. The bell is read directly (no worker runs here), so each
+//! check is exact rather than a race against the worker's 5-second nap.
+
+use futures::FutureExt;
+use payments_service::app::App;
+use payments_service::clock::ManualClock;
+use payments_service::delivery;
+use payments_service::deposit;
+use payments_service::testing::{TestService, TEST_OPERATOR};
+use payments_service::withdrawal::{self, NewWithdrawal};
+use payments_service::Profile;
+use rust_decimal::Decimal;
+use std::sync::Arc;
+
+/// Whether the bell rang since the last look (and silences it).
+fn rang(app: &App) -> bool {
+    app.wake.notified().now_or_never().is_some()
+}
+
+#[tokio::test]
+async fn only_commits_that_queue_a_callback_wake_the_worker() {
+    let clock = ManualClock::at(1_800_000_000);
+    let service = TestService::start(Profile::Sandbox, Arc::new(clock))
+        .await
+        .unwrap();
+    let app = service.service.app().clone();
+    let m = service.new_merchant("Wake").await.unwrap().merchant;
+    let url = Some("http://127.0.0.1:9/cb");
+    let new = |no: &str, url: Option<&str>| {
+        payments_service::testing::new_deposit(no, Decimal::from(100), "THB", url)
+    };
+    rang(&app);
+
+    let quiet = deposit::create(&app, &m, new("W-1", None)).await.unwrap();
+    let called = deposit::create(&app, &m, new("W-2", url)).await.unwrap();
+    assert!(!rang(&app), "creating an order queues no callback");
+
+    deposit::complete(&app, &quiet.order_no, None)
+        .await
+        .unwrap();
+    assert!(!rang(&app), "no callback_url, no record, no bell");
+
+    deposit::complete(&app, &called.order_no, None)
+        .await
+        .unwrap();
+    assert!(rang(&app), "a completion that queued deposit.completed");
+
+    assert!(deposit::cancel(&app, &called.order_no).await.is_err());
+    assert!(!rang(&app), "a refused move commits nothing");
+
+    let w = withdrawal::create(
+        &app,
+        &m,
+        NewWithdrawal {
+            merchant_order_no: "W-3".into(),
+            amount: Decimal::from(10),
+            currency: "THB".into(),
+            beneficiary_name: "B".into(),
+            beneficiary_account: "1".into(),
+            beneficiary_bank_code: "SCB".into(),
+            beneficiary_bank_branch: None,
+            callback_url: url.map(String::from),
+            extra_data: None,
+            fingerprint: "W-3".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert!(!rang(&app), "a pending withdrawal queues nothing");
+    withdrawal::approve(&app, &w.row.order_no, TEST_OPERATOR, None)
+        .await
+        .unwrap();
+    assert!(rang(&app), "an approval that queued withdrawal.approved");
+
+    let o = called.order_no.clone();
+    let record = app
+        .db
+        .run(|s| Box::pin(async move { s.callback_deliveries_of(&o).await }))
+        .await
+        .unwrap()
+        .remove(0);
+    assert!(!rang(&app), "reading records rings nothing");
+    delivery::retry(&app, &record.id).await.unwrap();
+    assert!(rang(&app), "an operator's retry makes the record due again");
+}
