@@ -18,8 +18,8 @@ pub mod tls;
 
 use anyhow::{anyhow, bail, Context, Result};
 use payments_service::clock::{Clock, OffsetClock, SystemClock};
-use payments_service::testing::TestService;
 use payments_service::Profile;
+use payments_testing::TestService;
 use payments_wire::SigningFields;
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,6 +55,7 @@ pub fn profile_from_env() -> Result<Profile> {
     std::env::var("CONFORMANCE_PROFILE")
         .unwrap_or_else(|_| "sandbox".into())
         .parse()
+        .map_err(anyhow::Error::msg)
 }
 
 pub async fn harness() -> &'static Harness {
@@ -113,13 +114,11 @@ impl Harness {
             }
         };
         let operator_token = match &target {
-            Target::InProcess(_) => {
-                Some(payments_service::testing::TEST_OPERATOR_TOKEN.to_string())
-            }
+            Target::InProcess(_) => Some(payments_testing::TEST_OPERATOR_TOKEN.to_string()),
             Target::Remote { .. } => remote_token,
         };
         let operator_name = match &target {
-            Target::InProcess(_) => Some(payments_service::testing::TEST_OPERATOR.to_string()),
+            Target::InProcess(_) => Some(payments_testing::TEST_OPERATOR.to_string()),
             Target::Remote { .. } => std::env::var("CONFORMANCE_OPERATOR_NAME")
                 .ok()
                 .filter(|n| !n.is_empty()),

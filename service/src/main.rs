@@ -2,9 +2,11 @@
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use payments_service::app::{ledger, merchants};
 use payments_service::clock::{Clock, OffsetClock, SystemClock};
-use payments_service::config::{Config, Profile};
-use payments_service::{ledger, merchant, server};
+use payments_service::config::Config;
+use payments_service::domain::Profile;
+use payments_service::server;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -76,7 +78,7 @@ async fn run() -> Result<()> {
         Command::Serve => {
             let service = server::start(app.clone())?;
             if app.config.profile == Profile::Sandbox {
-                let (demo, created) = merchant::ensure_demo(&app).await?;
+                let (demo, created) = merchants::ensure_demo(&app).await?;
                 print_sandbox_banner(&app.config, &demo, created);
             } else {
                 println!(
@@ -93,7 +95,7 @@ async fn run() -> Result<()> {
         Command::Merchant {
             command: MerchantCommand::Create { code, name },
         } => {
-            let created = merchant::create(&app, &code, &name)
+            let created = merchants::create(&app, &code, &name)
                 .await
                 .map_err(|e| anyhow::anyhow!("creating merchant `{code}`: {e}"))?;
             println!("merchant_id: {}", created.merchant.id);
@@ -140,7 +142,7 @@ fn init_logging(level: &str) {
 
 /// The sandbox's first screen: everything needed for a first request. The
 /// demo key is printed on purpose (sandbox only): it is the sandbox's.
-fn print_sandbox_banner(config: &Config, demo: &merchant::NewMerchant, created: bool) {
+fn print_sandbox_banner(config: &Config, demo: &merchants::NewMerchant, created: bool) {
     let base = config.public_base_url.trim_end_matches('/');
     println!(
         r#"

@@ -1,15 +1,16 @@
 //! Assembling and starting the service: configuration to a running HTTP
 //! server, with the published spec served beside the API.
 
-use crate::api::merchant::MerchantApiImpl;
-use crate::api::operator::OperatorApiImpl;
-use crate::api::sandbox::SandboxApiImpl;
 use crate::app::App;
-use crate::channel::Channels;
+use crate::channels::Channels;
 use crate::clock::Clock;
-use crate::config::{Config, OperatorConfig, Profile};
-use crate::db::Db;
+use crate::config::{Config, OperatorConfig};
+use crate::domain::routing::Profile;
+use crate::http::merchant::MerchantApiImpl;
+use crate::http::operator::OperatorApiImpl;
+use crate::http::sandbox::SandboxApiImpl;
 use crate::keys::KeyVault;
+use crate::store::Db;
 use anyhow::{anyhow, Context, Result};
 use dropshot::{
     endpoint, ApiDescription, Body, ConfigDropshot, ConfigLogging, ConfigLoggingLevel, HttpError,
@@ -42,7 +43,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
     )
     .await?;
     let channels = Channels::from_config(&config.channels, &config.public_base_url)?;
-    let courier = crate::courier::Courier::new(&config)?;
+    let courier = crate::delivery::courier::Courier::new(&config)?;
     Ok(Arc::new(App {
         config,
         db,
@@ -51,7 +52,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         channels,
         rate_limiter: Default::default(),
         wake,
-        courier,
+        courier: Box::new(courier),
         expiry: Default::default(),
     }))
 }
@@ -82,14 +83,14 @@ pub fn api_description(profile: Profile) -> Result<ApiDescription<Arc<App>>> {
     if profile == Profile::Sandbox {
         merchant_api::sandbox::register::<SandboxApiImpl>(&mut api)
             .map_err(|e| anyhow!("sandbox API: {e}"))?;
-        api.register(crate::simulator::payment_page)
-            .and_then(|()| api.register(crate::simulator::payment_choice))
+        api.register(crate::http::pages::simulator::payment_page)
+            .and_then(|()| api.register(crate::http::pages::simulator::payment_choice))
             .map_err(|e| anyhow!("simulator page: {e}"))?;
     }
-    api.register(crate::cashier_page::cashier_page)
-        .and_then(|()| api.register(crate::cashier_page::cashier_choice))
-        .and_then(|()| api.register(crate::cashier_page::cashier_status))
-        .and_then(|()| api.register(crate::cashier_page::cashier_asset))
+    api.register(crate::http::pages::cashier::cashier_page)
+        .and_then(|()| api.register(crate::http::pages::cashier::cashier_choice))
+        .and_then(|()| api.register(crate::http::pages::cashier::cashier_status))
+        .and_then(|()| api.register(crate::http::pages::cashier::cashier_asset))
         .map_err(|e| anyhow!("cashier page: {e}"))?;
     api.register(openapi_document)
         .map_err(|e| anyhow!("registering the spec endpoint: {e}"))?;
@@ -195,14 +196,14 @@ pub fn start(app: Arc<App>) -> Result<Service> {
     };
     let server = ServerBuilder::new(api_description(app.config.profile)?, app.clone(), log)
         .config(config)
-        .version_policy(crate::api::gate::Gate::policy(api_description(
+        .version_policy(crate::http::gate::Gate::policy(api_description(
             app.config.profile,
         )?))
         .start()
         .map_err(|e| anyhow!("starting the HTTP server on {bind}: {e}"))?;
     let workers = if app.config.expiry_interval_seconds > 0 {
         let interval = std::time::Duration::from_secs(app.config.expiry_interval_seconds);
-        vec![tokio::spawn(crate::workers::expiry_loop(
+        vec![tokio::spawn(crate::jobs::expiry_loop(
             app.clone(),
             interval,
         ))]

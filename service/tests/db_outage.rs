@@ -69,11 +69,11 @@ impl Proxy {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL; .ci/run runs it with --ignored and PAYMENTS_TEST_DATABASE_URL"]
 async fn the_service_answers_503_while_postgres_is_away_and_recovers_by_itself() {
-    let server = std::env::var(payments_service::testing::TEST_DATABASE_ENV)
+    let server = std::env::var(payments_testing::TEST_DATABASE_ENV)
         .ok()
         .filter(|s| !s.is_empty())
         .expect("PAYMENTS_TEST_DATABASE_URL names a PostgreSQL server");
-    let direct = payments_service::testing::fresh_postgres_database(&server)
+    let direct = payments_testing::fresh_postgres_database(&server)
         .await
         .unwrap();
     // postgres://user@host:port/db → the same through the proxy.

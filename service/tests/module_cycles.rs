@@ -1,7 +1,8 @@
 //! Dependencies between the top-level modules of `service/src` point one
 //! way (ARCHITECTURE.md states the rule). This test reads the sources, finds
 //! every `crate::module` a module names, and fails naming each import cycle
-//! with the lines that close it. `MODULE_CYCLES_SRC` points it at another
+//! with the lines that close it, and each import that points up the layers.
+//! `MODULE_CYCLES_SRC` points it at another
 //! tree (`.ci/module-cycles-demo` uses that to show it failing).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -228,6 +229,51 @@ fn top_level_modules_have_no_import_cycle() {
         "dependencies between the modules of {} must point one way:\n{}",
         src.display(),
         report.join("\n")
+    );
+}
+
+/// The layers of `service/src`, lowest first (ARCHITECTURE.md draws them).
+/// A module may name modules of its own layer or below, never above; every
+/// top-level module must be placed here, so a new one is placed on purpose.
+const LAYERS: &[&[&str]] = &[
+    &["clock", "keys"],
+    &["domain"],
+    &["config", "channels", "ratelimit"],
+    &["store"],
+    &["app"],
+    &["http", "delivery", "jobs"],
+    &["server"],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+#[test]
+fn every_import_points_down_the_layers() {
+    let src = std::env::var("MODULE_CYCLES_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let graph = graph(&src);
+    let mut wrong = Vec::new();
+    for (module, edges) in &graph {
+        let Some(own) = layer_of(module) else {
+            wrong.push(format!("`{module}` is in no layer: place it in LAYERS"));
+            continue;
+        };
+        for (other, at) in edges {
+            match layer_of(other) {
+                Some(theirs) if theirs > own => wrong.push(format!(
+                    "{module} (layer {own}) names {other} (layer {theirs}) at {at}"
+                )),
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports must point down the layers:\n{}",
+        wrong.join("\n")
     );
 }
 

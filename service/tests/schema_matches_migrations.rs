@@ -1,4 +1,4 @@
-//! `src/db/schema.rs` is written by hand beside the migrations; this test
+//! `src/store/schema.rs` is written by hand beside the migrations; this test
 //! applies the migrations to a fresh database (SQLite, and PostgreSQL when
 //! `PAYMENTS_TEST_DATABASE_URL` names a server) and fails on any table or
 //! column whose name or nullability differs between the two, so a
@@ -8,7 +8,7 @@
 use diesel::sql_types::{Integer, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use payments_service::db::Db;
+use payments_service::store::Db;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Table → its columns as (name, nullable).
@@ -16,7 +16,7 @@ type Tables = BTreeMap<String, BTreeSet<(String, bool)>>;
 
 /// The tables `schema.rs` declares, read from its `diesel::table!` blocks.
 fn declared() -> Tables {
-    let text = include_str!("../src/db/schema.rs");
+    let text = include_str!("../src/store/schema.rs");
     let mut tables = Tables::new();
     let mut current: Option<String> = None;
     for line in text.lines().map(str::trim) {
@@ -119,11 +119,11 @@ async fn sqlite_migrations_make_the_declared_schema() {
 
 #[tokio::test]
 async fn postgres_migrations_make_the_declared_schema() {
-    let Ok(server) = std::env::var(payments_service::testing::TEST_DATABASE_ENV) else {
+    let Ok(server) = std::env::var(payments_testing::TEST_DATABASE_ENV) else {
         // Runs where the suite runs on PostgreSQL (.ci/run does both).
         return;
     };
-    let url = payments_service::testing::fresh_postgres_database(&server)
+    let url = payments_testing::fresh_postgres_database(&server)
         .await
         .unwrap();
     let _db = Db::connect(&url, 1, Default::default()).await.unwrap();

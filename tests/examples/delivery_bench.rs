@@ -7,10 +7,10 @@
 //! Without the variable it runs on SQLite.
 
 use conformance::receiver::Receiver;
+use payments_service::app::deposits;
 use payments_service::clock::SystemClock;
-use payments_service::deposit;
-use payments_service::testing::TestService;
 use payments_service::Profile;
+use payments_testing::TestService;
 use rust_decimal::Decimal;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,10 +34,10 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("delivery_bench: creating {n} deposits with a callback on {backend}");
     let mut orders = Vec::with_capacity(n);
     for i in 0..n {
-        let d = deposit::create(
+        let d = deposits::create(
             &app,
             &merchant,
-            payments_service::testing::new_deposit(
+            payments_testing::new_deposit(
                 &format!("B-{i}"),
                 Decimal::from(100),
                 "THB",
@@ -59,8 +59,8 @@ async fn main() -> anyhow::Result<()> {
         for order_no in chunk {
             let (app, order_no) = (app.clone(), order_no.clone());
             set.spawn(async move {
-                deposit::complete(&app, &order_no, None).await?;
-                Ok::<_, payments_service::error::ApiError>((order_no, Instant::now()))
+                deposits::complete(&app, &order_no, None).await?;
+                Ok::<_, payments_service::domain::error::ApiError>((order_no, Instant::now()))
             });
         }
         while let Some(done) = set.join_next().await {

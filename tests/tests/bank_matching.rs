@@ -3,12 +3,13 @@
 //! default and on PostgreSQL when PAYMENTS_TEST_DATABASE_URL is set.
 
 use merchant_client::{BearerToken, Credentials};
-use payments_service::bank::{self, NewBankTransaction};
+use payments_service::app::bank::{self, NewBankTransaction};
+use payments_service::app::deposits::{self, NewDeposit};
+use payments_service::app::merchants;
 use payments_service::clock::{Clock, ManualClock};
-use payments_service::deposit::{self, DepositStatus, NewDeposit};
-use payments_service::merchant;
-use payments_service::testing::{TestService, TEST_OPERATOR_TOKEN};
+use payments_service::domain::status::{BankTransactionStatus, DepositStatus};
 use payments_service::Profile;
+use payments_testing::{TestService, TEST_OPERATOR_TOKEN};
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 use std::str::FromStr;
@@ -21,7 +22,7 @@ fn dec(s: &str) -> Decimal {
 }
 
 fn new_deposit(no: &str, amount: &str, currency: &str) -> NewDeposit {
-    payments_service::testing::new_deposit(no, dec(amount), currency, None)
+    payments_testing::new_deposit(no, dec(amount), currency, None)
 }
 
 fn transfer(reference: &str, amount: &str, remark: Option<&str>) -> NewBankTransaction {
@@ -55,11 +56,11 @@ async fn available(service: &TestService, merchant_id: &str) -> Decimal {
         .await
         .unwrap();
     let thb = rows.iter().find(|b| b.currency == "THB").unwrap();
-    payments_service::money::from_units(thb.available)
+    payments_service::domain::money::from_units(thb.available)
 }
 
 async fn ledger_is_clean(service: &TestService) {
-    let report = payments_service::ledger::check(service.service.app())
+    let report = payments_service::app::ledger::check(service.service.app())
         .await
         .unwrap();
     assert!(report.ok(), "{:?}", report.differences);
@@ -70,7 +71,7 @@ async fn the_same_transaction_reported_at_once_by_many_is_recorded_and_credited_
     let (service, _clock) = start().await;
     let app = service.service.app().clone();
     let m = service.new_merchant("Race").await.unwrap().merchant;
-    let order = deposit::create(&app, &m, new_deposit("R-1", "100", "THB"))
+    let order = deposits::create(&app, &m, new_deposit("R-1", "100", "THB"))
         .await
         .unwrap();
     let remark = order.expected_remark.clone().unwrap();
@@ -85,7 +86,7 @@ async fn the_same_transaction_reported_at_once_by_many_is_recorded_and_credited_
     let mut ids = HashSet::new();
     for t in tasks {
         let ingested = t.await.unwrap().unwrap();
-        assert_eq!(ingested.row.status, bank::MATCHED);
+        assert_eq!(ingested.row.status, BankTransactionStatus::Matched);
         ids.insert(ingested.row.id);
     }
     assert_eq!(ids.len(), 1, "one record for one bank reference");
@@ -98,7 +99,7 @@ async fn of_several_transfers_for_one_order_one_pays_it_and_the_rest_are_kept() 
     let (service, _clock) = start().await;
     let app = service.service.app().clone();
     let m = service.new_merchant("Race").await.unwrap().merchant;
-    let order = deposit::create(&app, &m, new_deposit("R-2", "100", "THB"))
+    let order = deposits::create(&app, &m, new_deposit("R-2", "100", "THB"))
         .await
         .unwrap();
     let remark = order.expected_remark.clone().unwrap();
@@ -113,14 +114,14 @@ async fn of_several_transfers_for_one_order_one_pays_it_and_the_rest_are_kept() 
     let mut matched = 0;
     let mut unmatched = 0;
     for t in tasks {
-        match t.await.unwrap().unwrap().row.status.as_str() {
-            bank::MATCHED => matched += 1,
-            _ => unmatched += 1,
+        match t.await.unwrap().unwrap().row.status {
+            BankTransactionStatus::Matched => matched += 1,
+            BankTransactionStatus::Unmatched => unmatched += 1,
         }
     }
     assert_eq!((matched, unmatched), (1, 7));
     assert_eq!(available(&service, &m.id).await, dec("100"));
-    let order = deposit::find_any(&app, &order.order_no).await.unwrap();
+    let order = deposits::find_any(&app, &order.order_no).await.unwrap();
     assert_eq!(order.status, DepositStatus::Completed);
     ledger_is_clean(&service).await;
 }
@@ -130,14 +131,14 @@ async fn floating_amounts_are_unique_among_orders_awaiting_payment() {
     let (service, _clock) = start().await;
     let app = service.service.app().clone();
     let m = service.new_merchant("Float").await.unwrap().merchant;
-    let m = merchant::set_receiving_account(&app, &m.id, "acct-thb-float")
+    let m = merchants::set_receiving_account(&app, &m.id, "acct-thb-float")
         .await
         .unwrap();
     let tasks: Vec<_> = (0..40)
         .map(|i| {
             let (app, m) = (app.clone(), m.clone());
             tokio::spawn(async move {
-                deposit::create(&app, &m, new_deposit(&format!("F-{i}"), "100", "THB")).await
+                deposits::create(&app, &m, new_deposit(&format!("F-{i}"), "100", "THB")).await
             })
         })
         .collect();
@@ -168,22 +169,22 @@ async fn order_validity_comes_from_configuration_per_merchant_and_currency() {
     .await
     .unwrap();
     let app = service.service.app().clone();
-    let quick = merchant::create(&app, "quick", "Quick")
+    let quick = merchants::create(&app, "quick", "Quick")
         .await
         .unwrap()
         .merchant;
-    let other = merchant::create(&app, "other", "Other")
+    let other = merchants::create(&app, "other", "Other")
         .await
         .unwrap()
         .merchant;
-    let expiry = |d: &deposit::Deposit| d.expire_at.timestamp() - T0;
-    let q_thb = deposit::create(&app, &quick, new_deposit("V-1", "100", "THB"))
+    let expiry = |d: &deposits::Deposit| d.expire_at.timestamp() - T0;
+    let q_thb = deposits::create(&app, &quick, new_deposit("V-1", "100", "THB"))
         .await
         .unwrap();
-    let q_bdt = deposit::create(&app, &quick, new_deposit("V-2", "100", "BDT"))
+    let q_bdt = deposits::create(&app, &quick, new_deposit("V-2", "100", "BDT"))
         .await
         .unwrap();
-    let o_thb = deposit::create(&app, &other, new_deposit("V-3", "100", "THB"))
+    let o_thb = deposits::create(&app, &other, new_deposit("V-3", "100", "THB"))
         .await
         .unwrap();
     assert_eq!(
@@ -192,10 +193,10 @@ async fn order_validity_comes_from_configuration_per_merchant_and_currency() {
     );
 
     clock.set(T0 + 599);
-    assert_eq!(deposit::expire_due(&app).await.unwrap(), 0);
+    assert_eq!(deposits::expire_due(&app).await.unwrap(), 0);
     clock.set(T0 + 600);
-    assert_eq!(deposit::expire_due(&app).await.unwrap(), 1);
-    let q_thb = deposit::find_any(&app, &q_thb.order_no).await.unwrap();
+    assert_eq!(deposits::expire_due(&app).await.unwrap(), 1);
+    let q_thb = deposits::find_any(&app, &q_thb.order_no).await.unwrap();
     assert_eq!(q_thb.status, DepositStatus::Expired);
 }
 

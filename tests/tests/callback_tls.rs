@@ -5,8 +5,9 @@
 
 use conformance::receiver::Receiver;
 use conformance::tls::TestCa;
-use payments_service::config::{Config, Profile};
-use payments_service::courier::Courier;
+use payments_service::config::Config;
+use payments_service::delivery::courier::Courier;
+use payments_service::Profile;
 use std::path::Path;
 use std::time::Duration;
 

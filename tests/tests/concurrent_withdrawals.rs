@@ -6,10 +6,10 @@
 
 use merchant_client::merchant::{types, Client, Error};
 use merchant_client::{AmountNumber, BearerToken, Credentials, MerchantOrderNo};
+use payments_service::app::ledger;
 use payments_service::clock::SystemClock;
-use payments_service::ledger;
-use payments_service::testing::{TestService, TEST_OPERATOR_TOKEN};
 use payments_service::Profile;
+use payments_testing::{TestService, TEST_OPERATOR_TOKEN};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 

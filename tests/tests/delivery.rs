@@ -3,13 +3,13 @@
 //! from one database. A scripted receiver plays the merchant.
 
 use conformance::receiver::{Answer, Receiver};
+use payments_service::app::deposits::{self, NewDeposit};
+use payments_service::app::merchants::{self, Merchant};
 use payments_service::app::App;
 use payments_service::clock::ManualClock;
-use payments_service::db::rows::{CallbackAttemptRow, CallbackDeliveryRow};
-use payments_service::deposit::{self, NewDeposit};
-use payments_service::merchant::{self, Merchant};
-use payments_service::testing::TestService;
+use payments_service::store::rows::{CallbackAttemptRow, CallbackDeliveryRow};
 use payments_service::{delivery, server, Profile};
+use payments_testing::TestService;
 use rust_decimal::Decimal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,15 +26,15 @@ async fn start() -> (TestService, ManualClock) {
 }
 
 fn new_deposit(no: &str, callback_url: Option<&str>) -> NewDeposit {
-    payments_service::testing::new_deposit(no, Decimal::from(100), "THB", callback_url)
+    payments_testing::new_deposit(no, Decimal::from(100), "THB", callback_url)
 }
 
 /// A completed deposit with a callback for `url`: one record, due now.
 async fn completed(app: &App, m: &Merchant, no: &str, url: &str) -> String {
-    let d = deposit::create(app, m, new_deposit(no, Some(url)))
+    let d = deposits::create(app, m, new_deposit(no, Some(url)))
         .await
         .unwrap();
-    deposit::complete(app, &d.order_no, None).await.unwrap();
+    deposits::complete(app, &d.order_no, None).await.unwrap();
     d.order_no
 }
 
@@ -120,7 +120,7 @@ async fn five_failures_are_spaced_exactly_30_s_from_the_schedule_and_end_failed(
     assert_eq!(got[0].header("x-api-key"), Some(created.api_key.as_str()));
     assert_eq!(got[0].header("content-type"), Some("application/json"));
 
-    let order = deposit::find_any(&app, &order_no).await.unwrap();
+    let order = deposits::find_any(&app, &order_no).await.unwrap();
     assert_eq!(
         (order.callback_status.as_str(), order.callback_count),
         ("failed", 5)
@@ -139,7 +139,7 @@ async fn a_2xx_succeeds_at_once_and_a_4xx_fails_without_a_retry() {
     assert_eq!(run(&app).await, 1);
     let d = record(&app, &ok).await;
     assert_eq!((d.status.as_str(), d.attempts), ("SUCCESS", 1));
-    let order = deposit::find_any(&app, &ok).await.unwrap();
+    let order = deposits::find_any(&app, &ok).await.unwrap();
     assert_eq!(
         (order.callback_status.as_str(), order.callback_count),
         ("success", 1)
@@ -162,7 +162,7 @@ async fn a_2xx_succeeds_at_once_and_a_4xx_fails_without_a_retry() {
     let dropped = completed(&app, &m, "O-3", &receiver.url).await;
     assert_eq!(run(&app).await, 1);
     let d = record(&app, &dropped).await;
-    assert_eq!(d.status, "WAITING_RETRY");
+    assert_eq!(d.status.as_str(), "WAITING_RETRY");
     assert!(history(&app, &d.id).await[0].error.is_some());
 }
 
@@ -172,14 +172,14 @@ async fn a_receiver_slower_than_the_merchants_timeout_counts_as_a_failure() {
     let app = service.service.app().clone();
     let receiver = Receiver::start().await.unwrap();
     let m = service.new_merchant("Slow").await.unwrap().merchant;
-    let m = merchant::set_callback_timeout(&app, &m.id, 1)
+    let m = merchants::set_callback_timeout(&app, &m.id, 1)
         .await
         .unwrap();
     receiver.script(&[Answer::Silence(Duration::from_secs(5))]);
     let order_no = completed(&app, &m, "S-1", &receiver.url).await;
     assert_eq!(run(&app).await, 1);
     let d = record(&app, &order_no).await;
-    assert_eq!(d.status, "WAITING_RETRY");
+    assert_eq!(d.status.as_str(), "WAITING_RETRY");
     assert_eq!(d.next_attempt_at, Some(T0 + 30));
     let attempt = &history(&app, &d.id).await[0];
     assert_eq!(attempt.error.as_deref(), Some("timeout after 1 s"));
@@ -204,7 +204,7 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);
-    assert_eq!(record(&app, &order_no).await.status, "SENDING");
+    assert_eq!(record(&app, &order_no).await.status.as_str(), "SENDING");
 
     clock.set(T0 + 299);
     assert_eq!(delivery::sweep(&app).await.unwrap(), 0, "not stuck yet");
@@ -216,7 +216,7 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
         ("WAITING_RETRY", Some(T0 + 300))
     );
     assert_eq!(run(&app).await, 1);
-    assert_eq!(record(&app, &order_no).await.status, "SUCCESS");
+    assert_eq!(record(&app, &order_no).await.status.as_str(), "SUCCESS");
     assert_eq!(receiver.wait_for(1, WAIT).await.len(), 1);
 
     // The dead worker's late result cannot overwrite the redelivery.
@@ -225,7 +225,7 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
         .run(|s| {
             Box::pin(async move {
                 let mut row = claimed[0].clone();
-                row.status = "FAILED".into();
+                row.status = payments_service::domain::status::DeliveryStatus::Failed;
                 let attempt = CallbackAttemptRow {
                     id: "late".into(),
                     delivery_id: row.id.clone(),
@@ -244,7 +244,7 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
         .await
         .unwrap();
     assert!(!late);
-    assert_eq!(record(&app, &order_no).await.status, "SUCCESS");
+    assert_eq!(record(&app, &order_no).await.status.as_str(), "SUCCESS");
 }
 
 #[tokio::test]
@@ -257,10 +257,12 @@ async fn an_operator_retry_resets_the_count_on_the_same_record() {
     let order_no = completed(&app, &m, "A-1", &receiver.url).await;
     run(&app).await;
     let failed = record(&app, &order_no).await;
-    assert_eq!(failed.status, "FAILED");
+    assert_eq!(failed.status.as_str(), "FAILED");
 
     clock.advance(1000);
-    let reset = delivery::retry(&app, &failed.id).await.unwrap();
+    let reset = payments_service::app::callbacks::retry(&app, &failed.id)
+        .await
+        .unwrap();
     assert_eq!(reset.id, failed.id, "the same record");
     assert_eq!(
         (reset.status.as_str(), reset.attempts),
@@ -282,10 +284,10 @@ async fn an_order_without_callback_url_has_no_delivery_record() {
     let (service, _clock) = start().await;
     let app = service.service.app().clone();
     let m = service.new_merchant("Quiet").await.unwrap().merchant;
-    let d = deposit::create(&app, &m, new_deposit("Q-1", None))
+    let d = deposits::create(&app, &m, new_deposit("Q-1", None))
         .await
         .unwrap();
-    deposit::complete(&app, &d.order_no, None).await.unwrap();
+    deposits::complete(&app, &d.order_no, None).await.unwrap();
     let o = d.order_no.clone();
     let rows = app
         .db
@@ -305,12 +307,12 @@ async fn two_instances_send_each_callback_once() {
     let (service, clock) = start().await;
     let first = service.service.app().clone();
     let second = match first.db.backend() {
-        payments_service::db::Backend::Postgres => {
+        payments_service::store::Backend::Postgres => {
             server::build_app(first.config.clone(), Arc::new(clock.clone()))
                 .await
                 .unwrap()
         }
-        payments_service::db::Backend::Sqlite => first.clone(),
+        payments_service::store::Backend::Sqlite => first.clone(),
     };
     let receiver = Receiver::start().await.unwrap();
     let m = service.new_merchant("Pair").await.unwrap().merchant;
@@ -369,8 +371,8 @@ async fn settles(app: &App, order_no: &str, status: &str) -> CallbackDeliveryRow
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let d = record(app, order_no).await;
-        if d.status == status || tokio::time::Instant::now() > deadline {
-            assert_eq!(d.status, status, "{order_no}");
+        if d.status.as_str() == status || tokio::time::Instant::now() > deadline {
+            assert_eq!(d.status.as_str(), status, "{order_no}");
             return d;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -404,7 +406,7 @@ async fn a_slow_receiver_holds_no_one_else_back_and_attempts_are_bounded() {
         settles(&app, no, "SUCCESS").await;
     }
     for no in &held {
-        assert_eq!(record(&app, no).await.status, "SENDING");
+        assert_eq!(record(&app, no).await.status.as_str(), "SENDING");
     }
 
     // Bounded: six more for the slow receiver fill the two free permits
@@ -415,7 +417,7 @@ async fn a_slow_receiver_holds_no_one_else_back_and_attempts_are_bounded() {
     assert_eq!(slow.wait_for(4, WAIT).await.len(), 4);
     let mut sending = 0;
     for no in &held {
-        if record(&app, no).await.status == "SENDING" {
+        if record(&app, no).await.status.as_str() == "SENDING" {
             sending += 1;
         }
     }
@@ -476,7 +478,7 @@ async fn a_receiver_that_never_answers_holds_its_permit_only_until_the_timeout()
     let fast = Receiver::start().await.unwrap();
     let a = service.new_merchant("Silent").await.unwrap();
     let b = service.new_merchant("Waiting").await.unwrap();
-    merchant::set_callback_timeout(&app, &a.merchant.id, 1)
+    merchants::set_callback_timeout(&app, &a.merchant.id, 1)
         .await
         .unwrap();
 

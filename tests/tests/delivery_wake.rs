@@ -4,13 +4,12 @@
 //! check is exact rather than a race against the worker's 5-second nap.
 
 use futures::FutureExt;
+use payments_service::app::deposits;
+use payments_service::app::withdrawals::{self, NewWithdrawal};
 use payments_service::app::App;
 use payments_service::clock::ManualClock;
-use payments_service::delivery;
-use payments_service::deposit;
-use payments_service::testing::{TestService, TEST_OPERATOR};
-use payments_service::withdrawal::{self, NewWithdrawal};
 use payments_service::Profile;
+use payments_testing::{TestService, TEST_OPERATOR};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
@@ -29,28 +28,28 @@ async fn only_commits_that_queue_a_callback_wake_the_worker() {
     let m = service.new_merchant("Wake").await.unwrap().merchant;
     let url = Some("http://127.0.0.1:9/cb");
     let new = |no: &str, url: Option<&str>| {
-        payments_service::testing::new_deposit(no, Decimal::from(100), "THB", url)
+        payments_testing::new_deposit(no, Decimal::from(100), "THB", url)
     };
     rang(&app);
 
-    let quiet = deposit::create(&app, &m, new("W-1", None)).await.unwrap();
-    let called = deposit::create(&app, &m, new("W-2", url)).await.unwrap();
+    let quiet = deposits::create(&app, &m, new("W-1", None)).await.unwrap();
+    let called = deposits::create(&app, &m, new("W-2", url)).await.unwrap();
     assert!(!rang(&app), "creating an order queues no callback");
 
-    deposit::complete(&app, &quiet.order_no, None)
+    deposits::complete(&app, &quiet.order_no, None)
         .await
         .unwrap();
     assert!(!rang(&app), "no callback_url, no record, no bell");
 
-    deposit::complete(&app, &called.order_no, None)
+    deposits::complete(&app, &called.order_no, None)
         .await
         .unwrap();
     assert!(rang(&app), "a completion that queued deposit.completed");
 
-    assert!(deposit::cancel(&app, &called.order_no).await.is_err());
+    assert!(deposits::cancel(&app, &called.order_no).await.is_err());
     assert!(!rang(&app), "a refused move commits nothing");
 
-    let w = withdrawal::create(
+    let w = withdrawals::create(
         &app,
         &m,
         NewWithdrawal {
@@ -69,7 +68,7 @@ async fn only_commits_that_queue_a_callback_wake_the_worker() {
     .await
     .unwrap();
     assert!(!rang(&app), "a pending withdrawal queues nothing");
-    withdrawal::approve(&app, &w.row.order_no, TEST_OPERATOR, None)
+    withdrawals::approve(&app, &w.row.order_no, TEST_OPERATOR, None)
         .await
         .unwrap();
     assert!(rang(&app), "an approval that queued withdrawal.approved");
@@ -82,6 +81,8 @@ async fn only_commits_that_queue_a_callback_wake_the_worker() {
         .unwrap()
         .remove(0);
     assert!(!rang(&app), "reading records rings nothing");
-    delivery::retry(&app, &record.id).await.unwrap();
+    payments_service::app::callbacks::retry(&app, &record.id)
+        .await
+        .unwrap();
     assert!(rang(&app), "an operator's retry makes the record due again");
 }

@@ -6,8 +6,8 @@
 use merchant_client::merchant::{types, Client};
 use merchant_client::Credentials;
 use payments_service::clock::SystemClock;
-use payments_service::testing::TestService;
 use payments_service::Profile;
+use payments_testing::TestService;
 use std::sync::Arc;
 
 fn deposit(merchant_order_no: &str, amount: &str, currency: &str) -> types::CreateDepositRequest {

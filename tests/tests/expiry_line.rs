@@ -4,11 +4,12 @@
 //! only once an hour here, so nothing but its alarm (a creation, the clock
 //! moving) can wake it in time.
 
+use payments_service::app::deposits;
 use payments_service::clock::{Clock, ManualClock};
-use payments_service::deposit::{self, DepositStatus};
-use payments_service::error::ApiError;
-use payments_service::testing::TestService;
+use payments_service::domain::error::ApiError;
+use payments_service::domain::status::DepositStatus;
 use payments_service::Profile;
+use payments_testing::TestService;
 use rust_decimal::Decimal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +21,7 @@ const ORDERS: i64 = 200;
 async fn expired_soon(app: &payments_service::app::App, order_no: &str) -> bool {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let order = deposit::find_any(app, order_no).await.unwrap();
+        let order = deposits::find_any(app, order_no).await.unwrap();
         if order.status == DepositStatus::Expired {
             return true;
         }
@@ -48,10 +49,10 @@ async fn two_hundred_staggered_orders_each_expire_at_their_own_second() {
     let mut orders: Vec<(i64, String)> = Vec::new();
     for i in 0..ORDERS {
         clock.set(T0 + i * 3 / 2);
-        let order = deposit::create(
+        let order = deposits::create(
             &app,
             &merchant,
-            payments_service::testing::new_deposit(
+            payments_testing::new_deposit(
                 &format!("LINE-{i}"),
                 Decimal::from(100),
                 "THB",
@@ -76,7 +77,7 @@ async fn two_hundred_staggered_orders_each_expire_at_their_own_second() {
         for (_, order_no) in &due_now {
             let index: usize = orders.iter().position(|(_, o)| o == order_no).unwrap();
             if index.is_multiple_of(10) {
-                match deposit::complete(&app, order_no, None).await {
+                match deposits::complete(&app, order_no, None).await {
                     Err(ApiError::InvalidStateTransition { status, .. }) => {
                         assert_eq!(status, "expired", "{order_no}");
                         late_payments_refused += 1;
@@ -94,7 +95,7 @@ async fn two_hundred_staggered_orders_each_expire_at_their_own_second() {
         }
         // Nothing expires early: the next second's orders still wait.
         for (_, order_no) in orders.iter().filter(|(at, _)| *at == t + 1) {
-            let order = deposit::find_any(&app, order_no).await.unwrap();
+            let order = deposits::find_any(&app, order_no).await.unwrap();
             assert_eq!(order.status, DepositStatus::Pending, "{order_no} at {t}");
         }
     }
@@ -102,7 +103,7 @@ async fn two_hundred_staggered_orders_each_expire_at_their_own_second() {
 
     // Each expired exactly once, with its callback, and nothing was paid.
     for (_, order_no) in &orders {
-        let order = deposit::find_any(&app, order_no).await.unwrap();
+        let order = deposits::find_any(&app, order_no).await.unwrap();
         assert_eq!(order.status, DepositStatus::Expired, "{order_no}");
         let o = order_no.clone();
         let events: Vec<String> = app
@@ -115,6 +116,6 @@ async fn two_hundred_staggered_orders_each_expire_at_their_own_second() {
             .collect();
         assert_eq!(events, vec!["deposit.expired".to_string()], "{order_no}");
     }
-    let check = payments_service::ledger::check(&app).await.unwrap();
+    let check = payments_service::app::ledger::check(&app).await.unwrap();
     assert!(check.differences.is_empty(), "{:?}", check.differences);
 }

@@ -4,14 +4,15 @@
 //! postings, none is negative, total = available + frozen, and the balance
 //! matches a model that knows nothing of the ledger.
 
+use payments_service::app::deposits::{self, NewDeposit};
+use payments_service::app::merchants::Merchant;
+use payments_service::app::withdrawals::{self, NewWithdrawal};
 use payments_service::app::App;
+use payments_service::app::{balances, ledger};
 use payments_service::clock::SystemClock;
-use payments_service::deposit::{self, NewDeposit};
-use payments_service::error::ApiError;
-use payments_service::merchant::Merchant;
-use payments_service::testing::{TestService, TEST_OPERATOR};
-use payments_service::withdrawal::{self, NewWithdrawal};
-use payments_service::{balance, ledger, Profile};
+use payments_service::domain::error::ApiError;
+use payments_service::Profile;
+use payments_testing::{TestService, TEST_OPERATOR};
 use proptest::prelude::*;
 use rust_decimal::Decimal;
 use std::sync::Arc;
@@ -84,7 +85,7 @@ impl Fixture {
                 paid_cents,
             } => {
                 let no = self.next_no("D");
-                let order = deposit::create(
+                let order = deposits::create(
                     &app,
                     &self.merchant,
                     NewDeposit {
@@ -104,13 +105,13 @@ impl Fixture {
                 )
                 .await?;
                 let paid = paid_cents.unwrap_or(*c);
-                deposit::complete(&app, &order.order_no, paid_cents.map(cents)).await?;
+                deposits::complete(&app, &order.order_no, paid_cents.map(cents)).await?;
                 model.available += paid - self.fee(paid);
             }
             Op::Withdraw { cents: c } => {
                 let no = self.next_no("W");
                 let frozen = c + self.fee(*c);
-                let result = withdrawal::create(
+                let result = withdrawals::create(
                     &app,
                     &self.merchant,
                     NewWithdrawal {
@@ -153,18 +154,18 @@ impl Fixture {
                 let (order_no, frozen) = model.pending.remove(i % model.pending.len());
                 match op {
                     Op::Settle(_) => {
-                        withdrawal::approve(&app, &order_no, TEST_OPERATOR, None).await?;
-                        withdrawal::settle(&app, &order_no, None).await?;
+                        withdrawals::approve(&app, &order_no, TEST_OPERATOR, None).await?;
+                        withdrawals::settle(&app, &order_no, None).await?;
                         model.frozen -= frozen;
                     }
                     Op::Reject(_) => {
-                        withdrawal::reject(&app, &order_no, TEST_OPERATOR, None).await?;
+                        withdrawals::reject(&app, &order_no, TEST_OPERATOR, None).await?;
                         model.frozen -= frozen;
                         model.available += frozen;
                     }
                     _ => {
-                        withdrawal::approve(&app, &order_no, TEST_OPERATOR, None).await?;
-                        withdrawal::fail(&app, &order_no, None).await?;
+                        withdrawals::approve(&app, &order_no, TEST_OPERATOR, None).await?;
+                        withdrawals::fail(&app, &order_no, None).await?;
                         model.frozen -= frozen;
                         model.available += frozen;
                     }
@@ -177,7 +178,7 @@ impl Fixture {
     async fn check(&self, model: &Model) {
         let report = ledger::check(&self.app).await.unwrap();
         assert!(report.ok(), "{:?}", report.differences);
-        let balances = balance::list(&self.app, &self.merchant.id).await.unwrap();
+        let balances = balances::list(&self.app, &self.merchant.id).await.unwrap();
         let thb = balances.iter().find(|b| b.currency == "THB").unwrap();
         assert_eq!(thb.total(), thb.available + thb.frozen);
         assert!(thb.available >= Decimal::ZERO && thb.frozen >= Decimal::ZERO);
@@ -210,15 +211,15 @@ fn random_sequences_keep_the_books() {
             rt.block_on(async {
                 let created = service.new_merchant("Property").await.unwrap();
                 let fee_percent: Decimal = percent.parse().unwrap();
-                let rate = payments_service::config::RateConfig {
+                let rate = payments_service::domain::fees::RateConfig {
                     percent: fee_percent,
                     ..Default::default()
                 };
                 for direction in [
-                    payments_service::fees::Direction::Deposit,
-                    payments_service::fees::Direction::Withdrawal,
+                    payments_service::domain::fees::Direction::Deposit,
+                    payments_service::domain::fees::Direction::Withdrawal,
                 ] {
-                    payments_service::fees::set_merchant_rate(
+                    payments_service::app::fees::set_merchant_rate(
                         &app,
                         &created.merchant.id,
                         "THB",

@@ -1,14 +1,15 @@
 //! Moves that time and workers make, on an injected clock, and the callback
 //! records every move writes in its own transaction.
 
+use payments_service::app::deposits::{self, NewDeposit};
+use payments_service::app::merchants::Merchant;
+use payments_service::app::withdrawals::{self, NewWithdrawal};
 use payments_service::app::App;
 use payments_service::clock::{Clock, ManualClock};
-use payments_service::deposit::{self, DepositStatus, NewDeposit};
-use payments_service::error::ApiError;
-use payments_service::merchant::Merchant;
-use payments_service::testing::{TestService, TEST_OPERATOR};
-use payments_service::withdrawal::{self, NewWithdrawal};
+use payments_service::domain::error::ApiError;
+use payments_service::domain::status::DepositStatus;
 use payments_service::{server, Profile};
+use payments_testing::{TestService, TEST_OPERATOR};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -22,7 +23,7 @@ async fn start() -> (TestService, ManualClock) {
 }
 
 fn new_deposit(no: &str, amount: i64, callback_url: Option<&str>) -> NewDeposit {
-    payments_service::testing::new_deposit(no, Decimal::from(amount), "THB", callback_url)
+    payments_testing::new_deposit(no, Decimal::from(amount), "THB", callback_url)
 }
 
 async fn deliveries(app: &App, order_no: &str) -> Vec<(String, Value)> {
@@ -45,7 +46,7 @@ async fn a_deposit_expires_exactly_at_expire_at_with_its_callback() {
     let (service, clock) = start().await;
     let app = service.service.app().clone();
     let m = merchant(&service).await;
-    let order = deposit::create(
+    let order = deposits::create(
         &app,
         &m,
         new_deposit("EXP-1", 100, Some("http://127.0.0.1:9/cb")),
@@ -57,17 +58,17 @@ async fn a_deposit_expires_exactly_at_expire_at_with_its_callback() {
 
     clock.advance(validity - 1);
     assert_eq!(
-        deposit::expire_due(&app).await.unwrap(),
+        deposits::expire_due(&app).await.unwrap(),
         0,
         "not due one second early"
     );
     clock.advance(1);
-    assert_eq!(deposit::expire_due(&app).await.unwrap(), 1);
-    assert_eq!(deposit::expire_due(&app).await.unwrap(), 0, "expired once");
+    assert_eq!(deposits::expire_due(&app).await.unwrap(), 1);
+    assert_eq!(deposits::expire_due(&app).await.unwrap(), 0, "expired once");
 
-    let expired = deposit::find_any(&app, &order.order_no).await.unwrap();
+    let expired = deposits::find_any(&app, &order.order_no).await.unwrap();
     assert_eq!(expired.status, DepositStatus::Expired);
-    assert_eq!(expired.callback_status, "pending");
+    assert_eq!(expired.callback_status.as_str(), "pending");
     let records = deliveries(&app, &order.order_no).await;
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].0, "deposit.expired");
@@ -91,21 +92,21 @@ async fn a_matched_deposit_does_not_expire() {
     let (service, clock) = start().await;
     let app = service.service.app().clone();
     let m = merchant(&service).await;
-    let order = deposit::create(&app, &m, new_deposit("EXP-2", 100, None))
+    let order = deposits::create(&app, &m, new_deposit("EXP-2", 100, None))
         .await
         .unwrap();
-    deposit::record_match(&app, &order.order_no, None)
+    deposits::record_match(&app, &order.order_no, None)
         .await
         .unwrap();
     clock.advance(app.config.deposit_validity_seconds + 60);
-    assert_eq!(deposit::expire_due(&app).await.unwrap(), 0);
-    let refused = deposit::expire(&app, &order.order_no).await.unwrap_err();
+    assert_eq!(deposits::expire_due(&app).await.unwrap(), 0);
+    let refused = deposits::expire(&app, &order.order_no).await.unwrap_err();
     assert!(
         matches!(refused, ApiError::InvalidStateTransition { .. }),
         "{refused}"
     );
     assert_eq!(
-        deposit::find_any(&app, &order.order_no)
+        deposits::find_any(&app, &order.order_no)
             .await
             .unwrap()
             .status,
@@ -124,15 +125,15 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
     let m = merchant(&service).await;
     let url = Some("http://127.0.0.1:9/cb");
 
-    let order = deposit::create(&app, &m, new_deposit("CB-1", 250, url))
+    let order = deposits::create(&app, &m, new_deposit("CB-1", 250, url))
         .await
         .unwrap();
     clock.advance(10);
-    deposit::record_match(&app, &order.order_no, None)
+    deposits::record_match(&app, &order.order_no, None)
         .await
         .unwrap();
     clock.advance(10);
-    deposit::complete(&app, &order.order_no, None)
+    deposits::complete(&app, &order.order_no, None)
         .await
         .unwrap();
     let records = deliveries(&app, &order.order_no).await;
@@ -158,10 +159,10 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
         "matched: completed_at unset"
     );
 
-    let cancelled = deposit::create(&app, &m, new_deposit("CB-2", 10, url))
+    let cancelled = deposits::create(&app, &m, new_deposit("CB-2", 10, url))
         .await
         .unwrap();
-    deposit::cancel(&app, &cancelled.order_no).await.unwrap();
+    deposits::cancel(&app, &cancelled.order_no).await.unwrap();
     let body = &deliveries(&app, &cancelled.order_no).await[0].1;
     assert_eq!(
         body["currency_code"], "THB",
@@ -170,7 +171,7 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
     assert_eq!(body["actual_amount"], "0.0000");
     assert_eq!(body["status"], "cancelled");
 
-    let w = withdrawal::create(
+    let w = withdrawals::create(
         &app,
         &m,
         NewWithdrawal {
@@ -188,7 +189,7 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
     )
     .await
     .unwrap();
-    withdrawal::reject(&app, &w.row.order_no, TEST_OPERATOR, None)
+    withdrawals::reject(&app, &w.row.order_no, TEST_OPERATOR, None)
         .await
         .unwrap();
     let records = deliveries(&app, &w.row.order_no).await;
@@ -201,10 +202,10 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
     assert_eq!(records[0].1["amount"], "100.0000");
     assert!(records[0].1["rejected_at"].is_string());
 
-    let silent = deposit::create(&app, &m, new_deposit("CB-3", 10, None))
+    let silent = deposits::create(&app, &m, new_deposit("CB-3", 10, None))
         .await
         .unwrap();
-    deposit::cancel(&app, &silent.order_no).await.unwrap();
+    deposits::cancel(&app, &silent.order_no).await.unwrap();
     assert!(deliveries(&app, &silent.order_no).await.is_empty());
 }
 
@@ -217,17 +218,17 @@ async fn two_workers_never_expire_an_order_twice() {
     let (service, clock) = start().await;
     let first = service.service.app().clone();
     let second = match first.db.backend() {
-        payments_service::db::Backend::Postgres => {
+        payments_service::store::Backend::Postgres => {
             server::build_app(first.config.clone(), Arc::new(clock.clone()))
                 .await
                 .unwrap()
         }
-        payments_service::db::Backend::Sqlite => first.clone(),
+        payments_service::store::Backend::Sqlite => first.clone(),
     };
     let m = merchant(&service).await;
     let mut order_nos = Vec::new();
     for i in 0..40 {
-        let order = deposit::create(
+        let order = deposits::create(
             &first,
             &m,
             new_deposit(&format!("RX-{i}"), 10, Some("http://127.0.0.1:9/cb")),
@@ -237,7 +238,7 @@ async fn two_workers_never_expire_an_order_twice() {
         order_nos.push(order.order_no);
     }
     clock.advance(first.config.deposit_validity_seconds);
-    let (a, b) = tokio::join!(deposit::expire_due(&first), deposit::expire_due(&second));
+    let (a, b) = tokio::join!(deposits::expire_due(&first), deposits::expire_due(&second));
     assert_eq!(
         a.unwrap() + b.unwrap(),
         40,
@@ -256,23 +257,23 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
     let (service, clock) = start().await;
     let first = service.service.app().clone();
     let second = match first.db.backend() {
-        payments_service::db::Backend::Postgres => {
+        payments_service::store::Backend::Postgres => {
             server::build_app(first.config.clone(), Arc::new(clock.clone()))
                 .await
                 .unwrap()
         }
-        payments_service::db::Backend::Sqlite => first.clone(),
+        payments_service::store::Backend::Sqlite => first.clone(),
     };
     let m = merchant(&service).await;
-    let funding = deposit::create(&first, &m, new_deposit("FUND", 10_000, None))
+    let funding = deposits::create(&first, &m, new_deposit("FUND", 10_000, None))
         .await
         .unwrap();
-    deposit::complete(&first, &funding.order_no, None)
+    deposits::complete(&first, &funding.order_no, None)
         .await
         .unwrap();
     let mut order_nos = Vec::new();
     for i in 0..30 {
-        let w = withdrawal::create(
+        let w = withdrawals::create(
             &first,
             &m,
             NewWithdrawal {
@@ -293,19 +294,19 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
         order_nos.push(w.row.order_no);
     }
     assert_eq!(
-        withdrawal::dispatch_due(&first).await.unwrap(),
+        withdrawals::dispatch_due(&first).await.unwrap(),
         0,
         "pending orders wait"
     );
     // Approved but not dispatched, as after a crash between the two.
     for order_no in &order_nos {
-        withdrawal::record_approval(&first, order_no, TEST_OPERATOR, None)
+        withdrawals::record_approval(&first, order_no, TEST_OPERATOR, None)
             .await
             .unwrap();
     }
     let (a, b) = tokio::join!(
-        withdrawal::dispatch_due(&first),
-        withdrawal::dispatch_due(&second)
+        withdrawals::dispatch_due(&first),
+        withdrawals::dispatch_due(&second)
     );
     assert_eq!(
         a.unwrap() + b.unwrap(),
@@ -313,20 +314,23 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
         "every approved order dispatched exactly once"
     );
     for order_no in &order_nos {
-        let order = withdrawal::find_any(&first, order_no).await.unwrap();
-        assert_eq!(order.status, withdrawal::WithdrawalStatus::Processing);
+        let order = withdrawals::find_any(&first, order_no).await.unwrap();
+        assert_eq!(
+            order.status,
+            payments_service::domain::status::WithdrawalStatus::Processing
+        );
         assert_eq!(
             order.row.channel_order_no.as_deref(),
             Some(format!("SIMPAY-{order_no}").as_str())
         );
     }
     assert_eq!(
-        withdrawal::dispatch_due(&first).await.unwrap(),
+        withdrawals::dispatch_due(&first).await.unwrap(),
         0,
         "nothing dispatched twice"
     );
 
-    let approved = withdrawal::create(
+    let approved = withdrawals::create(
         &first,
         &m,
         NewWithdrawal {
@@ -344,20 +348,20 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
     )
     .await
     .unwrap();
-    let returned = withdrawal::approve(&first, &approved.row.order_no, TEST_OPERATOR, None)
+    let returned = withdrawals::approve(&first, &approved.row.order_no, TEST_OPERATOR, None)
         .await
         .unwrap();
     assert_eq!(
         returned.status,
-        withdrawal::WithdrawalStatus::Approved,
+        payments_service::domain::status::WithdrawalStatus::Approved,
         "the approval is what the caller hears"
     );
-    let now = withdrawal::find_any(&first, &approved.row.order_no)
+    let now = withdrawals::find_any(&first, &approved.row.order_no)
         .await
         .unwrap();
     assert_eq!(
         now.status,
-        withdrawal::WithdrawalStatus::Processing,
+        payments_service::domain::status::WithdrawalStatus::Processing,
         "dispatched right after approval"
     );
 }

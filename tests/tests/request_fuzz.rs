@@ -5,8 +5,8 @@
 //! `PROPTEST_CASES` raises the case count for a long run.
 
 use payments_service::clock::SystemClock;
-use payments_service::testing::TestService;
 use payments_service::Profile;
+use payments_testing::TestService;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, OnceLock};

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use payments_service::testing::{fresh_postgres_database, TEST_DATABASE_ENV};
+use payments_testing::{fresh_postgres_database, TEST_DATABASE_ENV};
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -1,0 +1,116 @@
+//! The callback outbox. Every state change the seed's event table names
+//! writes its delivery record in the transaction of the change, with the
+//! body exactly as the seed gives it, serialized once; delivery reads the
+//! records later. No `callback_url`, no record.
+
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::domain::events::{deposit_body, withdrawal_body, DepositCallback, WithdrawalCallback};
+use crate::domain::status::DeliveryStatus;
+use crate::store::rows::{CallbackDeliveryRow, DepositRow, WithdrawalRow};
+use crate::store::{Store, StoreResult};
+
+/// Queues a deposit event's delivery inside the caller's transaction.
+/// Returns whether a record was written (the order has a `callback_url`).
+pub async fn enqueue_deposit(
+    tx: &mut dyn Store,
+    row: &DepositRow,
+    event: DepositCallback,
+    now: i64,
+) -> StoreResult<bool> {
+    let body = deposit_body(event, &row.facts(), now);
+    enqueue(
+        tx,
+        &row.merchant_id,
+        "deposit",
+        &row.order_no,
+        row.callback_url.as_deref(),
+        event.name(),
+        body,
+        now,
+    )
+    .await
+}
+
+/// Queues a withdrawal event's delivery inside the caller's transaction.
+pub async fn enqueue_withdrawal(
+    tx: &mut dyn Store,
+    row: &WithdrawalRow,
+    event: WithdrawalCallback,
+    now: i64,
+) -> StoreResult<bool> {
+    let body = withdrawal_body(event, &row.facts(), now);
+    enqueue(
+        tx,
+        &row.merchant_id,
+        "withdrawal",
+        &row.order_no,
+        row.callback_url.as_deref(),
+        event.name(),
+        body,
+        now,
+    )
+    .await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn enqueue(
+    tx: &mut dyn Store,
+    merchant_id: &str,
+    order_kind: &str,
+    order_no: &str,
+    callback_url: Option<&str>,
+    event: &str,
+    body: String,
+    now: i64,
+) -> StoreResult<bool> {
+    let Some(url) = callback_url else {
+        return Ok(false);
+    };
+    tx.insert_callback_delivery(&CallbackDeliveryRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id: merchant_id.to_string(),
+        order_kind: order_kind.to_string(),
+        order_no: order_no.to_string(),
+        event: event.to_string(),
+        callback_url: url.to_string(),
+        body,
+        status: DeliveryStatus::WaitingRetry,
+        attempts: 0,
+        next_attempt_at: Some(now),
+        created_at: now,
+        updated_at: now,
+        signature: None,
+        claim_token: None,
+    })
+    .await?;
+    Ok(true)
+}
+
+/// An operator's retry: the same record, its attempt count back to 0, due
+/// now. Refused while an attempt is under way.
+pub async fn retry(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, ApiError> {
+    let current = find(app, delivery_id).await?;
+    let now = app.now_unix();
+    let id = delivery_id.to_string();
+    let reset = app
+        .db
+        .run(move |s| Box::pin(async move { s.reset_callback(&id, now).await }))
+        .await?;
+    if !reset {
+        return Err(ApiError::InvalidStateTransition {
+            order_no: current.id,
+            status: DeliveryStatus::Sending.to_string(),
+            action: "retry".into(),
+        });
+    }
+    find(app, delivery_id).await
+}
+
+pub async fn find(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, ApiError> {
+    let id = delivery_id.to_string();
+    app.db
+        .run(|s| Box::pin(async move { s.callback_delivery_by_id(&id).await }))
+        .await?
+        .ok_or_else(|| ApiError::DeliveryNotFound(delivery_id.to_string()))
+}

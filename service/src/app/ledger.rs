@@ -1,0 +1,349 @@
+//! The double-entry ledger. Every change to a merchant balance is one
+//! immutable journal entry whose postings sum to zero, written in the same
+//! transaction as the order change that caused it; the balance row moves
+//! by exactly the entry's postings on the merchant's two accounts.
+
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::store::rows::{JournalEntryRow, PostingRow};
+use crate::store::{Store, StoreError};
+use std::collections::BTreeMap;
+
+/// Where money sits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Account {
+    /// What the merchant can withdraw.
+    Available(String),
+    /// What is held for the merchant's withdrawals in flight.
+    Frozen(String),
+    /// Money received from payers, not yet attributed.
+    Clearing,
+    /// The service's fee income.
+    Fees,
+    /// Money paid out to beneficiaries.
+    Payouts,
+}
+
+impl Account {
+    pub fn key(&self) -> String {
+        match self {
+            Account::Available(m) => format!("merchant:{m}:available"),
+            Account::Frozen(m) => format!("merchant:{m}:frozen"),
+            Account::Clearing => "system:clearing".into(),
+            Account::Fees => "system:fees".into(),
+            Account::Payouts => "system:payouts".into(),
+        }
+    }
+}
+
+/// A journal entry about to be booked. Amounts are stored units.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub merchant_id: String,
+    pub currency: String,
+    pub kind: &'static str,
+    pub order_no: String,
+    pub postings: Vec<(Account, i64)>,
+}
+
+impl Entry {
+    fn new(
+        merchant_id: &str,
+        currency: &str,
+        kind: &'static str,
+        order_no: &str,
+        postings: Vec<(Account, i64)>,
+    ) -> Entry {
+        Entry {
+            merchant_id: merchant_id.to_string(),
+            currency: currency.to_string(),
+            kind,
+            order_no: order_no.to_string(),
+            postings,
+        }
+    }
+
+    /// A completed deposit: the payer's money leaves clearing, the fee goes
+    /// to the service, the rest to the merchant's available balance.
+    pub fn deposit_completed(
+        merchant_id: &str,
+        currency: &str,
+        order_no: &str,
+        actual: i64,
+        fee: i64,
+    ) -> Entry {
+        Entry::new(
+            merchant_id,
+            currency,
+            "deposit_completed",
+            order_no,
+            vec![
+                (Account::Clearing, -actual),
+                (Account::Available(merchant_id.into()), actual - fee),
+                (Account::Fees, fee),
+            ],
+        )
+    }
+
+    /// A withdrawal created: its amount and fee move from available to
+    /// frozen.
+    pub fn withdrawal_frozen(
+        merchant_id: &str,
+        currency: &str,
+        order_no: &str,
+        amount: i64,
+        fee: i64,
+    ) -> Entry {
+        Entry::new(
+            merchant_id,
+            currency,
+            "withdrawal_frozen",
+            order_no,
+            vec![
+                (Account::Available(merchant_id.into()), -(amount + fee)),
+                (Account::Frozen(merchant_id.into()), amount + fee),
+            ],
+        )
+    }
+
+    /// A withdrawal settled: the frozen amount is paid out and the fee
+    /// earned.
+    pub fn withdrawal_completed(
+        merchant_id: &str,
+        currency: &str,
+        order_no: &str,
+        amount: i64,
+        fee: i64,
+    ) -> Entry {
+        Entry::new(
+            merchant_id,
+            currency,
+            "withdrawal_completed",
+            order_no,
+            vec![
+                (Account::Frozen(merchant_id.into()), -(amount + fee)),
+                (Account::Payouts, amount),
+                (Account::Fees, fee),
+            ],
+        )
+    }
+
+    /// A withdrawal rejected or failed: what was frozen returns to
+    /// available.
+    pub fn withdrawal_released(
+        merchant_id: &str,
+        currency: &str,
+        order_no: &str,
+        kind: &'static str,
+        amount: i64,
+        fee: i64,
+    ) -> Entry {
+        Entry::new(
+            merchant_id,
+            currency,
+            kind,
+            order_no,
+            vec![
+                (Account::Frozen(merchant_id.into()), -(amount + fee)),
+                (Account::Available(merchant_id.into()), amount + fee),
+            ],
+        )
+    }
+
+    fn delta(&self, account: &Account) -> i64 {
+        self.postings
+            .iter()
+            .filter(|(a, _)| a == account)
+            .map(|(_, v)| v)
+            .sum()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("journal entry {kind} for {order_no} does not balance: {sum}")]
+    Unbalanced {
+        kind: &'static str,
+        order_no: String,
+        sum: i64,
+    },
+    #[error("the balance would go below zero")]
+    Insufficient,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<LedgerError> for ApiError {
+    fn from(e: LedgerError) -> Self {
+        match e {
+            LedgerError::Insufficient => ApiError::InsufficientBalance,
+            LedgerError::Store(s) => s.into(),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// Books `entry` and moves the merchant's balance by it. Call inside the
+/// transaction that changes the order.
+pub async fn post(tx: &mut dyn Store, entry: &Entry, now: i64) -> Result<(), LedgerError> {
+    let sum: i64 = entry.postings.iter().map(|(_, v)| v).sum();
+    if sum != 0 {
+        return Err(LedgerError::Unbalanced {
+            kind: entry.kind,
+            order_no: entry.order_no.clone(),
+            sum,
+        });
+    }
+    let row = JournalEntryRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id: entry.merchant_id.clone(),
+        currency: entry.currency.clone(),
+        kind: entry.kind.to_string(),
+        order_no: entry.order_no.clone(),
+        created_at: now,
+    };
+    let postings: Vec<PostingRow> = entry
+        .postings
+        .iter()
+        .filter(|(_, amount)| *amount != 0)
+        .map(|(account, amount)| PostingRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            entry_id: row.id.clone(),
+            account: account.key(),
+            currency: entry.currency.clone(),
+            amount: *amount,
+        })
+        .collect();
+    tx.insert_journal_entry(&row, &postings).await?;
+    let available = entry.delta(&Account::Available(entry.merchant_id.clone()));
+    let frozen = entry.delta(&Account::Frozen(entry.merchant_id.clone()));
+    if available != 0 || frozen != 0 {
+        tx.ensure_balance(&crate::app::balances::zero_row(
+            &entry.merchant_id,
+            &entry.currency,
+            now,
+        ))
+        .await?;
+        if !tx
+            .apply_balance_delta(&entry.merchant_id, &entry.currency, available, frozen, now)
+            .await?
+        {
+            return Err(LedgerError::Insufficient);
+        }
+    }
+    Ok(())
+}
+
+/// What the invariant check found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    pub entries_checked: i64,
+    pub balances_checked: i64,
+    pub differences: Vec<Difference>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    pub kind: &'static str,
+    pub reference: String,
+    pub detail: String,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.differences.is_empty()
+    }
+}
+
+/// Recomputes every balance from the journal: each entry sums to zero, each
+/// balance equals its accounts' postings, none is negative.
+pub async fn check(app: &App) -> Result<Report, ApiError> {
+    let (sums, unbalanced, entries, balances) = app
+        .db
+        .transaction::<_, ApiError, _>(|tx| {
+            Box::pin(async move {
+                // Orders keep moving while the check reads; all four reads
+                // must see the same moment or a committed move between them
+                // looks like a difference.
+                tx.read_one_snapshot().await?;
+                Ok((
+                    tx.account_sums().await?,
+                    tx.unbalanced_entries().await?,
+                    tx.count_journal_entries().await?,
+                    tx.all_balances().await?,
+                ))
+            })
+        })
+        .await?;
+    let mut report = Report {
+        entries_checked: entries,
+        balances_checked: balances.len() as i64,
+        differences: Vec::new(),
+    };
+    for e in unbalanced {
+        report.differences.push(Difference {
+            kind: "unbalanced_entry",
+            reference: e.entry_id,
+            detail: format!(
+                "postings sum to {}",
+                crate::domain::money::from_units(e.total)
+            ),
+        });
+    }
+    let sums: BTreeMap<(String, String), i64> = sums
+        .into_iter()
+        .map(|s| ((s.account, s.currency), s.total))
+        .collect();
+    for b in balances {
+        let expected = |account: Account| {
+            sums.get(&(account.key(), b.currency.clone()))
+                .copied()
+                .unwrap_or(0)
+        };
+        let available = expected(Account::Available(b.merchant_id.clone()));
+        let frozen = expected(Account::Frozen(b.merchant_id.clone()));
+        let reference = format!("{}/{}", b.merchant_id, b.currency);
+        if b.available != available || b.frozen != frozen {
+            report.differences.push(Difference {
+                kind: "balance_mismatch",
+                reference: reference.clone(),
+                detail: format!(
+                    "balance says available {} frozen {}, the journal says {} and {}",
+                    crate::domain::money::from_units(b.available),
+                    crate::domain::money::from_units(b.frozen),
+                    crate::domain::money::from_units(available),
+                    crate::domain::money::from_units(frozen),
+                ),
+            });
+        }
+        if b.available < 0 || b.frozen < 0 {
+            report.differences.push(Difference {
+                kind: "negative_balance",
+                reference,
+                detail: format!(
+                    "available {} frozen {}",
+                    crate::domain::money::from_units(b.available),
+                    crate::domain::money::from_units(b.frozen)
+                ),
+            });
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_kind_balances() {
+        for e in [
+            Entry::deposit_completed("m", "THB", "D1", 10_000, 150),
+            Entry::withdrawal_frozen("m", "THB", "W1", 5_000, 100),
+            Entry::withdrawal_completed("m", "THB", "W1", 5_000, 100),
+            Entry::withdrawal_released("m", "THB", "W1", "withdrawal_rejected", 5_000, 100),
+        ] {
+            assert_eq!(e.postings.iter().map(|(_, v)| v).sum::<i64>(), 0, "{e:?}");
+        }
+    }
+}

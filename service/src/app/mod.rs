@@ -1,0 +1,72 @@
+//! The use cases: deposits, withdrawals, cashier sessions, bank transfers,
+//! merchants and their settings, balances, the ledger and the callback
+//! outbox, each over the store, and `App`, what every handler and worker
+//! shares. Nothing here knows HTTP requests or how callbacks leave.
+
+pub mod balances;
+pub mod bank;
+pub mod callbacks;
+pub mod cashier;
+pub mod deposits;
+pub mod fees;
+pub mod ledger;
+pub mod merchants;
+pub mod withdrawals;
+
+use crate::channels::Channels;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::keys::KeyVault;
+use crate::ratelimit::RateLimiter;
+use crate::store::Db;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct App {
+    pub config: Config,
+    pub db: Db,
+    pub clock: Arc<dyn Clock>,
+    pub vault: KeyVault,
+    pub channels: Channels,
+    pub rate_limiter: RateLimiter,
+    /// Wakes the delivery workers: a callback was queued or the clock moved.
+    pub wake: Arc<tokio::sync::Notify>,
+    /// Sends callbacks (`delivery::courier::Courier`).
+    pub courier: Box<dyn CallbackPost>,
+    /// Wakes the expiry worker at the next `expire_at`.
+    pub expiry: crate::clock::Alarm,
+}
+
+impl App {
+    pub fn now_unix(&self) -> i64 {
+        self.clock.unix()
+    }
+
+    /// The clock moved forward (the sandbox's, or a test's): whatever
+    /// became due is done now, not at the next look.
+    pub fn clock_moved(&self) {
+        self.wake.notify_one();
+        self.expiry.ring();
+    }
+
+    /// The time request timestamps are checked against: the real time,
+    /// even where the sandbox's clock runs ahead for scheduling.
+    pub fn wall_unix(&self) -> i64 {
+        self.clock.unix() - self.clock.offset_seconds()
+    }
+}
+
+/// How a callback leaves the service: an HTTP client with the address
+/// guard, implemented by `delivery::courier::Courier`. A port, so that the
+/// state every layer shares does not depend on the delivery layer.
+#[async_trait::async_trait]
+pub trait CallbackPost: Send + Sync {
+    /// Posts `body`; the receiver's status, or why there is none.
+    async fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &str,
+        timeout: Duration,
+    ) -> Result<u16, String>;
+}

@@ -1,0 +1,487 @@
+//! Withdrawal orders: creation (validated, fee computed, auto-approved by
+//! the merchant's setting, amount and fee frozen in the same transaction),
+//! idempotent resend, queries, and the moves operators and channels make.
+
+use crate::app::callbacks;
+use crate::app::fees;
+use crate::app::ledger::{self, Entry};
+use crate::app::merchants::Merchant;
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::domain::events::WithdrawalCallback;
+use crate::domain::fees::Direction;
+use crate::domain::lifecycle::{self, WithdrawalEvent};
+use crate::domain::money::{from_units, to_units};
+use crate::domain::status::{CallbackStatus, WithdrawalStatus};
+use crate::store::rows::WithdrawalRow;
+use crate::store::StoreError;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+
+pub const PAYOUT_BANK_TRANSFER: &str = "bank_transfer";
+/// Who approved an auto-approved withdrawal.
+pub const AUTO_APPROVER: &str = "auto-approval";
+
+/// A validated create request.
+#[derive(Clone, Debug)]
+pub struct NewWithdrawal {
+    pub merchant_order_no: String,
+    pub amount: Decimal,
+    pub currency: String,
+    pub beneficiary_name: String,
+    pub beneficiary_account: String,
+    pub beneficiary_bank_code: String,
+    pub beneficiary_bank_branch: Option<String>,
+    pub callback_url: Option<String>,
+    pub extra_data: Option<String>,
+    pub fingerprint: String,
+}
+
+/// A withdrawal order as the domain sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Withdrawal {
+    pub row: WithdrawalRow,
+    pub status: WithdrawalStatus,
+}
+
+impl Withdrawal {
+    pub fn from_row(row: WithdrawalRow) -> Result<Withdrawal, ApiError> {
+        Ok(Withdrawal {
+            status: row.status,
+            row,
+        })
+    }
+
+    pub fn amount(&self) -> Decimal {
+        from_units(self.row.amount)
+    }
+    pub fn fee(&self) -> Decimal {
+        from_units(self.row.fee)
+    }
+    pub fn actual_amount(&self) -> Decimal {
+        from_units(self.row.actual_amount)
+    }
+    pub fn time(v: Option<i64>) -> Option<DateTime<Utc>> {
+        v.map(crate::clock::from_unix)
+    }
+}
+
+/// Creates a withdrawal, or returns the original on an identical resend.
+pub async fn create(
+    app: &App,
+    merchant: &Merchant,
+    req: NewWithdrawal,
+) -> Result<Withdrawal, ApiError> {
+    if let Some(existing) =
+        find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no).await?
+    {
+        return same_request_or_conflict(existing, &req);
+    }
+    let currency = app.config.currency(&req.currency)?;
+    let rate = fees::rate_for(app, merchant, &req.currency, Direction::Withdrawal).await?;
+    let fee = crate::domain::fees::apply(&rate, req.amount, currency.fraction_digits);
+    let channel = app.channels.for_currency(&req.currency);
+    let cost = channel.as_ref().map(|c| {
+        crate::domain::fees::apply(&c.costs().withdrawal, req.amount, currency.fraction_digits)
+    });
+    let units =
+        |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
+    let (amount, fee_units) = (units(req.amount)?, units(fee)?);
+    let now = app.now_unix();
+    let auto = merchant.auto_approval.approves(&req.currency, amount);
+    let order_no = crate::app::deposits::new_order_no('W', app.clock.now());
+    let row = WithdrawalRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        order_no: order_no.clone(),
+        merchant_id: merchant.id.clone(),
+        merchant_order_no: req.merchant_order_no.clone(),
+        request_fingerprint: req.fingerprint.clone(),
+        status: if auto {
+            WithdrawalStatus::Approved
+        } else {
+            WithdrawalStatus::Pending
+        },
+        currency: req.currency.clone(),
+        amount,
+        fee: fee_units,
+        actual_amount: 0,
+        beneficiary_name: req.beneficiary_name.clone(),
+        beneficiary_account: req.beneficiary_account.clone(),
+        beneficiary_bank_code: req.beneficiary_bank_code.clone(),
+        beneficiary_bank_name: None,
+        beneficiary_bank_branch: req.beneficiary_bank_branch.clone(),
+        payout_method: PAYOUT_BANK_TRANSFER.into(),
+        is_auto_approved: auto,
+        approved_at: auto.then_some(now),
+        approved_by: auto.then(|| AUTO_APPROVER.to_string()),
+        approval_remarks: None,
+        processed_at: None,
+        completed_at: None,
+        rejected_at: None,
+        failed_at: None,
+        bank_reference: None,
+        callback_url: req.callback_url.clone(),
+        callback_status: if auto && req.callback_url.is_some() {
+            CallbackStatus::Pending
+        } else {
+            CallbackStatus::None
+        },
+        callback_count: 0,
+        needs_manual_intervention: false,
+        manual_reason: None,
+        channel_id: channel.as_ref().map(|c| c.id().to_string()),
+        channel_order_no: None,
+        estimated_channel_cost: cost.map(units).transpose()?,
+        estimated_profit: cost.map(|c| units(fee - c)).transpose()?,
+        actual_channel_cost: None,
+        actual_profit: None,
+        extra_data: req.extra_data.clone(),
+        created_at: now,
+        updated_at: now,
+    };
+    let entry = Entry::withdrawal_frozen(&merchant.id, &req.currency, &order_no, amount, fee_units);
+    let insert = row.clone();
+    let result = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move {
+                tx.insert_withdrawal(&insert).await.map_err(conflict_or)?;
+                ledger::post(tx, &entry, now).await?;
+                if insert.is_auto_approved {
+                    callbacks::enqueue_withdrawal(tx, &insert, WithdrawalCallback::Approved, now)
+                        .await?;
+                }
+                Ok(())
+            })
+        })
+        .await;
+    match result {
+        Ok(()) if row.is_auto_approved => {
+            Ok(dispatch_or_keep(app, Withdrawal::from_row(row)?).await)
+        }
+        Ok(()) => Withdrawal::from_row(row),
+        Err(ApiError::DuplicateMerchantOrderNo(_)) => {
+            let existing = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
+                .await?
+                .ok_or_else(|| ApiError::Internal("conflict without a row".into()))?;
+            same_request_or_conflict(existing, &req)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A unique-constraint refusal on the merchant's order number is a race
+/// with a resend; anything else is what it is.
+fn conflict_or(e: StoreError) -> ApiError {
+    match e {
+        StoreError::Conflict(c) if c.contains("merchant_order_no") => {
+            ApiError::DuplicateMerchantOrderNo(c)
+        }
+        other => other.into(),
+    }
+}
+
+fn same_request_or_conflict(
+    existing: WithdrawalRow,
+    req: &NewWithdrawal,
+) -> Result<Withdrawal, ApiError> {
+    if crate::keys::constant_time_eq(&existing.request_fingerprint, &req.fingerprint) {
+        Withdrawal::from_row(existing)
+    } else {
+        Err(ApiError::DuplicateMerchantOrderNo(
+            req.merchant_order_no.clone(),
+        ))
+    }
+}
+
+async fn find_by_merchant_order_no_opt(
+    app: &App,
+    merchant_id: &str,
+    merchant_order_no: &str,
+) -> Result<Option<WithdrawalRow>, ApiError> {
+    let (m, o) = (merchant_id.to_string(), merchant_order_no.to_string());
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.withdrawal_by_merchant_order_no(&m, &o).await }))
+        .await?)
+}
+
+fn not_found(reference: &str) -> ApiError {
+    ApiError::OrderNotFound {
+        kind: "withdrawal",
+        reference: reference.to_string(),
+    }
+}
+
+pub async fn find_by_merchant_order_no(
+    app: &App,
+    merchant_id: &str,
+    merchant_order_no: &str,
+) -> Result<Withdrawal, ApiError> {
+    find_by_merchant_order_no_opt(app, merchant_id, merchant_order_no)
+        .await?
+        .map(Withdrawal::from_row)
+        .unwrap_or_else(|| Err(not_found(merchant_order_no)))
+}
+
+pub async fn find_by_order_no(
+    app: &App,
+    merchant_id: &str,
+    order_no: &str,
+) -> Result<Withdrawal, ApiError> {
+    let (m, o) = (merchant_id.to_string(), order_no.to_string());
+    app.db
+        .run(|s| Box::pin(async move { s.withdrawal_by_order_no(&m, &o).await }))
+        .await?
+        .map(Withdrawal::from_row)
+        .unwrap_or_else(|| Err(not_found(order_no)))
+}
+
+/// Any merchant's withdrawal, for operators and channels.
+pub async fn find_any(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
+    let o = order_no.to_string();
+    app.db
+        .run(|s| Box::pin(async move { s.withdrawal_by_order_no_any(&o).await }))
+        .await?
+        .map(Withdrawal::from_row)
+        .unwrap_or_else(|| Err(not_found(order_no)))
+}
+
+/// What a move does besides changing the status.
+enum Effect {
+    None,
+    Release(&'static str),
+    Complete,
+}
+
+/// Applies `event` to the withdrawal: the order change and its ledger entry
+/// commit together, and a withdrawal that moved meanwhile is refused.
+async fn apply(
+    app: &App,
+    order_no: &str,
+    event: WithdrawalEvent,
+    change: impl FnOnce(&mut WithdrawalRow, i64),
+    effect: Effect,
+) -> Result<Withdrawal, ApiError> {
+    let current = find_any(app, order_no).await?;
+    let next = lifecycle::withdrawal_next(current.status, event)
+        .ok_or_else(|| lifecycle::refused(order_no, current.status, event))?;
+    let now = app.now_unix();
+    let mut row = current.row.clone();
+    row.status = next;
+    row.updated_at = now;
+    change(&mut row, now);
+    let callback_event = lifecycle::withdrawal_callback(event);
+    if callback_event.is_some() && row.callback_url.is_some() {
+        row.callback_status = CallbackStatus::Pending;
+    }
+    let entry = match effect {
+        Effect::None => None,
+        Effect::Release(kind) => Some(Entry::withdrawal_released(
+            &row.merchant_id,
+            &row.currency,
+            &row.order_no,
+            kind,
+            row.amount,
+            row.fee,
+        )),
+        Effect::Complete => Some(Entry::withdrawal_completed(
+            &row.merchant_id,
+            &row.currency,
+            &row.order_no,
+            row.amount,
+            row.fee,
+        )),
+    };
+    let sources = lifecycle::withdrawal_sources(event);
+    let update = row.clone();
+    let order = order_no.to_string();
+    app.db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move {
+                if !tx.transition_withdrawal(&sources, &update).await? {
+                    let status = tx
+                        .withdrawal_by_order_no_any(&order)
+                        .await?
+                        .map(|r| r.status)
+                        .unwrap_or_default();
+                    return Err(lifecycle::refused(&order, status, event));
+                }
+                if let Some(entry) = entry {
+                    ledger::post(tx, &entry, now).await?;
+                }
+                if let Some(callback_event) = callback_event {
+                    callbacks::enqueue_withdrawal(tx, &update, callback_event, now).await?;
+                }
+                Ok(())
+            })
+        })
+        .await?;
+    Withdrawal::from_row(row)
+}
+
+/// An operator approves a pending withdrawal; it is then dispatched to its
+/// channel at once.
+pub async fn approve(
+    app: &App,
+    order_no: &str,
+    operator: &str,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let approved = record_approval(app, order_no, operator, remarks).await?;
+    Ok(dispatch_or_keep(app, approved).await)
+}
+
+/// The approval alone: `pending` → `approved`, with its callback record.
+/// A crash between this and the dispatch leaves the order `approved`, which
+/// the dispatch worker picks up.
+pub async fn record_approval(
+    app: &App,
+    order_no: &str,
+    operator: &str,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let operator = operator.to_string();
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Approve,
+        move |row, now| {
+            row.approved_at = Some(now);
+            row.approved_by = Some(operator);
+            row.approval_remarks = remarks;
+        },
+        Effect::None,
+    )
+    .await
+}
+
+pub async fn reject(
+    app: &App,
+    order_no: &str,
+    operator: &str,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let operator = operator.to_string();
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Reject,
+        move |row, now| {
+            row.rejected_at = Some(now);
+            row.approved_by = Some(operator);
+            row.approval_remarks = remarks;
+        },
+        Effect::Release("withdrawal_rejected"),
+    )
+    .await
+}
+
+/// The channel paid the beneficiary.
+pub async fn settle(
+    app: &App,
+    order_no: &str,
+    bank_reference: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let current = find_any(app, order_no).await?;
+    let digits = app
+        .config
+        .currencies
+        .get(&current.row.currency)
+        .map_or(2, |c| c.fraction_digits);
+    let cost = current
+        .row
+        .channel_id
+        .as_deref()
+        .and_then(|id| app.channels.get(id))
+        .map(|c| crate::domain::fees::apply(&c.costs().withdrawal, current.amount(), digits));
+    let cost_units = cost.and_then(to_units);
+    let profit_units = cost.and_then(|c| to_units(current.fee() - c));
+    let reference = bank_reference.unwrap_or_else(|| format!("SIM-{}", current.row.order_no));
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Settle,
+        move |row, now| {
+            row.actual_amount = row.amount;
+            row.completed_at = Some(now);
+            row.processed_at = row.processed_at.or(Some(now));
+            row.bank_reference = Some(reference);
+            row.actual_channel_cost = cost_units;
+            row.actual_profit = profit_units;
+        },
+        Effect::Complete,
+    )
+    .await
+}
+
+/// The channel could not pay the beneficiary.
+pub async fn fail(
+    app: &App,
+    order_no: &str,
+    reason: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Fail,
+        move |row, now| {
+            row.failed_at = Some(now);
+            row.processed_at = row.processed_at.or(Some(now));
+            row.manual_reason = reason;
+        },
+        Effect::Release("withdrawal_failed"),
+    )
+    .await
+}
+
+/// Hands an approved withdrawal to its channel: `approved` → `processing`,
+/// with the channel's reference. No callback is sent for it.
+pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
+    let current = find_any(app, order_no).await?;
+    let channel = current
+        .row
+        .channel_id
+        .as_deref()
+        .and_then(|id| app.channels.get(id))
+        .ok_or_else(|| ApiError::Internal(format!("withdrawal {order_no} has no channel")))?;
+    let reference = channel.dispatch_payout(order_no);
+    apply(
+        app,
+        order_no,
+        WithdrawalEvent::Dispatch,
+        move |row, now| {
+            row.processed_at = Some(now);
+            row.channel_order_no = Some(reference);
+        },
+        Effect::None,
+    )
+    .await
+}
+
+/// Dispatches right after approval. The approval has committed either way:
+/// if the dispatch cannot happen now, the dispatch worker finds the order
+/// still `approved` and tries again, so the caller hears of the approval.
+async fn dispatch_or_keep(app: &App, approved: Withdrawal) -> Withdrawal {
+    let _ = dispatch(app, &approved.row.order_no).await;
+    approved
+}
+
+/// Dispatches every approved withdrawal still waiting (after a crash or a
+/// channel outage). Each dispatch is a conditional update, so two workers
+/// never dispatch one order twice.
+pub async fn dispatch_due(app: &App) -> Result<usize, ApiError> {
+    let due = app
+        .db
+        .run(|s| Box::pin(async move { s.withdrawals_to_dispatch(500).await }))
+        .await?;
+    let mut dispatched = 0;
+    for order_no in due {
+        match dispatch(app, &order_no).await {
+            Ok(_) => dispatched += 1,
+            Err(ApiError::InvalidStateTransition { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(dispatched)
+}

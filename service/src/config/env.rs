@@ -1,0 +1,54 @@
+//! Environment variables (`PAYMENTS_*`), the last word over the file.
+
+use super::*;
+use anyhow::Context;
+
+pub(super) fn var(name: &str) -> Option<String> {
+    std::env::var(format!("{ENV_PREFIX}{name}"))
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
+/// `PAYMENTS_PROFILE`, when set.
+pub(super) fn profile() -> Result<Option<Profile>> {
+    var("PROFILE")
+        .map(|p| p.parse().map_err(anyhow::Error::msg))
+        .transpose()
+}
+
+/// Every variable that is set, over `c`.
+pub(super) fn apply(c: &mut Config) -> Result<()> {
+    if let Some(v) = var("BIND") {
+        c.bind = v;
+    }
+    if let Some(v) = var("PUBLIC_BASE_URL") {
+        c.public_base_url = v;
+    }
+    if let Some(v) = var("DATABASE_URL") {
+        c.database_url = v;
+    }
+    if let Some(v) = var("MASTER_KEY") {
+        c.master_key = Some(v);
+    }
+    if let Some(v) = var("LOG_LEVEL") {
+        c.log_level = v;
+    }
+    if let Some(v) = var("DATA_DIR") {
+        c.data_dir = PathBuf::from(v);
+    }
+    if let Some(v) = var("CALLBACK_CA_BUNDLE") {
+        c.callback_ca_bundle = Some(PathBuf::from(v));
+    }
+    if let Some(v) = var("CALLBACK_ALLOWED_PRIVATE_HOSTS") {
+        c.callback_allowed_private_hosts = v
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    if let Some(v) = var("TIMESTAMP_SKEW_SECONDS") {
+        c.timestamp_skew_seconds = v.parse().context("PAYMENTS_TIMESTAMP_SKEW_SECONDS")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! The TOML file: every key optional, each falling back to the profile's
+//! defaults.
+
+use super::*;
+use anyhow::Context;
+
+/// The file's shape: every key optional, falling back to the profile's
+/// defaults.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileConfig {
+    pub(super) profile: Option<Profile>,
+    bind: Option<String>,
+    public_base_url: Option<String>,
+    database_url: Option<String>,
+    database_pool_size: Option<usize>,
+    master_key: Option<String>,
+    data_dir: Option<PathBuf>,
+    timestamp_skew_seconds: Option<i64>,
+    deposit_validity_seconds: Option<i64>,
+    validity: Option<ValidityConfig>,
+    denominations: Option<DenominationConfig>,
+    key_rotation_grace_seconds: Option<i64>,
+    expiry_interval_seconds: Option<u64>,
+    request_body_max_bytes: Option<usize>,
+    log_level: Option<String>,
+    currencies: Option<BTreeMap<String, CurrencyConfig>>,
+    routing: Option<RoutingConfig>,
+    receiving_accounts: Option<Vec<ReceivingAccountConfig>>,
+    channels: Option<Vec<ChannelConfig>>,
+    default_fees: Option<BTreeMap<String, DirectionRates>>,
+    operators: Option<Vec<OperatorConfig>>,
+    rate_limit: Option<RateLimitConfig>,
+    callback_max_attempts: Option<i32>,
+    callback_retry_interval_seconds: Option<i64>,
+    callback_concurrency: Option<usize>,
+    callback_worker: Option<bool>,
+    callback_allow_private_addresses: Option<bool>,
+    callback_allowed_private_hosts: Option<Vec<String>>,
+    callback_ca_bundle: Option<PathBuf>,
+}
+
+/// Reads and parses the file, or an empty one when there is none.
+pub(super) fn read(path: Option<&Path>) -> Result<FileConfig> {
+    let Some(path) = path else {
+        return Ok(FileConfig::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading config file {}", path.display()))?;
+    toml::from_str::<FileConfig>(&text)
+        .with_context(|| format!("parsing config file {}", path.display()))
+}
+
+/// Every key the file sets, over `c`.
+pub(super) fn apply(c: &mut Config, f: FileConfig) {
+    macro_rules! take {
+        ($($field:ident),*) => { $( if let Some(v) = f.$field { c.$field = v; } )* };
+    }
+    take!(
+        bind,
+        public_base_url,
+        database_url,
+        database_pool_size,
+        data_dir,
+        timestamp_skew_seconds,
+        deposit_validity_seconds,
+        validity,
+        denominations,
+        key_rotation_grace_seconds,
+        expiry_interval_seconds,
+        request_body_max_bytes,
+        log_level,
+        currencies,
+        routing,
+        receiving_accounts,
+        channels,
+        default_fees,
+        operators,
+        rate_limit,
+        callback_concurrency,
+        callback_worker,
+        callback_allow_private_addresses,
+        callback_allowed_private_hosts
+    );
+    if let Some(v) = f.callback_max_attempts {
+        c.callback_schedule.max_attempts = v;
+    }
+    if let Some(v) = f.callback_retry_interval_seconds {
+        c.callback_schedule.retry_interval_seconds = v;
+    }
+    if f.callback_ca_bundle.is_some() {
+        c.callback_ca_bundle = f.callback_ca_bundle;
+    }
+    if f.master_key.is_some() {
+        c.master_key = f.master_key;
+    }
+}

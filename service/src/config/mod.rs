@@ -1,0 +1,301 @@
+//! Configuration: built-in defaults per profile (`defaults`), then an
+//! optional TOML file (`file`), then environment variables (`env`),
+//! checked as a whole (`validate`). The sandbox runs with no file at all.
+//! Start-up reads it into `App`; the lookups below answer the use cases'
+//! per-merchant and per-currency questions from it.
+
+mod defaults;
+mod env;
+mod file;
+mod validate;
+
+use anyhow::Result;
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use crate::domain::error::ApiError;
+use crate::domain::fees::{DirectionRates, RateConfig};
+use crate::domain::money::CurrencyConfig;
+use crate::domain::routing::{Profile, Route};
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorConfig {
+    pub name: String,
+    pub token: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitConfig {
+    pub requests_per_minute: u32,
+    pub burst: u32,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceivingAccountConfig {
+    pub id: String,
+    pub currency: String,
+    pub name: String,
+    pub account_no: String,
+    pub account_holder: String,
+    pub bank_code: String,
+    pub bank_name: String,
+    #[serde(default)]
+    pub bank_branch: Option<String>,
+    /// What the bank charges per deposit received.
+    #[serde(default)]
+    pub deposit_cost: RateConfig,
+    /// Orders get a unique offset below one currency unit added to their
+    /// amount, so that a transfer is matched by its amount alone.
+    #[serde(default)]
+    pub floating_amount: bool,
+    /// The bank reports a match before the money is credited: a matched
+    /// order waits in `matched` until an operator completes it.
+    #[serde(default)]
+    pub reports_match_first: bool,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelConfig {
+    pub id: String,
+    pub code: String,
+    pub name: String,
+    /// Only `simulator` exists so far.
+    pub kind: String,
+    pub currencies: Vec<String>,
+    /// What the channel charges, per direction.
+    #[serde(default)]
+    pub costs: DirectionRates,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Route per currency for every merchant.
+    #[serde(default)]
+    pub default: BTreeMap<String, Route>,
+    /// Overrides per merchant code, per currency.
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, Route>>,
+}
+
+/// How long a deposit awaits payment: per merchant code and currency, then
+/// per currency, then `deposit_validity_seconds`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidityConfig {
+    #[serde(default)]
+    pub currencies: BTreeMap<String, i64>,
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
+/// Amounts a cashier page offers, as decimal strings: per currency, and
+/// per merchant code and currency (the more specific wins).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenominationConfig {
+    #[serde(default)]
+    pub currencies: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub profile: Profile,
+    pub bind: String,
+    /// The address payers and merchants reach the service at; used in
+    /// payment and cashier URLs.
+    pub public_base_url: String,
+    pub database_url: String,
+    pub database_pool_size: usize,
+    /// 32 bytes, base64; encrypts API keys at rest.
+    pub master_key: Option<String>,
+    /// Where the sandbox keeps its SQLite file and generated master key.
+    pub data_dir: PathBuf,
+    pub timestamp_skew_seconds: i64,
+    pub deposit_validity_seconds: i64,
+    pub validity: ValidityConfig,
+    pub denominations: DenominationConfig,
+    /// How long older API keys keep working after a new one is issued,
+    /// unless the operator says otherwise.
+    pub key_rotation_grace_seconds: i64,
+    /// How often the expiry worker looks for due deposits (0: never, for
+    /// tests that drive expiry themselves).
+    pub expiry_interval_seconds: u64,
+    pub request_body_max_bytes: usize,
+    /// `error`, `warn`, `info`, `debug` or `trace`.
+    pub log_level: String,
+    pub currencies: BTreeMap<String, CurrencyConfig>,
+    pub routing: RoutingConfig,
+    pub receiving_accounts: Vec<ReceivingAccountConfig>,
+    pub channels: Vec<ChannelConfig>,
+    /// Fees of merchants without their own, per currency.
+    pub default_fees: BTreeMap<String, DirectionRates>,
+    /// Operator tokens; each names its operator.
+    pub operators: Vec<OperatorConfig>,
+    /// Every merchant's request rate unless set for the merchant.
+    pub rate_limit: RateLimitConfig,
+    /// Attempts, interval, stuck threshold and sweep period of callbacks.
+    pub callback_schedule: crate::domain::schedule::Schedule,
+    /// Callback attempts in flight at once, per instance.
+    pub callback_concurrency: usize,
+    /// Whether this instance runs the delivery worker.
+    pub callback_worker: bool,
+    /// Deliver to loopback, private and link-local addresses (the sandbox
+    /// does; production does not unless told).
+    pub callback_allow_private_addresses: bool,
+    /// Host names (or address literals) that may resolve to a non-public
+    /// address even where those are refused: a test deployment's own
+    /// receiver, say. Every other name is still checked.
+    pub callback_allowed_private_hosts: Vec<String>,
+    /// Extra CA certificates (PEM) trusted for callback receivers.
+    pub callback_ca_bundle: Option<PathBuf>,
+    /// The sandbox runs on a clock its API can advance.
+    pub controllable_clock: bool,
+}
+
+pub const ENV_PREFIX: &str = "PAYMENTS_";
+
+impl Config {
+    /// Loads the configuration: the profile's defaults, then the file,
+    /// then the environment; the profile comes from the environment
+    /// (`PAYMENTS_PROFILE`) or the file, defaulting to the sandbox.
+    pub fn load(path: Option<&Path>) -> Result<Config> {
+        let file = file::read(path)?;
+        let profile = match env::profile()? {
+            Some(p) => p,
+            None => file.profile.unwrap_or(Profile::Sandbox),
+        };
+        let defaults = Config::defaults(profile);
+        let mut c = Config::defaults(profile);
+        file::apply(&mut c, file);
+        env::apply(&mut c)?;
+        // Defaults that follow other settings unless set themselves: the
+        // sandbox's database lives in its data directory, and the public
+        // address is the bound one.
+        if c.database_url == defaults.database_url && profile == Profile::Sandbox {
+            c.database_url = format!("sqlite://{}", c.data_dir.join("payments.db").display());
+        }
+        if c.public_base_url == defaults.public_base_url && c.bind != defaults.bind {
+            c.public_base_url = format!("http://{}", c.bind);
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// The rules of a configured currency; any other is refused.
+    pub fn currency(&self, code: &str) -> Result<CurrencyConfig, ApiError> {
+        self.currencies
+            .get(code)
+            .cloned()
+            .ok_or_else(|| ApiError::UnsupportedCurrency(code.to_string()))
+    }
+
+    /// Seconds a new deposit of this merchant in this currency awaits
+    /// payment.
+    pub fn validity_for(&self, merchant_code: &str, currency: &str) -> i64 {
+        self.validity
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.validity.currencies.get(currency))
+            .copied()
+            .unwrap_or(self.deposit_validity_seconds)
+    }
+
+    /// The amounts a cashier page offers this merchant's payers in this
+    /// currency, smallest first (checked to parse by `validate`).
+    pub fn denominations_for(&self, merchant_code: &str, currency: &str) -> Vec<Decimal> {
+        let mut amounts: Vec<Decimal> = self
+            .denominations
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.denominations.currencies.get(currency))
+            .map(|list| {
+                list.iter()
+                    .filter_map(|a| Decimal::from_str(a).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        amounts.sort();
+        amounts.dedup();
+        amounts
+    }
+
+    pub fn receiving_account(&self, id: &str) -> Option<&ReceivingAccountConfig> {
+        self.receiving_accounts.iter().find(|a| a.id == id)
+    }
+
+    pub fn route_for(&self, merchant_code: &str, currency: &str) -> Option<Route> {
+        self.routing
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.routing.default.get(currency))
+            .copied()
+    }
+}
+
+/// A database URL with any password removed, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme + 3],
+                    &creds[..colon],
+                    &url[at..]
+                ),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_refuses_sqlite() {
+        let mut c = Config::defaults(Profile::Production);
+        c.master_key = Some("x".into());
+        c.database_url = "sqlite://x.db".into();
+        let err = c.validate().unwrap_err().to_string();
+        assert!(err.contains("only on PostgreSQL"), "{err}");
+    }
+
+    #[test]
+    fn validity_is_most_specific_first() {
+        let mut c = Config::defaults(Profile::Sandbox);
+        c.validity.currencies.insert("THB".into(), 900);
+        c.validity
+            .merchants
+            .insert("m1".into(), [("THB".to_string(), 600)].into());
+        assert_eq!(c.validity_for("m1", "THB"), 600);
+        assert_eq!(c.validity_for("m2", "THB"), 900);
+        assert_eq!(c.validity_for("m1", "BDT"), 1800);
+        c.validity.currencies.insert("BDT".into(), 5);
+        assert!(c.validate().unwrap_err().to_string().contains("validity"));
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+    }
+}

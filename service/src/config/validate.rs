@@ -1,0 +1,87 @@
+//! What a configuration must satisfy before the service starts with it;
+//! each refusal names the setting and how to fix it.
+
+use super::*;
+use anyhow::bail;
+use std::str::FromStr;
+
+impl Config {
+    pub fn validate(&self) -> Result<()> {
+        if self.profile == Profile::Production {
+            if self.database_url.is_empty() {
+                bail!("the production profile needs a PostgreSQL URL: set PAYMENTS_DATABASE_URL or database_url");
+            }
+            if !self.database_url.starts_with("postgres://")
+                && !self.database_url.starts_with("postgresql://")
+            {
+                bail!(
+                    "the production profile runs only on PostgreSQL, not on `{}`",
+                    redact_url(&self.database_url)
+                );
+            }
+            if self.master_key.is_none() {
+                bail!("the production profile needs a master key: set PAYMENTS_MASTER_KEY (32 bytes, base64)");
+            }
+        }
+        for (code, cur) in &self.currencies {
+            if cur.fraction_digits > 4 {
+                bail!("currency {code}: fraction_digits is at most 4");
+            }
+            if cur.min_amount <= Decimal::ZERO || cur.min_amount > cur.max_amount {
+                bail!("currency {code}: need 0 < min_amount <= max_amount");
+            }
+        }
+        let validities = std::iter::once(&self.deposit_validity_seconds)
+            .chain(self.validity.currencies.values())
+            .chain(self.validity.merchants.values().flat_map(|m| m.values()));
+        for v in validities {
+            if !(60..=7 * 24 * 3600).contains(v) {
+                bail!("a deposit validity of {v} seconds is outside 60 to 604800");
+            }
+        }
+        let lists = self
+            .denominations
+            .currencies
+            .iter()
+            .chain(self.denominations.merchants.values().flat_map(|m| m.iter()));
+        for (currency, list) in lists {
+            for amount in list {
+                match Decimal::from_str(amount) {
+                    Ok(a) if a > Decimal::ZERO => {}
+                    _ => bail!("denomination `{amount}` of {currency} is not a positive decimal"),
+                }
+            }
+        }
+        let s = &self.callback_schedule;
+        if !(1..=20).contains(&s.max_attempts) || !(1..=3600).contains(&s.retry_interval_seconds) {
+            bail!("callback_max_attempts must be 1 to 20 and callback_retry_interval_seconds 1 to 3600");
+        }
+        if !(0..=30 * 24 * 3600).contains(&self.key_rotation_grace_seconds) {
+            bail!("key_rotation_grace_seconds is outside 0 to 2592000");
+        }
+        let mut ids = std::collections::BTreeSet::new();
+        for account in &self.receiving_accounts {
+            if !ids.insert(&account.id) {
+                bail!("receiving account id {} appears twice", account.id);
+            }
+            if !self.currencies.contains_key(&account.currency) {
+                bail!(
+                    "receiving account {} uses currency {}, which is not configured",
+                    account.id,
+                    account.currency
+                );
+            }
+        }
+        for route in self
+            .routing
+            .default
+            .keys()
+            .chain(self.routing.merchants.values().flat_map(|m| m.keys()))
+        {
+            if !self.currencies.contains_key(route) {
+                bail!("routing names currency {route}, which is not configured");
+            }
+        }
+        Ok(())
+    }
+}

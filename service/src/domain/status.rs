@@ -1,0 +1,190 @@
+//! The states an order, a callback delivery, a bank transaction and a
+//! merchant can be in, as the contract and the database spell them. They
+//! are plain values: the moves between them are `lifecycle`'s. Each is
+//! stored as its text (`store::rows` reads and writes it through diesel's
+//! `Text` type; `store::status_sql` is the mapping), so the stored values
+//! are the ones these enums name, and nothing else spells them.
+
+/// An enum stored as text: its variants, the text of each, `as_str`,
+/// `parse` and `ALL`, and the diesel derives that let a row hold it.
+macro_rules! stored_as_text {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            Hash,
+            diesel::expression::AsExpression,
+            diesel::deserialize::FromSqlRow,
+        )]
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            pub fn parse(text: &str) -> Option<Self> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+stored_as_text! {
+    /// A deposit order's state.
+    #[derive(Default)]
+    DepositStatus {
+        #[default]
+        Pending => "pending",
+        Matched => "matched",
+        Completed => "completed",
+        Expired => "expired",
+        Cancelled => "cancelled",
+    }
+}
+
+stored_as_text! {
+    /// A withdrawal order's state.
+    #[derive(Default)]
+    WithdrawalStatus {
+        #[default]
+        Pending => "pending",
+        Approved => "approved",
+        Processing => "processing",
+        Completed => "completed",
+        Rejected => "rejected",
+        Failed => "failed",
+    }
+}
+
+stored_as_text! {
+    /// What a merchant sees of an order's callbacks (`callback_status`).
+    #[derive(Default)]
+    CallbackStatus {
+        /// No callback has been queued for the order.
+        #[default]
+        None => "none",
+        Pending => "pending",
+        Success => "success",
+        Failed => "failed",
+    }
+}
+
+stored_as_text! {
+    /// A callback delivery record's state, as operators see it.
+    DeliveryStatus {
+        /// Claimed by a worker; an attempt is under way.
+        Sending => "SENDING",
+        /// Due at its `next_attempt_at`.
+        WaitingRetry => "WAITING_RETRY",
+        Success => "SUCCESS",
+        Failed => "FAILED",
+    }
+}
+
+stored_as_text! {
+    /// Whether a reported bank transaction paid a deposit.
+    BankTransactionStatus {
+        Unmatched => "unmatched",
+        Matched => "matched",
+    }
+}
+
+stored_as_text! {
+    /// Whether a merchant may use the API.
+    MerchantStatus {
+        Active => "active",
+        Disabled => "disabled",
+    }
+}
+
+/// A cashier session's state, derived from its expiry and its order (not
+/// stored: it is what the session and its order say at a moment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionStatus {
+    Open,
+    OrderCreated,
+    Completed,
+    Expired,
+    Cancelled,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Open => "open",
+            SessionStatus::OrderCreated => "order_created",
+            SessionStatus::Completed => "completed",
+            SessionStatus::Expired => "expired",
+            SessionStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_reads_back_as_itself() {
+        fn round_trip<T: Copy + PartialEq + std::fmt::Debug>(
+            all: &[T],
+            text: fn(T) -> &'static str,
+            parse: fn(&str) -> Option<T>,
+        ) {
+            for &s in all {
+                assert_eq!(parse(text(s)), Some(s));
+            }
+        }
+        round_trip(
+            DepositStatus::ALL,
+            DepositStatus::as_str,
+            DepositStatus::parse,
+        );
+        round_trip(
+            WithdrawalStatus::ALL,
+            WithdrawalStatus::as_str,
+            WithdrawalStatus::parse,
+        );
+        round_trip(
+            CallbackStatus::ALL,
+            CallbackStatus::as_str,
+            CallbackStatus::parse,
+        );
+        round_trip(
+            DeliveryStatus::ALL,
+            DeliveryStatus::as_str,
+            DeliveryStatus::parse,
+        );
+        round_trip(
+            BankTransactionStatus::ALL,
+            BankTransactionStatus::as_str,
+            BankTransactionStatus::parse,
+        );
+        round_trip(
+            MerchantStatus::ALL,
+            MerchantStatus::as_str,
+            MerchantStatus::parse,
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! Authentication of a merchant request: headers present, timestamp fresh,
+//! key known, signature right, merchant enabled, in that order. Nothing here
+//! logs a key or a signature.
+
+use crate::app::merchants::Merchant;
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::domain::status::MerchantStatus;
+use crate::keys::constant_time_eq;
+use payments_wire::server::{SignatureHeaders, HEADER_API_KEY, HEADER_SIGNATURE, HEADER_TIMESTAMP};
+use payments_wire::{SigningFields, SigningFieldsError};
+
+/// Authenticates a request whose signed fields are `fields` (computed by the
+/// caller from the body or the path and query).
+pub async fn authenticate(
+    app: &App,
+    headers: &SignatureHeaders,
+    fields: Result<SigningFields, SigningFieldsError>,
+) -> Result<(Merchant, SigningFields), ApiError> {
+    let api_key = headers
+        .api_key
+        .as_deref()
+        .ok_or(ApiError::MissingHeader(HEADER_API_KEY))?;
+    let timestamp = headers
+        .timestamp
+        .as_deref()
+        .ok_or(ApiError::MissingHeader(HEADER_TIMESTAMP))?;
+    let signature = headers
+        .signature
+        .as_deref()
+        .ok_or(ApiError::MissingHeader(HEADER_SIGNATURE))?;
+
+    let sent_at: i64 = timestamp.parse().map_err(|_| ApiError::InvalidTimestamp)?;
+    let now = app.now_unix();
+    let skew = app.wall_unix().saturating_sub(sent_at).saturating_abs();
+    if skew > app.config.timestamp_skew_seconds {
+        return Err(ApiError::StaleTimestamp {
+            skew,
+            allowed: app.config.timestamp_skew_seconds,
+        });
+    }
+
+    let key_hash = app.vault.lookup_hash(api_key);
+    let (key, merchant, fees) = app
+        .db
+        .run(|s| Box::pin(async move { s.api_key_with_merchant(&key_hash).await }))
+        .await
+        .map_err(ApiError::from)?
+        .filter(|(k, _, _)| k.expires_at.is_none_or(|e| e > now))
+        .ok_or(ApiError::UnknownApiKey)?;
+    // The lookup matched an HMAC; confirm the key itself, in constant time.
+    let stored = app
+        .vault
+        .decrypt(&key.key_ciphertext)
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    if !constant_time_eq(&stored, api_key) {
+        return Err(ApiError::UnknownApiKey);
+    }
+
+    let fields = fields.map_err(|e| ApiError::InvalidBody(e.to_string()))?;
+    if !payments_wire::verify(&fields, &stored, signature) {
+        return Err(ApiError::InvalidSignature);
+    }
+
+    let merchant = Merchant::from_row(merchant).with_own_rates(fees);
+    if merchant.status == MerchantStatus::Disabled {
+        return Err(ApiError::MerchantDisabled);
+    }
+    // Counted only once the request is proven to be the merchant's, so that
+    // nobody else can spend its budget.
+    let (per_minute, burst) = merchant.rate_limit.unwrap_or((
+        app.config.rate_limit.requests_per_minute,
+        app.config.rate_limit.burst,
+    ));
+    app.rate_limiter
+        .take(
+            &merchant.id,
+            per_minute,
+            burst,
+            app.clock.now().timestamp_millis(),
+        )
+        .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
+    Ok((merchant, fields))
+}

@@ -1,0 +1,60 @@
+//! The status of each domain error on the wire, in the envelope
+//! `{request_id, error_code, message}` dropshot writes for an `HttpError`.
+
+use crate::domain::error::ApiError;
+use dropshot::{ClientErrorStatusCode, HttpError};
+
+impl From<ApiError> for HttpError {
+    fn from(e: ApiError) -> HttpError {
+        let code = Some(e.code().to_string());
+        let client = |status: ClientErrorStatusCode| {
+            HttpError::for_client_error(code.clone(), status, e.to_string())
+        };
+        match &e {
+            ApiError::InvalidBody(_) | ApiError::InvalidField { .. } => {
+                client(ClientErrorStatusCode::BAD_REQUEST)
+            }
+            ApiError::MissingHeader(_)
+            | ApiError::InvalidTimestamp
+            | ApiError::StaleTimestamp { .. }
+            | ApiError::UnknownApiKey
+            | ApiError::InvalidSignature
+            | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
+            ApiError::MerchantDisabled => client(ClientErrorStatusCode::FORBIDDEN),
+            ApiError::OrderNotFound { .. }
+            | ApiError::MerchantNotFound(_)
+            | ApiError::AccountNotFound(_)
+            | ApiError::BankTransactionNotFound(_)
+            | ApiError::DeliveryNotFound(_)
+            | ApiError::CashierSessionNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
+            ApiError::DuplicateMerchantOrderNo(_)
+            | ApiError::InvalidStateTransition { .. }
+            | ApiError::MerchantCodeTaken(_)
+            | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
+            ApiError::UnsupportedCurrency(_)
+            | ApiError::AmountOutOfRange { .. }
+            | ApiError::InsufficientBalance
+            | ApiError::NoDenominations(_) => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),
+            ApiError::RateLimited { retry_after } => {
+                let mut err = client(ClientErrorStatusCode::TOO_MANY_REQUESTS);
+                let _ = err.add_header(http::header::RETRY_AFTER, retry_after.to_string());
+                err
+            }
+            ApiError::NotImplemented(_) => HttpError {
+                status_code: dropshot::ErrorStatusCode::NOT_IMPLEMENTED,
+                error_code: code,
+                external_message: e.to_string(),
+                internal_message: e.to_string(),
+                headers: None,
+            },
+            ApiError::Unavailable(detail) => HttpError {
+                status_code: dropshot::ErrorStatusCode::SERVICE_UNAVAILABLE,
+                error_code: code,
+                external_message: "a dependency of the service is unavailable; retry later".into(),
+                internal_message: detail.clone(),
+                headers: None,
+            },
+            ApiError::Internal(detail) => HttpError::for_internal_error(detail.clone()),
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The HTTP surface: each generated trait implemented over the domain.
+//! Handlers authenticate, parse, call the domain and map domain values onto
+//! the contract's types; they hold no business rules.
+
+pub mod auth;
+pub mod error;
+pub mod gate;
+pub mod merchant;
+pub mod operator;
+pub mod operator_auth;
+pub mod pages;
+pub mod sandbox;
+
+use crate::app::deposits::{self, Deposit};
+use crate::app::merchants::Merchant;
+use crate::app::withdrawals::Withdrawal;
+use crate::domain::error::ApiError;
+use merchant_api::merchant::types;
+use payments_wire::server::BodyError;
+use payments_wire::{DecimalString, SigningFields};
+use sha2::{Digest, Sha256};
+use std::str::FromStr;
+
+pub(crate) fn body_error(e: BodyError) -> ApiError {
+    match e.field {
+        Some(field) => ApiError::InvalidField {
+            field,
+            message: e.message,
+        },
+        None => ApiError::InvalidBody(e.message),
+    }
+}
+
+/// Identifies a create request by its signed fields, the amount normalized
+/// so that `100.5` and `100.50` are one request.
+pub(crate) fn fingerprint(fields: &SigningFields) -> String {
+    let normalized: SigningFields = fields
+        .iter()
+        .map(|(k, v)| {
+            let v = match (k, rust_decimal::Decimal::from_str(v)) {
+                ("amount", Ok(d)) => d.normalize().to_string(),
+                _ => v.to_string(),
+            };
+            (k.to_string(), v)
+        })
+        .collect();
+    hex::encode(Sha256::digest(normalized.canonical().as_bytes()))
+}
+
+/// The same JSON shape under another spec's generated type (the operator
+/// spec repeats the merchant spec's order schemas).
+pub(crate) fn reshape<A: serde::Serialize, B: serde::de::DeserializeOwned>(
+    value: &A,
+) -> Result<B, ApiError> {
+    serde_json::to_value(value)
+        .and_then(serde_json::from_value)
+        .map_err(|e| ApiError::Internal(format!("reshaping a response: {e}")))
+}
+
+pub(crate) fn deposit_order(
+    app: &crate::app::App,
+    merchant: &Merchant,
+    order: &Deposit,
+) -> types::DepositOrder {
+    let channel = order
+        .channel_id
+        .as_deref()
+        .and_then(|id| app.channels.get(id));
+    let dec = |d: rust_decimal::Decimal| DecimalString(d);
+    types::DepositOrder {
+        id: order.id.clone(),
+        order_no: order.order_no.clone(),
+        merchant_order_no: order.merchant_order_no.clone(),
+        merchant_id: order.merchant_id.clone(),
+        account_id: order.account_id.clone(),
+        requested_amount: dec(order.requested_amount),
+        amount: dec(order.amount),
+        fee: dec(order.fee),
+        currency_code: order.currency.clone(),
+        expected_remark: order.expected_remark.clone(),
+        status: types::DepositStatus::from_str(order.status.as_str())
+            .unwrap_or(types::DepositStatus::Pending),
+        expire_at: order.expire_at,
+        matched_at: order.matched_at,
+        completed_at: order.completed_at,
+        actual_amount: dec(order.actual_amount),
+        callback_url: order.callback_url.clone(),
+        callback_status: types::CallbackStatus::from_str(order.callback_status.as_str())
+            .unwrap_or(types::CallbackStatus::None),
+        callback_count: order.callback_count,
+        created_at: order.created_at,
+        updated_at: order.updated_at,
+        user_id: order.user_id.clone(),
+        order_type: match order.order_type {
+            deposits::OrderType::Direct => types::OrderType::Direct,
+            deposits::OrderType::Cashier => types::OrderType::Cashier,
+        },
+        cashier_session_id: order.cashier_session_id.clone(),
+        payer_bank_code: order.payer_bank_code.clone(),
+        payer_account_last4: order.payer_account_last4.clone(),
+        channel_id: order.channel_id.clone(),
+        channel_order_no: order.channel_order_no.clone(),
+        payment_url: order.payment_url.clone(),
+        estimated_channel_cost: order.estimated_channel_cost.map(dec),
+        estimated_profit: order.estimated_profit.map(dec),
+        actual_channel_cost: order.actual_channel_cost.map(dec),
+        actual_profit: order.actual_profit.map(dec),
+        payment_snapshot: order.payment_snapshot.clone(),
+        merchant: types::MerchantSummary {
+            id: merchant.id.clone(),
+            merchant_code: merchant.code.clone(),
+            name: merchant.name.clone(),
+        },
+        account: order.account(app).map(|a| types::ReceivingAccount {
+            id: a.id.clone(),
+            account_no: a.account_no.clone(),
+            name: a.name.clone(),
+            bank_code: a.bank_code.clone(),
+            bank_name: a.bank_name.clone(),
+            account_holder: a.account_holder.clone(),
+        }),
+        channel: channel.map(|c| types::ChannelSummary {
+            id: c.id().to_string(),
+            channel_code: c.code().to_string(),
+            channel_name: c.name().to_string(),
+        }),
+    }
+}
+
+pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types::WithdrawalOrder {
+    let r = &order.row;
+    let dec = |units: i64| DecimalString(crate::domain::money::from_units(units));
+    let time = |v: Option<i64>| v.map(crate::clock::from_unix);
+    types::WithdrawalOrder {
+        id: r.id.clone(),
+        order_no: r.order_no.clone(),
+        merchant_order_no: r.merchant_order_no.clone(),
+        merchant_id: r.merchant_id.clone(),
+        account_id: None,
+        amount: dec(r.amount),
+        fee: dec(r.fee),
+        actual_amount: dec(r.actual_amount),
+        currency_code: r.currency.clone(),
+        beneficiary_name: r.beneficiary_name.clone(),
+        beneficiary_account: r.beneficiary_account.clone(),
+        beneficiary_bank_code: r.beneficiary_bank_code.clone(),
+        beneficiary_bank_name: r.beneficiary_bank_name.clone(),
+        beneficiary_bank_branch: r.beneficiary_bank_branch.clone(),
+        payout_method: types::PayoutMethod::BankTransfer,
+        status: types::WithdrawalStatus::from_str(order.status.as_str())
+            .unwrap_or(types::WithdrawalStatus::Pending),
+        is_auto_approved: r.is_auto_approved,
+        approved_at: time(r.approved_at),
+        approved_by: r.approved_by.clone(),
+        approval_remarks: r.approval_remarks.clone(),
+        processed_at: time(r.processed_at),
+        completed_at: time(r.completed_at),
+        bank_reference: r.bank_reference.clone(),
+        callback_url: r.callback_url.clone(),
+        callback_status: types::CallbackStatus::from_str(r.callback_status.as_str())
+            .unwrap_or(types::CallbackStatus::None),
+        callback_count: i64::from(r.callback_count),
+        created_at: crate::clock::from_unix(r.created_at),
+        updated_at: crate::clock::from_unix(r.updated_at),
+        needs_manual_intervention: r.needs_manual_intervention,
+        manual_reason: r.manual_reason.clone(),
+        channel_id: r.channel_id.clone(),
+        channel_name: None,
+        channel_order_no: r.channel_order_no.clone(),
+        estimated_channel_cost: r.estimated_channel_cost.map(dec),
+        estimated_profit: r.estimated_profit.map(dec),
+        actual_channel_cost: r.actual_channel_cost.map(dec),
+        actual_profit: r.actual_profit.map(dec),
+        merchant: types::MerchantSummary {
+            id: merchant.id.clone(),
+            merchant_code: merchant.code.clone(),
+            name: merchant.name.clone(),
+        },
+        approver: r
+            .approved_by
+            .as_ref()
+            .filter(|name| name.as_str() != crate::app::withdrawals::AUTO_APPROVER)
+            .map(|name| types::Approver {
+                id: name.clone(),
+                name: name.clone(),
+            }),
+    }
+}

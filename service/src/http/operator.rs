@@ -1,0 +1,718 @@
+//! The operator API: merchants and their settings, withdrawal review, the
+//! ledger check.
+
+use super::{body_error, deposit_order, reshape, withdrawal_order};
+use crate::app::bank::{self, Ingested};
+use crate::app::deposits::{self, Deposit};
+use crate::app::merchants::{self, AutoApproval};
+use crate::app::withdrawals::{self, Withdrawal};
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::domain::fees::Direction;
+use crate::domain::status::{
+    BankTransactionStatus, DeliveryStatus, DepositStatus, WithdrawalStatus,
+};
+use crate::http::operator_auth::{authenticate, Operator};
+use crate::store::paging::{Cursor, ListFilter};
+use crate::store::rows::{BankTransactionRow, CallbackAttemptRow, CallbackDeliveryRow};
+use crate::{app::ledger, domain::money, domain::validate};
+use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
+use merchant_api::operator::types;
+use merchant_api::operator::{
+    ApproveWithdrawalPath, CancelDepositPath, CompleteDepositPath, IssueApiKeyPath,
+    ListBankTransactionsQuery, ListCallbackDeliveriesQuery, ListDepositsQuery,
+    ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi, ReadCallbackDeliveryPath,
+    ReadCashierSessionPath, ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath,
+    RetryCallbackDeliveryPath, SetAutoApprovalPath, SetCallbackTimeoutPath, SetMerchantFeePath,
+    SetRateLimitPath, SetReceivingAccountPath,
+};
+use payments_wire::server::{BearerToken, Query, SignedJson};
+use payments_wire::DecimalString;
+use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub enum OperatorApiImpl {}
+
+fn parse<T: DeserializeOwned>(body: &SignedJson<T>) -> Result<T, ApiError> {
+    body.parse().map_err(body_error)
+}
+
+async fn reviewed(app: &App, order: Withdrawal) -> Result<types::WithdrawalOrder, ApiError> {
+    let merchant = merchants::find(app, &order.row.merchant_id).await?;
+    reshape(&withdrawal_order(&merchant, &order))
+}
+
+fn remarks(body: &SignedJson<types::ReviewRequest>) -> Result<Option<String>, ApiError> {
+    validate::optional_text("remarks", parse(body)?.remarks, 512)
+}
+
+/// A deposit in the operator contract's shape.
+async fn deposit_view(app: &App, order: &Deposit) -> Result<types::DepositOrder, ApiError> {
+    let merchant = merchants::find(app, &order.merchant_id).await?;
+    reshape(&deposit_order(app, &merchant, order))
+}
+
+/// Merchants looked up once per listing, not once per order.
+struct MerchantCache(HashMap<String, merchants::Merchant>);
+
+impl MerchantCache {
+    async fn get(&mut self, app: &App, id: &str) -> Result<&merchants::Merchant, ApiError> {
+        if !self.0.contains_key(id) {
+            let found = merchants::find(app, id).await?;
+            self.0.insert(id.to_string(), found);
+        }
+        self.0
+            .get(id)
+            .ok_or_else(|| ApiError::Internal("merchant cache".into()))
+    }
+}
+
+/// Validates the paging parameters shared by every listing; asks for one
+/// item more than the page holds, to know whether another page follows.
+fn list_filter(limit: Option<i64>, cursor: Option<String>) -> Result<ListFilter, ApiError> {
+    let limit = limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(ApiError::invalid_field(
+            "limit",
+            "must be between 1 and 200",
+        ));
+    }
+    let after = match cursor {
+        None => None,
+        Some(c) => {
+            let bad = || ApiError::invalid_field("cursor", "is not a cursor this service issued");
+            let (at, key) = c.split_once('.').ok_or_else(bad)?;
+            Some(Cursor {
+                created_at: at.parse().map_err(|_| bad())?,
+                key: key.to_string(),
+            })
+        }
+    };
+    Ok(ListFilter {
+        limit: limit + 1,
+        after,
+        ..Default::default()
+    })
+}
+
+/// Cuts the extra item off and turns the last kept one into the cursor.
+fn page<T>(
+    mut rows: Vec<T>,
+    filter: &ListFilter,
+    key: impl Fn(&T) -> (i64, String),
+) -> (Vec<T>, Option<String>) {
+    let wanted = usize::try_from(filter.limit - 1).unwrap_or(0);
+    if rows.len() <= wanted {
+        return (rows, None);
+    }
+    rows.truncate(wanted);
+    let next = rows.last().map(|r| {
+        let (at, k) = key(r);
+        format!("{at}.{k}")
+    });
+    (rows, next)
+}
+
+/// A listing's `status` filter: one of the statuses the listed kind has.
+fn status_filter<S: Copy + std::fmt::Display>(
+    value: Option<String>,
+    allowed: &[S],
+) -> Result<Option<String>, ApiError> {
+    match value {
+        Some(v) if !allowed.iter().any(|s| s.to_string() == v) => Err(ApiError::invalid_field(
+            "status",
+            format!(
+                "must be one of {}",
+                allowed
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+        other => Ok(other),
+    }
+}
+
+async fn bank_view(app: &App, ingested: Ingested) -> Result<types::BankTransaction, ApiError> {
+    let deposit_status = match (&ingested.deposit, &ingested.row.order_no) {
+        (Some(d), _) => Some(d.status),
+        (None, Some(order_no)) => Some(deposits::find_any(app, order_no).await?.status),
+        (None, None) => None,
+    };
+    bank_transaction(ingested.row, deposit_status)
+}
+
+fn bank_transaction(
+    row: BankTransactionRow,
+    deposit_status: Option<crate::domain::status::DepositStatus>,
+) -> Result<types::BankTransaction, ApiError> {
+    use std::str::FromStr;
+    let time = crate::clock::from_unix;
+    Ok(types::BankTransaction {
+        status: if row.status == BankTransactionStatus::Matched {
+            types::BankTransactionStatus::Matched
+        } else {
+            types::BankTransactionStatus::Unmatched
+        },
+        deposit_status: deposit_status
+            .map(|s| types::DepositStatus::from_str(s.as_str()))
+            .transpose()
+            .map_err(|e| ApiError::Internal(e.to_string()))?,
+        amount: DecimalString(money::from_units(row.amount)),
+        received_at: time(row.received_at),
+        matched_at: row.matched_at.map(time),
+        created_at: time(row.created_at),
+        id: row.id,
+        account_id: row.account_id,
+        bank_reference: row.bank_reference,
+        currency_code: row.currency,
+        remark: row.remark,
+        payer_name: row.payer_name,
+        payer_account_last4: row.payer_account_last4,
+        order_no: row.order_no,
+    })
+}
+
+fn delivery_view(
+    row: CallbackDeliveryRow,
+    history: Vec<CallbackAttemptRow>,
+) -> Result<types::CallbackDelivery, ApiError> {
+    use std::str::FromStr;
+    let time = crate::clock::from_unix;
+    let bad = |e: &str| ApiError::Internal(format!("stored callback delivery: {e}"));
+    Ok(types::CallbackDelivery {
+        status: types::CallbackDeliveryStatus::from_str(row.status.as_str())
+            .map_err(|_| bad("status"))?,
+        attempts: i64::from(row.attempts),
+        next_attempt_at: row.next_attempt_at.map(time),
+        created_at: time(row.created_at),
+        updated_at: time(row.updated_at),
+        history: history
+            .into_iter()
+            .map(|a| {
+                Ok(types::CallbackAttempt {
+                    attempt: i64::from(a.attempt),
+                    scheduled_at: time(a.scheduled_at),
+                    started_at: time(a.started_at),
+                    duration_ms: a.duration_ms,
+                    status_code: a.status_code.map(i64::from),
+                    error: a.error,
+                    outcome: types::CallbackAttemptOutcome::from_str(&a.outcome)
+                        .map_err(|_| bad("outcome"))?,
+                    next_attempt_at: a.next_attempt_at.map(time),
+                })
+            })
+            .collect::<Result<_, ApiError>>()?,
+        id: row.id,
+        merchant_id: row.merchant_id,
+        order_kind: row.order_kind,
+        order_no: row.order_no,
+        event: row.event,
+        callback_url: row.callback_url,
+        body: row.body,
+    })
+}
+
+async fn delivery_with_history(
+    app: &App,
+    row: CallbackDeliveryRow,
+) -> Result<types::CallbackDelivery, ApiError> {
+    let id = row.id.clone();
+    let history = app
+        .db
+        .run(|s| Box::pin(async move { s.callback_attempts_of(&id).await }))
+        .await?;
+    delivery_view(row, history)
+}
+
+impl OperatorApi for OperatorApiImpl {
+    type Context = Arc<App>;
+
+    async fn create_merchant(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        body: SignedJson<types::CreateMerchantRequest>,
+    ) -> Result<HttpResponseOk<types::CreatedMerchant>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = parse(&body)?;
+        let created = merchants::create(app, &req.code, &req.name).await?;
+        Ok(HttpResponseOk(types::CreatedMerchant {
+            merchant_id: created.merchant.id,
+            merchant_code: created.merchant.code,
+            name: created.merchant.name,
+            api_key: created.api_key,
+        }))
+    }
+
+    async fn set_merchant_fee(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetMerchantFeePath>,
+        body: SignedJson<types::FeeRuleRequest>,
+    ) -> Result<HttpResponseOk<types::FeeRule>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let req = parse(&body)?;
+        let direction = match req.direction {
+            types::FeeDirection::Deposit => Direction::Deposit,
+            types::FeeDirection::Withdrawal => Direction::Withdrawal,
+        };
+        let rate = merchants::set_fee(
+            app,
+            &merchant_id,
+            &req.currency_code,
+            direction,
+            req.percent.value(),
+            req.fixed.value(),
+            req.minimum.value(),
+        )
+        .await?;
+        Ok(HttpResponseOk(types::FeeRule {
+            merchant_id,
+            currency_code: req.currency_code,
+            direction: req.direction,
+            percent: DecimalString(rate.percent),
+            fixed: DecimalString(rate.fixed),
+            minimum: DecimalString(rate.minimum),
+        }))
+    }
+
+    async fn set_auto_approval(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetAutoApprovalPath>,
+        body: SignedJson<types::AutoApprovalRequest>,
+    ) -> Result<HttpResponseOk<types::AutoApproval>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let req = parse(&body)?;
+        let setting = match req.mode {
+            types::AutoApprovalMode::Off => AutoApproval::Off,
+            types::AutoApprovalMode::Always => AutoApproval::Always,
+            types::AutoApprovalMode::UpTo => merchants::auto_approval_up_to(
+                app,
+                req.limits.iter().map(|(c, max)| (c.clone(), max.value())),
+            )?,
+        };
+        let merchant = merchants::set_auto_approval(app, &merchant_id, setting).await?;
+        Ok(HttpResponseOk(types::AutoApproval {
+            merchant_id,
+            mode: req.mode,
+            limits: merchant
+                .auto_approval
+                .limits()
+                .into_iter()
+                .map(|(c, units)| (c, DecimalString(money::from_units(units))))
+                .collect(),
+        }))
+    }
+
+    async fn set_rate_limit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetRateLimitPath>,
+        body: SignedJson<types::RateLimitRequest>,
+    ) -> Result<HttpResponseOk<types::RateLimit>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let req = parse(&body)?;
+        merchants::set_rate_limit(app, &merchant_id, req.requests_per_minute, req.burst).await?;
+        Ok(HttpResponseOk(types::RateLimit {
+            merchant_id,
+            requests_per_minute: req.requests_per_minute,
+            burst: req.burst,
+        }))
+    }
+
+    async fn approve_withdrawal(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ApproveWithdrawalPath>,
+        body: SignedJson<types::ReviewRequest>,
+    ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+        let app = rqctx.context();
+        let Operator { name } = authenticate(app, &headers)?;
+        let order =
+            withdrawals::approve(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
+        Ok(HttpResponseOk(reviewed(app, order).await?))
+    }
+
+    async fn reject_withdrawal(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<RejectWithdrawalPath>,
+        body: SignedJson<types::ReviewRequest>,
+    ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+        let app = rqctx.context();
+        let Operator { name } = authenticate(app, &headers)?;
+        let order =
+            withdrawals::reject(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
+        Ok(HttpResponseOk(reviewed(app, order).await?))
+    }
+
+    async fn cancel_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<CancelDepositPath>,
+        body: SignedJson<types::ReviewRequest>,
+    ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        remarks(&body)?;
+        let order = crate::app::deposits::cancel(app, &path.into_inner().order_no).await?;
+        let merchant = merchants::find(app, &order.merchant_id).await?;
+        Ok(HttpResponseOk(reshape(&deposit_order(
+            app, &merchant, &order,
+        ))?))
+    }
+
+    async fn check_ledger(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+    ) -> Result<HttpResponseOk<types::LedgerReport>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let report = ledger::check(app).await?;
+        Ok(HttpResponseOk(types::LedgerReport {
+            ok: report.ok(),
+            entries_checked: report.entries_checked,
+            balances_checked: report.balances_checked,
+            differences: report
+                .differences
+                .into_iter()
+                .map(|d| types::LedgerDifference {
+                    kind: match d.kind {
+                        "unbalanced_entry" => types::LedgerDifferenceKind::UnbalancedEntry,
+                        "negative_balance" => types::LedgerDifferenceKind::NegativeBalance,
+                        _ => types::LedgerDifferenceKind::BalanceMismatch,
+                    },
+                    reference: d.reference,
+                    detail: d.detail,
+                })
+                .collect(),
+        }))
+    }
+    async fn list_deposits(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListDepositsQuery>,
+    ) -> Result<HttpResponseOk<types::DepositPage>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let q = query.into_inner();
+        let mut filter = list_filter(q.limit, q.cursor)?;
+        filter.merchant_id = q.merchant_id;
+        filter.status = status_filter(q.status, DepositStatus::ALL)?;
+        let f = filter.clone();
+        let rows = app
+            .db
+            .run(|s| Box::pin(async move { s.list_deposits(&f).await }))
+            .await
+            .map_err(ApiError::from)?;
+        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
+        let mut merchants = MerchantCache(HashMap::new());
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            let order = Deposit::from_row(row)?;
+            let merchant = merchants.get(app, &order.merchant_id).await?;
+            items.push(reshape(&deposit_order(app, merchant, &order))?);
+        }
+        Ok(HttpResponseOk(types::DepositPage { items, next_cursor }))
+    }
+
+    async fn read_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadDepositPath>,
+    ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let order = deposits::find_any(app, &path.into_inner().order_no).await?;
+        Ok(HttpResponseOk(deposit_view(app, &order).await?))
+    }
+
+    async fn complete_deposit(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<CompleteDepositPath>,
+        body: SignedJson<types::CompleteDepositRequest>,
+    ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = parse(&body)?;
+        validate::optional_text("remarks", req.remarks, 512)?;
+        let order = deposits::complete(
+            app,
+            &path.into_inner().order_no,
+            req.actual_amount.map(|a| a.value()),
+        )
+        .await?;
+        Ok(HttpResponseOk(deposit_view(app, &order).await?))
+    }
+
+    async fn list_withdrawals(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListWithdrawalsQuery>,
+    ) -> Result<HttpResponseOk<types::WithdrawalPage>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let q = query.into_inner();
+        let mut filter = list_filter(q.limit, q.cursor)?;
+        filter.merchant_id = q.merchant_id;
+        filter.status = status_filter(q.status, WithdrawalStatus::ALL)?;
+        let f = filter.clone();
+        let rows = app
+            .db
+            .run(|s| Box::pin(async move { s.list_withdrawals(&f).await }))
+            .await
+            .map_err(ApiError::from)?;
+        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
+        let mut merchants = MerchantCache(HashMap::new());
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            let order = Withdrawal::from_row(row)?;
+            let merchant = merchants.get(app, &order.row.merchant_id).await?;
+            items.push(reshape(&withdrawal_order(merchant, &order))?);
+        }
+        Ok(HttpResponseOk(types::WithdrawalPage { items, next_cursor }))
+    }
+
+    async fn read_withdrawal(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadWithdrawalPath>,
+    ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let order = withdrawals::find_any(app, &path.into_inner().order_no).await?;
+        Ok(HttpResponseOk(reviewed(app, order).await?))
+    }
+
+    async fn issue_api_key(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<IssueApiKeyPath>,
+        body: SignedJson<types::IssueApiKeyRequest>,
+    ) -> Result<HttpResponseOk<types::IssuedApiKey>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let grace = parse(&body)?.grace_seconds;
+        let issued = merchants::issue_api_key(app, &merchant_id, grace).await?;
+        Ok(HttpResponseOk(types::IssuedApiKey {
+            merchant_id,
+            api_key: issued.api_key,
+            previous_keys_expire_at: issued.previous_keys_expire_at.map(crate::clock::from_unix),
+        }))
+    }
+
+    async fn set_callback_timeout(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetCallbackTimeoutPath>,
+        body: SignedJson<types::CallbackTimeoutRequest>,
+    ) -> Result<HttpResponseOk<types::CallbackTimeout>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let seconds = parse(&body)?.callback_timeout_seconds;
+        let merchant = merchants::set_callback_timeout(app, &merchant_id, seconds).await?;
+        Ok(HttpResponseOk(types::CallbackTimeout {
+            merchant_id,
+            callback_timeout_seconds: i64::from(merchant.callback_timeout_seconds),
+        }))
+    }
+
+    async fn set_receiving_account(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetReceivingAccountPath>,
+        body: SignedJson<types::ReceivingAccountRequest>,
+    ) -> Result<HttpResponseOk<types::ReceivingAccountAssignment>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let merchant_id = path.into_inner().merchant_id;
+        let account_id = parse(&body)?.account_id;
+        merchants::set_receiving_account(app, &merchant_id, &account_id).await?;
+        let account = app
+            .config
+            .receiving_account(&account_id)
+            .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
+        Ok(HttpResponseOk(types::ReceivingAccountAssignment {
+            merchant_id,
+            currency_code: account.currency.clone(),
+            account_id: account.id.clone(),
+            floating_amount: account.floating_amount,
+            reports_match_first: account.reports_match_first,
+        }))
+    }
+
+    async fn ingest_bank_transaction(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        body: SignedJson<types::BankTransactionRequest>,
+    ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = parse(&body)?;
+        let ingested = bank::ingest(
+            app,
+            bank::NewBankTransaction {
+                account_id: req.account_id,
+                bank_reference: req.bank_reference,
+                amount: req.amount.value(),
+                currency: req.currency_code,
+                remark: req.remark,
+                payer_name: req.payer_name,
+                payer_account_no: req.payer_account_no,
+                received_at: req.received_at.map(|t| t.timestamp()),
+            },
+        )
+        .await?;
+        Ok(HttpResponseOk(bank_view(app, ingested).await?))
+    }
+
+    async fn list_bank_transactions(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListBankTransactionsQuery>,
+    ) -> Result<HttpResponseOk<types::BankTransactionPage>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let q = query.into_inner();
+        let mut filter = list_filter(q.limit, q.cursor)?;
+        filter.account_id = q.account_id;
+        filter.status = status_filter(q.status, BankTransactionStatus::ALL)?;
+        let f = filter.clone();
+        let rows = app
+            .db
+            .run(|s| Box::pin(async move { s.list_bank_transactions(&f).await }))
+            .await
+            .map_err(ApiError::from)?;
+        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            items.push(bank_view(app, Ingested { row, deposit: None }).await?);
+        }
+        Ok(HttpResponseOk(types::BankTransactionPage {
+            items,
+            next_cursor,
+        }))
+    }
+
+    async fn match_bank_transaction(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<MatchBankTransactionPath>,
+        body: SignedJson<types::MatchBankTransactionRequest>,
+    ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let req = parse(&body)?;
+        validate::optional_text("remarks", req.remarks, 512)?;
+        let ingested =
+            bank::match_by_hand(app, &path.into_inner().transaction_id, &req.order_no).await?;
+        Ok(HttpResponseOk(bank_view(app, ingested).await?))
+    }
+
+    async fn list_callback_deliveries(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListCallbackDeliveriesQuery>,
+    ) -> Result<HttpResponseOk<types::CallbackDeliveryPage>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let q = query.into_inner();
+        let mut filter = list_filter(q.limit, q.cursor)?;
+        filter.order_no = q.order_no;
+        filter.status = status_filter(q.status, DeliveryStatus::ALL)?;
+        let f = filter.clone();
+        let rows = app
+            .db
+            .run(|s| Box::pin(async move { s.list_callback_deliveries(&f).await }))
+            .await
+            .map_err(ApiError::from)?;
+        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
+        let items = rows
+            .into_iter()
+            .map(|r| delivery_view(r, Vec::new()))
+            .collect::<Result<_, ApiError>>()?;
+        Ok(HttpResponseOk(types::CallbackDeliveryPage {
+            items,
+            next_cursor,
+        }))
+    }
+
+    async fn read_callback_delivery(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadCallbackDeliveryPath>,
+    ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let row = crate::app::callbacks::find(app, &path.into_inner().delivery_id).await?;
+        Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+    }
+
+    async fn retry_callback_delivery(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<RetryCallbackDeliveryPath>,
+    ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let row = crate::app::callbacks::retry(app, &path.into_inner().delivery_id).await?;
+        Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+    }
+
+    async fn read_cashier_session(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadCashierSessionPath>,
+    ) -> Result<HttpResponseOk<types::CashierSessionRecord>, HttpError> {
+        let app = rqctx.context();
+        authenticate(app, &headers)?;
+        let session = crate::app::cashier::by_id(app, &path.into_inner().session_id).await?;
+        let merchant = merchants::find(app, &session.merchant_id).await?;
+        let status = session.status(app.now_unix()).as_str();
+        Ok(HttpResponseOk(types::CashierSessionRecord {
+            session_id: session.id.clone(),
+            merchant_id: session.merchant_id.clone(),
+            merchant_order_no: session.merchant_order_no.clone(),
+            status: reshape(&status)?,
+            currency: session.currency.clone(),
+            amount: session.amount.map(|a| DecimalString(a).to_string()),
+            denominations: match session.amount {
+                Some(_) => Vec::new(),
+                None => app
+                    .config
+                    .denominations_for(&merchant.code, &session.currency)
+                    .into_iter()
+                    .map(|a| DecimalString(a).to_string())
+                    .collect(),
+            },
+            payer_bank_cards: session
+                .cards
+                .iter()
+                .map(|c| types::SavedCard {
+                    bank_code: c.bank_code.clone(),
+                    account_last4: c.account_last4.clone(),
+                })
+                .collect(),
+            order_no: session.order.as_ref().map(|o| o.order_no.clone()),
+            order_status: session
+                .order
+                .as_ref()
+                .map(|o| o.status.as_str().to_string()),
+            created_at: crate::clock::from_unix(session.created_at),
+            expire_at: crate::clock::from_unix(session.expire_at),
+        }))
+    }
+}

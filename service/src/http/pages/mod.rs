@@ -1,0 +1,76 @@
+//! What every HTML page the service serves shares: escaping and the
+//! response headers that keep a payer's page to itself (no framing, no
+//! outside scripts, no caching, no referrer leaking a token in the URL).
+
+pub mod cashier;
+pub mod simulator;
+
+use dropshot::{Body, HttpError};
+
+/// Scripts and styles only from this origin; forms post only here.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; \
+     frame-ancestors 'none'";
+
+pub fn html(status: http::StatusCode, text: &str) -> Result<http::Response<Body>, HttpError> {
+    respond(status, "text/html; charset=utf-8", text.to_string())
+}
+
+/// A response with the page headers; `content_type` says what `body` is.
+pub fn respond(
+    status: http::StatusCode,
+    content_type: &str,
+    body: String,
+) -> Result<http::Response<Body>, HttpError> {
+    http::Response::builder()
+        .status(status)
+        .header(http::header::CONTENT_TYPE, content_type)
+        .header(
+            http::header::CONTENT_SECURITY_POLICY,
+            CONTENT_SECURITY_POLICY,
+        )
+        .header(http::header::X_FRAME_OPTIONS, "DENY")
+        .header(http::header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(http::header::REFERRER_POLICY, "no-referrer")
+        .header(http::header::CACHE_CONTROL, "no-store")
+        .body(Body::from(body))
+        .map_err(|e| HttpError::for_internal_error(e.to_string()))
+}
+
+/// After a form post: see the page again with a GET.
+pub fn see_other(location: &str) -> Result<http::Response<Body>, HttpError> {
+    http::Response::builder()
+        .status(http::StatusCode::SEE_OTHER)
+        .header(http::header::LOCATION, location)
+        .header(http::header::CACHE_CONTROL, "no-store")
+        .body(Body::empty())
+        .map_err(|e| HttpError::for_internal_error(e.to_string()))
+}
+
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_is_escaped() {
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}

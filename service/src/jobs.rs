@@ -1,0 +1,47 @@
+//! Background work that moves orders with time: expiry, and the dispatch
+//! of approved withdrawals that could not be dispatched at approval. It
+//! reads the injected clock for what is due and sleeps until the next
+//! `expire_at` (or until an earlier one is created, or the clock moves);
+//! the interval only bounds a sleep with nothing due, for orders another
+//! instance created.
+
+use crate::app::deposits;
+use crate::app::App;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A pass that failed (the database is away) is tried again after this.
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
+
+/// Expires due deposits and dispatches waiting withdrawals, until the task
+/// is dropped.
+pub async fn expiry_loop(app: Arc<App>, longest_sleep: Duration) {
+    loop {
+        app.expiry.reset();
+        let mut failed = false;
+        if let Err(e) = deposits::expire_due(&app).await {
+            // Nothing is lost: the orders stay pending until expired, and a
+            // payment reaching one meanwhile expires it itself.
+            tracing::error!(error = %e, "expiring due deposits failed");
+            failed = true;
+        }
+        if let Err(e) = crate::app::withdrawals::dispatch_due(&app).await {
+            tracing::error!(error = %e, "dispatching approved withdrawals failed");
+            failed = true;
+        }
+        let next = match deposits::next_expiry(&app).await {
+            Ok(next) => next,
+            Err(e) => {
+                tracing::error!(error = %e, "reading the next deposit expiry failed");
+                failed = true;
+                None
+            }
+        };
+        let longest = if failed {
+            RETRY_AFTER_FAILURE.min(longest_sleep)
+        } else {
+            longest_sleep
+        };
+        app.expiry.sleep(app.clock.as_ref(), next, longest).await;
+    }
+}

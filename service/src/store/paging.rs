@@ -1,0 +1,42 @@
+//! Newest-first keyset paging, shared by every operator listing: a page
+//! resumes strictly after the last item it gave, `(created_at, key)`
+//! descending, so rows written meanwhile neither repeat nor vanish.
+
+/// Where a newest-first listing resumes: the last item's creation time and
+/// order number (or id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at: i64,
+    pub key: String,
+}
+
+/// Filters of an operator listing.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub merchant_id: Option<String>,
+    pub status: Option<String>,
+    pub account_id: Option<String>,
+    pub order_no: Option<String>,
+    pub after: Option<Cursor>,
+    pub limit: i64,
+}
+
+/// Orders a boxed query newest first, resumes it after `filter.after` and
+/// limits it to `filter.limit`. `$key` is the table's tie-breaking column
+/// (unique, compared as text): the order number or the id.
+macro_rules! newest_after {
+    ($query:expr, $table:ident, $key:ident, $filter:expr) => {{
+        let mut query = $query;
+        if let Some(c) = &$filter.after {
+            query = query.filter(
+                $table::created_at.lt(c.created_at).or($table::created_at
+                    .eq(c.created_at)
+                    .and($table::$key.lt(c.key.clone()))),
+            );
+        }
+        query
+            .order(($table::created_at.desc(), $table::$key.desc()))
+            .limit($filter.limit)
+    }};
+}
+pub(crate) use newest_after;

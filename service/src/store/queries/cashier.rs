@@ -1,0 +1,83 @@
+//! Cashier sessions.
+
+use crate::store::rows::*;
+use crate::store::schema::*;
+use crate::store::StoreResult;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+#[async_trait]
+pub trait CashierQueries: Send {
+    async fn insert_cashier_session(&mut self, row: &CashierSessionRow) -> StoreResult<()>;
+
+    async fn cashier_session_by_token_hash(
+        &mut self,
+        token_hash: &str,
+    ) -> StoreResult<Option<CashierSessionRow>>;
+
+    async fn cashier_session_by_id(&mut self, id: &str) -> StoreResult<Option<CashierSessionRow>>;
+
+    async fn cashier_session_by_merchant_order_no(
+        &mut self,
+        merchant_id: &str,
+        merchant_order_no: &str,
+    ) -> StoreResult<Option<CashierSessionRow>>;
+}
+
+macro_rules! impl_cashier {
+    ($conn:ty) => {
+        #[async_trait]
+        impl CashierQueries for $conn {
+            async fn insert_cashier_session(&mut self, row: &CashierSessionRow) -> StoreResult<()> {
+                diesel::insert_into(cashier_sessions::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
+                Ok(())
+            }
+
+            async fn cashier_session_by_token_hash(
+                &mut self,
+                token_hash: &str,
+            ) -> StoreResult<Option<CashierSessionRow>> {
+                Ok(cashier_sessions::table
+                    .filter(cashier_sessions::token_hash.eq(token_hash))
+                    .select(CashierSessionRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn cashier_session_by_id(
+                &mut self,
+                id: &str,
+            ) -> StoreResult<Option<CashierSessionRow>> {
+                Ok(cashier_sessions::table
+                    .filter(cashier_sessions::id.eq(id))
+                    .select(CashierSessionRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn cashier_session_by_merchant_order_no(
+                &mut self,
+                merchant_id: &str,
+                merchant_order_no: &str,
+            ) -> StoreResult<Option<CashierSessionRow>> {
+                Ok(cashier_sessions::table
+                    .filter(cashier_sessions::merchant_id.eq(merchant_id))
+                    .filter(cashier_sessions::merchant_order_no.eq(merchant_order_no))
+                    .select(CashierSessionRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+        }
+    };
+}
+
+impl_cashier!(diesel_async::AsyncPgConnection);
+impl_cashier!(crate::store::SqliteConn);

@@ -1,0 +1,276 @@
+//! Merchants, their API keys, fee rates and settings.
+
+use crate::store::dialect::Dialect;
+use crate::store::rows::*;
+use crate::store::schema::*;
+use crate::store::StoreResult;
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+#[async_trait]
+pub trait MerchantQueries: Send {
+    async fn insert_merchant(&mut self, row: &MerchantRow) -> StoreResult<()>;
+
+    async fn merchant_by_id(&mut self, id: &str) -> StoreResult<Option<MerchantRow>>;
+
+    async fn merchant_by_code(&mut self, code: &str) -> StoreResult<Option<MerchantRow>>;
+
+    /// Holds the merchant's row until the transaction ends, so that a
+    /// read-modify-write of its settings is not lost to a concurrent one.
+    async fn lock_merchant(&mut self, merchant_id: &str) -> StoreResult<()>;
+
+    async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()>;
+
+    /// The key with this hash, its merchant and the merchant's own fee
+    /// rates, in one round trip: every signed request starts here.
+    async fn api_key_with_merchant(
+        &mut self,
+        key_hash: &str,
+    ) -> StoreResult<Option<(ApiKeyRow, MerchantRow, Vec<FeeRow>)>>;
+
+    async fn api_keys_of(&mut self, merchant_id: &str) -> StoreResult<Vec<ApiKeyRow>>;
+
+    /// Gives every key of the merchant without an expiry this one.
+    async fn expire_api_keys(&mut self, merchant_id: &str, expires_at: i64) -> StoreResult<usize>;
+
+    async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()>;
+
+    async fn fee(
+        &mut self,
+        merchant_id: &str,
+        currency: &str,
+        direction: &str,
+    ) -> StoreResult<Option<FeeRow>>;
+
+    async fn set_auto_approval(
+        &mut self,
+        merchant_id: &str,
+        mode: &str,
+        limits: &str,
+        now: i64,
+    ) -> StoreResult<bool>;
+
+    async fn set_rate_limit(
+        &mut self,
+        merchant_id: &str,
+        per_minute: i32,
+        burst: i32,
+        now: i64,
+    ) -> StoreResult<bool>;
+
+    async fn set_callback_timeout(
+        &mut self,
+        merchant_id: &str,
+        seconds: i32,
+        now: i64,
+    ) -> StoreResult<bool>;
+
+    async fn set_receiving_accounts(
+        &mut self,
+        merchant_id: &str,
+        accounts: &str,
+        now: i64,
+    ) -> StoreResult<bool>;
+}
+
+macro_rules! impl_merchants {
+    ($conn:ty) => {
+        #[async_trait]
+        impl MerchantQueries for $conn {
+            async fn insert_merchant(&mut self, row: &MerchantRow) -> StoreResult<()> {
+                diesel::insert_into(merchants::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
+                Ok(())
+            }
+
+            async fn merchant_by_id(&mut self, id: &str) -> StoreResult<Option<MerchantRow>> {
+                Ok(merchants::table
+                    .filter(merchants::id.eq(id))
+                    .select(MerchantRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn merchant_by_code(&mut self, code: &str) -> StoreResult<Option<MerchantRow>> {
+                Ok(merchants::table
+                    .filter(merchants::code.eq(code))
+                    .select(MerchantRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn lock_merchant(&mut self, merchant_id: &str) -> StoreResult<()> {
+                if let Some(sql) = <$conn as Dialect>::LOCK_MERCHANT {
+                    diesel::sql_query(sql)
+                        .bind::<diesel::sql_types::Text, _>(merchant_id)
+                        .execute(self)
+                        .await?;
+                }
+                Ok(())
+            }
+
+            async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()> {
+                diesel::insert_into(api_keys::table)
+                    .values(row)
+                    .execute(self)
+                    .await?;
+                Ok(())
+            }
+
+            async fn api_key_with_merchant(
+                &mut self,
+                key_hash: &str,
+            ) -> StoreResult<Option<(ApiKeyRow, MerchantRow, Vec<FeeRow>)>> {
+                let rows: Vec<(ApiKeyRow, MerchantRow, Option<FeeRow>)> = api_keys::table
+                    .inner_join(merchants::table.left_join(merchant_fees::table))
+                    .filter(api_keys::key_hash.eq(key_hash))
+                    .select((
+                        ApiKeyRow::as_select(),
+                        MerchantRow::as_select(),
+                        Option::<FeeRow>::as_select(),
+                    ))
+                    .load(self)
+                    .await?;
+                let mut rows = rows.into_iter();
+                Ok(rows.next().map(|(key, merchant, first)| {
+                    let fees = first
+                        .into_iter()
+                        .chain(rows.filter_map(|(_, _, fee)| fee))
+                        .collect();
+                    (key, merchant, fees)
+                }))
+            }
+
+            async fn api_keys_of(&mut self, merchant_id: &str) -> StoreResult<Vec<ApiKeyRow>> {
+                Ok(api_keys::table
+                    .filter(api_keys::merchant_id.eq(merchant_id))
+                    .order(api_keys::created_at.desc())
+                    .select(ApiKeyRow::as_select())
+                    .load(self)
+                    .await?)
+            }
+
+            async fn expire_api_keys(
+                &mut self,
+                merchant_id: &str,
+                expires_at: i64,
+            ) -> StoreResult<usize> {
+                Ok(diesel::update(
+                    api_keys::table
+                        .filter(api_keys::merchant_id.eq(merchant_id))
+                        .filter(api_keys::expires_at.is_null()),
+                )
+                .set(api_keys::expires_at.eq(Some(expires_at)))
+                .execute(self)
+                .await?)
+            }
+
+            async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()> {
+                diesel::insert_into(merchant_fees::table)
+                    .values(row)
+                    .on_conflict((
+                        merchant_fees::merchant_id,
+                        merchant_fees::currency,
+                        merchant_fees::direction,
+                    ))
+                    .do_update()
+                    .set(row)
+                    .execute(self)
+                    .await?;
+                Ok(())
+            }
+
+            async fn fee(
+                &mut self,
+                merchant_id: &str,
+                currency: &str,
+                direction: &str,
+            ) -> StoreResult<Option<FeeRow>> {
+                Ok(merchant_fees::table
+                    .filter(merchant_fees::merchant_id.eq(merchant_id))
+                    .filter(merchant_fees::currency.eq(currency))
+                    .filter(merchant_fees::direction.eq(direction))
+                    .select(FeeRow::as_select())
+                    .first(self)
+                    .await
+                    .optional()?)
+            }
+
+            async fn set_auto_approval(
+                &mut self,
+                merchant_id: &str,
+                mode: &str,
+                limits: &str,
+                now: i64,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
+                    .set((
+                        merchants::auto_approval.eq(mode),
+                        merchants::auto_approval_limits.eq(limits),
+                        merchants::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                Ok(n == 1)
+            }
+
+            async fn set_rate_limit(
+                &mut self,
+                merchant_id: &str,
+                per_minute: i32,
+                burst: i32,
+                now: i64,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
+                    .set((
+                        merchants::rate_limit_per_minute.eq(Some(per_minute)),
+                        merchants::rate_limit_burst.eq(Some(burst)),
+                        merchants::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                Ok(n == 1)
+            }
+
+            async fn set_callback_timeout(
+                &mut self,
+                merchant_id: &str,
+                seconds: i32,
+                now: i64,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
+                    .set((
+                        merchants::callback_timeout_seconds.eq(seconds),
+                        merchants::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                Ok(n == 1)
+            }
+
+            async fn set_receiving_accounts(
+                &mut self,
+                merchant_id: &str,
+                accounts: &str,
+                now: i64,
+            ) -> StoreResult<bool> {
+                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
+                    .set((
+                        merchants::receiving_accounts.eq(accounts),
+                        merchants::updated_at.eq(now),
+                    ))
+                    .execute(self)
+                    .await?;
+                Ok(n == 1)
+            }
+        }
+    };
+}
+
+impl_merchants!(diesel_async::AsyncPgConnection);
+impl_merchants!(crate::store::SqliteConn);

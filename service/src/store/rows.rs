@@ -1,0 +1,300 @@
+//! Database rows, kept apart from the domain types: a row is what a table
+//! holds, in the units the table holds it.
+
+use super::schema::*;
+use crate::domain::status::{
+    BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus, MerchantStatus,
+    WithdrawalStatus,
+};
+use diesel::prelude::*;
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = merchants)]
+pub struct MerchantRow {
+    pub id: String,
+    pub code: String,
+    pub name: String,
+    pub status: MerchantStatus,
+    pub callback_timeout_seconds: i32,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub auto_approval: String,
+    pub auto_approval_limits: String,
+    pub rate_limit_per_minute: Option<i32>,
+    pub rate_limit_burst: Option<i32>,
+    /// Currency → receiving account id, JSON.
+    pub receiving_accounts: String,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = api_keys)]
+pub struct ApiKeyRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub key_hash: String,
+    pub key_ciphertext: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = deposit_orders, treat_none_as_null = true)]
+pub struct DepositRow {
+    pub id: String,
+    pub order_no: String,
+    pub merchant_id: String,
+    pub merchant_order_no: String,
+    pub request_fingerprint: String,
+    pub order_type: String,
+    pub route: String,
+    pub status: DepositStatus,
+    pub currency: String,
+    pub requested_amount: i64,
+    pub amount: i64,
+    pub fee: i64,
+    pub actual_amount: i64,
+    pub expected_remark: Option<String>,
+    pub account_id: Option<String>,
+    pub channel_id: Option<String>,
+    pub channel_order_no: Option<String>,
+    pub payment_url: Option<String>,
+    pub payment_snapshot: String,
+    pub callback_url: Option<String>,
+    pub callback_status: CallbackStatus,
+    pub callback_count: i32,
+    pub user_id: Option<String>,
+    pub extra_data: Option<String>,
+    pub payer_account_holder: Option<String>,
+    pub payer_mobile: Option<String>,
+    pub payer_email: Option<String>,
+    pub payer_bank_code: Option<String>,
+    pub payer_account_no: Option<String>,
+    pub payer_account_last4: Option<String>,
+    pub cashier_session_id: Option<String>,
+    pub estimated_channel_cost: Option<i64>,
+    pub estimated_profit: Option<i64>,
+    pub actual_channel_cost: Option<i64>,
+    pub actual_profit: Option<i64>,
+    pub expire_at: i64,
+    pub matched_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Set only on floating-amount orders: the amount that identifies them.
+    pub match_amount: Option<i64>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = balances)]
+pub struct BalanceRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub currency: String,
+    pub available: i64,
+    pub frozen: i64,
+    pub version: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = journal_entries)]
+pub struct JournalEntryRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub currency: String,
+    pub kind: String,
+    pub order_no: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = postings)]
+pub struct PostingRow {
+    pub id: String,
+    pub entry_id: String,
+    pub account: String,
+    pub currency: String,
+    pub amount: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = withdrawal_orders, treat_none_as_null = true)]
+pub struct WithdrawalRow {
+    pub id: String,
+    pub order_no: String,
+    pub merchant_id: String,
+    pub merchant_order_no: String,
+    pub request_fingerprint: String,
+    pub status: WithdrawalStatus,
+    pub currency: String,
+    pub amount: i64,
+    pub fee: i64,
+    pub actual_amount: i64,
+    pub beneficiary_name: String,
+    pub beneficiary_account: String,
+    pub beneficiary_bank_code: String,
+    pub beneficiary_bank_name: Option<String>,
+    pub beneficiary_bank_branch: Option<String>,
+    pub payout_method: String,
+    pub is_auto_approved: bool,
+    pub approved_at: Option<i64>,
+    pub approved_by: Option<String>,
+    pub approval_remarks: Option<String>,
+    pub processed_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub rejected_at: Option<i64>,
+    pub failed_at: Option<i64>,
+    pub bank_reference: Option<String>,
+    pub callback_url: Option<String>,
+    pub callback_status: CallbackStatus,
+    pub callback_count: i32,
+    pub needs_manual_intervention: bool,
+    pub manual_reason: Option<String>,
+    pub channel_id: Option<String>,
+    pub channel_order_no: Option<String>,
+    pub estimated_channel_cost: Option<i64>,
+    pub estimated_profit: Option<i64>,
+    pub actual_channel_cost: Option<i64>,
+    pub actual_profit: Option<i64>,
+    pub extra_data: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = merchant_fees)]
+pub struct FeeRow {
+    pub merchant_id: String,
+    pub currency: String,
+    pub direction: String,
+    pub percent: String,
+    pub fixed: i64,
+    pub minimum: i64,
+    pub updated_at: i64,
+}
+
+/// The sum of an account's postings in one currency.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct AccountSum {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub account: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub currency: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub total: i64,
+}
+
+/// A journal entry whose postings do not sum to zero.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct EntrySum {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub entry_id: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub total: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, QueryableByName, Selectable, Insertable)]
+#[diesel(table_name = callback_deliveries)]
+pub struct CallbackDeliveryRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub order_kind: String,
+    pub order_no: String,
+    pub event: String,
+    pub callback_url: String,
+    pub body: String,
+    pub status: DeliveryStatus,
+    pub attempts: i32,
+    pub next_attempt_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Set at the first attempt and reused by every retry.
+    pub signature: Option<String>,
+    /// The current claim's; an attempt records its result only under it.
+    pub claim_token: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = callback_attempts)]
+pub struct CallbackAttemptRow {
+    pub id: String,
+    pub delivery_id: String,
+    pub attempt: i32,
+    pub scheduled_at: i64,
+    pub started_at: i64,
+    pub duration_ms: i64,
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub outcome: String,
+    pub next_attempt_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = bank_transactions)]
+pub struct BankTransactionRow {
+    pub id: String,
+    pub account_id: String,
+    pub bank_reference: String,
+    pub currency: String,
+    pub amount: i64,
+    pub remark: Option<String>,
+    pub payer_name: Option<String>,
+    pub payer_account_last4: Option<String>,
+    pub fingerprint: String,
+    pub status: BankTransactionStatus,
+    pub order_no: Option<String>,
+    pub received_at: i64,
+    pub matched_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = cashier_sessions)]
+pub struct CashierSessionRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub merchant_order_no: String,
+    pub request_fingerprint: String,
+    pub token_hash: String,
+    pub token_sealed: String,
+    pub currency: String,
+    pub amount: Option<i64>,
+    /// JSON: `[{"bank_code": …, "account_last4": …}]`.
+    pub payer_cards: String,
+    pub callback_url: Option<String>,
+    pub extra_data: Option<String>,
+    pub user_id: Option<String>,
+    pub created_at: i64,
+    pub expire_at: i64,
+}
+
+impl DepositRow {
+    /// What the order's callback bodies say about it.
+    pub fn facts(&self) -> crate::domain::events::DepositFacts<'_> {
+        crate::domain::events::DepositFacts {
+            order_no: &self.order_no,
+            merchant_order_no: &self.merchant_order_no,
+            currency: &self.currency,
+            status: self.status,
+            requested_amount: self.requested_amount,
+            actual_amount: self.actual_amount,
+            matched_at: self.matched_at,
+            completed_at: self.completed_at,
+        }
+    }
+}
+
+impl WithdrawalRow {
+    /// What the order's callback bodies say about it.
+    pub fn facts(&self) -> crate::domain::events::WithdrawalFacts<'_> {
+        crate::domain::events::WithdrawalFacts {
+            order_no: &self.order_no,
+            merchant_order_no: &self.merchant_order_no,
+            currency: &self.currency,
+            status: self.status,
+            amount: self.amount,
+        }
+    }
+}

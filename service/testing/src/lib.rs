@@ -1,0 +1,134 @@
+//! An in-process service for tests and the conformance suite: sandbox
+//! profile on a free port, a throwaway SQLite file, or a fresh PostgreSQL
+//! database when `PAYMENTS_TEST_DATABASE_URL` names a server.
+
+use anyhow::{Context, Result};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use payments_service::app::merchants::{self, NewMerchant};
+use payments_service::clock::Clock;
+use payments_service::config::Config;
+use payments_service::domain::routing::Profile;
+use payments_service::keys::KeyVault;
+use payments_service::server::{self, Service};
+use std::sync::Arc;
+
+/// The operator token every test service accepts.
+pub const TEST_OPERATOR_TOKEN: &str = "op_test_conformance_operator_token";
+pub const TEST_OPERATOR: &str = "test-operator";
+
+/// Names a PostgreSQL server (any database on it) to run tests against.
+pub const TEST_DATABASE_ENV: &str = "PAYMENTS_TEST_DATABASE_URL";
+
+pub struct TestService {
+    pub service: Service,
+    pub database_url: String,
+}
+
+impl TestService {
+    pub async fn start(profile: Profile, clock: Arc<dyn Clock>) -> Result<TestService> {
+        Self::start_with(profile, clock, |_| {}).await
+    }
+
+    /// Like `start`, with the configuration adjusted by `adjust` first.
+    pub async fn start_with(
+        profile: Profile,
+        clock: Arc<dyn Clock>,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Result<TestService> {
+        let port = free_port()?;
+        let mut config = Config::defaults(profile);
+        let scratch = std::env::temp_dir().join(format!("payments-test-{}", uuid::Uuid::new_v4()));
+        config.bind = format!("127.0.0.1:{port}");
+        config.public_base_url = format!("http://127.0.0.1:{port}");
+        config.master_key = Some(KeyVault::generate_master_key());
+        // Tests drive expiry and delivery themselves, on their own clock,
+        // unless they ask for the workers.
+        config.expiry_interval_seconds = 0;
+        config.callback_worker = false;
+        config.operators = vec![payments_service::config::OperatorConfig {
+            name: TEST_OPERATOR.into(),
+            token: TEST_OPERATOR_TOKEN.into(),
+        }];
+        config.log_level = std::env::var("PAYMENTS_LOG_LEVEL").unwrap_or_else(|_| "warn".into());
+        config.database_url = match std::env::var(TEST_DATABASE_ENV) {
+            Ok(server_url) if !server_url.is_empty() => {
+                fresh_postgres_database(&server_url).await?
+            }
+            _ if profile == Profile::Production => {
+                anyhow::bail!("the production profile needs {TEST_DATABASE_ENV} (a PostgreSQL URL)")
+            }
+            _ => format!("sqlite://{}", scratch.join("payments.db").display()),
+        };
+        config.data_dir = scratch;
+        adjust(&mut config);
+        config.validate()?;
+        let database_url = config.database_url.clone();
+        let app = server::build_app(config, clock).await?;
+        let service = server::start(app)?;
+        Ok(TestService {
+            service,
+            database_url,
+        })
+    }
+
+    pub fn base_url(&self) -> String {
+        self.service.base_url()
+    }
+
+    pub async fn new_merchant(&self, name: &str) -> Result<NewMerchant> {
+        let code = format!("m{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
+        Ok(merchants::create(self.service.app(), &code, name).await?)
+    }
+}
+
+/// A deposit request with only the required fields, for tests and
+/// benchmarks that create orders directly.
+pub fn new_deposit(
+    merchant_order_no: &str,
+    amount: rust_decimal::Decimal,
+    currency: &str,
+    callback_url: Option<&str>,
+) -> payments_service::app::deposits::NewDeposit {
+    payments_service::app::deposits::NewDeposit {
+        merchant_order_no: merchant_order_no.into(),
+        amount,
+        currency: currency.into(),
+        callback_url: callback_url.map(String::from),
+        extra_data: None,
+        user_id: None,
+        payer_account_holder: None,
+        payer_mobile: None,
+        payer_email: None,
+        payer_bank_code: None,
+        payer_account_no: None,
+        fingerprint: merchant_order_no.into(),
+    }
+}
+
+fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// Creates `payments_test_<random>` on the server `server_url` names and
+/// returns its URL. `.ci/run` drops these databases when it finishes.
+pub async fn fresh_postgres_database(server_url: &str) -> Result<String> {
+    let name = format!("payments_test_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = AsyncPgConnection::establish(server_url)
+        .await
+        .with_context(|| {
+            format!(
+                "connecting to {}",
+                payments_service::config::redact_url(server_url)
+            )
+        })?;
+    diesel::sql_query(format!("CREATE DATABASE {name}"))
+        .execute(&mut admin)
+        .await
+        .context("creating a test database")?;
+    let base = match server_url.rfind('/') {
+        Some(i) if i > "postgres://".len() => &server_url[..i],
+        _ => server_url,
+    };
+    Ok(format!("{base}/{name}"))
+}
