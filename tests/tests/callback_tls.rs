@@ -5,6 +5,7 @@
 
 use conformance::receiver::Receiver;
 use conformance::tls::TestCa;
+use payments_service::app::CallbackPost;
 use payments_service::config::Config;
 use payments_service::delivery::courier::Courier;
 use payments_service::Profile;

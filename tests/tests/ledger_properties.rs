@@ -4,7 +4,7 @@
 //! postings, none is negative, total = available + frozen, and the balance
 //! matches a model that knows nothing of the ledger.
 
-use payments_service::app::deposits::{self, NewDeposit};
+use payments_service::app::deposits;
 use payments_service::app::merchants::Merchant;
 use payments_service::app::withdrawals::{self, NewWithdrawal};
 use payments_service::app::App;
@@ -88,20 +88,7 @@ impl Fixture {
                 let order = deposits::create(
                     &app,
                     &self.merchant,
-                    NewDeposit {
-                        merchant_order_no: no.clone(),
-                        amount: cents(*c),
-                        currency: "THB".into(),
-                        callback_url: None,
-                        extra_data: None,
-                        user_id: None,
-                        payer_account_holder: None,
-                        payer_mobile: None,
-                        payer_email: None,
-                        payer_bank_code: None,
-                        payer_account_no: None,
-                        fingerprint: no,
-                    },
+                    payments_testing::new_deposit(&no, cents(*c), "THB", None),
                 )
                 .await?;
                 let paid = paid_cents.unwrap_or(*c);

@@ -6,7 +6,7 @@
 //! one, found by `cashier_session_id`) and its expiry, so it cannot disagree
 //! with the order whatever crashes between two writes.
 
-use crate::app::deposits::{self, CashierLink, Deposit, NewDeposit};
+use crate::app::deposits::{self, CashierLink, Deposit, NewDeposit, Payer};
 use crate::app::merchants::{self, Merchant};
 use crate::app::App;
 use crate::domain::error::ApiError;
@@ -335,11 +335,10 @@ async fn order_for(
         callback_url: session.callback_url.clone(),
         extra_data: session.extra_data.clone(),
         user_id: session.user_id.clone(),
-        payer_account_holder: None,
-        payer_mobile: None,
-        payer_email: None,
-        payer_bank_code: card.as_ref().map(|c| c.bank_code.clone()),
-        payer_account_no: None,
+        payer: Payer {
+            bank_code: card.as_ref().map(|c| c.bank_code.clone()),
+            ..Payer::default()
+        },
         fingerprint: format!("cashier:{}:{}", session.id, amount.normalize()),
     };
     let link = CashierLink {

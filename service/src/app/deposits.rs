@@ -44,13 +44,23 @@ pub struct NewDeposit {
     pub callback_url: Option<String>,
     pub extra_data: Option<String>,
     pub user_id: Option<String>,
-    pub payer_account_holder: Option<String>,
-    pub payer_mobile: Option<String>,
-    pub payer_email: Option<String>,
-    pub payer_bank_code: Option<String>,
-    pub payer_account_no: Option<String>,
+    /// What the merchant says about the payer, all optional.
+    pub payer: Payer,
     /// Identifies the request body, so that a resend is told from a reuse.
     pub fingerprint: String,
+}
+
+/// The payer's optional details a deposit request may carry. A new
+/// optional detail is a field here: the request handler reads it (it
+/// names every field of the generated request), the order stores it, and
+/// a deposit made without a request (a cashier session's) has none.
+#[derive(Clone, Debug, Default)]
+pub struct Payer {
+    pub account_holder: Option<String>,
+    pub mobile: Option<String>,
+    pub email: Option<String>,
+    pub bank_code: Option<String>,
+    pub account_no: Option<String>,
 }
 
 /// A deposit order as the domain sees it.
@@ -156,7 +166,7 @@ pub struct CashierLink {
     /// The order expires with its session.
     pub expire_at: i64,
     /// The last four digits of the saved card the payer chose (its bank
-    /// code travels in `NewDeposit::payer_bank_code`).
+    /// code travels in `NewDeposit::payer`).
     pub payer_account_last4: Option<String>,
 }
 
@@ -228,11 +238,11 @@ pub async fn create_linked(
         callback_count: 0,
         user_id: req.user_id.clone(),
         extra_data: req.extra_data.clone(),
-        payer_account_holder: req.payer_account_holder.clone(),
-        payer_mobile: req.payer_mobile.clone(),
-        payer_email: req.payer_email.clone(),
-        payer_bank_code: req.payer_bank_code.clone(),
-        payer_account_last4: req.payer_account_no.as_deref().map(|a| {
+        payer_account_holder: req.payer.account_holder.clone(),
+        payer_mobile: req.payer.mobile.clone(),
+        payer_email: req.payer.email.clone(),
+        payer_bank_code: req.payer.bank_code.clone(),
+        payer_account_last4: req.payer.account_no.as_deref().map(|a| {
             a.chars()
                 .rev()
                 .take(4)
@@ -241,7 +251,7 @@ pub async fn create_linked(
                 .rev()
                 .collect()
         }),
-        payer_account_no: req.payer_account_no.clone(),
+        payer_account_no: req.payer.account_no.clone(),
         cashier_session_id: link.as_ref().map(|l| l.session_id.clone()),
         estimated_channel_cost: None,
         estimated_profit: None,

@@ -49,9 +49,11 @@ impl Courier {
             guard,
         })
     }
+}
 
-    /// Posts `body`; the receiver's status, or why there is none.
-    pub async fn post(
+#[async_trait::async_trait]
+impl CallbackPost for Courier {
+    async fn post(
         &self,
         url: &str,
         headers: &[(&str, String)],
@@ -79,19 +81,6 @@ impl Courier {
             Err(e) if e.is_timeout() => Err(format!("timeout after {} s", timeout.as_secs())),
             Err(e) => Err(describe(&e)),
         }
-    }
-}
-
-#[async_trait::async_trait]
-impl CallbackPost for Courier {
-    async fn post(
-        &self,
-        url: &str,
-        headers: &[(&str, String)],
-        body: &str,
-        timeout: Duration,
-    ) -> Result<u16, String> {
-        Courier::post(self, url, headers, body, timeout).await
     }
 }
 

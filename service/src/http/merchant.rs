@@ -3,7 +3,7 @@
 use super::{body_error, deposit_order, fingerprint, withdrawal_order};
 use crate::app::balances::{self, Balance};
 use crate::app::cashier;
-use crate::app::deposits::{self, Deposit, NewDeposit};
+use crate::app::deposits::{self, Deposit, NewDeposit, Payer};
 use crate::app::merchants::Merchant;
 use crate::app::withdrawals::{self, NewWithdrawal};
 use crate::app::App;
@@ -74,11 +74,13 @@ impl MerchantApi for MerchantApiImpl {
             callback_url: validate::callback_url(app.config.profile, callback_url)?,
             extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
             user_id: validate::optional_text("user_id", user_id, 128)?,
-            payer_account_holder: validate::optional_text("account_holder", account_holder, 128)?,
-            payer_mobile: validate::optional_text("mobile", mobile, 32)?,
-            payer_email: validate::optional_text("email", email, 254)?,
-            payer_bank_code: validate::optional_text("bank_code", bank_code, 32)?,
-            payer_account_no: validate::optional_text("account_no", account_no, 64)?,
+            payer: Payer {
+                account_holder: validate::optional_text("account_holder", account_holder, 128)?,
+                mobile: validate::optional_text("mobile", mobile, 32)?,
+                email: validate::optional_text("email", email, 254)?,
+                bank_code: validate::optional_text("bank_code", bank_code, 32)?,
+                account_no: validate::optional_text("account_no", account_no, 64)?,
+            },
             fingerprint: fingerprint(&fields),
         };
         let order = deposits::create(app, &merchant, new).await?;

@@ -96,11 +96,7 @@ pub fn new_deposit(
         callback_url: callback_url.map(String::from),
         extra_data: None,
         user_id: None,
-        payer_account_holder: None,
-        payer_mobile: None,
-        payer_email: None,
-        payer_bank_code: None,
-        payer_account_no: None,
+        payer: payments_service::app::deposits::Payer::default(),
         fingerprint: merchant_order_no.into(),
     }
 }

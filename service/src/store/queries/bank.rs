@@ -6,6 +6,7 @@ use crate::store::rows::*;
 use crate::store::schema::*;
 use crate::store::StoreResult;
 
+use super::{first_or_none, insert_one};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -46,11 +47,7 @@ macro_rules! impl_bank {
                 &mut self,
                 row: &BankTransactionRow,
             ) -> StoreResult<()> {
-                diesel::insert_into(bank_transactions::table)
-                    .values(row)
-                    .execute(self)
-                    .await?;
-                Ok(())
+                insert_one!(self, bank_transactions::table, row)
             }
 
             async fn bank_transaction_by_reference(
@@ -58,25 +55,24 @@ macro_rules! impl_bank {
                 account_id: &str,
                 bank_reference: &str,
             ) -> StoreResult<Option<BankTransactionRow>> {
-                Ok(bank_transactions::table
-                    .filter(bank_transactions::account_id.eq(account_id))
-                    .filter(bank_transactions::bank_reference.eq(bank_reference))
-                    .select(BankTransactionRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    BankTransactionRow,
+                    bank_transactions::table
+                        .filter(bank_transactions::account_id.eq(account_id))
+                        .filter(bank_transactions::bank_reference.eq(bank_reference))
+                )
             }
 
             async fn bank_transaction_by_id(
                 &mut self,
                 id: &str,
             ) -> StoreResult<Option<BankTransactionRow>> {
-                Ok(bank_transactions::table
-                    .filter(bank_transactions::id.eq(id))
-                    .select(BankTransactionRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    BankTransactionRow,
+                    bank_transactions::table.filter(bank_transactions::id.eq(id))
+                )
             }
 
             async fn mark_bank_transaction_matched(

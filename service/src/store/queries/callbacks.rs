@@ -1,5 +1,6 @@
 //! The callback outbox: delivery records and their attempts.
 
+use super::first_or_none;
 use crate::domain::status::{CallbackStatus, DeliveryStatus};
 use crate::store::dialect::Dialect;
 use crate::store::paging::{newest_after, ListFilter};
@@ -105,12 +106,11 @@ macro_rules! impl_callbacks {
                 &mut self,
                 id: &str,
             ) -> StoreResult<Option<CallbackDeliveryRow>> {
-                Ok(callback_deliveries::table
-                    .filter(callback_deliveries::id.eq(id))
-                    .select(CallbackDeliveryRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    CallbackDeliveryRow,
+                    callback_deliveries::table.filter(callback_deliveries::id.eq(id))
+                )
             }
 
             async fn callback_attempts_of(

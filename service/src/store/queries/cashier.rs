@@ -4,6 +4,7 @@ use crate::store::rows::*;
 use crate::store::schema::*;
 use crate::store::StoreResult;
 
+use super::{first_or_none, insert_one};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -31,35 +32,29 @@ macro_rules! impl_cashier {
         #[async_trait]
         impl CashierQueries for $conn {
             async fn insert_cashier_session(&mut self, row: &CashierSessionRow) -> StoreResult<()> {
-                diesel::insert_into(cashier_sessions::table)
-                    .values(row)
-                    .execute(self)
-                    .await?;
-                Ok(())
+                insert_one!(self, cashier_sessions::table, row)
             }
 
             async fn cashier_session_by_token_hash(
                 &mut self,
                 token_hash: &str,
             ) -> StoreResult<Option<CashierSessionRow>> {
-                Ok(cashier_sessions::table
-                    .filter(cashier_sessions::token_hash.eq(token_hash))
-                    .select(CashierSessionRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    CashierSessionRow,
+                    cashier_sessions::table.filter(cashier_sessions::token_hash.eq(token_hash))
+                )
             }
 
             async fn cashier_session_by_id(
                 &mut self,
                 id: &str,
             ) -> StoreResult<Option<CashierSessionRow>> {
-                Ok(cashier_sessions::table
-                    .filter(cashier_sessions::id.eq(id))
-                    .select(CashierSessionRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    CashierSessionRow,
+                    cashier_sessions::table.filter(cashier_sessions::id.eq(id))
+                )
             }
 
             async fn cashier_session_by_merchant_order_no(
@@ -67,13 +62,13 @@ macro_rules! impl_cashier {
                 merchant_id: &str,
                 merchant_order_no: &str,
             ) -> StoreResult<Option<CashierSessionRow>> {
-                Ok(cashier_sessions::table
-                    .filter(cashier_sessions::merchant_id.eq(merchant_id))
-                    .filter(cashier_sessions::merchant_order_no.eq(merchant_order_no))
-                    .select(CashierSessionRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    CashierSessionRow,
+                    cashier_sessions::table
+                        .filter(cashier_sessions::merchant_id.eq(merchant_id))
+                        .filter(cashier_sessions::merchant_order_no.eq(merchant_order_no))
+                )
             }
         }
     };

@@ -6,6 +6,7 @@ use crate::store::rows::*;
 use crate::store::schema::*;
 use crate::store::StoreResult;
 
+use super::{first_or_none, insert_one};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -83,11 +84,7 @@ macro_rules! impl_deposits {
         #[async_trait]
         impl DepositQueries for $conn {
             async fn insert_deposit(&mut self, row: &DepositRow) -> StoreResult<()> {
-                diesel::insert_into(deposit_orders::table)
-                    .values(row)
-                    .execute(self)
-                    .await?;
-                Ok(())
+                insert_one!(self, deposit_orders::table, row)
             }
 
             async fn deposit_by_order_no(
@@ -95,25 +92,24 @@ macro_rules! impl_deposits {
                 merchant_id: &str,
                 order_no: &str,
             ) -> StoreResult<Option<DepositRow>> {
-                Ok(deposit_orders::table
-                    .filter(deposit_orders::merchant_id.eq(merchant_id))
-                    .filter(deposit_orders::order_no.eq(order_no))
-                    .select(DepositRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    DepositRow,
+                    deposit_orders::table
+                        .filter(deposit_orders::merchant_id.eq(merchant_id))
+                        .filter(deposit_orders::order_no.eq(order_no))
+                )
             }
 
             async fn deposit_by_order_no_any(
                 &mut self,
                 order_no: &str,
             ) -> StoreResult<Option<DepositRow>> {
-                Ok(deposit_orders::table
-                    .filter(deposit_orders::order_no.eq(order_no))
-                    .select(DepositRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    DepositRow,
+                    deposit_orders::table.filter(deposit_orders::order_no.eq(order_no))
+                )
             }
 
             async fn deposit_by_merchant_order_no(
@@ -121,34 +117,32 @@ macro_rules! impl_deposits {
                 merchant_id: &str,
                 merchant_order_no: &str,
             ) -> StoreResult<Option<DepositRow>> {
-                Ok(deposit_orders::table
-                    .filter(deposit_orders::merchant_id.eq(merchant_id))
-                    .filter(deposit_orders::merchant_order_no.eq(merchant_order_no))
-                    .select(DepositRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    DepositRow,
+                    deposit_orders::table
+                        .filter(deposit_orders::merchant_id.eq(merchant_id))
+                        .filter(deposit_orders::merchant_order_no.eq(merchant_order_no))
+                )
             }
 
             async fn deposit_by_remark(&mut self, remark: &str) -> StoreResult<Option<DepositRow>> {
-                Ok(deposit_orders::table
-                    .filter(deposit_orders::expected_remark.eq(remark))
-                    .select(DepositRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    DepositRow,
+                    deposit_orders::table.filter(deposit_orders::expected_remark.eq(remark))
+                )
             }
 
             async fn deposit_by_cashier_session(
                 &mut self,
                 session_id: &str,
             ) -> StoreResult<Option<DepositRow>> {
-                Ok(deposit_orders::table
-                    .filter(deposit_orders::cashier_session_id.eq(session_id))
-                    .select(DepositRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    DepositRow,
+                    deposit_orders::table.filter(deposit_orders::cashier_session_id.eq(session_id))
+                )
             }
 
             async fn pending_deposit_by_match_amount(
@@ -156,14 +150,14 @@ macro_rules! impl_deposits {
                 account_id: &str,
                 amount: i64,
             ) -> StoreResult<Option<DepositRow>> {
-                Ok(deposit_orders::table
-                    .filter(deposit_orders::account_id.eq(account_id))
-                    .filter(deposit_orders::match_amount.eq(amount))
-                    .filter(deposit_orders::status.eq(DepositStatus::Pending))
-                    .select(DepositRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    DepositRow,
+                    deposit_orders::table
+                        .filter(deposit_orders::account_id.eq(account_id))
+                        .filter(deposit_orders::match_amount.eq(amount))
+                        .filter(deposit_orders::status.eq(DepositStatus::Pending))
+                )
             }
 
             async fn pending_match_amounts(

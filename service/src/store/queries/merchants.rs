@@ -1,5 +1,6 @@
 //! Merchants, their API keys, fee rates and settings.
 
+use super::{first_or_none, insert_one};
 use crate::store::dialect::Dialect;
 use crate::store::rows::*;
 use crate::store::schema::*;
@@ -79,29 +80,23 @@ macro_rules! impl_merchants {
         #[async_trait]
         impl MerchantQueries for $conn {
             async fn insert_merchant(&mut self, row: &MerchantRow) -> StoreResult<()> {
-                diesel::insert_into(merchants::table)
-                    .values(row)
-                    .execute(self)
-                    .await?;
-                Ok(())
+                insert_one!(self, merchants::table, row)
             }
 
             async fn merchant_by_id(&mut self, id: &str) -> StoreResult<Option<MerchantRow>> {
-                Ok(merchants::table
-                    .filter(merchants::id.eq(id))
-                    .select(MerchantRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    MerchantRow,
+                    merchants::table.filter(merchants::id.eq(id))
+                )
             }
 
             async fn merchant_by_code(&mut self, code: &str) -> StoreResult<Option<MerchantRow>> {
-                Ok(merchants::table
-                    .filter(merchants::code.eq(code))
-                    .select(MerchantRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    MerchantRow,
+                    merchants::table.filter(merchants::code.eq(code))
+                )
             }
 
             async fn lock_merchant(&mut self, merchant_id: &str) -> StoreResult<()> {
@@ -115,11 +110,7 @@ macro_rules! impl_merchants {
             }
 
             async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()> {
-                diesel::insert_into(api_keys::table)
-                    .values(row)
-                    .execute(self)
-                    .await?;
-                Ok(())
+                insert_one!(self, api_keys::table, row)
             }
 
             async fn api_key_with_merchant(
@@ -191,14 +182,14 @@ macro_rules! impl_merchants {
                 currency: &str,
                 direction: &str,
             ) -> StoreResult<Option<FeeRow>> {
-                Ok(merchant_fees::table
-                    .filter(merchant_fees::merchant_id.eq(merchant_id))
-                    .filter(merchant_fees::currency.eq(currency))
-                    .filter(merchant_fees::direction.eq(direction))
-                    .select(FeeRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    FeeRow,
+                    merchant_fees::table
+                        .filter(merchant_fees::merchant_id.eq(merchant_id))
+                        .filter(merchant_fees::currency.eq(currency))
+                        .filter(merchant_fees::direction.eq(direction))
+                )
             }
 
             async fn set_auto_approval(

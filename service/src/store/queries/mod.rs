@@ -19,26 +19,48 @@ pub use ledger::LedgerQueries;
 pub use merchants::MerchantQueries;
 pub use withdrawals::WithdrawalQueries;
 
-/// A connection or transaction that can run every query: what
-/// `Db::run` and `Db::transaction` hand to a unit of work.
-pub trait Store:
-    MerchantQueries
-    + DepositQueries
-    + WithdrawalQueries
-    + LedgerQueries
-    + CallbackQueries
-    + BankQueries
-    + CashierQueries
-{
+/// Inserts one row; the query bodies' most common shape, written once.
+macro_rules! insert_one {
+    ($conn:expr, $table:expr, $row:expr) => {{
+        diesel::insert_into($table)
+            .values($row)
+            .execute($conn)
+            .await?;
+        Ok(())
+    }};
+}
+use insert_one;
+
+/// The first row a query finds, if any, read as `$row`.
+macro_rules! first_or_none {
+    ($conn:expr, $row:ty, $query:expr) => {
+        Ok($query
+            .select(<$row>::as_select())
+            .first($conn)
+            .await
+            .optional()?)
+    };
+}
+use first_or_none;
+
+/// Declares `Store`, every query trait at once, and gives it to whatever
+/// has them all (both backends' connections).
+macro_rules! all_queries {
+    ($($queries:ident),+) => {
+        /// A connection or transaction that can run every query: what
+        /// `Db::run` and `Db::transaction` hand to a unit of work.
+        pub trait Store: $($queries +)+ {}
+
+        impl<T: $($queries +)+ ?Sized> Store for T {}
+    };
 }
 
-impl<T> Store for T where
-    T: MerchantQueries
-        + DepositQueries
-        + WithdrawalQueries
-        + LedgerQueries
-        + CallbackQueries
-        + BankQueries
-        + CashierQueries
-{
-}
+all_queries!(
+    MerchantQueries,
+    DepositQueries,
+    WithdrawalQueries,
+    LedgerQueries,
+    CallbackQueries,
+    BankQueries,
+    CashierQueries
+);

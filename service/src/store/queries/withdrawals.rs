@@ -6,6 +6,7 @@ use crate::store::rows::*;
 use crate::store::schema::*;
 use crate::store::StoreResult;
 
+use super::{first_or_none, insert_one};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -49,11 +50,7 @@ macro_rules! impl_withdrawals {
         #[async_trait]
         impl WithdrawalQueries for $conn {
             async fn insert_withdrawal(&mut self, row: &WithdrawalRow) -> StoreResult<()> {
-                diesel::insert_into(withdrawal_orders::table)
-                    .values(row)
-                    .execute(self)
-                    .await?;
-                Ok(())
+                insert_one!(self, withdrawal_orders::table, row)
             }
 
             async fn withdrawal_by_order_no(
@@ -61,25 +58,24 @@ macro_rules! impl_withdrawals {
                 merchant_id: &str,
                 order_no: &str,
             ) -> StoreResult<Option<WithdrawalRow>> {
-                Ok(withdrawal_orders::table
-                    .filter(withdrawal_orders::merchant_id.eq(merchant_id))
-                    .filter(withdrawal_orders::order_no.eq(order_no))
-                    .select(WithdrawalRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    WithdrawalRow,
+                    withdrawal_orders::table
+                        .filter(withdrawal_orders::merchant_id.eq(merchant_id))
+                        .filter(withdrawal_orders::order_no.eq(order_no))
+                )
             }
 
             async fn withdrawal_by_order_no_any(
                 &mut self,
                 order_no: &str,
             ) -> StoreResult<Option<WithdrawalRow>> {
-                Ok(withdrawal_orders::table
-                    .filter(withdrawal_orders::order_no.eq(order_no))
-                    .select(WithdrawalRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    WithdrawalRow,
+                    withdrawal_orders::table.filter(withdrawal_orders::order_no.eq(order_no))
+                )
             }
 
             async fn withdrawal_by_merchant_order_no(
@@ -87,13 +83,13 @@ macro_rules! impl_withdrawals {
                 merchant_id: &str,
                 merchant_order_no: &str,
             ) -> StoreResult<Option<WithdrawalRow>> {
-                Ok(withdrawal_orders::table
-                    .filter(withdrawal_orders::merchant_id.eq(merchant_id))
-                    .filter(withdrawal_orders::merchant_order_no.eq(merchant_order_no))
-                    .select(WithdrawalRow::as_select())
-                    .first(self)
-                    .await
-                    .optional()?)
+                first_or_none!(
+                    self,
+                    WithdrawalRow,
+                    withdrawal_orders::table
+                        .filter(withdrawal_orders::merchant_id.eq(merchant_id))
+                        .filter(withdrawal_orders::merchant_order_no.eq(merchant_order_no))
+                )
             }
 
             async fn transition_withdrawal(
