@@ -236,7 +236,7 @@ async fn settle(
         }),
         Moved::Lapsed(expired) => Err(lifecycle::refused(
             &expired.order_no,
-            &expired.status,
+            expired.status,
             DepositEvent::Match,
         )),
     }
