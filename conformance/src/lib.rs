@@ -179,6 +179,7 @@ impl Harness {
                     .await
                     .map_err(|e| anyhow!("creating a merchant through the operator API: {e}"))?
                     .into_inner();
+                witness_secret(&created.api_key);
                 Ok(Merchant {
                     id: created.merchant_id,
                     api_key: created.api_key,
@@ -350,6 +351,7 @@ impl Reply {
         let text = response.text().await?;
         let body = serde_json::from_str(&text)
             .with_context(|| format!("status {status}: the body is not JSON: {text}"))?;
+        witness(&body);
         Ok(Reply {
             status,
             body,
@@ -365,11 +367,16 @@ impl Reply {
         >,
     ) -> Result<Reply> {
         match result {
-            Ok(v) => Ok(Reply {
-                status: v.status().as_u16(),
-                body: serde_json::to_value(v.into_inner())?,
-                retry_after: None,
-            }),
+            Ok(v) => {
+                let status = v.status().as_u16();
+                let body = serde_json::to_value(v.into_inner())?;
+                witness(&body);
+                Ok(Reply {
+                    status,
+                    body,
+                    retry_after: None,
+                })
+            }
             Err(merchant_client::merchant::Error::ErrorResponse(e)) => Ok(Reply {
                 status: e.status().as_u16(),
                 retry_after: e
@@ -401,5 +408,51 @@ impl Reply {
 
     pub fn str_field(&self, name: &str) -> Option<&str> {
         self.field(name).and_then(Value::as_str)
+    }
+}
+
+/// Where the suite writes every secret the service issued during the run
+/// (API keys, cashier tokens), one per line, so that a check afterwards
+/// can prove none of them reached the service's logs.
+pub const SECRETS_FILE_ENV: &str = "CONFORMANCE_SECRETS_FILE";
+
+/// Notes the secrets a reply carries: `api_key` and `cashier_token`
+/// fields, and the token in a `cashier_url`, at any depth.
+pub fn witness(body: &Value) {
+    match body {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("api_key" | "cashier_token", Value::String(secret)) => witness_secret(secret),
+                    ("cashier_url", Value::String(url)) => {
+                        if let Some(token) = url.rsplit('/').next() {
+                            witness_secret(token);
+                        }
+                    }
+                    _ => witness(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(witness),
+        _ => {}
+    }
+}
+
+pub fn witness_secret(secret: &str) {
+    use std::io::Write;
+    static FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let Ok(path) = std::env::var(SECRETS_FILE_ENV) else {
+        return;
+    };
+    if secret.is_empty() {
+        return;
+    }
+    let _held = FILE.lock();
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{secret}");
     }
 }

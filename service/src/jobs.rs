@@ -7,6 +7,7 @@
 
 use crate::app::deposits;
 use crate::app::App;
+use crate::telemetry::metrics;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,15 +18,20 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 /// is dropped.
 pub async fn expiry_loop(app: Arc<App>, longest_sleep: Duration) {
     loop {
+        app.beats.expiry.beat(longest_sleep);
         app.expiry.reset();
         let mut failed = false;
-        if let Err(e) = deposits::expire_due(&app).await {
+        let expired = deposits::expire_due(&app).await;
+        metrics::worker_run("expiry", expired.is_ok());
+        if let Err(e) = expired {
             // Nothing is lost: the orders stay pending until expired, and a
             // payment reaching one meanwhile expires it itself.
             tracing::error!(error = %e, "expiring due deposits failed");
             failed = true;
         }
-        if let Err(e) = crate::app::withdrawals::dispatch_due(&app).await {
+        let dispatched = crate::app::withdrawals::dispatch_due(&app).await;
+        metrics::worker_run("dispatch", dispatched.is_ok());
+        if let Err(e) = dispatched {
             tracing::error!(error = %e, "dispatching approved withdrawals failed");
             failed = true;
         }

@@ -2,7 +2,7 @@
 //!
 //! The layers, lowest first (ARCHITECTURE.md draws them; a test in
 //! `service/tests/module_cycles.rs` refuses an import that points up):
-//! `clock`, `keys` → `domain` (pure rules and values) → `config`,
+//! `clock`, `keys`, `telemetry` → `domain` (pure rules and values) → `config`,
 //! `channels`, `ratelimit` → `store` (rows and queries) → `app` (use
 //! cases) → `http`, `delivery`, `jobs` (how the world reaches the use
 //! cases and how callbacks leave) → `server` (start-up).
@@ -19,6 +19,7 @@ pub mod keys;
 pub mod ratelimit;
 pub mod server;
 pub mod store;
+pub mod telemetry;
 
 pub use app::App;
 pub use config::Config;

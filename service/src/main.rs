@@ -7,8 +7,10 @@ use payments_service::clock::{Clock, OffsetClock, SystemClock};
 use payments_service::config::Config;
 use payments_service::domain::Profile;
 use payments_service::server;
+use payments_service::telemetry::logs;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(name = "payments", about = "The merchant payment service")]
@@ -57,7 +59,12 @@ enum MerchantCommand {
 #[tokio::main]
 async fn main() {
     if let Err(e) = run().await {
-        eprintln!("error: {e:#}");
+        // Once logging is set up, the failure is a log line in its format.
+        if tracing::dispatcher::has_been_set() {
+            tracing::error!(error = format!("{e:#}"), "payments stopped");
+        } else {
+            eprintln!("error: {e:#}");
+        }
         std::process::exit(1);
     }
 }
@@ -65,7 +72,7 @@ async fn main() {
 async fn run() -> Result<()> {
     let cli = Cli::parse();
     let config = Config::load(cli.config.as_deref())?;
-    init_logging(&config.log_level);
+    logs::init(config.log_format, &config.log_level);
     // The sandbox's clock can be advanced through its API; production reads
     // the system clock only.
     let clock: Arc<dyn Clock> = if config.controllable_clock {
@@ -76,20 +83,42 @@ async fn run() -> Result<()> {
     let app = server::build_app(config, clock).await?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => {
-            let service = server::start(app.clone())?;
+            let mut signals = Signals::new()?;
+            let mut service = server::start(app.clone())?;
+            tracing::info!(
+                profile = %app.config.profile,
+                address = %service.local_addr(),
+                metrics_address = service.metrics_addr().map(|a| a.to_string()),
+                version = env!("CARGO_PKG_VERSION"),
+                "listening"
+            );
             if app.config.profile == Profile::Sandbox {
                 let (demo, created) = merchants::ensure_demo(&app).await?;
                 print_sandbox_banner(&app.config, &demo, created);
-            } else {
-                println!(
-                    "payments: production profile listening on {}",
-                    service.local_addr()
-                );
             }
-            tokio::select! {
-                result = service.wait() => result?,
-                _ = tokio::signal::ctrl_c() => println!("payments: shutting down"),
-            }
+            let signal = tokio::select! {
+                result = service.wait() => return result,
+                signal = signals.next() => signal,
+            };
+            let grace = Duration::from_secs(app.config.shutdown_grace_seconds);
+            tracing::info!(
+                signal,
+                grace_seconds = grace.as_secs(),
+                "shutting down: no new connections; requests and callback attempts under way may finish"
+            );
+            // A second signal means now.
+            tokio::spawn(async move {
+                let again = signals.next().await;
+                tracing::warn!(signal = again, "second signal: exiting at once");
+                std::process::exit(1);
+            });
+            let stopped = service.shutdown(grace).await?;
+            tracing::info!(
+                requests_cut_off = stopped.requests_cut_off,
+                attempts_cut_off = stopped.attempts_cut_off,
+                claims_released = stopped.claims_released,
+                "stopped"
+            );
             Ok(())
         }
         Command::Merchant {
@@ -127,17 +156,28 @@ async fn run() -> Result<()> {
     }
 }
 
-/// The service's own events (workers, delivery, pages) through `tracing`
-/// on stderr, at `PAYMENTS_LOG_LEVEL` (or an `RUST_LOG`-style filter in
-/// it, `payments_service=debug`). dropshot's request lines keep their own
-/// logger.
-fn init_logging(level: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+/// SIGTERM (what orchestrators send) and SIGINT (Ctrl-C), as one stream.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// The name of the next signal that arrives.
+    async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
 }
 
 /// The sandbox's first screen: everything needed for a first request. The
@@ -163,7 +203,7 @@ A first request, ready to paste (bash; needs curl and md5sum):
   curl -s {base}/api/v1/merchant/orders/deposit -H 'content-type: application/json' \
     -H "x-api-key: $KEY" -H "x-timestamp: $(date +%s)" -H "x-signature: $SIG" -d "$BODY"
 
-Press Ctrl-C to stop.
+Press Ctrl-C to stop (a second Ctrl-C stops at once).
 "#,
         data = config.data_dir.display(),
         created = if created { "created " } else { "" },

@@ -6,18 +6,21 @@ use crate::channels::Channels;
 use crate::clock::Clock;
 use crate::config::{Config, OperatorConfig};
 use crate::domain::routing::Profile;
+use crate::http::gate::{Gate, Routes};
 use crate::http::merchant::MerchantApiImpl;
+use crate::http::observe;
 use crate::http::operator::OperatorApiImpl;
 use crate::http::sandbox::SandboxApiImpl;
 use crate::keys::KeyVault;
 use crate::store::Db;
+use crate::telemetry::metrics;
 use anyhow::{anyhow, Context, Result};
 use dropshot::{
-    endpoint, ApiDescription, Body, ConfigDropshot, ConfigLogging, ConfigLoggingLevel, HttpError,
-    RequestContext, ServerBuilder,
+    endpoint, ApiDescription, Body, ConfigDropshot, HttpError, RequestContext, ServerBuilder,
 };
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Builds the shared state: master key, database (migrated), channels.
 pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>> {
@@ -40,8 +43,11 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         &config.database_url,
         config.database_pool_size,
         wake.clone(),
+        clock.clone(),
     )
     .await?;
+    metrics::install();
+    metrics::build_info(config.profile.as_str());
     let channels = Channels::from_config(&config.channels, &config.public_base_url)?;
     let courier = crate::delivery::courier::Courier::new(&config)?;
     Ok(Arc::new(App {
@@ -54,6 +60,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         wake,
         courier: Box::new(courier),
         expiry: Default::default(),
+        beats: Default::default(),
     }))
 }
 
@@ -73,9 +80,11 @@ fn load_or_create_secret(dir: &std::path::Path, file: &str) -> Result<String> {
 }
 
 /// Every API the profile serves on one server. The sandbox's simulation
-/// API is not registered in production, so it answers 404 there.
-pub fn api_description(profile: Profile) -> Result<ApiDescription<Arc<App>>> {
-    let mut api = ApiDescription::new();
+/// API is not registered in production, so it answers 404 there. Health
+/// and, unless it has its own address (`metrics_on_api`), the metrics are
+/// served here too.
+pub fn api_description(profile: Profile, metrics_on_api: bool) -> Result<ApiDescription<Arc<App>>> {
+    let mut api = ops_description(metrics_on_api)?;
     merchant_api::merchant::register::<MerchantApiImpl>(&mut api)
         .map_err(|e| anyhow!("merchant API: {e}"))?;
     merchant_api::operator::register::<OperatorApiImpl>(&mut api)
@@ -94,6 +103,20 @@ pub fn api_description(profile: Profile) -> Result<ApiDescription<Arc<App>>> {
         .map_err(|e| anyhow!("cashier page: {e}"))?;
     api.register(openapi_document)
         .map_err(|e| anyhow!("registering the spec endpoint: {e}"))?;
+    Ok(api)
+}
+
+/// Health, and the metrics when `with_metrics`.
+fn ops_description(with_metrics: bool) -> Result<ApiDescription<Arc<App>>> {
+    use crate::http::health;
+    let mut api = ApiDescription::new();
+    api.register(health::healthz)
+        .and_then(|()| api.register(health::readyz))
+        .map_err(|e| anyhow!("health endpoints: {e}"))?;
+    if with_metrics {
+        api.register(health::scrape)
+            .map_err(|e| anyhow!("metrics endpoint: {e}"))?;
+    }
     Ok(api)
 }
 
@@ -117,12 +140,16 @@ async fn openapi_document(
 
 pub struct Service {
     server: Option<dropshot::HttpServer<Arc<App>>>,
+    /// `/metrics` (and health) on their own address, when configured.
+    ops_server: Option<dropshot::HttpServer<Arc<App>>>,
     app: Arc<App>,
     local_addr: SocketAddr,
     workers: Vec<tokio::task::JoinHandle<()>>,
     /// Tells the delivery worker to stop claiming and finish what it sent.
     stop: tokio::sync::watch::Sender<bool>,
     delivery: Option<tokio::task::JoinHandle<()>>,
+    /// The delivery worker's claims under way, given back if it is cut off.
+    claims: Arc<crate::delivery::Claims>,
 }
 
 impl Drop for Service {
@@ -145,32 +172,87 @@ impl Service {
         self.local_addr
     }
 
+    /// Where `/metrics` is served when it has its own address.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.ops_server.as_ref().map(|s| s.local_addr())
+    }
+
     pub fn base_url(&self) -> String {
         format!("http://{}", self.local_addr())
     }
 
-    /// Stops serving, lets the callback attempts under way finish (each
-    /// is bounded by its timeout), then returns.
-    pub async fn stop(mut self) -> Result<()> {
-        let closed = match self.server.take() {
-            Some(server) => server.close().await.map_err(|e| anyhow!(e)),
-            None => Ok(()),
-        };
-        let _ = self.stop.send(true);
-        if let Some(delivery) = self.delivery.take() {
-            let _ = delivery.await;
+    /// Stops within the configured grace (`shutdown_grace_seconds`).
+    pub async fn stop(self) -> Result<()> {
+        let grace = Duration::from_secs(self.app.config.shutdown_grace_seconds);
+        self.shutdown(grace).await.map(|_| ())
+    }
+
+    /// Stops as SIGTERM asks: no new connection is accepted; requests and
+    /// callback attempts under way get until `grace` to finish; whatever
+    /// still runs then is cut off, and the claims of attempts cut off (or
+    /// never started) are given back, so nothing is left SENDING.
+    pub async fn shutdown(mut self, grace: Duration) -> Result<Stopped> {
+        let deadline = tokio::time::Instant::now() + grace;
+        // Expiry and dispatch commit each move in its own transaction:
+        // stopping them between two loses nothing.
+        for worker in self.workers.drain(..) {
+            worker.abort();
         }
-        closed
+        let _ = self.stop.send(true);
+        let server = self.server.take();
+        let closing = async move {
+            match server {
+                Some(server) => server.close().await.map_err(|e| anyhow!(e)),
+                None => Ok(()),
+            }
+        };
+        let mut delivery = self.delivery.take();
+        let draining = async {
+            if let Some(handle) = delivery.as_mut() {
+                let _ = handle.await;
+            }
+        };
+        let (closed, drained) = tokio::join!(
+            tokio::time::timeout_at(deadline, closing),
+            tokio::time::timeout_at(deadline, draining),
+        );
+        let mut stopped = Stopped::default();
+        if drained.is_err() {
+            if let Some(handle) = delivery {
+                // Dropping the worker drops its attempts with it.
+                handle.abort();
+                let _ = handle.await;
+            }
+            stopped.attempts_cut_off = true;
+        }
+        stopped.claims_released = self.claims.release_all(&self.app).await;
+        if let Some(ops) = self.ops_server.take() {
+            let _ = ops.close().await;
+        }
+        match closed {
+            Ok(result) => result?,
+            Err(_) => stopped.requests_cut_off = true,
+        }
+        Ok(stopped)
     }
 
     /// Waits until the server stops (it runs until the process is told to
     /// stop).
-    pub async fn wait(mut self) -> Result<()> {
-        match self.server.take() {
-            Some(server) => server.await.map_err(|e| anyhow!(e)),
+    pub async fn wait(&mut self) -> Result<()> {
+        match self.server.as_ref() {
+            Some(server) => server.wait_for_shutdown().await.map_err(|e| anyhow!(e)),
             None => Ok(()),
         }
     }
+}
+
+/// What a shutdown had to cut off at its deadline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stopped {
+    pub requests_cut_off: bool,
+    pub attempts_cut_off: bool,
+    /// Claims given back to WAITING_RETRY.
+    pub claims_released: usize,
 }
 
 pub fn start(app: Arc<App>) -> Result<Service> {
@@ -179,30 +261,43 @@ pub fn start(app: Arc<App>) -> Result<Service> {
         .bind
         .parse()
         .with_context(|| format!("bind address `{}`", app.config.bind))?;
-    let level = match app.config.log_level.as_str() {
-        "error" => ConfigLoggingLevel::Error,
-        "warn" => ConfigLoggingLevel::Warn,
-        "debug" => ConfigLoggingLevel::Debug,
-        "trace" => ConfigLoggingLevel::Trace,
-        _ => ConfigLoggingLevel::Info,
-    };
-    let log = ConfigLogging::StderrTerminal { level }
-        .to_logger("payments")
-        .map_err(|e| anyhow!("logger: {e}"))?;
+    let metrics_on_api = app.config.metrics_bind.is_none();
+    let profile = app.config.profile;
+    // dropshot's records (one per request) join the service's own log
+    // stream and make the request metrics.
+    let routes = Routes::new(api_description(profile, metrics_on_api)?);
+    let log = observe::logger(routes.clone());
     let config = ConfigDropshot {
         bind_address: bind,
         default_request_body_max_bytes: app.config.request_body_max_bytes,
         ..Default::default()
     };
-    let server = ServerBuilder::new(api_description(app.config.profile)?, app.clone(), log)
+    let server = ServerBuilder::new(api_description(profile, metrics_on_api)?, app.clone(), log)
         .config(config)
-        .version_policy(crate::http::gate::Gate::policy(api_description(
-            app.config.profile,
-        )?))
+        .version_policy(Gate::policy(routes))
         .start()
         .map_err(|e| anyhow!("starting the HTTP server on {bind}: {e}"))?;
+    let ops_server = match &app.config.metrics_bind {
+        Some(addr) => {
+            let addr: SocketAddr = addr
+                .parse()
+                .with_context(|| format!("metrics bind address `{addr}`"))?;
+            // Scrapes every few seconds would drown the log: this server's
+            // own records are dropped.
+            let quiet = slog::Logger::root(slog::Discard, slog::o!());
+            let ops = ServerBuilder::new(ops_description(true)?, app.clone(), quiet)
+                .config(ConfigDropshot {
+                    bind_address: addr,
+                    ..Default::default()
+                })
+                .start()
+                .map_err(|e| anyhow!("starting the metrics server on {addr}: {e}"))?;
+            Some(ops)
+        }
+        None => None,
+    };
     let workers = if app.config.expiry_interval_seconds > 0 {
-        let interval = std::time::Duration::from_secs(app.config.expiry_interval_seconds);
+        let interval = Duration::from_secs(app.config.expiry_interval_seconds);
         vec![tokio::spawn(crate::jobs::expiry_loop(
             app.clone(),
             interval,
@@ -211,16 +306,22 @@ pub fn start(app: Arc<App>) -> Result<Service> {
         Vec::new()
     };
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let delivery = app
-        .config
-        .callback_worker
-        .then(|| tokio::spawn(crate::delivery::worker(app.clone(), stopped)));
+    let claims: Arc<crate::delivery::Claims> = Default::default();
+    let delivery = app.config.callback_worker.then(|| {
+        tokio::spawn(crate::delivery::worker(
+            app.clone(),
+            stopped,
+            claims.clone(),
+        ))
+    });
     Ok(Service {
         local_addr: server.local_addr(),
         server: Some(server),
+        ops_server,
         app,
         workers,
         stop,
         delivery,
+        claims,
     })
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use support::{chrono_now, database_url, free_port, operator, start, wait_ready, Service};
+use support::{chrono_now, database_url, delivery, free_port, operator, start, wait_ready};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -41,29 +41,6 @@ async fn receiver() -> (String, Arc<AtomicUsize>) {
         }
     });
     (url, seen)
-}
-
-async fn delivery(http: &reqwest::Client, s: &Service, order_no: &str) -> Value {
-    let page = operator(
-        http,
-        s,
-        "GET",
-        &format!("/api/v1/operator/callbacks?order_no={order_no}"),
-        json!({}),
-    )
-    .await;
-    let id = page["items"][0]["id"]
-        .as_str()
-        .expect("a delivery record")
-        .to_string();
-    operator(
-        http,
-        s,
-        "GET",
-        &format!("/api/v1/operator/callbacks/{id}"),
-        json!({}),
-    )
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,7 +5,8 @@
 //! every connection and refuses new ones, which is what a restart looks like
 //! from the service, without disturbing anything else on the server.
 //! Needs PostgreSQL: `.ci/run` runs it with PAYMENTS_TEST_DATABASE_URL set
-//! (`cargo test --test db_outage -- --ignored`).
+//! (`cargo test --test db_outage -- --ignored`). Meanwhile `/readyz` says
+//! 503 and `/healthz` stays 200, and readiness returns by itself.
 
 mod support;
 
@@ -64,6 +65,22 @@ impl Proxy {
     fn up(&self) {
         self.up.store(true, Ordering::SeqCst);
     }
+}
+
+/// Asks `path` until it answers `status`, for at most 10 s.
+async fn until<F, Fut>(probe: &F, path: &'static str, status: u16) -> bool
+where
+    F: Fn(&'static str) -> Fut,
+    Fut: std::future::Future<Output = u16>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while tokio::time::Instant::now() < deadline {
+        if probe(path).await == status {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -132,12 +149,31 @@ async fn the_service_answers_503_while_postgres_is_away_and_recovers_by_itself()
             }
         }));
     }
+    let probe = |path: &'static str| {
+        let (http, base) = (http.clone(), service.base.clone());
+        async move {
+            http.get(format!("{base}{path}"))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .unwrap_or(0)
+        }
+    };
+    assert_eq!(probe("/readyz").await, 200, "ready before the outage");
     tokio::time::sleep(Duration::from_secs(1)).await;
     phase.store(1, Ordering::SeqCst);
     proxy.down();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Away: not ready (the load balancer stops sending), but alive (no
+    // restart wanted: it recovers by itself).
+    let away = until(&probe, "/readyz", 503).await;
+    assert!(away, "/readyz answers 503 while PostgreSQL is away");
+    assert_eq!(probe("/healthz").await, 200, "/healthz stays 200");
+    tokio::time::sleep(Duration::from_secs(2)).await;
     proxy.up();
     phase.store(2, Ordering::SeqCst);
+    let back = until(&probe, "/readyz", 200).await;
+    assert!(back, "/readyz answers 200 again once PostgreSQL is back");
+    assert_eq!(probe("/healthz").await, 200);
     tokio::time::sleep(Duration::from_secs(3)).await;
     stop.store(true, Ordering::SeqCst);
     for w in workers {

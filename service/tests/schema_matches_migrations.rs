@@ -92,12 +92,20 @@ fn compare(backend: &str, migrated: &Tables) {
     );
 }
 
+/// Applies the migrations, as the service does at start-up.
+async fn migrate(url: &str) {
+    let clock = std::sync::Arc::new(payments_service::clock::SystemClock);
+    Db::connect(url, 1, Default::default(), clock)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn sqlite_migrations_make_the_declared_schema() {
     let dir = std::env::temp_dir().join(format!("payments-schema-{}", uuid_like()));
     let path = dir.join("schema.db");
     let url = format!("sqlite://{}", path.display());
-    let _db = Db::connect(&url, 1, Default::default()).await.unwrap();
+    migrate(&url).await;
     let mut conn = diesel_async::sync_connection_wrapper::SyncConnectionWrapper::<
         diesel::SqliteConnection,
     >::establish(path.to_str().unwrap())
@@ -126,7 +134,7 @@ async fn postgres_migrations_make_the_declared_schema() {
     let url = payments_testing::fresh_postgres_database(&server)
         .await
         .unwrap();
-    let _db = Db::connect(&url, 1, Default::default()).await.unwrap();
+    migrate(&url).await;
     let mut conn = AsyncPgConnection::establish(&url).await.unwrap();
     let columns: Vec<Column> = diesel::sql_query(
         "SELECT table_name::text AS table_name, column_name::text AS name, \

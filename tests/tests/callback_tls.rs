@@ -21,7 +21,10 @@ fn courier(ca_bundle: Option<&Path>, allow_private: bool, allowed_hosts: &[&str]
 }
 
 async fn post(courier: &Courier, url: &str) -> Result<u16, String> {
-    courier.post(url, &[], "{}", Duration::from_secs(5)).await
+    courier
+        .post(url, &[], "{}", Duration::from_secs(5))
+        .await
+        .map_err(|failure| failure.reason)
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ mod deposit;
 mod envelope;
 mod expiry;
 mod money;
+mod operations;
 mod signing;
 
 pub use common::PaymentsWorld;

@@ -7,6 +7,7 @@ use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::events::{deposit_body, withdrawal_body, DepositCallback, WithdrawalCallback};
 use crate::domain::status::DeliveryStatus;
+use crate::store::queries::callbacks::Backlog;
 use crate::store::rows::{CallbackDeliveryRow, DepositRow, WithdrawalRow};
 use crate::store::{Store, StoreResult};
 
@@ -82,6 +83,7 @@ async fn enqueue(
         updated_at: now,
         signature: None,
         claim_token: None,
+        queued_at_ms: crate::store::unit_began_ms(),
     })
     .await?;
     Ok(true)
@@ -113,4 +115,13 @@ pub async fn find(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, A
         .run(|s| Box::pin(async move { s.callback_delivery_by_id(&id).await }))
         .await?
         .ok_or_else(|| ApiError::DeliveryNotFound(delivery_id.to_string()))
+}
+
+/// The outbox's unfinished part, for the metrics.
+pub async fn backlog(app: &App) -> Result<Backlog, ApiError> {
+    let now = app.now_unix();
+    Ok(app
+        .db
+        .run(move |s| Box::pin(async move { s.callback_backlog(now).await }))
+        .await?)
 }

@@ -889,7 +889,13 @@ pub async fn expire_due(app: &App) -> Result<usize, ApiError> {
         let full = due.len() as i64 == BATCH;
         for order_no in due {
             match expire(app, &order_no).await {
-                Ok(_) => expired += 1,
+                Ok(order) => {
+                    expired += 1;
+                    crate::telemetry::metrics::worker_lag(
+                        "expiry",
+                        now - order.expire_at.timestamp(),
+                    );
+                }
                 Err(ApiError::InvalidStateTransition { .. }) => {}
                 Err(e) => return Err(e),
             }

@@ -328,6 +328,21 @@ pub async fn check(app: &App) -> Result<Report, ApiError> {
             });
         }
     }
+    crate::telemetry::metrics::ledger_checked(report.differences.len(), app.now_unix());
+    if report.ok() {
+        tracing::info!(
+            entries = report.entries_checked,
+            balances = report.balances_checked,
+            "ledger check: no difference"
+        );
+    } else {
+        tracing::error!(
+            entries = report.entries_checked,
+            balances = report.balances_checked,
+            differences = report.differences.len(),
+            "ledger check found differences"
+        );
+    }
     Ok(report)
 }
 

@@ -35,6 +35,8 @@ pub struct App {
     pub courier: Box<dyn CallbackPost>,
     /// Wakes the expiry worker at the next `expire_at`.
     pub expiry: crate::clock::Alarm,
+    /// Whether the worker loops still turn (readiness asks).
+    pub beats: crate::telemetry::heartbeat::WorkerBeats,
 }
 
 impl App {
@@ -47,6 +49,16 @@ impl App {
     pub fn clock_moved(&self) {
         self.wake.notify_one();
         self.expiry.ring();
+    }
+
+    /// Whether this instance runs the callback delivery worker.
+    pub fn runs_delivery_worker(&self) -> bool {
+        self.config.callback_worker
+    }
+
+    /// Whether this instance runs the expiry (and dispatch) worker.
+    pub fn runs_expiry_worker(&self) -> bool {
+        self.config.expiry_interval_seconds > 0
     }
 
     /// The time request timestamps are checked against: the real time,
@@ -68,5 +80,22 @@ pub trait CallbackPost: Send + Sync {
         headers: &[(&str, String)],
         body: &str,
         timeout: Duration,
-    ) -> Result<u16, String>;
+    ) -> Result<u16, PostFailure>;
+}
+
+/// Why a callback got no answer: the reason operators read on the attempt,
+/// and whether the receiver was too slow (the metrics tell timeouts apart).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostFailure {
+    pub reason: String,
+    pub timed_out: bool,
+}
+
+impl From<String> for PostFailure {
+    fn from(reason: String) -> Self {
+        PostFailure {
+            reason,
+            timed_out: false,
+        }
+    }
 }

@@ -478,7 +478,14 @@ pub async fn dispatch_due(app: &App) -> Result<usize, ApiError> {
     let mut dispatched = 0;
     for order_no in due {
         match dispatch(app, &order_no).await {
-            Ok(_) => dispatched += 1,
+            Ok(order) => {
+                dispatched += 1;
+                if let (Some(approved), Some(processed)) =
+                    (order.row.approved_at, order.row.processed_at)
+                {
+                    crate::telemetry::metrics::worker_lag("dispatch", processed - approved);
+                }
+            }
             Err(ApiError::InvalidStateTransition { .. }) => {}
             Err(e) => return Err(e),
         }

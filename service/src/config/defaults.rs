@@ -56,6 +56,12 @@ impl Config {
             expiry_interval_seconds: 15,
             request_body_max_bytes: 64 * 1024,
             log_level: "info".into(),
+            log_format: match profile {
+                Profile::Sandbox => crate::telemetry::logs::LogFormat::Text,
+                Profile::Production => crate::telemetry::logs::LogFormat::Json,
+            },
+            metrics_bind: None,
+            shutdown_grace_seconds: 25,
             currencies,
             routing,
             // The first is every THB merchant's unless an operator assigns

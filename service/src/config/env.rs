@@ -33,6 +33,18 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("LOG_LEVEL") {
         c.log_level = v;
     }
+    if let Some(v) = var("LOG_FORMAT") {
+        c.log_format = v
+            .parse()
+            .map_err(anyhow::Error::msg)
+            .context("PAYMENTS_LOG_FORMAT")?;
+    }
+    if let Some(v) = var("METRICS_BIND") {
+        c.metrics_bind = Some(v);
+    }
+    if let Some(v) = var("SHUTDOWN_GRACE_SECONDS") {
+        c.shutdown_grace_seconds = v.parse().context("PAYMENTS_SHUTDOWN_GRACE_SECONDS")?;
+    }
     if let Some(v) = var("DATA_DIR") {
         c.data_dir = PathBuf::from(v);
     }

@@ -24,6 +24,9 @@ pub(super) struct FileConfig {
     expiry_interval_seconds: Option<u64>,
     request_body_max_bytes: Option<usize>,
     log_level: Option<String>,
+    log_format: Option<crate::telemetry::logs::LogFormat>,
+    metrics_bind: Option<String>,
+    shutdown_grace_seconds: Option<u64>,
     currencies: Option<BTreeMap<String, CurrencyConfig>>,
     routing: Option<RoutingConfig>,
     receiving_accounts: Option<Vec<ReceivingAccountConfig>>,
@@ -70,6 +73,8 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
         expiry_interval_seconds,
         request_body_max_bytes,
         log_level,
+        log_format,
+        shutdown_grace_seconds,
         currencies,
         routing,
         receiving_accounts,
@@ -90,6 +95,9 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
     }
     if f.callback_ca_bundle.is_some() {
         c.callback_ca_bundle = f.callback_ca_bundle;
+    }
+    if f.metrics_bind.is_some() {
+        c.metrics_bind = f.metrics_bind;
     }
     if f.master_key.is_some() {
         c.master_key = f.master_key;

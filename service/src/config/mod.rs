@@ -131,8 +131,18 @@ pub struct Config {
     /// tests that drive expiry themselves).
     pub expiry_interval_seconds: u64,
     pub request_body_max_bytes: usize,
-    /// `error`, `warn`, `info`, `debug` or `trace`.
+    /// `error`, `warn`, `info`, `debug` or `trace`, or a `RUST_LOG`-style
+    /// filter (`info,payments_service=debug`).
     pub log_level: String,
+    /// One JSON object per line (production's default) or text (the
+    /// sandbox's).
+    pub log_format: crate::telemetry::logs::LogFormat,
+    /// Where `/metrics` is served apart from the API (`127.0.0.1:9090`);
+    /// unset, it is served on the API's address.
+    pub metrics_bind: Option<String>,
+    /// How long a stopping instance lets requests and callback attempts
+    /// under way finish before it cuts them off.
+    pub shutdown_grace_seconds: u64,
     pub currencies: BTreeMap<String, CurrencyConfig>,
     pub routing: RoutingConfig,
     pub receiving_accounts: Vec<ReceivingAccountConfig>,

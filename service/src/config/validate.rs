@@ -7,6 +7,19 @@ use std::str::FromStr;
 
 impl Config {
     pub fn validate(&self) -> Result<()> {
+        if !(1..=600).contains(&self.shutdown_grace_seconds) {
+            bail!(
+                "shutdown_grace_seconds is {}; it must be between 1 and 600",
+                self.shutdown_grace_seconds
+            );
+        }
+        if let Some(bind) = &self.metrics_bind {
+            if bind.parse::<std::net::SocketAddr>().is_err() {
+                bail!(
+                    "metrics_bind `{bind}` is not an address and port (for example 127.0.0.1:9090)"
+                );
+            }
+        }
         if self.profile == Profile::Production {
             if self.database_url.is_empty() {
                 bail!("the production profile needs a PostgreSQL URL: set PAYMENTS_DATABASE_URL or database_url");

@@ -3,7 +3,7 @@
 //! addresses in production (checked on the address a name resolves to),
 //! an extra CA bundle when configured.
 
-use crate::app::CallbackPost;
+use crate::app::{CallbackPost, PostFailure};
 use crate::config::Config;
 use anyhow::{Context, Result};
 use std::net::{IpAddr, SocketAddr};
@@ -59,7 +59,7 @@ impl CallbackPost for Courier {
         headers: &[(&str, String)],
         body: &str,
         timeout: Duration,
-    ) -> Result<u16, String> {
+    ) -> Result<u16, PostFailure> {
         let parsed = reqwest::Url::parse(url).map_err(|e| format!("bad callback URL: {e}"))?;
         // A literal address never reaches the resolver: check it here.
         if let Some(host) = parsed.host_str() {
@@ -78,14 +78,18 @@ impl CallbackPost for Courier {
         }
         match request.send().await {
             Ok(response) => Ok(response.status().as_u16()),
-            Err(e) if e.is_timeout() => Err(format!("timeout after {} s", timeout.as_secs())),
-            Err(e) => Err(describe(&e)),
+            Err(e) if e.is_timeout() => Err(PostFailure {
+                reason: format!("timeout after {} s", timeout.as_secs()),
+                timed_out: true,
+            }),
+            Err(e) => Err(describe(&e.without_url()).into()),
         }
     }
 }
 
-/// The error chain of a failed request, without anything secret in it (the
-/// URL is the merchant's own and carries no credentials).
+/// The error chain of a failed request. The URL is left out: the delivery
+/// record names it, and a receiver's URL may carry its own secret, which
+/// must not reach a log line through this text.
 fn describe(e: &reqwest::Error) -> String {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);

@@ -12,10 +12,12 @@ pub mod courier;
 
 use crate::app::merchants;
 use crate::app::App;
+use crate::app::PostFailure;
 use crate::domain::error::ApiError;
 use crate::domain::schedule::{judge, Outcome};
 use crate::domain::status::{CallbackStatus, DeliveryStatus};
 use crate::store::rows::{CallbackAttemptRow, CallbackDeliveryRow};
+use crate::telemetry::{metrics, redact};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
@@ -73,12 +75,14 @@ pub async fn attempt(app: &App, mut delivery: CallbackDeliveryRow) -> Result<Out
             .max(1),
     );
     let started_at = app.now_unix();
+    let started_ms = app.clock.now().timestamp_millis();
     let started = Instant::now();
     let answer = app
         .courier
         .post(&delivery.callback_url, &headers, &delivery.body, timeout)
         .await;
-    let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let took = started.elapsed();
+    let duration_ms = i64::try_from(took.as_millis()).unwrap_or(i64::MAX);
     let number = delivery.attempts + 1;
     let outcome = judge(answer.as_ref().ok().copied(), number, &schedule);
     let next_attempt_at =
@@ -93,6 +97,10 @@ pub async fn attempt(app: &App, mut delivery: CallbackDeliveryRow) -> Result<Out
     delivery.next_attempt_at = next_attempt_at;
     delivery.signature = Some(signature);
     delivery.updated_at = now;
+    let (status_code, error, timed_out) = match answer {
+        Ok(status) => (Some(i32::from(status)), None, false),
+        Err(PostFailure { reason, timed_out }) => (None, Some(reason), timed_out),
+    };
     let record = CallbackAttemptRow {
         id: uuid::Uuid::new_v4().to_string(),
         delivery_id: delivery.id.clone(),
@@ -100,22 +108,42 @@ pub async fn attempt(app: &App, mut delivery: CallbackDeliveryRow) -> Result<Out
         scheduled_at,
         started_at,
         duration_ms,
-        status_code: answer.as_ref().ok().map(|s| i32::from(*s)),
-        error: answer.err(),
+        status_code,
+        error,
         outcome: outcome.as_str().to_string(),
         next_attempt_at,
+    };
+    let told = Told {
+        order_no: delivery.order_no.clone(),
+        event: delivery.event.clone(),
+        receiver: redact::url_origin(&delivery.callback_url),
+        attempt: number,
+        outcome: if timed_out && outcome == Outcome::Retry {
+            "timeout"
+        } else {
+            outcome.as_str()
+        },
+        status_code,
+        error: record.error.clone(),
+        took,
+        first_attempt_delay_ms: (number == 1)
+            .then_some(delivery.queued_at_ms)
+            .flatten()
+            .map(|queued| started_ms - queued),
     };
     let order_status = match outcome {
         Outcome::Success => CallbackStatus::Success,
         Outcome::Rejected | Outcome::Failed => CallbackStatus::Failed,
         Outcome::Retry => CallbackStatus::Pending,
     };
-    app.db
+    let recorded = app
+        .db
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move {
                 // A sweep that reclaimed the record meanwhile owns it now;
                 // this attempt's result is dropped, the record redelivered.
-                if tx.finish_callback_attempt(&delivery, &record).await? {
+                let kept = tx.finish_callback_attempt(&delivery, &record).await?;
+                if kept {
                     tx.note_order_callback(
                         &delivery.order_kind,
                         &delivery.order_no,
@@ -124,11 +152,67 @@ pub async fn attempt(app: &App, mut delivery: CallbackDeliveryRow) -> Result<Out
                     )
                     .await?;
                 }
-                Ok(())
+                Ok(kept)
             })
         })
-        .await?;
+        .await;
+    told.tell(recorded.as_ref().ok().copied());
+    recorded?;
     Ok(outcome)
+}
+
+/// An attempt as operators see it: its counts, and one info line naming
+/// the order (the receiver by its origin only: a URL's path or query may
+/// hold the merchant's own secret).
+struct Told {
+    order_no: String,
+    event: String,
+    receiver: String,
+    attempt: i32,
+    outcome: &'static str,
+    status_code: Option<i32>,
+    error: Option<String>,
+    took: Duration,
+    first_attempt_delay_ms: Option<i64>,
+}
+
+impl Told {
+    /// `kept`: whether the outcome was recorded (`Some(false)`: a sweep had
+    /// reclaimed the record; `None`: the database refused the write).
+    fn tell(self, kept: Option<bool>) {
+        metrics::callback_attempt(self.outcome, self.took);
+        if let Some(delay) = self.first_attempt_delay_ms {
+            metrics::callback_first_attempt_delay(delay);
+        }
+        let took_ms = u64::try_from(self.took.as_millis()).unwrap_or(u64::MAX);
+        match kept {
+            Some(true) => tracing::info!(
+                order_no = %self.order_no,
+                event = %self.event,
+                receiver = %self.receiver,
+                attempt = self.attempt,
+                outcome = self.outcome,
+                status_code = self.status_code,
+                error = self.error.as_deref(),
+                took_ms,
+                "callback attempt"
+            ),
+            Some(false) => tracing::warn!(
+                order_no = %self.order_no,
+                event = %self.event,
+                attempt = self.attempt,
+                outcome = self.outcome,
+                "callback attempt finished after a sweep reclaimed it; it will be sent again"
+            ),
+            None => tracing::error!(
+                order_no = %self.order_no,
+                event = %self.event,
+                attempt = self.attempt,
+                outcome = self.outcome,
+                "callback attempt could not be recorded; the sweep will send it again"
+            ),
+        }
+    }
 }
 
 /// Returns deliveries stuck in SENDING to WAITING_RETRY, due now.
@@ -142,11 +226,63 @@ pub async fn sweep(app: &App) -> Result<usize, ApiError> {
     Ok(swept)
 }
 
+/// The claims of attempts under way, so that a worker stopped before they
+/// finished can give them back (WAITING_RETRY at their scheduled time)
+/// instead of leaving them SENDING until the stuck sweep.
+#[derive(Debug, Default)]
+pub struct Claims(std::sync::Mutex<std::collections::HashMap<String, String>>);
+
+impl Claims {
+    fn hold(&self, delivery: &CallbackDeliveryRow) {
+        if let (Ok(mut held), Some(token)) = (self.0.lock(), &delivery.claim_token) {
+            held.insert(delivery.id.clone(), token.clone());
+        }
+    }
+
+    fn drop_claim(&self, id: &str) {
+        if let Ok(mut held) = self.0.lock() {
+            held.remove(id);
+        }
+    }
+
+    /// Gives back every claim still held; returns how many were.
+    pub async fn release_all(&self, app: &App) -> usize {
+        let held: Vec<(String, String)> = match self.0.lock() {
+            Ok(mut held) => held.drain().collect(),
+            Err(_) => return 0,
+        };
+        let mut released = 0;
+        for (id, token) in held {
+            let outcome = app
+                .db
+                .run(|s| Box::pin(async move { s.release_callback(&id, &token).await }))
+                .await;
+            match outcome {
+                Ok(true) => released += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "releasing a claimed callback failed; the sweep will return it")
+                }
+            }
+        }
+        released
+    }
+}
+
+/// The longest the worker sleeps between passes (it looks at least this
+/// often for callbacks other instances queued).
+const LONGEST_PAUSE: Duration = Duration::from_secs(5);
+
 /// The delivery worker: attempts what is due, sweeps every minute, and
 /// sleeps until the next due time, a commit that queued a callback, or a
 /// clock change wakes it. Stops claiming when `stop` turns true and lets
-/// the attempts under way finish.
-pub async fn worker(app: Arc<App>, mut stop: tokio::sync::watch::Receiver<bool>) {
+/// the attempts under way finish; whoever stops it may abort it once its
+/// grace is over and give back what `claims` still holds.
+pub async fn worker(
+    app: Arc<App>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+    claims: Arc<Claims>,
+) {
     let concurrency = app.config.callback_concurrency.max(1);
     let permits = Arc::new(Semaphore::new(concurrency));
     let mut attempts: JoinSet<()> = JoinSet::new();
@@ -155,10 +291,18 @@ pub async fn worker(app: Arc<App>, mut stop: tokio::sync::watch::Receiver<bool>)
         if *stop.borrow() {
             break;
         }
+        app.beats.delivery.beat(LONGEST_PAUSE);
         let now = app.now_unix();
         if now >= next_sweep {
-            if let Err(e) = sweep(&app).await {
-                tracing::error!(error = %e, "sweeping stuck callbacks failed");
+            let swept = sweep(&app).await;
+            metrics::worker_run("sweep", swept.is_ok());
+            match swept {
+                Ok(0) => {}
+                Ok(n) => tracing::warn!(
+                    swept = n,
+                    "stuck callback deliveries returned to WAITING_RETRY"
+                ),
+                Err(e) => tracing::error!(error = %e, "sweeping stuck callbacks failed"),
             }
             next_sweep = now + app.config.callback_schedule.sweep_every_seconds;
         }
@@ -172,18 +316,23 @@ pub async fn worker(app: Arc<App>, mut stop: tokio::sync::watch::Receiver<bool>)
                 .db
                 .run(move |s| Box::pin(async move { s.claim_due_callbacks(now, limit).await }))
                 .await;
+            metrics::worker_run("delivery", claimed.is_ok());
             match claimed {
                 Ok(claimed) => {
                     claimed_any = !claimed.is_empty();
                     for delivery in claimed {
+                        claims.hold(&delivery);
                         let Ok(permit) = permits.clone().acquire_owned().await else {
                             break;
                         };
                         let app = app.clone();
+                        let claims = claims.clone();
                         attempts.spawn(async move {
+                            let id = delivery.id.clone();
                             if let Err(e) = attempt(&app, delivery).await {
                                 tracing::error!(error = %e, "a callback attempt could not be recorded");
                             }
+                            claims.drop_claim(&id);
                             drop(permit);
                             app.wake.notify_one();
                         });
@@ -203,9 +352,9 @@ pub async fn worker(app: Arc<App>, mut stop: tokio::sync::watch::Receiver<bool>)
         // Other instances queue callbacks this one hears nothing of: look
         // at least every few seconds.
         let seconds_until =
-            |t: i64| Duration::from_secs(u64::try_from(t - now).unwrap_or(0).min(5));
+            |t: i64| Duration::from_secs(u64::try_from(t - now).unwrap_or(0)).min(LONGEST_PAUSE);
         let wait = if permits.available_permits() == 0 {
-            Duration::from_secs(5)
+            LONGEST_PAUSE
         } else {
             match next_due {
                 // Due and claimed: go on at once. Due but not claimed (another

@@ -24,12 +24,18 @@ impl FromStr for Profile {
     }
 }
 
-impl std::fmt::Display for Profile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
             Profile::Sandbox => "sandbox",
             Profile::Production => "production",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

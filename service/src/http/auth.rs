@@ -63,6 +63,8 @@ pub async fn authenticate(
     }
 
     let merchant = Merchant::from_row(merchant).with_own_rates(fees);
+    // The request's span names its merchant from here on.
+    tracing::Span::current().record("merchant_id", merchant.id.as_str());
     if merchant.status == MerchantStatus::Disabled {
         return Err(ApiError::MerchantDisabled);
     }

@@ -16,10 +16,42 @@ use std::sync::Arc;
 /// for all versions, so routing is exactly as if unversioned.
 const VERSION: dropshot::semver::Version = dropshot::semver::Version::new(0, 1, 0);
 
-type Lookup = dyn Fn(&http::Method, &str) -> Option<HttpError> + Send + Sync;
+type Lookup = dyn Fn(&http::Method, &str) -> Result<String, HttpError> + Send + Sync;
+
+/// The served routes, looked up apart from dropshot's own router: the gate
+/// asks whether a request would be routed, the log bridge which operation
+/// it was.
+pub struct Routes {
+    lookup: Box<Lookup>,
+}
+
+impl Routes {
+    /// The routes of `api`, a second copy of the served description
+    /// (dropshot keeps the first).
+    pub fn new(api: ApiDescription<Arc<App>>) -> Arc<Routes> {
+        let router = api.into_router();
+        let lookup = move |method: &http::Method, path: &str| {
+            router
+                .lookup_route(method, path.into(), None)
+                .map(|found| found.endpoint.operation_id)
+        };
+        Arc::new(Routes {
+            lookup: Box::new(lookup),
+        })
+    }
+
+    /// The operation id of the endpoint serving `method` on `path`.
+    pub fn operation(&self, method: &http::Method, path: &str) -> Option<String> {
+        (self.lookup)(method, path).ok()
+    }
+
+    fn refusal(&self, method: &http::Method, path: &str) -> Option<HttpError> {
+        (self.lookup)(method, path).err()
+    }
+}
 
 pub struct Gate {
-    lookup: Box<Lookup>,
+    routes: Arc<Routes>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -29,16 +61,8 @@ impl std::fmt::Debug for Gate {
 }
 
 impl Gate {
-    /// A gate over `api`, a second copy of the served description (dropshot
-    /// keeps the first).
-    pub fn policy(api: ApiDescription<Arc<App>>) -> VersionPolicy {
-        let router = api.into_router();
-        let lookup = move |method: &http::Method, path: &str| {
-            router.lookup_route(method, path.into(), None).err()
-        };
-        VersionPolicy::Dynamic(Box::new(Gate {
-            lookup: Box::new(lookup),
-        }))
+    pub fn policy(routes: Arc<Routes>) -> VersionPolicy {
+        VersionPolicy::Dynamic(Box::new(Gate { routes }))
     }
 }
 
@@ -48,7 +72,7 @@ impl DynamicVersionPolicy for Gate {
         request: &http::Request<Body>,
         _log: &slog::Logger,
     ) -> Result<dropshot::semver::Version, HttpError> {
-        match (self.lookup)(request.method(), request.uri().path()) {
+        match self.routes.refusal(request.method(), request.uri().path()) {
             None => Ok(VERSION),
             Some(refused) => Err(in_envelope(refused, request.method())),
         }

@@ -11,6 +11,7 @@ use crate::domain::error::ApiError;
 use crate::domain::status::SessionStatus;
 use crate::domain::validate;
 use crate::http::auth::authenticate;
+use crate::http::observe::in_span;
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::merchant::types;
 use merchant_api::merchant::{
@@ -43,48 +44,51 @@ impl MerchantApi for MerchantApiImpl {
         headers: SignatureHeaders,
         body: SignedJson<types::CreateDepositRequest>,
     ) -> Result<HttpResponseOk<types::CreateDepositResponse>, HttpError> {
-        let app = rqctx.context();
-        let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
-        // Every field named, no `..`: a field added to the contract stops
-        // the build here until it is read, instead of being dropped.
-        let types::CreateDepositRequest {
-            merchant_order_no,
-            amount,
-            currency_code,
-            callback_url,
-            extra_data,
-            user_id,
-            account_holder,
-            mobile,
-            email,
-            bank_code,
-            account_no,
-        } = req;
-        let currency = app.config.currency(&currency_code)?;
-        let amount = crate::domain::money::validate_amount(
-            "amount",
-            amount.value(),
-            &currency_code,
-            &currency,
-        )?;
-        let new = NewDeposit {
-            merchant_order_no: merchant_order_no.to_string(),
-            amount,
-            currency: currency_code,
-            callback_url: validate::callback_url(app.config.profile, callback_url)?,
-            extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
-            user_id: validate::optional_text("user_id", user_id, 128)?,
-            payer: Payer {
-                account_holder: validate::optional_text("account_holder", account_holder, 128)?,
-                mobile: validate::optional_text("mobile", mobile, 32)?,
-                email: validate::optional_text("email", email, 254)?,
-                bank_code: validate::optional_text("bank_code", bank_code, 32)?,
-                account_no: validate::optional_text("account_no", account_no, 64)?,
-            },
-            fingerprint: fingerprint(&fields),
-        };
-        let order = deposits::create(app, &merchant, new).await?;
-        Ok(HttpResponseOk(create_response(app, &order)))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
+            // Every field named, no `..`: a field added to the contract stops
+            // the build here until it is read, instead of being dropped.
+            let types::CreateDepositRequest {
+                merchant_order_no,
+                amount,
+                currency_code,
+                callback_url,
+                extra_data,
+                user_id,
+                account_holder,
+                mobile,
+                email,
+                bank_code,
+                account_no,
+            } = req;
+            let currency = app.config.currency(&currency_code)?;
+            let amount = crate::domain::money::validate_amount(
+                "amount",
+                amount.value(),
+                &currency_code,
+                &currency,
+            )?;
+            let new = NewDeposit {
+                merchant_order_no: merchant_order_no.to_string(),
+                amount,
+                currency: currency_code,
+                callback_url: validate::callback_url(app.config.profile, callback_url)?,
+                extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
+                user_id: validate::optional_text("user_id", user_id, 128)?,
+                payer: Payer {
+                    account_holder: validate::optional_text("account_holder", account_holder, 128)?,
+                    mobile: validate::optional_text("mobile", mobile, 32)?,
+                    email: validate::optional_text("email", email, 254)?,
+                    bank_code: validate::optional_text("bank_code", bank_code, 32)?,
+                    account_no: validate::optional_text("account_no", account_no, 64)?,
+                },
+                fingerprint: fingerprint(&fields),
+            };
+            let order = deposits::create(app, &merchant, new).await?;
+            Ok(HttpResponseOk(create_response(app, &order)))
+        })
+        .await
     }
 
     async fn create_cashier_deposit(
@@ -92,48 +96,51 @@ impl MerchantApi for MerchantApiImpl {
         headers: SignatureHeaders,
         body: SignedJson<types::CreateCashierDepositRequest>,
     ) -> Result<HttpResponseOk<types::CashierSession>, HttpError> {
-        let app = rqctx.context();
-        let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
-        let types::CreateCashierDepositRequest {
-            // One value only (`cashier`); the schema has checked it.
-            order_type: _,
-            merchant_order_no,
-            amount,
-            currency_code,
-            callback_url,
-            extra_data,
-            user_id,
-            payer_bank_cards,
-        } = req;
-        let currency = app.config.currency(&currency_code)?;
-        let amount = match amount {
-            Some(a) => Some(crate::domain::money::validate_amount(
-                "amount",
-                a.value(),
-                &currency_code,
-                &currency,
-            )?),
-            None => None,
-        };
-        let new = cashier::NewSession {
-            merchant_order_no: merchant_order_no.to_string(),
-            amount,
-            currency: currency_code,
-            callback_url: validate::callback_url(app.config.profile, callback_url)?,
-            extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
-            user_id: validate::optional_text("user_id", user_id, 128)?,
-            cards: cashier::saved_cards(payer_bank_cards)?,
-            fingerprint: fingerprint(&fields),
-        };
-        let session = cashier::create(app, &merchant, new).await?;
-        Ok(HttpResponseOk(types::CashierSession {
-            cashier_url: session.url(app),
-            cashier_token: session.token.clone(),
-            session_id: session.id.clone(),
-            expire_at: crate::clock::from_unix(session.expire_at),
-            status: cashier_status(session.status(app.now_unix())),
-            order_no: session.order.as_ref().map(|o| o.order_no.clone()),
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
+            let types::CreateCashierDepositRequest {
+                // One value only (`cashier`); the schema has checked it.
+                order_type: _,
+                merchant_order_no,
+                amount,
+                currency_code,
+                callback_url,
+                extra_data,
+                user_id,
+                payer_bank_cards,
+            } = req;
+            let currency = app.config.currency(&currency_code)?;
+            let amount = match amount {
+                Some(a) => Some(crate::domain::money::validate_amount(
+                    "amount",
+                    a.value(),
+                    &currency_code,
+                    &currency,
+                )?),
+                None => None,
+            };
+            let new = cashier::NewSession {
+                merchant_order_no: merchant_order_no.to_string(),
+                amount,
+                currency: currency_code,
+                callback_url: validate::callback_url(app.config.profile, callback_url)?,
+                extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
+                user_id: validate::optional_text("user_id", user_id, 128)?,
+                cards: cashier::saved_cards(payer_bank_cards)?,
+                fingerprint: fingerprint(&fields),
+            };
+            let session = cashier::create(app, &merchant, new).await?;
+            Ok(HttpResponseOk(types::CashierSession {
+                cashier_url: session.url(app),
+                cashier_token: session.token.clone(),
+                session_id: session.id.clone(),
+                expire_at: crate::clock::from_unix(session.expire_at),
+                status: cashier_status(session.status(app.now_unix())),
+                order_no: session.order.as_ref().map(|o| o.order_no.clone()),
+            }))
+        })
+        .await
     }
 
     async fn create_withdrawal(
@@ -141,47 +148,57 @@ impl MerchantApi for MerchantApiImpl {
         headers: SignatureHeaders,
         body: SignedJson<types::CreateWithdrawalRequest>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        let app = rqctx.context();
-        let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
-        let types::CreateWithdrawalRequest {
-            merchant_order_no,
-            amount,
-            currency_code,
-            beneficiary_name,
-            beneficiary_account,
-            beneficiary_bank_code,
-            beneficiary_bank_branch,
-            callback_url,
-            extra_data,
-        } = req;
-        let currency = app.config.currency(&currency_code)?;
-        let amount = crate::domain::money::validate_amount(
-            "amount",
-            amount.value(),
-            &currency_code,
-            &currency,
-        )?;
-        let new = NewWithdrawal {
-            merchant_order_no: merchant_order_no.to_string(),
-            amount,
-            currency: currency_code,
-            beneficiary_name: validate::required_text("beneficiary_name", beneficiary_name, 128)?,
-            beneficiary_account: validate::account_number(
-                "beneficiary_account",
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let (merchant, fields, req) = signed_body(app, &headers, &body).await?;
+            let types::CreateWithdrawalRequest {
+                merchant_order_no,
+                amount,
+                currency_code,
+                beneficiary_name,
                 beneficiary_account,
-            )?,
-            beneficiary_bank_code: validate::code("beneficiary_bank_code", beneficiary_bank_code)?,
-            beneficiary_bank_branch: validate::optional_text(
-                "beneficiary_bank_branch",
+                beneficiary_bank_code,
                 beneficiary_bank_branch,
-                128,
-            )?,
-            callback_url: validate::callback_url(app.config.profile, callback_url)?,
-            extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
-            fingerprint: fingerprint(&fields),
-        };
-        let order = withdrawals::create(app, &merchant, new).await?;
-        Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
+                callback_url,
+                extra_data,
+            } = req;
+            let currency = app.config.currency(&currency_code)?;
+            let amount = crate::domain::money::validate_amount(
+                "amount",
+                amount.value(),
+                &currency_code,
+                &currency,
+            )?;
+            let new = NewWithdrawal {
+                merchant_order_no: merchant_order_no.to_string(),
+                amount,
+                currency: currency_code,
+                beneficiary_name: validate::required_text(
+                    "beneficiary_name",
+                    beneficiary_name,
+                    128,
+                )?,
+                beneficiary_account: validate::account_number(
+                    "beneficiary_account",
+                    beneficiary_account,
+                )?,
+                beneficiary_bank_code: validate::code(
+                    "beneficiary_bank_code",
+                    beneficiary_bank_code,
+                )?,
+                beneficiary_bank_branch: validate::optional_text(
+                    "beneficiary_bank_branch",
+                    beneficiary_bank_branch,
+                    128,
+                )?,
+                callback_url: validate::callback_url(app.config.profile, callback_url)?,
+                extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
+                fingerprint: fingerprint(&fields),
+            };
+            let order = withdrawals::create(app, &merchant, new).await?;
+            Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
+        })
+        .await
     }
 
     async fn get_deposit(
@@ -189,12 +206,15 @@ impl MerchantApi for MerchantApiImpl {
         headers: SignatureHeaders,
         path: Path<GetDepositPath>,
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-        let app = rqctx.context();
-        let path = path.into_inner();
-        let (merchant, _) =
-            authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
-        let order = deposits::find_by_order_no(app, &merchant.id, &path.order_no).await?;
-        Ok(HttpResponseOk(deposit_order(app, &merchant, &order)))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let path = path.into_inner();
+            let (merchant, _) =
+                authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
+            let order = deposits::find_by_order_no(app, &merchant.id, &path.order_no).await?;
+            Ok(HttpResponseOk(deposit_order(app, &merchant, &order)))
+        })
+        .await
     }
 
     async fn find_deposit(
@@ -202,13 +222,17 @@ impl MerchantApi for MerchantApiImpl {
         headers: SignatureHeaders,
         query: Query<FindDepositQuery>,
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-        let app = rqctx.context();
-        let query = query.into_inner();
-        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
-        let order =
-            deposits::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no)
-                .await?;
-        Ok(HttpResponseOk(deposit_order(app, &merchant, &order)))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let query = query.into_inner();
+            let (merchant, _) =
+                authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
+            let order =
+                deposits::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no)
+                    .await?;
+            Ok(HttpResponseOk(deposit_order(app, &merchant, &order)))
+        })
+        .await
     }
 
     async fn get_withdrawal(
@@ -216,12 +240,15 @@ impl MerchantApi for MerchantApiImpl {
         headers: SignatureHeaders,
         path: Path<GetWithdrawalPath>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        let app = rqctx.context();
-        let path = path.into_inner();
-        let (merchant, _) =
-            authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
-        let order = withdrawals::find_by_order_no(app, &merchant.id, &path.order_no).await?;
-        Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let path = path.into_inner();
+            let (merchant, _) =
+                authenticate(app, &headers, Ok(headers.get_fields(Some(&path)))).await?;
+            let order = withdrawals::find_by_order_no(app, &merchant.id, &path.order_no).await?;
+            Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
+        })
+        .await
     }
 
     async fn find_withdrawal(
@@ -229,26 +256,34 @@ impl MerchantApi for MerchantApiImpl {
         headers: SignatureHeaders,
         query: Query<FindWithdrawalQuery>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        let app = rqctx.context();
-        let query = query.into_inner();
-        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
-        let order =
-            withdrawals::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no)
-                .await?;
-        Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let query = query.into_inner();
+            let (merchant, _) =
+                authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
+            let order =
+                withdrawals::find_by_merchant_order_no(app, &merchant.id, &query.merchant_order_no)
+                    .await?;
+            Ok(HttpResponseOk(withdrawal_order(&merchant, &order)))
+        })
+        .await
     }
 
     async fn get_balances(
         rqctx: RequestContext<Arc<App>>,
         headers: SignatureHeaders,
     ) -> Result<HttpResponseOk<types::BalanceList>, HttpError> {
-        let app = rqctx.context();
-        let (merchant, _) = authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
-        let items = balances::list(app, &merchant.id).await?;
-        Ok(HttpResponseOk(types::BalanceList {
-            items: items.iter().map(balance_item).collect(),
-            merchant_id: merchant.id,
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let (merchant, _) =
+                authenticate(app, &headers, Ok(headers.get_fields::<()>(None))).await?;
+            let items = balances::list(app, &merchant.id).await?;
+            Ok(HttpResponseOk(types::BalanceList {
+                items: items.iter().map(balance_item).collect(),
+                merchant_id: merchant.id,
+            }))
+        })
+        .await
     }
 }
 

@@ -5,7 +5,9 @@
 pub mod auth;
 pub mod error;
 pub mod gate;
+pub mod health;
 pub mod merchant;
+pub mod observe;
 pub mod operator;
 pub mod operator_auth;
 pub mod pages;

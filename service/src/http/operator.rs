@@ -12,6 +12,7 @@ use crate::domain::fees::Direction;
 use crate::domain::status::{
     BankTransactionStatus, DeliveryStatus, DepositStatus, WithdrawalStatus,
 };
+use crate::http::observe::in_span;
 use crate::http::operator_auth::{authenticate, Operator};
 use crate::store::paging::{Cursor, ListFilter};
 use crate::store::rows::{BankTransactionRow, CallbackAttemptRow, CallbackDeliveryRow};
@@ -33,6 +34,17 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 pub enum OperatorApiImpl {}
+
+/// An operator's action on an order, at info: the request's span names the
+/// operator, and `order_no` lets one search find the order's whole story.
+fn acted_on_order(action: &'static str, order_no: &str) {
+    tracing::info!(action, order_no, "operator action");
+}
+
+/// An operator's change to a merchant's settings or keys (never the key).
+fn acted_on_merchant(action: &'static str, merchant_id: &str) {
+    tracing::info!(action, merchant_id, "operator action");
+}
 
 fn parse<T: DeserializeOwned>(body: &SignedJson<T>) -> Result<T, ApiError> {
     body.parse().map_err(body_error)
@@ -235,16 +247,20 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         body: SignedJson<types::CreateMerchantRequest>,
     ) -> Result<HttpResponseOk<types::CreatedMerchant>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let req = parse(&body)?;
-        let created = merchants::create(app, &req.code, &req.name).await?;
-        Ok(HttpResponseOk(types::CreatedMerchant {
-            merchant_id: created.merchant.id,
-            merchant_code: created.merchant.code,
-            name: created.merchant.name,
-            api_key: created.api_key,
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let req = parse(&body)?;
+            let created = merchants::create(app, &req.code, &req.name).await?;
+            acted_on_merchant("create_merchant", &created.merchant.id);
+            Ok(HttpResponseOk(types::CreatedMerchant {
+                merchant_id: created.merchant.id,
+                merchant_code: created.merchant.code,
+                name: created.merchant.name,
+                api_key: created.api_key,
+            }))
+        })
+        .await
     }
 
     async fn set_merchant_fee(
@@ -253,32 +269,36 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetMerchantFeePath>,
         body: SignedJson<types::FeeRuleRequest>,
     ) -> Result<HttpResponseOk<types::FeeRule>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let merchant_id = path.into_inner().merchant_id;
-        let req = parse(&body)?;
-        let direction = match req.direction {
-            types::FeeDirection::Deposit => Direction::Deposit,
-            types::FeeDirection::Withdrawal => Direction::Withdrawal,
-        };
-        let rate = merchants::set_fee(
-            app,
-            &merchant_id,
-            &req.currency_code,
-            direction,
-            req.percent.value(),
-            req.fixed.value(),
-            req.minimum.value(),
-        )
-        .await?;
-        Ok(HttpResponseOk(types::FeeRule {
-            merchant_id,
-            currency_code: req.currency_code,
-            direction: req.direction,
-            percent: DecimalString(rate.percent),
-            fixed: DecimalString(rate.fixed),
-            minimum: DecimalString(rate.minimum),
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let merchant_id = path.into_inner().merchant_id;
+            let req = parse(&body)?;
+            let direction = match req.direction {
+                types::FeeDirection::Deposit => Direction::Deposit,
+                types::FeeDirection::Withdrawal => Direction::Withdrawal,
+            };
+            let rate = merchants::set_fee(
+                app,
+                &merchant_id,
+                &req.currency_code,
+                direction,
+                req.percent.value(),
+                req.fixed.value(),
+                req.minimum.value(),
+            )
+            .await?;
+            acted_on_merchant("set_merchant_fee", &merchant_id);
+            Ok(HttpResponseOk(types::FeeRule {
+                merchant_id,
+                currency_code: req.currency_code,
+                direction: req.direction,
+                percent: DecimalString(rate.percent),
+                fixed: DecimalString(rate.fixed),
+                minimum: DecimalString(rate.minimum),
+            }))
+        })
+        .await
     }
 
     async fn set_auto_approval(
@@ -287,29 +307,33 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetAutoApprovalPath>,
         body: SignedJson<types::AutoApprovalRequest>,
     ) -> Result<HttpResponseOk<types::AutoApproval>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let merchant_id = path.into_inner().merchant_id;
-        let req = parse(&body)?;
-        let setting = match req.mode {
-            types::AutoApprovalMode::Off => AutoApproval::Off,
-            types::AutoApprovalMode::Always => AutoApproval::Always,
-            types::AutoApprovalMode::UpTo => merchants::auto_approval_up_to(
-                app,
-                req.limits.iter().map(|(c, max)| (c.clone(), max.value())),
-            )?,
-        };
-        let merchant = merchants::set_auto_approval(app, &merchant_id, setting).await?;
-        Ok(HttpResponseOk(types::AutoApproval {
-            merchant_id,
-            mode: req.mode,
-            limits: merchant
-                .auto_approval
-                .limits()
-                .into_iter()
-                .map(|(c, units)| (c, DecimalString(money::from_units(units))))
-                .collect(),
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let merchant_id = path.into_inner().merchant_id;
+            let req = parse(&body)?;
+            let setting = match req.mode {
+                types::AutoApprovalMode::Off => AutoApproval::Off,
+                types::AutoApprovalMode::Always => AutoApproval::Always,
+                types::AutoApprovalMode::UpTo => merchants::auto_approval_up_to(
+                    app,
+                    req.limits.iter().map(|(c, max)| (c.clone(), max.value())),
+                )?,
+            };
+            let merchant = merchants::set_auto_approval(app, &merchant_id, setting).await?;
+            acted_on_merchant("set_auto_approval", &merchant_id);
+            Ok(HttpResponseOk(types::AutoApproval {
+                merchant_id,
+                mode: req.mode,
+                limits: merchant
+                    .auto_approval
+                    .limits()
+                    .into_iter()
+                    .map(|(c, units)| (c, DecimalString(money::from_units(units))))
+                    .collect(),
+            }))
+        })
+        .await
     }
 
     async fn set_rate_limit(
@@ -318,16 +342,21 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetRateLimitPath>,
         body: SignedJson<types::RateLimitRequest>,
     ) -> Result<HttpResponseOk<types::RateLimit>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let merchant_id = path.into_inner().merchant_id;
-        let req = parse(&body)?;
-        merchants::set_rate_limit(app, &merchant_id, req.requests_per_minute, req.burst).await?;
-        Ok(HttpResponseOk(types::RateLimit {
-            merchant_id,
-            requests_per_minute: req.requests_per_minute,
-            burst: req.burst,
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let merchant_id = path.into_inner().merchant_id;
+            let req = parse(&body)?;
+            merchants::set_rate_limit(app, &merchant_id, req.requests_per_minute, req.burst)
+                .await?;
+            acted_on_merchant("set_rate_limit", &merchant_id);
+            Ok(HttpResponseOk(types::RateLimit {
+                merchant_id,
+                requests_per_minute: req.requests_per_minute,
+                burst: req.burst,
+            }))
+        })
+        .await
     }
 
     async fn approve_withdrawal(
@@ -336,11 +365,16 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<ApproveWithdrawalPath>,
         body: SignedJson<types::ReviewRequest>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        let app = rqctx.context();
-        let Operator { name } = authenticate(app, &headers)?;
-        let order =
-            withdrawals::approve(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
-        Ok(HttpResponseOk(reviewed(app, order).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let Operator { name } = authenticate(app, &headers)?;
+            let order =
+                withdrawals::approve(app, &path.into_inner().order_no, &name, remarks(&body)?)
+                    .await?;
+            acted_on_order("approve_withdrawal", &order.row.order_no);
+            Ok(HttpResponseOk(reviewed(app, order).await?))
+        })
+        .await
     }
 
     async fn reject_withdrawal(
@@ -349,11 +383,16 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<RejectWithdrawalPath>,
         body: SignedJson<types::ReviewRequest>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        let app = rqctx.context();
-        let Operator { name } = authenticate(app, &headers)?;
-        let order =
-            withdrawals::reject(app, &path.into_inner().order_no, &name, remarks(&body)?).await?;
-        Ok(HttpResponseOk(reviewed(app, order).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            let Operator { name } = authenticate(app, &headers)?;
+            let order =
+                withdrawals::reject(app, &path.into_inner().order_no, &name, remarks(&body)?)
+                    .await?;
+            acted_on_order("reject_withdrawal", &order.row.order_no);
+            Ok(HttpResponseOk(reviewed(app, order).await?))
+        })
+        .await
     }
 
     async fn cancel_deposit(
@@ -362,68 +401,78 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<CancelDepositPath>,
         body: SignedJson<types::ReviewRequest>,
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        remarks(&body)?;
-        let order = crate::app::deposits::cancel(app, &path.into_inner().order_no).await?;
-        let merchant = merchants::find(app, &order.merchant_id).await?;
-        Ok(HttpResponseOk(reshape(&deposit_order(
-            app, &merchant, &order,
-        ))?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            remarks(&body)?;
+            let order = crate::app::deposits::cancel(app, &path.into_inner().order_no).await?;
+            acted_on_order("cancel_deposit", &order.order_no);
+            let merchant = merchants::find(app, &order.merchant_id).await?;
+            Ok(HttpResponseOk(reshape(&deposit_order(
+                app, &merchant, &order,
+            ))?))
+        })
+        .await
     }
 
     async fn check_ledger(
         rqctx: RequestContext<Arc<App>>,
         headers: BearerToken,
     ) -> Result<HttpResponseOk<types::LedgerReport>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let report = ledger::check(app).await?;
-        Ok(HttpResponseOk(types::LedgerReport {
-            ok: report.ok(),
-            entries_checked: report.entries_checked,
-            balances_checked: report.balances_checked,
-            differences: report
-                .differences
-                .into_iter()
-                .map(|d| types::LedgerDifference {
-                    kind: match d.kind {
-                        "unbalanced_entry" => types::LedgerDifferenceKind::UnbalancedEntry,
-                        "negative_balance" => types::LedgerDifferenceKind::NegativeBalance,
-                        _ => types::LedgerDifferenceKind::BalanceMismatch,
-                    },
-                    reference: d.reference,
-                    detail: d.detail,
-                })
-                .collect(),
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let report = ledger::check(app).await?;
+            Ok(HttpResponseOk(types::LedgerReport {
+                ok: report.ok(),
+                entries_checked: report.entries_checked,
+                balances_checked: report.balances_checked,
+                differences: report
+                    .differences
+                    .into_iter()
+                    .map(|d| types::LedgerDifference {
+                        kind: match d.kind {
+                            "unbalanced_entry" => types::LedgerDifferenceKind::UnbalancedEntry,
+                            "negative_balance" => types::LedgerDifferenceKind::NegativeBalance,
+                            _ => types::LedgerDifferenceKind::BalanceMismatch,
+                        },
+                        reference: d.reference,
+                        detail: d.detail,
+                    })
+                    .collect(),
+            }))
+        })
+        .await
     }
     async fn list_deposits(
         rqctx: RequestContext<Arc<App>>,
         headers: BearerToken,
         query: Query<ListDepositsQuery>,
     ) -> Result<HttpResponseOk<types::DepositPage>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let q = query.into_inner();
-        let mut filter = list_filter(q.limit, q.cursor)?;
-        filter.merchant_id = q.merchant_id;
-        filter.status = status_filter(q.status, DepositStatus::ALL)?;
-        let f = filter.clone();
-        let rows = app
-            .db
-            .run(|s| Box::pin(async move { s.list_deposits(&f).await }))
-            .await
-            .map_err(ApiError::from)?;
-        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
-        let mut merchants = MerchantCache(HashMap::new());
-        let mut items = Vec::with_capacity(rows.len());
-        for row in rows {
-            let order = Deposit::from_row(row)?;
-            let merchant = merchants.get(app, &order.merchant_id).await?;
-            items.push(reshape(&deposit_order(app, merchant, &order))?);
-        }
-        Ok(HttpResponseOk(types::DepositPage { items, next_cursor }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let q = query.into_inner();
+            let mut filter = list_filter(q.limit, q.cursor)?;
+            filter.merchant_id = q.merchant_id;
+            filter.status = status_filter(q.status, DepositStatus::ALL)?;
+            let f = filter.clone();
+            let rows = app
+                .db
+                .run(|s| Box::pin(async move { s.list_deposits(&f).await }))
+                .await
+                .map_err(ApiError::from)?;
+            let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
+            let mut merchants = MerchantCache(HashMap::new());
+            let mut items = Vec::with_capacity(rows.len());
+            for row in rows {
+                let order = Deposit::from_row(row)?;
+                let merchant = merchants.get(app, &order.merchant_id).await?;
+                items.push(reshape(&deposit_order(app, merchant, &order))?);
+            }
+            Ok(HttpResponseOk(types::DepositPage { items, next_cursor }))
+        })
+        .await
     }
 
     async fn read_deposit(
@@ -431,10 +480,13 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<ReadDepositPath>,
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let order = deposits::find_any(app, &path.into_inner().order_no).await?;
-        Ok(HttpResponseOk(deposit_view(app, &order).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let order = deposits::find_any(app, &path.into_inner().order_no).await?;
+            Ok(HttpResponseOk(deposit_view(app, &order).await?))
+        })
+        .await
     }
 
     async fn complete_deposit(
@@ -443,17 +495,21 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<CompleteDepositPath>,
         body: SignedJson<types::CompleteDepositRequest>,
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let req = parse(&body)?;
-        validate::optional_text("remarks", req.remarks, 512)?;
-        let order = deposits::complete(
-            app,
-            &path.into_inner().order_no,
-            req.actual_amount.map(|a| a.value()),
-        )
-        .await?;
-        Ok(HttpResponseOk(deposit_view(app, &order).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let req = parse(&body)?;
+            validate::optional_text("remarks", req.remarks, 512)?;
+            let order = deposits::complete(
+                app,
+                &path.into_inner().order_no,
+                req.actual_amount.map(|a| a.value()),
+            )
+            .await?;
+            acted_on_order("complete_deposit", &order.order_no);
+            Ok(HttpResponseOk(deposit_view(app, &order).await?))
+        })
+        .await
     }
 
     async fn list_withdrawals(
@@ -461,27 +517,30 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         query: Query<ListWithdrawalsQuery>,
     ) -> Result<HttpResponseOk<types::WithdrawalPage>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let q = query.into_inner();
-        let mut filter = list_filter(q.limit, q.cursor)?;
-        filter.merchant_id = q.merchant_id;
-        filter.status = status_filter(q.status, WithdrawalStatus::ALL)?;
-        let f = filter.clone();
-        let rows = app
-            .db
-            .run(|s| Box::pin(async move { s.list_withdrawals(&f).await }))
-            .await
-            .map_err(ApiError::from)?;
-        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
-        let mut merchants = MerchantCache(HashMap::new());
-        let mut items = Vec::with_capacity(rows.len());
-        for row in rows {
-            let order = Withdrawal::from_row(row)?;
-            let merchant = merchants.get(app, &order.row.merchant_id).await?;
-            items.push(reshape(&withdrawal_order(merchant, &order))?);
-        }
-        Ok(HttpResponseOk(types::WithdrawalPage { items, next_cursor }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let q = query.into_inner();
+            let mut filter = list_filter(q.limit, q.cursor)?;
+            filter.merchant_id = q.merchant_id;
+            filter.status = status_filter(q.status, WithdrawalStatus::ALL)?;
+            let f = filter.clone();
+            let rows = app
+                .db
+                .run(|s| Box::pin(async move { s.list_withdrawals(&f).await }))
+                .await
+                .map_err(ApiError::from)?;
+            let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
+            let mut merchants = MerchantCache(HashMap::new());
+            let mut items = Vec::with_capacity(rows.len());
+            for row in rows {
+                let order = Withdrawal::from_row(row)?;
+                let merchant = merchants.get(app, &order.row.merchant_id).await?;
+                items.push(reshape(&withdrawal_order(merchant, &order))?);
+            }
+            Ok(HttpResponseOk(types::WithdrawalPage { items, next_cursor }))
+        })
+        .await
     }
 
     async fn read_withdrawal(
@@ -489,10 +548,13 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<ReadWithdrawalPath>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let order = withdrawals::find_any(app, &path.into_inner().order_no).await?;
-        Ok(HttpResponseOk(reviewed(app, order).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let order = withdrawals::find_any(app, &path.into_inner().order_no).await?;
+            Ok(HttpResponseOk(reviewed(app, order).await?))
+        })
+        .await
     }
 
     async fn issue_api_key(
@@ -501,16 +563,22 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<IssueApiKeyPath>,
         body: SignedJson<types::IssueApiKeyRequest>,
     ) -> Result<HttpResponseOk<types::IssuedApiKey>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let merchant_id = path.into_inner().merchant_id;
-        let grace = parse(&body)?.grace_seconds;
-        let issued = merchants::issue_api_key(app, &merchant_id, grace).await?;
-        Ok(HttpResponseOk(types::IssuedApiKey {
-            merchant_id,
-            api_key: issued.api_key,
-            previous_keys_expire_at: issued.previous_keys_expire_at.map(crate::clock::from_unix),
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let merchant_id = path.into_inner().merchant_id;
+            let grace = parse(&body)?.grace_seconds;
+            let issued = merchants::issue_api_key(app, &merchant_id, grace).await?;
+            acted_on_merchant("issue_api_key", &merchant_id);
+            Ok(HttpResponseOk(types::IssuedApiKey {
+                merchant_id,
+                api_key: issued.api_key,
+                previous_keys_expire_at: issued
+                    .previous_keys_expire_at
+                    .map(crate::clock::from_unix),
+            }))
+        })
+        .await
     }
 
     async fn set_callback_timeout(
@@ -519,15 +587,19 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetCallbackTimeoutPath>,
         body: SignedJson<types::CallbackTimeoutRequest>,
     ) -> Result<HttpResponseOk<types::CallbackTimeout>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let merchant_id = path.into_inner().merchant_id;
-        let seconds = parse(&body)?.callback_timeout_seconds;
-        let merchant = merchants::set_callback_timeout(app, &merchant_id, seconds).await?;
-        Ok(HttpResponseOk(types::CallbackTimeout {
-            merchant_id,
-            callback_timeout_seconds: i64::from(merchant.callback_timeout_seconds),
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let merchant_id = path.into_inner().merchant_id;
+            let seconds = parse(&body)?.callback_timeout_seconds;
+            let merchant = merchants::set_callback_timeout(app, &merchant_id, seconds).await?;
+            acted_on_merchant("set_callback_timeout", &merchant_id);
+            Ok(HttpResponseOk(types::CallbackTimeout {
+                merchant_id,
+                callback_timeout_seconds: i64::from(merchant.callback_timeout_seconds),
+            }))
+        })
+        .await
     }
 
     async fn set_receiving_account(
@@ -536,22 +608,26 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetReceivingAccountPath>,
         body: SignedJson<types::ReceivingAccountRequest>,
     ) -> Result<HttpResponseOk<types::ReceivingAccountAssignment>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let merchant_id = path.into_inner().merchant_id;
-        let account_id = parse(&body)?.account_id;
-        merchants::set_receiving_account(app, &merchant_id, &account_id).await?;
-        let account = app
-            .config
-            .receiving_account(&account_id)
-            .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
-        Ok(HttpResponseOk(types::ReceivingAccountAssignment {
-            merchant_id,
-            currency_code: account.currency.clone(),
-            account_id: account.id.clone(),
-            floating_amount: account.floating_amount,
-            reports_match_first: account.reports_match_first,
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let merchant_id = path.into_inner().merchant_id;
+            let account_id = parse(&body)?.account_id;
+            merchants::set_receiving_account(app, &merchant_id, &account_id).await?;
+            acted_on_merchant("set_receiving_account", &merchant_id);
+            let account = app
+                .config
+                .receiving_account(&account_id)
+                .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
+            Ok(HttpResponseOk(types::ReceivingAccountAssignment {
+                merchant_id,
+                currency_code: account.currency.clone(),
+                account_id: account.id.clone(),
+                floating_amount: account.floating_amount,
+                reports_match_first: account.reports_match_first,
+            }))
+        })
+        .await
     }
 
     async fn ingest_bank_transaction(
@@ -559,24 +635,34 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         body: SignedJson<types::BankTransactionRequest>,
     ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let req = parse(&body)?;
-        let ingested = bank::ingest(
-            app,
-            bank::NewBankTransaction {
-                account_id: req.account_id,
-                bank_reference: req.bank_reference,
-                amount: req.amount.value(),
-                currency: req.currency_code,
-                remark: req.remark,
-                payer_name: req.payer_name,
-                payer_account_no: req.payer_account_no,
-                received_at: req.received_at.map(|t| t.timestamp()),
-            },
-        )
-        .await?;
-        Ok(HttpResponseOk(bank_view(app, ingested).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let req = parse(&body)?;
+            let ingested = bank::ingest(
+                app,
+                bank::NewBankTransaction {
+                    account_id: req.account_id,
+                    bank_reference: req.bank_reference,
+                    amount: req.amount.value(),
+                    currency: req.currency_code,
+                    remark: req.remark,
+                    payer_name: req.payer_name,
+                    payer_account_no: req.payer_account_no,
+                    received_at: req.received_at.map(|t| t.timestamp()),
+                },
+            )
+            .await?;
+            tracing::info!(
+                action = "report_bank_transaction",
+                bank_transaction_id = %ingested.row.id,
+                status = %ingested.row.status,
+                order_no = ingested.row.order_no.as_deref(),
+                "operator action"
+            );
+            Ok(HttpResponseOk(bank_view(app, ingested).await?))
+        })
+        .await
     }
 
     async fn list_bank_transactions(
@@ -584,27 +670,30 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         query: Query<ListBankTransactionsQuery>,
     ) -> Result<HttpResponseOk<types::BankTransactionPage>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let q = query.into_inner();
-        let mut filter = list_filter(q.limit, q.cursor)?;
-        filter.account_id = q.account_id;
-        filter.status = status_filter(q.status, BankTransactionStatus::ALL)?;
-        let f = filter.clone();
-        let rows = app
-            .db
-            .run(|s| Box::pin(async move { s.list_bank_transactions(&f).await }))
-            .await
-            .map_err(ApiError::from)?;
-        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
-        let mut items = Vec::with_capacity(rows.len());
-        for row in rows {
-            items.push(bank_view(app, Ingested { row, deposit: None }).await?);
-        }
-        Ok(HttpResponseOk(types::BankTransactionPage {
-            items,
-            next_cursor,
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let q = query.into_inner();
+            let mut filter = list_filter(q.limit, q.cursor)?;
+            filter.account_id = q.account_id;
+            filter.status = status_filter(q.status, BankTransactionStatus::ALL)?;
+            let f = filter.clone();
+            let rows = app
+                .db
+                .run(|s| Box::pin(async move { s.list_bank_transactions(&f).await }))
+                .await
+                .map_err(ApiError::from)?;
+            let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
+            let mut items = Vec::with_capacity(rows.len());
+            for row in rows {
+                items.push(bank_view(app, Ingested { row, deposit: None }).await?);
+            }
+            Ok(HttpResponseOk(types::BankTransactionPage {
+                items,
+                next_cursor,
+            }))
+        })
+        .await
     }
 
     async fn match_bank_transaction(
@@ -613,13 +702,17 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<MatchBankTransactionPath>,
         body: SignedJson<types::MatchBankTransactionRequest>,
     ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let req = parse(&body)?;
-        validate::optional_text("remarks", req.remarks, 512)?;
-        let ingested =
-            bank::match_by_hand(app, &path.into_inner().transaction_id, &req.order_no).await?;
-        Ok(HttpResponseOk(bank_view(app, ingested).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let req = parse(&body)?;
+            validate::optional_text("remarks", req.remarks, 512)?;
+            let ingested =
+                bank::match_by_hand(app, &path.into_inner().transaction_id, &req.order_no).await?;
+            acted_on_order("match_bank_transaction", &req.order_no);
+            Ok(HttpResponseOk(bank_view(app, ingested).await?))
+        })
+        .await
     }
 
     async fn list_callback_deliveries(
@@ -627,27 +720,30 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         query: Query<ListCallbackDeliveriesQuery>,
     ) -> Result<HttpResponseOk<types::CallbackDeliveryPage>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let q = query.into_inner();
-        let mut filter = list_filter(q.limit, q.cursor)?;
-        filter.order_no = q.order_no;
-        filter.status = status_filter(q.status, DeliveryStatus::ALL)?;
-        let f = filter.clone();
-        let rows = app
-            .db
-            .run(|s| Box::pin(async move { s.list_callback_deliveries(&f).await }))
-            .await
-            .map_err(ApiError::from)?;
-        let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
-        let items = rows
-            .into_iter()
-            .map(|r| delivery_view(r, Vec::new()))
-            .collect::<Result<_, ApiError>>()?;
-        Ok(HttpResponseOk(types::CallbackDeliveryPage {
-            items,
-            next_cursor,
-        }))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let q = query.into_inner();
+            let mut filter = list_filter(q.limit, q.cursor)?;
+            filter.order_no = q.order_no;
+            filter.status = status_filter(q.status, DeliveryStatus::ALL)?;
+            let f = filter.clone();
+            let rows = app
+                .db
+                .run(|s| Box::pin(async move { s.list_callback_deliveries(&f).await }))
+                .await
+                .map_err(ApiError::from)?;
+            let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
+            let items = rows
+                .into_iter()
+                .map(|r| delivery_view(r, Vec::new()))
+                .collect::<Result<_, ApiError>>()?;
+            Ok(HttpResponseOk(types::CallbackDeliveryPage {
+                items,
+                next_cursor,
+            }))
+        })
+        .await
     }
 
     async fn read_callback_delivery(
@@ -655,10 +751,13 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<ReadCallbackDeliveryPath>,
     ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let row = crate::app::callbacks::find(app, &path.into_inner().delivery_id).await?;
-        Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let row = crate::app::callbacks::find(app, &path.into_inner().delivery_id).await?;
+            Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+        })
+        .await
     }
 
     async fn retry_callback_delivery(
@@ -666,10 +765,14 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<RetryCallbackDeliveryPath>,
     ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let row = crate::app::callbacks::retry(app, &path.into_inner().delivery_id).await?;
-        Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let row = crate::app::callbacks::retry(app, &path.into_inner().delivery_id).await?;
+            acted_on_order("retry_callback", &row.order_no);
+            Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+        })
+        .await
     }
 
     async fn read_cashier_session(
@@ -677,42 +780,45 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<ReadCashierSessionPath>,
     ) -> Result<HttpResponseOk<types::CashierSessionRecord>, HttpError> {
-        let app = rqctx.context();
-        authenticate(app, &headers)?;
-        let session = crate::app::cashier::by_id(app, &path.into_inner().session_id).await?;
-        let merchant = merchants::find(app, &session.merchant_id).await?;
-        let status = session.status(app.now_unix()).as_str();
-        Ok(HttpResponseOk(types::CashierSessionRecord {
-            session_id: session.id.clone(),
-            merchant_id: session.merchant_id.clone(),
-            merchant_order_no: session.merchant_order_no.clone(),
-            status: reshape(&status)?,
-            currency: session.currency.clone(),
-            amount: session.amount.map(|a| DecimalString(a).to_string()),
-            denominations: match session.amount {
-                Some(_) => Vec::new(),
-                None => app
-                    .config
-                    .denominations_for(&merchant.code, &session.currency)
-                    .into_iter()
-                    .map(|a| DecimalString(a).to_string())
+        in_span(&rqctx, async {
+            let app = rqctx.context();
+            authenticate(app, &headers)?;
+            let session = crate::app::cashier::by_id(app, &path.into_inner().session_id).await?;
+            let merchant = merchants::find(app, &session.merchant_id).await?;
+            let status = session.status(app.now_unix()).as_str();
+            Ok(HttpResponseOk(types::CashierSessionRecord {
+                session_id: session.id.clone(),
+                merchant_id: session.merchant_id.clone(),
+                merchant_order_no: session.merchant_order_no.clone(),
+                status: reshape(&status)?,
+                currency: session.currency.clone(),
+                amount: session.amount.map(|a| DecimalString(a).to_string()),
+                denominations: match session.amount {
+                    Some(_) => Vec::new(),
+                    None => app
+                        .config
+                        .denominations_for(&merchant.code, &session.currency)
+                        .into_iter()
+                        .map(|a| DecimalString(a).to_string())
+                        .collect(),
+                },
+                payer_bank_cards: session
+                    .cards
+                    .iter()
+                    .map(|c| types::SavedCard {
+                        bank_code: c.bank_code.clone(),
+                        account_last4: c.account_last4.clone(),
+                    })
                     .collect(),
-            },
-            payer_bank_cards: session
-                .cards
-                .iter()
-                .map(|c| types::SavedCard {
-                    bank_code: c.bank_code.clone(),
-                    account_last4: c.account_last4.clone(),
-                })
-                .collect(),
-            order_no: session.order.as_ref().map(|o| o.order_no.clone()),
-            order_status: session
-                .order
-                .as_ref()
-                .map(|o| o.status.as_str().to_string()),
-            created_at: crate::clock::from_unix(session.created_at),
-            expire_at: crate::clock::from_unix(session.expire_at),
-        }))
+                order_no: session.order.as_ref().map(|o| o.order_no.clone()),
+                order_status: session
+                    .order
+                    .as_ref()
+                    .map(|o| o.status.as_str().to_string()),
+                created_at: crate::clock::from_unix(session.created_at),
+                expire_at: crate::clock::from_unix(session.expire_at),
+            }))
+        })
+        .await
     }
 }

@@ -21,7 +21,10 @@ pub fn authenticate(app: &App, token: &BearerToken) -> Result<Operator, ApiError
             found = Some(op.name.clone());
         }
     }
-    found
+    let operator = found
         .map(|name| Operator { name })
-        .ok_or(ApiError::UnknownOperatorToken)
+        .ok_or(ApiError::UnknownOperatorToken)?;
+    // The request's span names its operator from here on.
+    tracing::Span::current().record("operator", operator.name.as_str());
+    Ok(operator)
 }

@@ -15,6 +15,7 @@ mod status_sql;
 pub use error::{StoreError, StoreResult};
 pub use queries::Store;
 
+use crate::clock::Clock;
 use anyhow::{anyhow, Context, Result};
 use diesel::SqliteConnection;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
@@ -25,7 +26,7 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use futures::future::BoxFuture;
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -44,10 +45,13 @@ pub enum Backend {
 /// The database, and the delivery worker's bell: a unit of work (`run` or
 /// `transaction`) that made a callback due rings it once it has
 /// committed, so no caller wakes the worker by hand and none can forget.
+/// The orders it wrote are told (metrics, an info line each) only then,
+/// so a rolled-back change is never counted or logged as done.
 #[derive(Clone)]
 pub struct Db {
     pool: Pools,
     callbacks_due: Arc<Notify>,
+    clock: Arc<dyn Clock>,
 }
 
 #[derive(Clone)]
@@ -57,15 +61,85 @@ enum Pools {
 }
 
 tokio::task_local! {
-    /// Set inside a unit of work when it writes a callback that is due.
-    static CALLBACK_QUEUED: Cell<bool>;
+    /// What the unit of work under way has done, told after its commit.
+    static UNIT: RefCell<Unit>;
+}
+
+#[derive(Default)]
+struct Unit {
+    /// It wrote a callback that is due.
+    callback_queued: bool,
+    /// When it began, in milliseconds on the injected clock.
+    began_ms: i64,
+    /// The orders it wrote.
+    orders: Vec<OrderWritten>,
 }
 
 /// The store calls this when it writes a due callback record; the unit of
 /// work it runs in rings the bell after its commit. Outside a unit of work
 /// (no scope) it does nothing.
 pub(crate) fn callback_queued() {
-    let _ = CALLBACK_QUEUED.try_with(|q| q.set(true));
+    let _ = UNIT.try_with(|u| u.borrow_mut().callback_queued = true);
+}
+
+/// When the unit of work under way began, in milliseconds on the injected
+/// clock: the time a callback record notes as its queueing, so that the
+/// delay to its first attempt is measured finer than the seconds the rows
+/// keep. `None` outside a unit of work.
+pub fn unit_began_ms() -> Option<i64> {
+    UNIT.try_with(|u| u.borrow().began_ms).ok()
+}
+
+/// An order the store wrote: created, or moved to `status`.
+#[derive(Debug)]
+pub(crate) struct OrderWritten {
+    pub kind: &'static str,
+    pub order_no: String,
+    pub merchant_order_no: String,
+    pub merchant_id: String,
+    pub currency: String,
+    pub status: &'static str,
+    pub created: bool,
+}
+
+pub(crate) fn order_written(order: OrderWritten) {
+    let _ = UNIT.try_with(|u| u.borrow_mut().orders.push(order));
+}
+
+impl OrderWritten {
+    /// The order's line in the log and its counts, once committed. A new
+    /// order born past its first state (an auto-approved withdrawal) also
+    /// counts the move to it.
+    fn tell(self) {
+        use crate::telemetry::metrics;
+        let OrderWritten {
+            kind,
+            order_no,
+            merchant_order_no,
+            merchant_id,
+            currency,
+            status,
+            created,
+        } = self;
+        if created {
+            metrics::order_created(kind, &currency);
+            if status != "pending" {
+                metrics::order_state_changed(kind, &currency, status);
+            }
+            tracing::info!(
+                kind,
+                %order_no,
+                %merchant_order_no,
+                %merchant_id,
+                %currency,
+                status,
+                "order created"
+            );
+        } else {
+            metrics::order_state_changed(kind, &currency, status);
+            tracing::info!(kind, %order_no, %merchant_id, %currency, status, "order state changed");
+        }
+    }
 }
 
 // Short-lived and moved once; boxing the larger variant buys nothing.
@@ -79,11 +153,17 @@ impl Db {
     /// Connects, applies pending migrations and returns a pool.
     /// Connects and migrates; `callbacks_due` is rung after every commit
     /// that queued a callback.
-    pub async fn connect(url: &str, pool_size: usize, callbacks_due: Arc<Notify>) -> Result<Db> {
+    pub async fn connect(
+        url: &str,
+        pool_size: usize,
+        callbacks_due: Arc<Notify>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Db> {
         let pool = Self::pools(url, pool_size).await?;
         Ok(Db {
             pool,
             callbacks_due,
+            clock,
         })
     }
 
@@ -185,20 +265,98 @@ impl Db {
         .await
     }
 
-    /// Runs a unit of work and, when it succeeded (committed) having
-    /// queued a callback, wakes the delivery worker.
+    /// Runs a unit of work and, when it succeeded (committed), tells what
+    /// it wrote and, if it queued a callback, wakes the delivery worker.
     async fn ringing<T, E>(&self, work: impl Future<Output = Result<T, E>>) -> Result<T, E> {
-        let (result, queued) = CALLBACK_QUEUED
-            .scope(Cell::new(false), async {
+        let unit = Unit {
+            began_ms: self.clock.now().timestamp_millis(),
+            ..Unit::default()
+        };
+        let (result, unit) = UNIT
+            .scope(RefCell::new(unit), async {
                 let result = work.await;
-                (result, CALLBACK_QUEUED.with(Cell::get))
+                (result, UNIT.with(|u| u.take()))
             })
             .await;
-        if result.is_ok() && queued {
-            self.callbacks_due.notify_one();
+        if result.is_ok() {
+            for order in unit.orders {
+                order.tell();
+            }
+            if unit.callback_queued {
+                self.callbacks_due.notify_one();
+            }
         }
         result
     }
+
+    /// The pool as deadpool sees it now.
+    pub fn pool_status(&self) -> PoolStatus {
+        let s = match &self.pool {
+            Pools::Postgres(p) => p.status(),
+            Pools::Sqlite(p) => p.status(),
+        };
+        PoolStatus {
+            max_size: s.max_size,
+            size: s.size,
+            available: s.available,
+            waiting: s.waiting,
+        }
+    }
+
+    /// The newest migration the database has applied and the newest this
+    /// build carries: equal when the schema is the one the code expects.
+    pub async fn schema_versions(&self) -> StoreResult<SchemaVersions> {
+        #[derive(diesel::QueryableByName)]
+        struct Newest {
+            #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+            version: Option<String>,
+        }
+        const NEWEST: &str = "SELECT MAX(version) AS version FROM __diesel_schema_migrations";
+        use diesel_async::RunQueryDsl;
+        let (applied, migrations) = match self.conn().await? {
+            Conn::Postgres(mut c) => (
+                diesel::sql_query(NEWEST)
+                    .get_result::<Newest>(&mut *c)
+                    .await?,
+                newest_embedded::<diesel::pg::Pg>(&PG_MIGRATIONS),
+            ),
+            Conn::Sqlite(mut c) => (
+                diesel::sql_query(NEWEST)
+                    .get_result::<Newest>(&mut *c)
+                    .await?,
+                newest_embedded::<diesel::sqlite::Sqlite>(&SQLITE_MIGRATIONS),
+            ),
+        };
+        Ok(SchemaVersions {
+            applied: applied.version,
+            expected: migrations,
+        })
+    }
+}
+
+/// The newest version among a backend's embedded migrations.
+fn newest_embedded<DB: diesel::backend::Backend>(migrations: &EmbeddedMigrations) -> String {
+    use diesel::migration::MigrationSource;
+    MigrationSource::<DB>::migrations(migrations)
+        .unwrap_or_default()
+        .iter()
+        .map(|m| m.name().version().to_string())
+        .max()
+        .unwrap_or_default()
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PoolStatus {
+    pub max_size: usize,
+    pub size: usize,
+    pub available: usize,
+    pub waiting: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct SchemaVersions {
+    pub applied: Option<String>,
+    pub expected: String,
 }
 
 fn pool_config<C: AsyncConnection + 'static>() -> ManagerConfig<C> {

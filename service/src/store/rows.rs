@@ -213,6 +213,8 @@ pub struct CallbackDeliveryRow {
     pub signature: Option<String>,
     /// The current claim's; an attempt records its result only under it.
     pub claim_token: Option<String>,
+    /// When the unit of work that queued it began, in milliseconds.
+    pub queued_at_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
@@ -271,6 +273,19 @@ pub struct CashierSessionRow {
 }
 
 impl DepositRow {
+    /// What the unit of work tells of this row once committed.
+    pub(crate) fn written(&self, created: bool) -> crate::store::OrderWritten {
+        crate::store::OrderWritten {
+            kind: "deposit",
+            order_no: self.order_no.clone(),
+            merchant_order_no: self.merchant_order_no.clone(),
+            merchant_id: self.merchant_id.clone(),
+            currency: self.currency.clone(),
+            status: self.status.as_str(),
+            created,
+        }
+    }
+
     /// What the order's callback bodies say about it.
     pub fn facts(&self) -> crate::domain::events::DepositFacts<'_> {
         crate::domain::events::DepositFacts {
@@ -287,6 +302,19 @@ impl DepositRow {
 }
 
 impl WithdrawalRow {
+    /// What the unit of work tells of this row once committed.
+    pub(crate) fn written(&self, created: bool) -> crate::store::OrderWritten {
+        crate::store::OrderWritten {
+            kind: "withdrawal",
+            order_no: self.order_no.clone(),
+            merchant_order_no: self.merchant_order_no.clone(),
+            merchant_id: self.merchant_id.clone(),
+            currency: self.currency.clone(),
+            status: self.status.as_str(),
+            created,
+        }
+    }
+
     /// What the order's callback bodies say about it.
     pub fn facts(&self) -> crate::domain::events::WithdrawalFacts<'_> {
         crate::domain::events::WithdrawalFacts {

@@ -181,6 +181,7 @@ diesel::table! {
         updated_at -> BigInt,
         signature -> Nullable<Text>,
         claim_token -> Nullable<Text>,
+        queued_at_ms -> Nullable<BigInt>,
     }
 }
 

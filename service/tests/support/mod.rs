@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use payments_testing::{fresh_postgres_database, TEST_DATABASE_ENV};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -17,6 +17,16 @@ pub struct Service {
 }
 
 pub fn start(data: &std::path::Path, port: u16, database_url: &Option<String>) -> Service {
+    start_with(data, port, database_url, &[])
+}
+
+/// `start`, with more environment for the service (`PAYMENTS_*` settings).
+pub fn start_with(
+    data: &std::path::Path,
+    port: u16,
+    database_url: &Option<String>,
+    env: &[(&str, &str)],
+) -> Service {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_payments"));
     cmd.env("PAYMENTS_DATA_DIR", data)
         .env("PAYMENTS_BIND", format!("127.0.0.1:{port}"))
@@ -30,6 +40,8 @@ pub fn start(data: &std::path::Path, port: u16, database_url: &Option<String>) -
     if let Some(url) = database_url {
         cmd.env("PAYMENTS_DATABASE_URL", url);
     }
+    // Last, so that a test's own settings win over the defaults above.
+    cmd.envs(env.iter().copied());
     let mut child = cmd.spawn().expect("the service starts");
     // The banner names the demo key and the operator token.
     let mut out = child.stdout.take().unwrap();
@@ -157,4 +169,29 @@ pub fn chrono_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or_default()
+}
+
+/// The order's (first) callback delivery, with its attempts, as operators
+/// read it.
+pub async fn delivery(http: &reqwest::Client, s: &Service, order_no: &str) -> Value {
+    let page = operator(
+        http,
+        s,
+        "GET",
+        &format!("/api/v1/operator/callbacks?order_no={order_no}"),
+        json!({}),
+    )
+    .await;
+    let id = page["items"][0]["id"]
+        .as_str()
+        .expect("a delivery record")
+        .to_string();
+    operator(
+        http,
+        s,
+        "GET",
+        &format!("/api/v1/operator/callbacks/{id}"),
+        json!({}),
+    )
+    .await
 }

@@ -11,6 +11,7 @@ use crate::domain::error::ApiError;
 use crate::domain::routing::Route;
 use crate::domain::status::DepositStatus;
 use crate::domain::status::SessionStatus;
+use crate::http::observe::in_span;
 use crate::http::pages::{escape, html, respond, see_other};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
 use rust_decimal::Decimal;
@@ -43,12 +44,15 @@ pub async fn cashier_page(
     rqctx: RequestContext<Arc<App>>,
     path: Path<TokenPath>,
 ) -> Result<http::Response<Body>, HttpError> {
-    let app = rqctx.context();
-    match cashier::by_token(app, &path.into_inner().token).await {
-        Ok(Some(session)) => render(app, &session, None).await,
-        Ok(None) => not_found(),
-        Err(e) => failure(e),
-    }
+    in_span(&rqctx, async {
+        let app = rqctx.context();
+        match cashier::by_token(app, &path.into_inner().token).await {
+            Ok(Some(session)) => render(app, &session, None).await,
+            Ok(None) => not_found(),
+            Err(e) => failure(e),
+        }
+    })
+    .await
 }
 
 /// The page's form: a denomination and maybe a saved card.
@@ -62,31 +66,34 @@ pub async fn cashier_choice(
     path: Path<TokenPath>,
     body: UntypedBody,
 ) -> Result<http::Response<Body>, HttpError> {
-    let app = rqctx.context();
-    let token = path.into_inner().token;
-    let session = match cashier::by_token(app, &token).await {
-        Ok(Some(session)) => session,
-        Ok(None) => return not_found(),
-        Err(e) => return failure(e),
-    };
-    let choice = match read_form(body.as_bytes()) {
-        Ok(choice) => choice,
-        Err(message) => return render(app, &session, Some(message)).await,
-    };
-    match cashier::choose(app, &session, choice).await {
-        // Post, redirect, get: a reload never posts twice.
-        Ok(_) => see_other(&format!("/cashier/{token}")),
-        Err(ApiError::InvalidField { message, .. }) => {
-            render(
-                app,
-                &session,
-                Some(format!("Please choose again: the amount {message}.")),
-            )
-            .await
+    in_span(&rqctx, async {
+        let app = rqctx.context();
+        let token = path.into_inner().token;
+        let session = match cashier::by_token(app, &token).await {
+            Ok(Some(session)) => session,
+            Ok(None) => return not_found(),
+            Err(e) => return failure(e),
+        };
+        let choice = match read_form(body.as_bytes()) {
+            Ok(choice) => choice,
+            Err(message) => return render(app, &session, Some(message)).await,
+        };
+        match cashier::choose(app, &session, choice).await {
+            // Post, redirect, get: a reload never posts twice.
+            Ok(_) => see_other(&format!("/cashier/{token}")),
+            Err(ApiError::InvalidField { message, .. }) => {
+                render(
+                    app,
+                    &session,
+                    Some(format!("Please choose again: the amount {message}.")),
+                )
+                .await
+            }
+            Err(ApiError::InvalidStateTransition { .. }) => render(app, &session, None).await,
+            Err(e) => failure(e),
         }
-        Err(ApiError::InvalidStateTransition { .. }) => render(app, &session, None).await,
-        Err(e) => failure(e),
-    }
+    })
+    .await
 }
 
 /// What the page's script polls: the page's state, nothing more.
@@ -99,22 +106,25 @@ pub async fn cashier_status(
     rqctx: RequestContext<Arc<App>>,
     path: Path<TokenPath>,
 ) -> Result<http::Response<Body>, HttpError> {
-    let app = rqctx.context();
-    let (code, body) = match cashier::by_token(app, &path.into_inner().token).await {
-        Ok(Some(session)) => (
-            http::StatusCode::OK,
-            serde_json::json!({
-                "status": session.status(app.now_unix()).as_str(),
-                "page": page_state(app, &session),
-            }),
-        ),
-        Ok(None) => (
-            http::StatusCode::NOT_FOUND,
-            serde_json::json!({ "status": "unknown", "page": "unknown" }),
-        ),
-        Err(e) => return Err(e.into()),
-    };
-    respond(code, "application/json", body.to_string())
+    in_span(&rqctx, async {
+        let app = rqctx.context();
+        let (code, body) = match cashier::by_token(app, &path.into_inner().token).await {
+            Ok(Some(session)) => (
+                http::StatusCode::OK,
+                serde_json::json!({
+                    "status": session.status(app.now_unix()).as_str(),
+                    "page": page_state(app, &session),
+                }),
+            ),
+            Ok(None) => (
+                http::StatusCode::NOT_FOUND,
+                serde_json::json!({ "status": "unknown", "page": "unknown" }),
+            ),
+            Err(e) => return Err(e.into()),
+        };
+        respond(code, "application/json", body.to_string())
+    })
+    .await
 }
 
 /// The page's stylesheet and script, served from here so that the page's

@@ -8,6 +8,7 @@ use crate::app::deposits::{self, Deposit};
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::status::DepositStatus;
+use crate::http::observe::in_span;
 use crate::http::pages::{escape, html};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
 use rust_decimal::Decimal;
@@ -72,12 +73,15 @@ pub async fn payment_page(
     rqctx: RequestContext<Arc<App>>,
     path: Path<PagePath>,
 ) -> Result<http::Response<Body>, HttpError> {
-    let app = rqctx.context();
-    let order_no = path.into_inner().order_no;
-    match simulated_order(app, &order_no).await {
-        Ok(order) => html(http::StatusCode::OK, &page(&order, None)),
-        Err(e) => error_page(e),
-    }
+    in_span(&rqctx, async {
+        let app = rqctx.context();
+        let order_no = path.into_inner().order_no;
+        match simulated_order(app, &order_no).await {
+            Ok(order) => html(http::StatusCode::OK, &page(&order, None)),
+            Err(e) => error_page(e),
+        }
+    })
+    .await
 }
 
 /// The page's form: the payer's choice moves the order.
@@ -91,41 +95,44 @@ pub async fn payment_choice(
     path: Path<PagePath>,
     body: UntypedBody,
 ) -> Result<http::Response<Body>, HttpError> {
-    let app = rqctx.context();
-    let order_no = path.into_inner().order_no;
-    let outcome = async {
-        simulated_order(app, &order_no).await?;
-        let choice = Choice::from_form(body.as_bytes())?;
-        let (order, message) = match choice {
-            Choice::Pay(amount) => {
-                let order = deposits::complete(app, &order_no, amount).await?;
-                let message = format!(
-                    "Paid {} {}. The merchant has been credited.",
-                    order.actual_amount, order.currency
-                );
-                (order, message)
-            }
-            Choice::Fail => (
-                deposits::cancel(app, &order_no).await?,
-                "The payment failed: the channel declined it and the order is cancelled."
-                    .to_string(),
-            ),
-            Choice::Abandon => {
-                let order = deposits::find_any(app, &order_no).await?;
-                let message = format!(
-                    "You left without paying. The order awaits payment until {} and then expires.",
-                    order.expire_at.format("%Y-%m-%d %H:%M:%S UTC")
-                );
-                (order, message)
-            }
-        };
-        Ok::<_, ApiError>((order, message))
-    }
-    .await;
-    match outcome {
-        Ok((order, message)) => html(http::StatusCode::OK, &page(&order, Some(&message))),
-        Err(e) => error_page(e),
-    }
+    in_span(&rqctx, async {
+        let app = rqctx.context();
+        let order_no = path.into_inner().order_no;
+        let outcome = async {
+            simulated_order(app, &order_no).await?;
+            let choice = Choice::from_form(body.as_bytes())?;
+            let (order, message) = match choice {
+                Choice::Pay(amount) => {
+                    let order = deposits::complete(app, &order_no, amount).await?;
+                    let message = format!(
+                        "Paid {} {}. The merchant has been credited.",
+                        order.actual_amount, order.currency
+                    );
+                    (order, message)
+                }
+                Choice::Fail => (
+                    deposits::cancel(app, &order_no).await?,
+                    "The payment failed: the channel declined it and the order is cancelled."
+                        .to_string(),
+                ),
+                Choice::Abandon => {
+                    let order = deposits::find_any(app, &order_no).await?;
+                    let message = format!(
+                        "You left without paying. The order awaits payment until {} and then expires.",
+                        order.expire_at.format("%Y-%m-%d %H:%M:%S UTC")
+                    );
+                    (order, message)
+                }
+            };
+            Ok::<_, ApiError>((order, message))
+        }
+        .await;
+        match outcome {
+            Ok((order, message)) => html(http::StatusCode::OK, &page(&order, Some(&message))),
+            Err(e) => error_page(e),
+        }
+    })
+    .await
 }
 
 /// Only channel deposits of a simulator channel have this page.

@@ -72,6 +72,25 @@ pub trait CallbackQueries: Send {
 
     /// Resets a delivery not being sent to its first attempt, due `now`.
     async fn reset_callback(&mut self, id: &str, now: i64) -> StoreResult<bool>;
+
+    /// Gives back a claim whose attempt never started (the worker is
+    /// stopping): WAITING_RETRY again, at its scheduled time, its attempt
+    /// count unchanged. Only under the claim's own token.
+    async fn release_callback(&mut self, id: &str, claim_token: &str) -> StoreResult<bool>;
+
+    /// Deliveries not yet finished, and the oldest due time among those
+    /// waiting, for the metrics. Reads only the unfinished, through the
+    /// `(status, next_attempt_at)` index.
+    async fn callback_backlog(&mut self, now: i64) -> StoreResult<Backlog>;
+}
+
+/// The callback outbox's unfinished part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub waiting: i64,
+    pub sending: i64,
+    /// The earliest `next_attempt_at` at or before now among waiting ones.
+    pub oldest_due_at: Option<i64>,
 }
 
 macro_rules! impl_callbacks {
@@ -260,6 +279,51 @@ macro_rules! impl_callbacks {
                     crate::store::callback_queued();
                 }
                 Ok(n == 1)
+            }
+
+            async fn release_callback(&mut self, id: &str, claim_token: &str) -> StoreResult<bool> {
+                let n = diesel::update(
+                    callback_deliveries::table
+                        .filter(callback_deliveries::id.eq(id))
+                        .filter(callback_deliveries::status.eq(DeliveryStatus::Sending))
+                        .filter(callback_deliveries::claim_token.eq(claim_token)),
+                )
+                .set((
+                    callback_deliveries::status.eq(DeliveryStatus::WaitingRetry),
+                    callback_deliveries::claim_token.eq(None::<String>),
+                ))
+                .execute(self)
+                .await?;
+                Ok(n == 1)
+            }
+
+            async fn callback_backlog(&mut self, now: i64) -> StoreResult<Backlog> {
+                let counts: Vec<(DeliveryStatus, i64)> = callback_deliveries::table
+                    .filter(
+                        callback_deliveries::status
+                            .eq_any([DeliveryStatus::WaitingRetry, DeliveryStatus::Sending]),
+                    )
+                    .group_by(callback_deliveries::status)
+                    .select((callback_deliveries::status, diesel::dsl::count_star()))
+                    .load(self)
+                    .await?;
+                let oldest_due_at = callback_deliveries::table
+                    .filter(callback_deliveries::status.eq(DeliveryStatus::WaitingRetry))
+                    .filter(callback_deliveries::next_attempt_at.le(now))
+                    .select(diesel::dsl::min(callback_deliveries::next_attempt_at))
+                    .first::<Option<i64>>(self)
+                    .await?;
+                let count = |s: DeliveryStatus| {
+                    counts
+                        .iter()
+                        .find(|(st, _)| *st == s)
+                        .map_or(0, |(_, n)| *n)
+                };
+                Ok(Backlog {
+                    waiting: count(DeliveryStatus::WaitingRetry),
+                    sending: count(DeliveryStatus::Sending),
+                    oldest_due_at,
+                })
             }
         }
     };

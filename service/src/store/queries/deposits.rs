@@ -84,7 +84,10 @@ macro_rules! impl_deposits {
         #[async_trait]
         impl DepositQueries for $conn {
             async fn insert_deposit(&mut self, row: &DepositRow) -> StoreResult<()> {
-                insert_one!(self, deposit_orders::table, row)
+                let inserted: StoreResult<()> = insert_one!(self, deposit_orders::table, row);
+                inserted?;
+                crate::store::order_written(row.written(true));
+                Ok(())
             }
 
             async fn deposit_by_order_no(
@@ -190,6 +193,9 @@ macro_rules! impl_deposits {
                 .set(row)
                 .execute(self)
                 .await?;
+                if n == 1 {
+                    crate::store::order_written(row.written(false));
+                }
                 Ok(n == 1)
             }
 

@@ -50,7 +50,10 @@ macro_rules! impl_withdrawals {
         #[async_trait]
         impl WithdrawalQueries for $conn {
             async fn insert_withdrawal(&mut self, row: &WithdrawalRow) -> StoreResult<()> {
-                insert_one!(self, withdrawal_orders::table, row)
+                let inserted: StoreResult<()> = insert_one!(self, withdrawal_orders::table, row);
+                inserted?;
+                crate::store::order_written(row.written(true));
+                Ok(())
             }
 
             async fn withdrawal_by_order_no(
@@ -105,6 +108,9 @@ macro_rules! impl_withdrawals {
                 .set(row)
                 .execute(self)
                 .await?;
+                if n == 1 {
+                    crate::store::order_written(row.written(false));
+                }
                 Ok(n == 1)
             }
 
