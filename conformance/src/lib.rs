@@ -27,7 +27,7 @@ use std::sync::Arc;
 use tokio::sync::OnceCell;
 
 pub enum Target {
-    InProcess(TestService),
+    InProcess(Box<TestService>),
     Remote {
         base_url: String,
         api_keys: Vec<String>,
@@ -97,7 +97,7 @@ impl Harness {
                     Profile::Production => Arc::new(SystemClock),
                 };
                 let bundle = ca.as_ref().map(tls::TestCa::bundle);
-                Target::InProcess(
+                Target::InProcess(Box::new(
                     TestService::start_with(profile, clock, |c| {
                         c.callback_worker = true;
                         c.expiry_interval_seconds =
@@ -110,7 +110,7 @@ impl Harness {
                     })
                     .await
                     .context("starting the service in-process")?,
-                )
+                ))
             }
         };
         let operator_token = match &target {

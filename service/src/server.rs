@@ -15,9 +15,7 @@ use crate::keys::KeyVault;
 use crate::store::Db;
 use crate::telemetry::metrics;
 use anyhow::{anyhow, Context, Result};
-use dropshot::{
-    endpoint, ApiDescription, Body, ConfigDropshot, HttpError, RequestContext, ServerBuilder,
-};
+use dropshot::{ApiDescription, ConfigDropshot, ServerBuilder};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,8 +99,9 @@ pub fn api_description(profile: Profile, metrics_on_api: bool) -> Result<ApiDesc
         .and_then(|()| api.register(crate::http::pages::cashier::cashier_status))
         .and_then(|()| api.register(crate::http::pages::cashier::cashier_asset))
         .map_err(|e| anyhow!("cashier page: {e}"))?;
-    api.register(openapi_document)
-        .map_err(|e| anyhow!("registering the spec endpoint: {e}"))?;
+    api.register(crate::http::contract::current)
+        .and_then(|()| api.register(crate::http::contract::version))
+        .map_err(|e| anyhow!("registering the spec endpoints: {e}"))?;
     Ok(api)
 }
 
@@ -118,24 +117,6 @@ fn ops_description(with_metrics: bool) -> Result<ApiDescription<Arc<App>>> {
             .map_err(|e| anyhow!("metrics endpoint: {e}"))?;
     }
     Ok(api)
-}
-
-/// The published contract, exactly as checked in under openapi/.
-#[endpoint {
-    method = GET,
-    path = "/api/v1/merchant/openapi.json",
-    unpublished = true,
-}]
-async fn openapi_document(
-    _rqctx: RequestContext<Arc<App>>,
-) -> Result<http::Response<Body>, HttpError> {
-    http::Response::builder()
-        .status(http::StatusCode::OK)
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Body::from(
-            merchant_api::merchant::OPENAPI_DOCUMENT.to_string(),
-        ))
-        .map_err(|e| HttpError::for_internal_error(e.to_string()))
 }
 
 pub struct Service {

@@ -3,6 +3,7 @@
 mod bench;
 mod codegen;
 mod conformance;
+mod openapi;
 
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -53,12 +54,13 @@ fn run() -> Result<()> {
             let options = bench::Options::parse(&args[1..])?;
             bench::run(&root, &options)
         }
+        Some("openapi") => openapi::run(&root, &args[1..]),
         Some("conformance") => {
             let options = conformance::Options::parse(&args[1..])?;
             conformance::run(&root, &options)
         }
         Some("-h") | Some("--help") | Some("help") | None => {
-            print!("{USAGE}");
+            print!("{USAGE}{}", openapi::USAGE);
             Ok(())
         }
         Some(other) => bail!("unknown command `{other}`\n\n{USAGE}"),

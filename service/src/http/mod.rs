@@ -3,6 +3,7 @@
 //! the contract's types; they hold no business rules.
 
 pub mod auth;
+pub mod contract;
 pub mod error;
 pub mod gate;
 pub mod health;

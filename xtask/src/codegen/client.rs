@@ -23,6 +23,25 @@ pub fn lib_rs(modules: &[&str]) -> Result<String> {
     super::render("openapi/", tokens)
 }
 
+/// The oldest supported client's crate root: one merchant module, and the
+/// version it speaks.
+pub fn oldest_lib_rs(file: &str, version: &str) -> Result<String> {
+    let doc = format!(
+        " The merchant client generated from `{file}`, the oldest merchant contract \
+         version still supported ({version}), kept to prove that merchants who generated \
+         their client from it still work against the current service."
+    );
+    let tokens = quote! {
+        #![doc = #doc]
+        pub use ::payments_wire::client::Credentials;
+        pub use ::payments_wire::{AmountNumber, DecimalString, MerchantOrderNo};
+        /// The contract version this client was generated from.
+        pub const CONTRACT_VERSION: &str = #version;
+        pub mod merchant;
+    };
+    super::render(file, tokens)
+}
+
 /// A typed verifier for the callbacks `doc` declares: one variant per event
 /// schema (the schema's `event` enum names it), after the signature checks
 /// of `payments_wire::callback`. `None` when the spec declares none.

@@ -46,6 +46,7 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
             client_modules.push("callbacks");
         }
     }
+    outputs.extend(oldest_client(root)?);
     outputs.push(Output {
         path: "generated/api/src/lib.rs".into(),
         contents: server::lib_rs(SPECS)?,
@@ -90,6 +91,40 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
         }
     );
     Ok(())
+}
+
+/// The client of the oldest blessed merchant version still supported, so
+/// that the tests can prove merchants who generated it long ago still work
+/// against today's service (`tests/tests/oldest_client.rs`).
+fn oldest_client(root: &Path) -> Result<Vec<Output>> {
+    let blessed = crate::openapi::merchant_blessed(root)?;
+    let Some((version, path)) = blessed.first() else {
+        bail!("no blessed merchant version: run `cargo xtask openapi bless`");
+    };
+    let relative = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {relative}"))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {relative}"))?;
+    let api = spec::ApiSpec {
+        file: Box::leak(relative.into_boxed_str()),
+        ..spec::SPECS[0]
+    };
+    let version = version.to_string();
+    Ok(vec![
+        Output {
+            path: "generated/client-oldest/src/merchant.rs".into(),
+            contents: client::generate(&api, &doc)
+                .with_context(|| format!("client code for {}", api.file))?,
+        },
+        Output {
+            path: "generated/client-oldest/src/lib.rs".into(),
+            contents: client::oldest_lib_rs(api.file, &version)?,
+        },
+    ])
 }
 
 /// Formats generated tokens as a Rust file with a header saying where it
