@@ -2,18 +2,20 @@
 //! scenario gets a merchant of its own, and a raw HTTP path for requests
 //! the generated client would never send (tampered, unsigned, stale).
 //!
-//! Environment:
-//! - `CONFORMANCE_PROFILE`: `sandbox` (default) or `production`.
-//! - `CONFORMANCE_BASE_URL`: target a deployed service instead of starting
-//!   one in-process. `CONFORMANCE_OPERATOR_TOKEN` is then an operator token
-//!   of that deployment: scenarios create their merchants through the
-//!   operator API. Without it, `CONFORMANCE_API_KEYS` lists merchant keys
-//!   (comma-separated) handed out one per merchant a scenario asks for.
-//! - `PAYMENTS_TEST_DATABASE_URL`: run the in-process service on a fresh
-//!   PostgreSQL database (required for the production profile).
+//! What it targets comes from `settings` (the `payments-conformance`
+//! binary's flags, or `CONFORMANCE_*` in the environment). Against a
+//! deployment, scenarios create their merchants with its operator token,
+//! or use the merchant keys handed in. `PAYMENTS_TEST_DATABASE_URL` runs
+//! the in-process service on a fresh PostgreSQL database (required for
+//! the production profile). `features` holds the feature files, `rules`
+//! which rule each scenario checks, `report` the report people read.
 
+pub mod features;
 pub mod receiver;
+pub mod report;
 pub mod requests;
+pub mod rules;
+pub mod settings;
 pub mod tls;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -42,20 +44,17 @@ pub struct Harness {
     /// An operator token of the service under test, if known.
     pub operator_token: Option<String>,
     /// The name that token stands for, if known (in-process, or from
-    /// `CONFORMANCE_OPERATOR_NAME`).
+    /// the settings).
     pub operator_name: Option<String>,
-    /// Production's receivers speak https with certificates from this CA,
-    /// which the service under test trusts.
-    pub ca: Option<tls::TestCa>,
+    /// Production's receivers speak https with certificates the service
+    /// under test trusts.
+    pub tls: Option<tls::ReceiverTls>,
 }
 
 static HARNESS: OnceCell<Harness> = OnceCell::const_new();
 
 pub fn profile_from_env() -> Result<Profile> {
-    std::env::var("CONFORMANCE_PROFILE")
-        .unwrap_or_else(|_| "sandbox".into())
-        .parse()
-        .map_err(anyhow::Error::msg)
+    Ok(settings::current()?.profile)
 }
 
 pub async fn harness() -> &'static Harness {
@@ -67,27 +66,19 @@ pub async fn harness() -> &'static Harness {
 
 impl Harness {
     async fn start() -> Result<Harness> {
-        let profile = profile_from_env()?;
-        let remote_token = std::env::var("CONFORMANCE_OPERATOR_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty());
-        let ca = match profile {
-            Profile::Production => Some(tls::TestCa::create()?),
+        let settings = settings::current()?;
+        let profile = settings.profile;
+        let tls = match profile {
+            Profile::Production => Some(receiver_tls(settings)?),
             Profile::Sandbox => None,
         };
-        let target = match std::env::var("CONFORMANCE_BASE_URL") {
-            Ok(base_url) if !base_url.is_empty() => Target::Remote {
+        let target = match &settings.base_url {
+            Some(base_url) => Target::Remote {
                 base_url: base_url.trim_end_matches('/').to_string(),
-                api_keys: std::env::var("CONFORMANCE_API_KEYS")
-                    .unwrap_or_default()
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|k| !k.is_empty())
-                    .map(String::from)
-                    .collect(),
+                api_keys: settings.api_keys.clone(),
                 next: AtomicUsize::new(0),
             },
-            _ => {
+            None => {
                 // As deployed: the sandbox on a clock its API advances, and
                 // the delivery and expiry workers running. Production trusts the test
                 // CA and may call the suite's receivers on `localhost`;
@@ -96,7 +87,7 @@ impl Harness {
                     Profile::Sandbox => Arc::new(OffsetClock::default()),
                     Profile::Production => Arc::new(SystemClock),
                 };
-                let bundle = ca.as_ref().map(tls::TestCa::bundle);
+                let bundle = tls.as_ref().and_then(tls::ReceiverTls::bundle);
                 Target::InProcess(Box::new(
                     TestService::start_with(profile, clock, |c| {
                         c.callback_worker = true;
@@ -115,13 +106,11 @@ impl Harness {
         };
         let operator_token = match &target {
             Target::InProcess(_) => Some(payments_testing::TEST_OPERATOR_TOKEN.to_string()),
-            Target::Remote { .. } => remote_token,
+            Target::Remote { .. } => settings.operator_token.clone(),
         };
         let operator_name = match &target {
             Target::InProcess(_) => Some(payments_testing::TEST_OPERATOR.to_string()),
-            Target::Remote { .. } => std::env::var("CONFORMANCE_OPERATOR_NAME")
-                .ok()
-                .filter(|n| !n.is_empty()),
+            Target::Remote { .. } => settings.operator_name.clone(),
         };
         Ok(Harness {
             profile,
@@ -129,26 +118,26 @@ impl Harness {
             http: reqwest::Client::new(),
             operator_name,
             operator_token,
-            ca,
+            tls,
         })
     }
 
     /// A callback receiver the service under test will call: plain http
     /// for the sandbox, https with a trusted certificate for production.
     pub async fn receiver(&self) -> Result<receiver::Receiver> {
-        Ok(match &self.ca {
-            Some(ca) => receiver::Receiver::start_tls(ca.signed()?).await?,
+        Ok(match &self.tls {
+            Some(tls) => receiver::Receiver::start_tls(tls.signed()?).await?,
             None => receiver::Receiver::start().await?,
         })
     }
 
     /// An https receiver whose certificate no one signed.
     pub async fn self_signed_receiver(&self) -> Result<receiver::Receiver> {
-        let ca = match &self.ca {
-            Some(ca) => ca,
+        let tls = match &self.tls {
+            Some(tls) => tls,
             None => bail!("self-signed receivers are for the production profile"),
         };
-        Ok(receiver::Receiver::start_tls(ca.self_signed()?).await?)
+        Ok(receiver::Receiver::start_tls(tls.self_signed()?).await?)
     }
 
     pub fn base_url(&self) -> String {
@@ -409,6 +398,30 @@ impl Reply {
     pub fn str_field(&self, name: &str) -> Option<&str> {
         self.field(name).and_then(Value::as_str)
     }
+}
+
+/// The receivers' certificates as the settings ask: the QA team's own, a
+/// test CA kept in a directory, or one made for this run.
+fn receiver_tls(settings: &settings::Settings) -> Result<tls::ReceiverTls> {
+    let mut names = vec![settings.receiver_host(true)];
+    if !names.contains(&"localhost".to_string()) {
+        names.push("localhost".into());
+    }
+    Ok(
+        match (
+            &settings.receiver_cert,
+            &settings.receiver_key,
+            &settings.ca_dir,
+        ) {
+            (Some(cert), Some(key), _) => tls::ReceiverTls::Own {
+                cert: cert.clone(),
+                key: key.clone(),
+                stranger: tls::TestCa::create_for(&names)?,
+            },
+            (_, _, Some(dir)) => tls::ReceiverTls::TestCa(tls::TestCa::kept_in(dir, &names)?),
+            _ => tls::ReceiverTls::TestCa(tls::TestCa::create_for(&names)?),
+        },
+    )
 }
 
 /// Where the suite writes every secret the service issued during the run

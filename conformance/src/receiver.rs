@@ -53,6 +53,25 @@ struct State {
     received: Vec<Received>,
 }
 
+/// A listener on `host`: on the next free port of `ports`, or any free one.
+async fn bind(host: &str, ports: Option<(u16, u16)>) -> std::io::Result<TcpListener> {
+    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let Some((first, last)) = ports else {
+        return TcpListener::bind((host, 0)).await;
+    };
+    let span = u32::from(last - first) + 1;
+    for _ in 0..span {
+        let offset = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let port = first + u16::try_from(u32::from(offset) % span).unwrap_or(0);
+        if let Ok(listener) = TcpListener::bind((host, port)).await {
+            return Ok(listener);
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "no free receiver port in {first}-{last} on {host}: widen the range"
+    )))
+}
+
 #[derive(Clone)]
 pub struct Receiver {
     pub url: String,
@@ -81,16 +100,14 @@ impl Receiver {
     }
 
     async fn listen(tls: Option<TlsAcceptor>) -> std::io::Result<Receiver> {
-        // A deployment elsewhere reaches the suite at the address QA names
-        // (CONFORMANCE_RECEIVER_HOST); a local one at the loopback address.
-        let host = std::env::var("CONFORMANCE_RECEIVER_HOST")
-            .ok()
-            .filter(|h| !h.is_empty())
-            .unwrap_or_else(|| "127.0.0.1".into());
-        let listener = TcpListener::bind((host.as_str(), 0)).await?;
+        // A deployment elsewhere reaches the suite at the address and name
+        // QA configured; a local one at the loopback address.
+        let settings = crate::settings::current().map_err(std::io::Error::other)?;
+        let listener = bind(&settings.receiver_bind, settings.receiver_ports).await?;
         let port = listener.local_addr()?.port();
+        let host = settings.receiver_host(tls.is_some());
         let url = match tls {
-            Some(_) => format!("https://localhost:{port}/callback"),
+            Some(_) => format!("https://{host}:{port}/callback"),
             None => format!("http://{host}:{port}/callback"),
         };
         let receiver = Receiver {

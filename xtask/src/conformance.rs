@@ -11,6 +11,7 @@ pub struct Options {
     pub profile: String,
     pub base_url: Option<String>,
     pub features: Option<String>,
+    pub tags: Option<String>,
     pub realtime: bool,
 }
 
@@ -20,6 +21,7 @@ impl Options {
             profile: "sandbox".into(),
             base_url: None,
             features: None,
+            tags: None,
             realtime: false,
         };
         let mut args = args.iter();
@@ -33,6 +35,7 @@ impl Options {
                 "--profile" => options.profile = value("--profile")?,
                 "--base-url" => options.base_url = Some(value("--base-url")?),
                 "--features" => options.features = Some(value("--features")?),
+                "--tags" => options.tags = Some(value("--tags")?),
                 "--realtime" => options.realtime = true,
                 other => bail!("conformance: unexpected argument `{other}`"),
             }
@@ -86,6 +89,9 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         );
     if let Some(features) = &options.features {
         cargo.env("CONFORMANCE_FEATURES", features);
+    }
+    if let Some(tags) = &options.tags {
+        cargo.env("CONFORMANCE_TAGS", tags);
     }
     if options.realtime {
         cargo.env("CONFORMANCE_REALTIME", "1");

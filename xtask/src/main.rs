@@ -21,7 +21,7 @@ commands:
                       query, balance at 1/16/64 clients), pgbench's ceiling,
                       callback delivery; writes bench/results/
   conformance [--profile sandbox|production] [--base-url URL]
-              [--features a,b] [--realtime]
+              [--features a,b] [--tags EXPR] [--realtime]
                       run the cucumber suite (features/) against the profile,
                       in-process or against a deployed service at URL; writes
                       JUnit and JSON reports to target/conformance/<profile>/.

@@ -1,0 +1,239 @@
+//! `payments-conformance`: the merchant payment service's conformance
+//! suite as one program, its feature files inside it. Point it at a
+//! deployment; it runs the scenarios of the profile, writes JUnit, cucumber
+//! JSON and an HTML report, and exits 0 only if everything selected passed
+//! and the ledger adds up afterwards.
+
+#[path = "../../suite/mod.rs"]
+mod suite;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use conformance::settings::{self, Settings};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(
+    name = "payments-conformance",
+    version,
+    about = "Runs the merchant payment service's conformance suite against a deployment",
+    after_help = "Flags win over the environment (CONFORMANCE_*), which wins over --config.\n\
+                  Exit status: 0 all passed, 1 a scenario failed or the ledger differs, 2 the run could not start."
+)]
+struct Cli {
+    /// The deployment (`https://payments.example`); without it a sandbox is
+    /// started in-process.
+    #[arg(long, env = "CONFORMANCE_BASE_URL")]
+    base_url: Option<String>,
+    /// `sandbox` or `production`: which scenarios apply.
+    #[arg(long, env = "CONFORMANCE_PROFILE")]
+    profile: Option<String>,
+    /// A cucumber tag expression, e.g. `@callbacks and not @realtime`.
+    #[arg(long, env = "CONFORMANCE_TAGS")]
+    tags: Option<String>,
+    /// Feature files to run (`deposit,callbacks`); all by default.
+    #[arg(long, env = "CONFORMANCE_FEATURES", value_delimiter = ',')]
+    features: Vec<String>,
+    /// Where the reports go (default `./conformance-report`).
+    #[arg(long, env = "CONFORMANCE_REPORT_DIR")]
+    report: Option<PathBuf>,
+    /// A TOML file with any of these settings (snake_case keys).
+    #[arg(long, env = "CONFORMANCE_CONFIG")]
+    config: Option<PathBuf>,
+    /// An operator token of the deployment: each scenario creates its own
+    /// merchant with it.
+    #[arg(long, env = "CONFORMANCE_OPERATOR_TOKEN", hide_env_values = true)]
+    operator_token: Option<String>,
+    /// The operator that token names (checked on approvals).
+    #[arg(long, env = "CONFORMANCE_OPERATOR_NAME")]
+    operator_name: Option<String>,
+    /// Merchant API keys to use instead of an operator token (merchant-only
+    /// scenarios).
+    #[arg(
+        long,
+        env = "CONFORMANCE_API_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    api_keys: Vec<String>,
+    /// The address the callback receivers listen on (default 127.0.0.1).
+    #[arg(long, env = "CONFORMANCE_RECEIVER_HOST")]
+    receiver_host: Option<String>,
+    /// The name the deployment calls the receivers at, and their
+    /// certificate names (default: localhost over https, the listen address
+    /// over http).
+    #[arg(long, env = "CONFORMANCE_RECEIVER_NAME")]
+    receiver_name: Option<String>,
+    /// Ports the receivers may use, `FIRST-LAST` (any free port by default).
+    #[arg(long, env = "CONFORMANCE_RECEIVER_PORTS")]
+    receiver_ports: Option<String>,
+    /// The receivers' certificate (PEM), from a CA the deployment trusts.
+    #[arg(long, env = "CONFORMANCE_RECEIVER_CERT", requires = "receiver_key")]
+    receiver_cert: Option<PathBuf>,
+    /// Its private key (PEM).
+    #[arg(long, env = "CONFORMANCE_RECEIVER_KEY", requires = "receiver_cert")]
+    receiver_key: Option<PathBuf>,
+    /// Without your own certificate: where a test CA is written once and
+    /// reused; tell the deployment to trust DIR/ca.pem.
+    #[arg(long, env = "CONFORMANCE_CA_DIR")]
+    ca_dir: Option<PathBuf>,
+    /// Retry scenarios tagged @flaky_network up to N times.
+    #[arg(long)]
+    retry: Option<usize>,
+    /// Also run the @realtime scenarios (minutes of wall time).
+    #[arg(long)]
+    realtime: bool,
+    /// Run only the @realtime scenarios.
+    #[arg(long, conflicts_with = "realtime")]
+    realtime_only: bool,
+    /// List the feature files and exit.
+    #[arg(long)]
+    list_features: bool,
+}
+
+/// The same settings as a file (`--config qa.toml`); paths in it are
+/// relative to the file.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    base_url: Option<String>,
+    profile: Option<String>,
+    tags: Option<String>,
+    features: Option<Vec<String>>,
+    report: Option<PathBuf>,
+    operator_token: Option<String>,
+    operator_name: Option<String>,
+    api_keys: Option<Vec<String>>,
+    receiver_host: Option<String>,
+    receiver_name: Option<String>,
+    receiver_ports: Option<String>,
+    receiver_cert: Option<PathBuf>,
+    receiver_key: Option<PathBuf>,
+    ca_dir: Option<PathBuf>,
+    retry: Option<usize>,
+}
+
+fn read_config(path: &Path) -> Result<FileConfig> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the configuration {}", path.display()))?;
+    let mut file: FileConfig = toml::from_str(&text)
+        .with_context(|| format!("parsing the configuration {}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    for p in [
+        &mut file.report,
+        &mut file.receiver_cert,
+        &mut file.receiver_key,
+        &mut file.ca_dir,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if p.is_relative() {
+            *p = base.join(&*p);
+        }
+    }
+    Ok(file)
+}
+
+fn prepare(cli: Cli) -> Result<suite::Run> {
+    let file = match &cli.config {
+        Some(path) => read_config(path)?,
+        None => FileConfig::default(),
+    };
+    let pick = |flag: Option<String>, from_file: Option<String>| flag.or(from_file);
+    let profile: payments_service::Profile = pick(cli.profile, file.profile)
+        .unwrap_or_else(|| "sandbox".into())
+        .parse()
+        .map_err(anyhow::Error::msg)?;
+    let settings = Settings {
+        profile,
+        base_url: pick(cli.base_url, file.base_url),
+        operator_token: pick(cli.operator_token, file.operator_token),
+        operator_name: pick(cli.operator_name, file.operator_name),
+        api_keys: if cli.api_keys.is_empty() {
+            file.api_keys.unwrap_or_default()
+        } else {
+            cli.api_keys
+        },
+        receiver_bind: pick(cli.receiver_host, file.receiver_host)
+            .unwrap_or_else(|| "127.0.0.1".into()),
+        receiver_name: pick(cli.receiver_name, file.receiver_name),
+        receiver_ports: pick(cli.receiver_ports, file.receiver_ports)
+            .map(|p| settings::parse_ports(&p))
+            .transpose()?,
+        receiver_cert: cli.receiver_cert.or(file.receiver_cert),
+        receiver_key: cli.receiver_key.or(file.receiver_key),
+        ca_dir: cli.ca_dir.or(file.ca_dir),
+    };
+    settings.validate()?;
+    if settings.base_url.is_some()
+        && settings.operator_token.is_none()
+        && settings.api_keys.is_empty()
+    {
+        bail!(
+            "against a deployment the suite needs its credentials: --operator-token (each \
+             scenario creates a merchant) or --api-keys (merchant keys, merchant-only scenarios)"
+        );
+    }
+    let shown = settings.shown();
+    let report_dir = cli
+        .report
+        .or(file.report)
+        .unwrap_or_else(|| PathBuf::from("conformance-report"));
+    let run = suite::Run {
+        profile,
+        features: if cli.features.is_empty() {
+            file.features.unwrap_or_default()
+        } else {
+            cli.features
+        },
+        tags: pick(cli.tags, file.tags),
+        realtime: if cli.realtime_only {
+            suite::Realtime::Only
+        } else if cli.realtime {
+            suite::Realtime::Include
+        } else {
+            suite::Realtime::Skip
+        },
+        report_dir,
+        retry: cli.retry.or(file.retry),
+        shown,
+    };
+    settings::configure(settings)?;
+    Ok(run)
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if cli.list_features {
+        for name in conformance::features::names() {
+            println!("{name}");
+        }
+        return;
+    }
+    let run = match prepare(cli) {
+        Ok(run) => run,
+        Err(e) => {
+            eprintln!("payments-conformance: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    println!(
+        "payments-conformance: {} profile against {}; reports in {}",
+        run.profile,
+        settings::current()
+            .ok()
+            .and_then(|s| s.base_url.clone())
+            .unwrap_or_else(|| "a sandbox started in-process".into()),
+        run.report_dir.display()
+    );
+    let code = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt.block_on(suite::run(run)),
+        Err(e) => {
+            eprintln!("payments-conformance: starting the runtime: {e}");
+            2
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,36 @@
+//! The feature files and their rule mapping, embedded at build time (see
+//! `build.rs`), so the suite needs no checkout.
+
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+include!(concat!(env!("OUT_DIR"), "/features.rs"));
+
+/// The feature files' stems (`deposit`, `callbacks`, …), sorted.
+pub fn names() -> Vec<&'static str> {
+    FILES
+        .iter()
+        .filter_map(|(name, _)| name.strip_suffix(".feature"))
+        .collect()
+}
+
+/// `features/README.md`: which scenario checks which rule.
+pub fn rule_map() -> &'static str {
+    FILES
+        .iter()
+        .find(|(name, _)| *name == "README.md")
+        .map_or("", |(_, text)| text)
+}
+
+/// Writes the feature files into `dir/features` (replacing what was there)
+/// and returns that directory, for cucumber to read.
+pub fn write_to(dir: &Path) -> Result<PathBuf> {
+    let out = dir.join("features");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    for (name, text) in FILES.iter().filter(|(n, _)| n.ends_with(".feature")) {
+        std::fs::write(out.join(name), text)
+            .with_context(|| format!("writing {}", out.join(name).display()))?;
+    }
+    Ok(out)
+}
