@@ -1395,7 +1395,7 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::AutoApproval>, ::dropshot::HttpError>;
     /// Set a merchant's rate limit
     ///
-    /// Sets the merchant's request rate limit (a token bucket per merchant and service instance).
+    /// Sets the merchant's request rate limit: one token bucket per merchant, shared by every instance of the service on the same database.
     #[endpoint{method = PUT,
     path = "/api/v1/operator/merchants/{merchant_id}/rate-limit",
     tags = ["merchants"],

@@ -1475,7 +1475,7 @@ impl Client {
     }
     /**Set a merchant's rate limit
 
-    Sets the merchant's request rate limit (a token bucket per merchant and service instance).
+    Sets the merchant's request rate limit: one token bucket per merchant, shared by every instance of the service on the same database.
 
     Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/rate-limit`
 

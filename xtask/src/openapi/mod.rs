@@ -363,8 +363,9 @@ fn section(name: &str, version: Version, since: Option<Version>, changes: &[Chan
                 }
             }
             if words > 0 {
+                let places = if words == 1 { "place" } else { "places" };
                 out.push_str(&format!(
-                    "\nDescriptions and examples reworded in {words} places.\n"
+                    "\nDescriptions and examples reworded in {words} {places}.\n"
                 ));
             }
         }
