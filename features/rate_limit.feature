@@ -1,6 +1,7 @@
 Feature: Rate limit
-  Each merchant has a token bucket (configurable; generous by default),
-  refilled per minute so that a small limit is exact.
+  Each merchant has one token bucket (configurable; generous by default),
+  shared by every instance of the service on its database, and refilled
+  per minute so that a small limit is exact.
   A request beyond it is refused with 429 and a Retry-After header.
 
   Scenario: Requests beyond the merchant's rate limit are refused with Retry-After

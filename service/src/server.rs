@@ -12,7 +12,7 @@ use crate::http::observe;
 use crate::http::operator::OperatorApiImpl;
 use crate::http::sandbox::SandboxApiImpl;
 use crate::keys::KeyVault;
-use crate::store::Db;
+use crate::store::{Db, DbOptions};
 use crate::telemetry::metrics;
 use anyhow::{anyhow, Context, Result};
 use dropshot::{ApiDescription, ConfigDropshot, ServerBuilder};
@@ -37,9 +37,13 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
     };
     let vault = KeyVault::from_base64(&master_key)?;
     let wake: Arc<tokio::sync::Notify> = Default::default();
-    let db = Db::connect(
+    let db = Db::open(
         &config.database_url,
         config.database_pool_size,
+        DbOptions {
+            direct_url: config.database_direct_url.clone(),
+            pgbouncer: config.database_pgbouncer,
+        },
         wake.clone(),
         clock.clone(),
     )
@@ -54,7 +58,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         clock,
         vault,
         channels,
-        rate_limiter: Default::default(),
+        rate_leases: Default::default(),
         wake,
         courier: Box::new(courier),
         expiry: Default::default(),
@@ -246,14 +250,20 @@ pub fn start(app: Arc<App>) -> Result<Service> {
     let profile = app.config.profile;
     // dropshot's records (one per request) join the service's own log
     // stream and make the request metrics.
-    let routes = Routes::new(api_description(profile, metrics_on_api)?);
+    // An instance with only the workers role serves its health and
+    // metrics, no API.
+    let served = || match app.config.roles.api {
+        true => api_description(profile, metrics_on_api),
+        false => ops_description(metrics_on_api),
+    };
+    let routes = Routes::new(served()?);
     let log = observe::logger(routes.clone());
     let config = ConfigDropshot {
         bind_address: bind,
         default_request_body_max_bytes: app.config.request_body_max_bytes,
         ..Default::default()
     };
-    let server = ServerBuilder::new(api_description(profile, metrics_on_api)?, app.clone(), log)
+    let server = ServerBuilder::new(served()?, app.clone(), log)
         .config(config)
         .version_policy(Gate::policy(routes))
         .start()
@@ -277,18 +287,21 @@ pub fn start(app: Arc<App>) -> Result<Service> {
         }
         None => None,
     };
-    let workers = if app.config.expiry_interval_seconds > 0 {
+    let mut workers = Vec::new();
+    if app.runs_expiry_worker() {
         let interval = Duration::from_secs(app.config.expiry_interval_seconds);
-        vec![tokio::spawn(crate::jobs::expiry_loop(
+        workers.push(tokio::spawn(crate::jobs::expiry_loop(
             app.clone(),
             interval,
-        ))]
-    } else {
-        Vec::new()
-    };
+        )));
+    }
+    if app.runs_delivery_worker() {
+        // Callbacks committed on other instances wake this one's worker.
+        workers.extend(app.db.listen_for_callbacks(app.wake.clone()));
+    }
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let claims: Arc<crate::delivery::Claims> = Default::default();
-    let delivery = app.config.callback_worker.then(|| {
+    let delivery = app.runs_delivery_worker().then(|| {
         tokio::spawn(crate::delivery::worker(
             app.clone(),
             stopped,

@@ -10,7 +10,9 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use support::{chrono_now, database_url, delivery, free_port, operator, start, wait_ready};
+use support::{
+    chrono_now, database_url, delivery, free_port, operator, start_with, wait_ready, Service,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -43,16 +45,25 @@ async fn receiver() -> (String, Arc<AtomicUsize>) {
     (url, seen)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_callback_survives_kill_9_mid_attempt() {
-    let data = std::env::temp_dir().join(format!("payments-crash-{}", std::process::id()));
+/// A service killed with `kill -9` while its first callback attempt was
+/// held by the receiver, and started again on the same data.
+struct Killed {
+    http: reqwest::Client,
+    second: Service,
+    order_no: String,
+    seen: Arc<AtomicUsize>,
+    data: std::path::PathBuf,
+}
+
+async fn killed_mid_attempt(name: &str, env: &[(&str, &str)]) -> Killed {
+    let data = std::env::temp_dir().join(format!("payments-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let database_url = database_url().await;
     let port = free_port();
     let http = reqwest::Client::new();
     let (callback_url, seen) = receiver().await;
 
-    let mut first = start(&data, port, &database_url);
+    let mut first = start_with(&data, port, &database_url, env);
     wait_ready(&http, &first.base).await;
     // A signed merchant request: the body's fields, sorted, k=v&..., key.
     let order = "CRASH-1";
@@ -99,8 +110,28 @@ async fn a_callback_survives_kill_9_mid_attempt() {
     first.child.kill().unwrap();
     first.child.wait().unwrap();
 
-    let second = start(&data, port, &database_url);
+    let second = start_with(&data, port, &database_url, env);
     wait_ready(&http, &second.base).await;
+    Killed {
+        http,
+        second,
+        order_no,
+        seen,
+        data,
+    }
+}
+
+/// Without a stable instance name the restarted service cannot tell its
+/// old claims: the stuck sweep returns the delivery after 5 minutes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_survives_kill_9_mid_attempt() {
+    let Killed {
+        http,
+        second,
+        order_no,
+        seen,
+        data,
+    } = killed_mid_attempt("crash", &[]).await;
     let stuck = delivery(&http, &second, &order_no).await;
     assert_eq!(stuck["status"], "SENDING", "{stuck}");
     // Five minutes later on the sandbox's clock the sweep returns it.
@@ -112,22 +143,44 @@ async fn a_callback_survives_kill_9_mid_attempt() {
         json!({"seconds": 301}),
     )
     .await;
+    delivered_once_more(&http, second, &order_no, &seen, &data).await;
+}
+
+/// The delivery cut off by the crash reaches SUCCESS (polled, within 10 s)
+/// with exactly one more attempt; then the instance and its data go.
+async fn delivered_once_more(
+    http: &reqwest::Client,
+    mut second: Service,
+    order_no: &str,
+    seen: &AtomicUsize,
+    data: &std::path::Path,
+) {
     let mut last = Value::Null;
     for _ in 0..400 {
-        last = delivery(&http, &second, &order_no).await;
+        last = delivery(http, &second, order_no).await;
         if last["status"] == "SUCCESS" {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert_eq!(last["status"], "SUCCESS", "{last}");
-    assert_eq!(
-        seen.load(Ordering::SeqCst),
-        2,
-        "delivered once more, not lost"
-    );
-    let mut second = second;
+    assert_eq!(seen.load(Ordering::SeqCst), 2, "sent once more, not lost");
     second.child.kill().unwrap();
     second.child.wait().unwrap();
-    let _ = std::fs::remove_dir_all(&data);
+    let _ = std::fs::remove_dir_all(data);
+}
+
+/// With `PAYMENTS_INSTANCE_ID` the restarted instance gives back what it
+/// held when it died, and the callback goes out at once, with no clock
+/// moved for the sweep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_instance_gives_back_its_claims_at_once() {
+    let Killed {
+        http,
+        second,
+        order_no,
+        seen,
+        data,
+    } = killed_mid_attempt("reclaim", &[("PAYMENTS_INSTANCE_ID", "payments-0")]).await;
+    delivered_once_more(&http, second, &order_no, &seen, &data).await;
 }

@@ -200,7 +200,7 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
     // A worker claims it and dies before answering.
     let claimed = app
         .db
-        .run(|s| Box::pin(async move { s.claim_due_callbacks(T0, 10).await }))
+        .run(|s| Box::pin(async move { s.claim_due_callbacks(T0, 10, "test").await }))
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);

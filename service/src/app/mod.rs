@@ -10,6 +10,7 @@ pub mod cashier;
 pub mod deposits;
 pub mod fees;
 pub mod ledger;
+pub mod limits;
 pub mod merchants;
 pub mod withdrawals;
 
@@ -17,7 +18,7 @@ use crate::channels::Channels;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::keys::KeyVault;
-use crate::ratelimit::RateLimiter;
+use crate::ratelimit::Leases;
 use crate::store::Db;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +29,8 @@ pub struct App {
     pub clock: Arc<dyn Clock>,
     pub vault: KeyVault,
     pub channels: Channels,
-    pub rate_limiter: RateLimiter,
+    /// Request tokens this instance leased from the shared buckets.
+    pub rate_leases: Leases,
     /// Wakes the delivery workers: a callback was queued or the clock moved.
     pub wake: Arc<tokio::sync::Notify>,
     /// Sends callbacks (`delivery::courier::Courier`).
@@ -53,12 +55,12 @@ impl App {
 
     /// Whether this instance runs the callback delivery worker.
     pub fn runs_delivery_worker(&self) -> bool {
-        self.config.callback_worker
+        self.config.roles.workers && self.config.callback_worker
     }
 
     /// Whether this instance runs the expiry (and dispatch) worker.
     pub fn runs_expiry_worker(&self) -> bool {
-        self.config.expiry_interval_seconds > 0
+        self.config.roles.workers && self.config.expiry_interval_seconds > 0
     }
 
     /// The time request timestamps are checked against: the real time,

@@ -33,6 +33,21 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("LOG_LEVEL") {
         c.log_level = v;
     }
+    if let Some(v) = var("DATABASE_DIRECT_URL") {
+        c.database_direct_url = Some(v);
+    }
+    if let Some(v) = var("DATABASE_PGBOUNCER") {
+        c.database_pgbouncer = matches!(v.as_str(), "1" | "true" | "yes");
+    }
+    if let Some(v) = var("INSTANCE_ID") {
+        c.instance_id = v;
+    }
+    if let Some(v) = var("ROLES") {
+        c.roles = v
+            .parse()
+            .map_err(anyhow::Error::msg)
+            .context("PAYMENTS_ROLES")?;
+    }
     if let Some(v) = var("LOG_FORMAT") {
         c.log_format = v
             .parse()

@@ -14,6 +14,10 @@ pub(super) struct FileConfig {
     public_base_url: Option<String>,
     database_url: Option<String>,
     database_pool_size: Option<usize>,
+    database_direct_url: Option<String>,
+    database_pgbouncer: Option<bool>,
+    roles: Option<Roles>,
+    instance_id: Option<String>,
     master_key: Option<String>,
     data_dir: Option<PathBuf>,
     timestamp_skew_seconds: Option<i64>,
@@ -64,6 +68,9 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
         public_base_url,
         database_url,
         database_pool_size,
+        database_pgbouncer,
+        roles,
+        instance_id,
         data_dir,
         timestamp_skew_seconds,
         deposit_validity_seconds,
@@ -95,6 +102,9 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
     }
     if f.callback_ca_bundle.is_some() {
         c.callback_ca_bundle = f.callback_ca_bundle;
+    }
+    if f.database_direct_url.is_some() {
+        c.database_direct_url = f.database_direct_url;
     }
     if f.metrics_bind.is_some() {
         c.metrics_bind = f.metrics_bind;

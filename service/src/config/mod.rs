@@ -107,6 +107,56 @@ pub struct DenominationConfig {
     pub merchants: BTreeMap<String, BTreeMap<String, Vec<String>>>,
 }
 
+/// What an instance runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Roles {
+    pub api: bool,
+    pub workers: bool,
+}
+
+impl Default for Roles {
+    fn default() -> Self {
+        Roles {
+            api: true,
+            workers: true,
+        }
+    }
+}
+
+impl std::str::FromStr for Roles {
+    type Err = String;
+
+    /// `api`, `workers`, or `api,workers`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut roles = Roles {
+            api: false,
+            workers: false,
+        };
+        for role in s.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+            match role {
+                "api" => roles.api = true,
+                "workers" => roles.workers = true,
+                other => {
+                    return Err(format!(
+                        "unknown role `{other}` (expected api, workers or api,workers)"
+                    ))
+                }
+            }
+        }
+        if !roles.api && !roles.workers {
+            return Err("an instance needs a role: api, workers or api,workers".into());
+        }
+        Ok(roles)
+    }
+}
+
+impl<'de> Deserialize<'de> for Roles {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let list = Vec::<String>::deserialize(d)?;
+        list.join(",").parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub profile: Profile,
@@ -115,7 +165,23 @@ pub struct Config {
     /// payment and cashier URLs.
     pub public_base_url: String,
     pub database_url: String,
+    /// A connection straight to PostgreSQL, not through a pooler: for
+    /// migrations and for LISTEN, which a transaction pooler cannot carry.
+    /// Unset, `database_url` is used for both.
+    pub database_direct_url: Option<String>,
+    /// `database_url` goes through PgBouncer in transaction pooling mode
+    /// (before 1.21): no statement is kept prepared across transactions,
+    /// and every unit of work runs in a transaction.
+    pub database_pgbouncer: bool,
     pub database_pool_size: usize,
+    /// What this instance runs: the API, the workers (delivery, expiry,
+    /// dispatch), or both.
+    pub roles: Roles,
+    /// This instance's name among those on the database, unique among
+    /// live ones and the same across its restarts (a pod's name): its
+    /// callback claims carry it, so that after a crash it gives back what
+    /// it held at once. A random name per start when unset.
+    pub instance_id: String,
     /// 32 bytes, base64; encrypts API keys at rest.
     pub master_key: Option<String>,
     /// Where the sandbox keeps its SQLite file and generated master key.

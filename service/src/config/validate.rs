@@ -13,6 +13,20 @@ impl Config {
                 self.shutdown_grace_seconds
             );
         }
+        if self.database_pgbouncer && !self.database_url.starts_with("postgres") {
+            bail!("database_pgbouncer is for a PostgreSQL URL through PgBouncer");
+        }
+        if self.instance_id.is_empty()
+            || !self
+                .instance_id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        {
+            bail!(
+                "instance_id `{}` must be letters, digits, `-`, `_` or `.`",
+                self.instance_id
+            );
+        }
         if let Some(bind) = &self.metrics_bind {
             if bind.parse::<std::net::SocketAddr>().is_err() {
                 bail!(

@@ -28,9 +28,10 @@ use tokio::task::JoinSet;
 pub async fn run_due(app: &Arc<App>, concurrency: usize) -> Result<usize, ApiError> {
     let now = app.now_unix();
     let limit = i64::try_from(concurrency.max(1)).unwrap_or(64);
+    let claimer = app.config.instance_id.clone();
     let claimed = app
         .db
-        .run(move |s| Box::pin(async move { s.claim_due_callbacks(now, limit).await }))
+        .run(move |s| Box::pin(async move { s.claim_due_callbacks(now, limit, &claimer).await }))
         .await?;
     let count = claimed.len();
     let mut attempts = JoinSet::new();
@@ -273,6 +274,10 @@ impl Claims {
 /// often for callbacks other instances queued).
 const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 
+/// The same, while the LISTEN connection that hears other instances is
+/// down.
+const UNHEARD_PAUSE: Duration = Duration::from_secs(1);
+
 /// The delivery worker: attempts what is due, sweeps every minute, and
 /// sleeps until the next due time, a commit that queued a callback, or a
 /// clock change wakes it. Stops claiming when `stop` turns true and lets
@@ -287,11 +292,32 @@ pub async fn worker(
     let permits = Arc::new(Semaphore::new(concurrency));
     let mut attempts: JoinSet<()> = JoinSet::new();
     let mut next_sweep = app.now_unix();
+    // This instance's claims from before a crash go back at once.
+    let me = app.config.instance_id.clone();
+    match app
+        .db
+        .run(move |s| Box::pin(async move { s.release_claims_of(&me).await }))
+        .await
+    {
+        Ok(0) => {}
+        Ok(n) => {
+            tracing::warn!(released = n, instance = %app.config.instance_id, "claims held before a restart given back")
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "giving back claims from before a restart failed; the sweep will")
+        }
+    }
     loop {
         if *stop.borrow() {
             break;
         }
-        app.beats.delivery.beat(LONGEST_PAUSE);
+        // Without LISTEN (lost, to be reconnected) callbacks committed on
+        // other instances are found by looking often.
+        let longest = match app.db.listening() {
+            Some(false) => UNHEARD_PAUSE,
+            _ => LONGEST_PAUSE,
+        };
+        app.beats.delivery.beat(longest);
         let now = app.now_unix();
         if now >= next_sweep {
             let swept = sweep(&app).await;
@@ -312,9 +338,12 @@ pub async fn worker(
         let mut claimed_any = false;
         if free > 0 {
             let limit = i64::try_from(free).unwrap_or(1);
+            let claimer = app.config.instance_id.clone();
             let claimed = app
                 .db
-                .run(move |s| Box::pin(async move { s.claim_due_callbacks(now, limit).await }))
+                .run(move |s| {
+                    Box::pin(async move { s.claim_due_callbacks(now, limit, &claimer).await })
+                })
                 .await;
             metrics::worker_run("delivery", claimed.is_ok());
             match claimed {
@@ -352,9 +381,9 @@ pub async fn worker(
         // Other instances queue callbacks this one hears nothing of: look
         // at least every few seconds.
         let seconds_until =
-            |t: i64| Duration::from_secs(u64::try_from(t - now).unwrap_or(0)).min(LONGEST_PAUSE);
+            |t: i64| Duration::from_secs(u64::try_from(t - now).unwrap_or(0)).min(longest);
         let wait = if permits.available_permits() == 0 {
-            LONGEST_PAUSE
+            longest
         } else {
             match next_due {
                 // Due and claimed: go on at once. Due but not claimed (another

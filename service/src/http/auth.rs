@@ -74,13 +74,6 @@ pub async fn authenticate(
         app.config.rate_limit.requests_per_minute,
         app.config.rate_limit.burst,
     ));
-    app.rate_limiter
-        .take(
-            &merchant.id,
-            per_minute,
-            burst,
-            app.clock.now().timestamp_millis(),
-        )
-        .map_err(|retry_after| ApiError::RateLimited { retry_after })?;
+    crate::app::limits::admit(app, &merchant.id, per_minute, burst).await?;
     Ok((merchant, fields))
 }

@@ -124,11 +124,20 @@ async fn readiness(app: &App) -> (Value, bool) {
     };
     let delivery = worker(app.runs_delivery_worker(), &app.beats.delivery);
     let expiry = worker(app.runs_expiry_worker(), &app.beats.expiry);
+    // Hearing other instances' callbacks is a speed, not a readiness: a
+    // worker without its LISTEN connection polls every second meanwhile.
+    let callback_wakeups = match (app.runs_delivery_worker(), app.db.listening()) {
+        (false, _) => "disabled",
+        (true, None) => "in-process",
+        (true, Some(true)) => "listening",
+        (true, Some(false)) => "polling",
+    };
     let checks = json!({
         "database": database,
         "migrations": migrations,
         "delivery_worker": delivery,
         "expiry_worker": expiry,
+        "callback_wakeups": { "status": callback_wakeups },
     });
     metrics::ready(ready);
     (checks, ready)

@@ -8,8 +8,12 @@ pub(super) trait Dialect {
     /// Statement that locks one merchant row (`$1`: its id), where row
     /// locks exist.
     const LOCK_MERCHANT: Option<&'static str>;
-    /// Claims due deliveries (`$1`/`?`: now, then the limit).
+    /// Claims due deliveries (`$1`/`?`: now, then the limit, then the
+    /// claimer's name, which prefixes the claim token).
     const CLAIM_CALLBACKS: &'static str;
+    /// Reads a merchant's rate bucket (`$1`: its id), held until the
+    /// transaction ends where row locks exist.
+    const RATE_BUCKET: &'static str;
 }
 
 impl Dialect for diesel_async::AsyncPgConnection {
@@ -20,10 +24,12 @@ impl Dialect for diesel_async::AsyncPgConnection {
         Some("SELECT id FROM merchants WHERE id = $1 FOR UPDATE");
     const CLAIM_CALLBACKS: &'static str =
         "UPDATE callback_deliveries SET status = 'SENDING', updated_at = $1, \
-         claim_token = md5(random()::text || clock_timestamp()::text) \
+         claim_token = $3 || ':' || md5(random()::text || clock_timestamp()::text) \
          WHERE id IN (SELECT id FROM callback_deliveries \
          WHERE status = 'WAITING_RETRY' AND next_attempt_at <= $1 \
          ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING *";
+    const RATE_BUCKET: &'static str =
+        "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = $1 FOR UPDATE";
 }
 
 impl Dialect for crate::store::SqliteConn {
@@ -33,8 +39,10 @@ impl Dialect for crate::store::SqliteConn {
     const LOCK_MERCHANT: Option<&'static str> = None;
     const CLAIM_CALLBACKS: &'static str =
         "UPDATE callback_deliveries SET status = 'SENDING', updated_at = ?1, \
-         claim_token = lower(hex(randomblob(16))) \
+         claim_token = ?3 || ':' || lower(hex(randomblob(16))) \
          WHERE id IN (SELECT id FROM callback_deliveries \
          WHERE status = 'WAITING_RETRY' AND next_attempt_at <= ?1 \
          ORDER BY next_attempt_at LIMIT ?2) RETURNING *";
+    const RATE_BUCKET: &'static str =
+        "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = ?1";
 }

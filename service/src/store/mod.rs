@@ -52,6 +52,23 @@ pub struct Db {
     pool: Pools,
     callbacks_due: Arc<Notify>,
     clock: Arc<dyn Clock>,
+    options: DbOptions,
+    /// Whether the LISTEN connection for callbacks is up (PostgreSQL).
+    listening: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// How to reach the database beyond its URL.
+#[derive(Clone, Debug, Default)]
+pub struct DbOptions {
+    /// Straight to PostgreSQL (migrations, LISTEN) when the URL goes
+    /// through a pooler; once connected, the URL itself when there is
+    /// none.
+    pub direct_url: Option<String>,
+    /// The URL is PgBouncer in transaction pooling mode (before 1.21, no
+    /// prepared statements across transactions): nothing is kept
+    /// prepared, and every unit of work is a transaction, so that each
+    /// statement's parse and execution reach the same server connection.
+    pub pgbouncer: bool,
 }
 
 #[derive(Clone)]
@@ -159,24 +176,44 @@ impl Db {
         callbacks_due: Arc<Notify>,
         clock: Arc<dyn Clock>,
     ) -> Result<Db> {
-        let pool = Self::pools(url, pool_size).await?;
+        Self::open(url, pool_size, DbOptions::default(), callbacks_due, clock).await
+    }
+
+    /// `connect`, with how to reach the database beyond its URL.
+    pub async fn open(
+        url: &str,
+        pool_size: usize,
+        options: DbOptions,
+        callbacks_due: Arc<Notify>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Db> {
+        let pool = Self::pools(url, pool_size, &options).await?;
+        let mut options = options;
+        if options.direct_url.is_none() {
+            options.direct_url = Some(url.to_string());
+        }
         Ok(Db {
             pool,
             callbacks_due,
             clock,
+            options,
+            listening: Default::default(),
         })
     }
 
-    async fn pools(url: &str, pool_size: usize) -> Result<Pools> {
+    async fn pools(url: &str, pool_size: usize, options: &DbOptions) -> Result<Pools> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let conn = AsyncPgConnection::establish(url)
+            let direct = options.direct_url.as_deref().unwrap_or(url);
+            let conn = AsyncPgConnection::establish(direct)
                 .await
-                .with_context(|| format!("connecting to {}", crate::config::redact_url(url)))?;
+                .with_context(|| format!("connecting to {}", crate::config::redact_url(direct)))?;
             run_migrations(conn, PG_MIGRATIONS).await?;
-            let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
-                url,
-                pool_config(),
-            );
+            let mut config = pool_config::<AsyncPgConnection>();
+            if options.pgbouncer {
+                config.custom_setup = Box::new(|url| Box::pin(pgbouncer_connect(url.to_string())));
+            }
+            let manager =
+                AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
             let pool = Pool::builder(manager)
                 .max_size(pool_size)
                 .build()
@@ -235,6 +272,17 @@ impl Db {
     {
         self.ringing(async {
             match self.conn().await? {
+                Conn::Postgres(mut c) if self.options.pgbouncer => {
+                    // BEGIN and COMMIT go by the simple protocol, which
+                    // prepares nothing.
+                    c.batch_execute("BEGIN").await?;
+                    let result = f(&mut *c).await;
+                    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+                    let ended = c.batch_execute(end).await;
+                    let value = result?;
+                    ended?;
+                    Ok(value)
+                }
                 Conn::Postgres(mut c) => f(&mut *c).await,
                 Conn::Sqlite(mut c) => f(&mut *c).await,
             }
@@ -289,6 +337,29 @@ impl Db {
         result
     }
 
+    /// Whether this instance hears other instances' callbacks at once
+    /// (`Some(true)`: listening), has lost the LISTEN connection
+    /// (`Some(false)`: poll often), or needs no such thing (`None`:
+    /// SQLite, one process).
+    pub fn listening(&self) -> Option<bool> {
+        match self.pool {
+            Pools::Postgres(_) => Some(self.listening.load(std::sync::atomic::Ordering::SeqCst)),
+            Pools::Sqlite(_) => None,
+        }
+    }
+
+    /// On PostgreSQL, LISTENs for callbacks becoming due on any instance
+    /// and rings `bell` for each, over its own connection to the direct
+    /// URL (a transaction pooler cannot carry LISTEN), reconnecting when
+    /// it drops. `None` on SQLite.
+    pub fn listen_for_callbacks(&self, bell: Arc<Notify>) -> Option<tokio::task::JoinHandle<()>> {
+        let (Pools::Postgres(_), Some(url)) = (&self.pool, self.options.direct_url.clone()) else {
+            return None;
+        };
+        let listening = self.listening.clone();
+        Some(tokio::spawn(listen(url, bell, listening)))
+    }
+
     /// The pool as deadpool sees it now.
     pub fn pool_status(&self) -> PoolStatus {
         let s = match &self.pool {
@@ -314,12 +385,18 @@ impl Db {
         const NEWEST: &str = "SELECT MAX(version) AS version FROM __diesel_schema_migrations";
         use diesel_async::RunQueryDsl;
         let (applied, migrations) = match self.conn().await? {
-            Conn::Postgres(mut c) => (
-                diesel::sql_query(NEWEST)
+            Conn::Postgres(mut c) => {
+                // Through PgBouncer a statement needs a transaction (see
+                // `pgbouncer_connect`); a read-only one costs nothing.
+                c.batch_execute("BEGIN READ ONLY").await?;
+                let newest = diesel::sql_query(NEWEST)
                     .get_result::<Newest>(&mut *c)
-                    .await?,
-                newest_embedded::<diesel::pg::Pg>(&PG_MIGRATIONS),
-            ),
+                    .await;
+                let ended = c.batch_execute("COMMIT").await;
+                let newest = newest?;
+                ended?;
+                (newest, newest_embedded::<diesel::pg::Pg>(&PG_MIGRATIONS))
+            }
             Conn::Sqlite(mut c) => (
                 diesel::sql_query(NEWEST)
                     .get_result::<Newest>(&mut *c)
@@ -357,6 +434,94 @@ pub struct PoolStatus {
 pub struct SchemaVersions {
     pub applied: Option<String>,
     pub expected: String,
+}
+
+/// The channel the `callback_deliveries_due` trigger notifies.
+const CALLBACKS_DUE_CHANNEL: &str = "payments_callback_due";
+
+async fn listen(url: String, bell: Arc<Notify>, listening: Arc<std::sync::atomic::AtomicBool>) {
+    use diesel_async::RunQueryDsl;
+    use futures::StreamExt;
+    use std::sync::atomic::Ordering;
+    // Real time, on purpose: how soon to try a lost connection again.
+    const RECONNECT: std::time::Duration = std::time::Duration::from_secs(1);
+    const PING: std::time::Duration = std::time::Duration::from_secs(30);
+    loop {
+        let mut conn = match AsyncPgConnection::establish(&url).await {
+            Ok(conn) => conn,
+            Err(e) => {
+                tracing::warn!(error = %e, "callback LISTEN: cannot connect; polling meanwhile");
+                tokio::time::sleep(RECONNECT).await;
+                continue;
+            }
+        };
+        let sql = format!("LISTEN {CALLBACKS_DUE_CHANNEL}");
+        if let Err(e) = diesel::sql_query(sql).execute(&mut conn).await {
+            tracing::warn!(error = %e, "callback LISTEN failed; polling meanwhile");
+            tokio::time::sleep(RECONNECT).await;
+            continue;
+        }
+        listening.store(true, Ordering::SeqCst);
+        // Whatever was committed while nobody listened is due now.
+        bell.notify_one();
+        tracing::info!("callback LISTEN: hearing every instance's callbacks");
+        'connected: loop {
+            {
+                let mut notices = std::pin::pin!(conn.notifications_stream());
+                loop {
+                    tokio::select! {
+                        notice = notices.next() => match notice {
+                            Some(Ok(_)) => bell.notify_one(),
+                            Some(Err(e)) => {
+                                tracing::warn!(error = %e, "callback LISTEN: connection failed");
+                                break 'connected;
+                            }
+                            None => break 'connected,
+                        },
+                        // A connection cut without a word is found by a
+                        // query, not by waiting for a notice.
+                        _ = tokio::time::sleep(PING) => break,
+                    }
+                }
+            }
+            if diesel::sql_query("SELECT 1")
+                .execute(&mut conn)
+                .await
+                .is_err()
+            {
+                break 'connected;
+            }
+        }
+        listening.store(false, Ordering::SeqCst);
+        tracing::warn!("callback LISTEN: connection lost; polling every second until it is back");
+        tokio::time::sleep(RECONNECT).await;
+    }
+}
+
+/// A connection through PgBouncer in transaction pooling mode. diesel-async
+/// sets the session's time zone and encoding with prepared statements as
+/// soon as it connects, and before 1.21 PgBouncer may send a statement's
+/// parse and its execution to different server connections unless a
+/// transaction holds them together; so the setup runs inside one, opened
+/// and closed by the simple protocol, which prepares nothing. PgBouncer
+/// keeps the two settings per client from the server's answers.
+async fn pgbouncer_connect(url: String) -> diesel::ConnectionResult<AsyncPgConnection> {
+    let bad = |e: tokio_postgres::Error| diesel::ConnectionError::BadConnection(e.to_string());
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .map_err(bad)?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::warn!(error = %e, "a pooled connection through PgBouncer failed");
+        }
+    });
+    client.batch_execute("BEGIN").await.map_err(bad)?;
+    let mut conn = AsyncPgConnection::try_from(client).await?;
+    conn.batch_execute("COMMIT")
+        .await
+        .map_err(|e| diesel::ConnectionError::BadConnection(e.to_string()))?;
+    conn.set_prepared_statement_cache_size(diesel::connection::CacheSize::Disabled);
+    Ok(conn)
 }
 
 fn pool_config<C: AsyncConnection + 'static>() -> ManagerConfig<C> {

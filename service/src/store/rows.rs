@@ -8,6 +8,16 @@ use crate::domain::status::{
 };
 use diesel::prelude::*;
 
+/// A merchant's request budget shared by every instance
+/// (`ratelimit::Bucket` does its arithmetic).
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
+#[diesel(table_name = rate_buckets)]
+pub struct RateBucketRow {
+    pub merchant_id: String,
+    pub units: i64,
+    pub at_ms: i64,
+}
+
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = merchants)]
 pub struct MerchantRow {

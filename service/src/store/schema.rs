@@ -239,6 +239,14 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    rate_buckets (merchant_id) {
+        merchant_id -> Text,
+        units -> BigInt,
+        at_ms -> BigInt,
+    }
+}
+
 diesel::joinable!(api_keys -> merchants (merchant_id));
 diesel::joinable!(merchant_fees -> merchants (merchant_id));
 diesel::joinable!(postings -> journal_entries (entry_id));
@@ -255,4 +263,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     bank_transactions,
     callback_attempts,
     cashier_sessions,
+    rate_buckets,
 );

@@ -36,14 +36,21 @@ pub trait CallbackQueries: Send {
     ) -> StoreResult<Vec<CallbackDeliveryRow>>;
 
     /// Moves up to `limit` deliveries due by `now` from WAITING_RETRY to
-    /// SENDING and returns them. Concurrent claimers never get the same
+    /// SENDING for `claimer` (an instance's name, the prefix of each claim
+    /// token) and returns them. Concurrent claimers never get the same
     /// row: PostgreSQL skips rows another claimer holds, SQLite has one
     /// writer.
     async fn claim_due_callbacks(
         &mut self,
         now: i64,
         limit: i64,
+        claimer: &str,
     ) -> StoreResult<Vec<CallbackDeliveryRow>>;
+
+    /// Gives back every claim `claimer` still holds: an instance restarted
+    /// after dying mid-attempt returns them at once instead of leaving
+    /// them to the 5-minute sweep. Returns how many.
+    async fn release_claims_of(&mut self, claimer: &str) -> StoreResult<usize>;
 
     /// The earliest `next_attempt_at` of a delivery waiting for an attempt.
     async fn next_callback_due(&mut self) -> StoreResult<Option<i64>>;
@@ -168,12 +175,32 @@ macro_rules! impl_callbacks {
                 &mut self,
                 now: i64,
                 limit: i64,
+                claimer: &str,
             ) -> StoreResult<Vec<CallbackDeliveryRow>> {
                 Ok(diesel::sql_query(<$conn as Dialect>::CLAIM_CALLBACKS)
                     .bind::<diesel::sql_types::BigInt, _>(now)
                     .bind::<diesel::sql_types::BigInt, _>(limit)
+                    .bind::<diesel::sql_types::Text, _>(claimer)
                     .load(self)
                     .await?)
+            }
+
+            async fn release_claims_of(&mut self, claimer: &str) -> StoreResult<usize> {
+                let n = diesel::update(
+                    callback_deliveries::table
+                        .filter(callback_deliveries::status.eq(DeliveryStatus::Sending))
+                        .filter(callback_deliveries::claim_token.like(format!("{claimer}:%"))),
+                )
+                .set((
+                    callback_deliveries::status.eq(DeliveryStatus::WaitingRetry),
+                    callback_deliveries::claim_token.eq(None::<String>),
+                ))
+                .execute(self)
+                .await?;
+                if n > 0 {
+                    crate::store::callback_queued();
+                }
+                Ok(n)
             }
 
             async fn next_callback_due(&mut self) -> StoreResult<Option<i64>> {

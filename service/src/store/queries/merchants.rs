@@ -23,6 +23,12 @@ pub trait MerchantQueries: Send {
 
     async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()>;
 
+    /// The merchant's shared rate bucket, made as `fresh` if it has none,
+    /// and held (where row locks exist) until the transaction ends.
+    async fn rate_bucket(&mut self, fresh: &RateBucketRow) -> StoreResult<RateBucketRow>;
+
+    async fn save_rate_bucket(&mut self, row: &RateBucketRow) -> StoreResult<()>;
+
     /// The key with this hash, its merchant and the merchant's own fee
     /// rates, in one round trip: every signed request starts here.
     async fn api_key_with_merchant(
@@ -111,6 +117,31 @@ macro_rules! impl_merchants {
 
             async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()> {
                 insert_one!(self, api_keys::table, row)
+            }
+
+            async fn rate_bucket(&mut self, fresh: &RateBucketRow) -> StoreResult<RateBucketRow> {
+                diesel::insert_into(rate_buckets::table)
+                    .values(fresh)
+                    .on_conflict_do_nothing()
+                    .execute(self)
+                    .await?;
+                Ok(diesel::sql_query(<$conn as Dialect>::RATE_BUCKET)
+                    .bind::<diesel::sql_types::Text, _>(&fresh.merchant_id)
+                    .get_result(self)
+                    .await?)
+            }
+
+            async fn save_rate_bucket(&mut self, row: &RateBucketRow) -> StoreResult<()> {
+                diesel::update(
+                    rate_buckets::table.filter(rate_buckets::merchant_id.eq(&row.merchant_id)),
+                )
+                .set((
+                    rate_buckets::units.eq(row.units),
+                    rate_buckets::at_ms.eq(row.at_ms),
+                ))
+                .execute(self)
+                .await?;
+                Ok(())
             }
 
             async fn api_key_with_merchant(

@@ -1,0 +1,2 @@
+DROP TRIGGER callback_deliveries_due ON callback_deliveries;
+DROP FUNCTION payments_callback_due();

@@ -1,0 +1,233 @@
+//! Several instances on one database act as one service: a merchant's rate
+//! limit is shared (not multiplied by the number of instances), and on
+//! PostgreSQL a callback committed by one instance wakes every instance's
+//! delivery worker through LISTEN/NOTIFY. Instances here are `App`s built
+//! on the same database, on one injected clock.
+
+use payments_service::app::{limits, App};
+use payments_service::clock::ManualClock;
+use payments_service::domain::error::ApiError;
+use payments_service::ratelimit::lease_size;
+use payments_service::store::Backend;
+use payments_service::{server, Profile};
+use payments_testing::TestService;
+use rust_decimal::Decimal;
+use std::sync::Arc;
+use std::time::Duration;
+
+const T0: i64 = 1_800_000_000;
+
+/// A service and a second instance on its database.
+async fn two_instances() -> (TestService, Arc<App>, ManualClock) {
+    let clock = ManualClock::at(T0);
+    let service = TestService::start(Profile::Sandbox, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    let config = service.service.app().config.clone();
+    let second = server::build_app(config, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    (service, second, clock)
+}
+
+/// How many of `attempts` requests, alternating between the instances,
+/// are admitted.
+async fn admitted(
+    apps: [&App; 2],
+    merchant: &str,
+    per_minute: u32,
+    burst: u32,
+    attempts: usize,
+) -> usize {
+    let mut admitted = 0;
+    for i in 0..attempts {
+        match limits::admit(apps[i % 2], merchant, per_minute, burst).await {
+            Ok(()) => admitted += 1,
+            Err(ApiError::RateLimited { retry_after }) => assert!(retry_after >= 1),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    admitted
+}
+
+#[tokio::test]
+async fn a_small_limit_holds_exactly_across_instances() {
+    let (service, second, clock) = two_instances().await;
+    let first = service.service.app().clone();
+    let merchant = service
+        .new_merchant("Shared limit")
+        .await
+        .unwrap()
+        .merchant
+        .id;
+    // Burst 3, one a minute: before the bucket was per instance, two
+    // instances let 6 through.
+    assert_eq!(admitted([&first, &second], &merchant, 1, 3, 6).await, 3);
+    clock.advance(30);
+    assert_eq!(admitted([&first, &second], &merchant, 1, 3, 2).await, 0);
+    clock.advance(30);
+    assert_eq!(admitted([&first, &second], &merchant, 1, 3, 2).await, 1);
+}
+
+#[tokio::test]
+async fn a_large_limit_is_shared_within_the_stated_bound() {
+    let (service, second, clock) = two_instances().await;
+    let first = service.service.app().clone();
+    let merchant = service.new_merchant("Leases").await.unwrap().merchant.id;
+    let burst = 200;
+    let lease = usize::try_from(lease_size(burst)).unwrap();
+    // Never more than the bucket holds; at most one unspent lease per
+    // instance less.
+    let n = admitted([&first, &second], &merchant, 60, burst, 400).await;
+    assert!(
+        n <= 200 && n >= 200 - 2 * lease,
+        "{n} admitted of a burst of 200"
+    );
+    // Leases expire after a second: what they held is not spent later.
+    clock.advance(2);
+    let later = admitted([&first, &second], &merchant, 60, burst, 10).await;
+    assert!(later <= 2, "{later} admitted after 2 s at one a second");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_on_one_instance_refill_one_lease_at_a_time() {
+    let (service, _second, _clock) = two_instances().await;
+    let first = service.service.app().clone();
+    let merchant = service.new_merchant("Herd").await.unwrap().merchant.id;
+    // 200 requests at once under a burst of 2,000: had each request that
+    // found the lease spent taken a lease of its own, they would have
+    // overwritten each other's and lost the tokens, refusing requests the
+    // bucket still had room for.
+    let tasks: Vec<_> = (0..200)
+        .map(|_| {
+            let (app, merchant) = (first.clone(), merchant.clone());
+            tokio::spawn(async move { limits::admit(&app, &merchant, 600, 2_000).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().expect("admitted within the burst");
+    }
+}
+
+#[tokio::test]
+async fn a_callback_committed_on_one_instance_wakes_the_others_worker() {
+    let (service, second, _clock) = two_instances().await;
+    if second.db.backend() != Backend::Postgres {
+        // One process writes SQLite; the in-process bell is the wake-up
+        // (tests/tests/delivery_wake.rs). .ci/run runs this on PostgreSQL.
+        return;
+    }
+    let first = service.service.app().clone();
+    let bell: Arc<tokio::sync::Notify> = Default::default();
+    let listener = second
+        .db
+        .listen_for_callbacks(bell.clone())
+        .expect("PostgreSQL listens");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while second.db.listening() != Some(true) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the LISTEN connection came up"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The ring after connecting only says "look now": drain it.
+    while tokio::time::timeout(Duration::from_millis(200), bell.notified())
+        .await
+        .is_ok()
+    {}
+
+    let merchant = service.new_merchant("Wake").await.unwrap().merchant;
+    let order = payments_service::app::deposits::create(
+        &first,
+        &merchant,
+        payments_testing::new_deposit(
+            "WAKE-1",
+            Decimal::from(100),
+            "THB",
+            Some("http://127.0.0.1:9/cb"),
+        ),
+    )
+    .await
+    .unwrap();
+    let heard = bell.notified();
+    payments_service::app::deposits::complete(&first, &order.order_no, None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), heard)
+        .await
+        .expect("the other instance heard of the callback");
+    listener.abort();
+}
+
+/// `/readyz`'s checks on `service`, once its workers have begun (each
+/// reports `starting` until its first pass).
+async fn ready_checks(service: &TestService) -> serde_json::Value {
+    let url = format!("{}/readyz", service.base_url());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = reqwest::get(&url).await.unwrap();
+        let status = answer.status().as_u16();
+        let body: serde_json::Value = answer.json().await.unwrap();
+        if status == 200 {
+            return body["checks"].clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never ready: {status} {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn roles_split_the_api_from_the_workers() {
+    use payments_service::config::Roles;
+    let clock = ManualClock::at(T0);
+    let with_roles = |api, workers| {
+        move |config: &mut payments_service::config::Config| {
+            config.roles = Roles { api, workers };
+            config.callback_worker = true;
+            config.expiry_interval_seconds = 5;
+        }
+    };
+    let workers = TestService::start_with(
+        Profile::Sandbox,
+        Arc::new(clock.clone()),
+        with_roles(false, true),
+    )
+    .await
+    .unwrap();
+    let api = TestService::start_with(
+        Profile::Sandbox,
+        Arc::new(clock.clone()),
+        with_roles(true, false),
+    )
+    .await
+    .unwrap();
+
+    // A workers-only instance serves its health and metrics, not the API.
+    let balance = |base: String| async move {
+        reqwest::get(format!("{base}/api/v1/merchant/balance"))
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(balance(workers.base_url()).await, 404);
+    assert_eq!(balance(api.base_url()).await, 401, "served, and unsigned");
+
+    let checks = ready_checks(&workers).await;
+    assert_eq!(checks["delivery_worker"]["status"], "ok", "{checks}");
+    assert_eq!(checks["expiry_worker"]["status"], "ok", "{checks}");
+    let wakeups = checks["callback_wakeups"]["status"].as_str().unwrap();
+    match workers.service.app().db.backend() {
+        Backend::Sqlite => assert_eq!(wakeups, "in-process"),
+        Backend::Postgres => assert!(["listening", "polling"].contains(&wakeups), "{wakeups}"),
+    }
+
+    let checks = ready_checks(&api).await;
+    assert_eq!(checks["delivery_worker"]["status"], "disabled", "{checks}");
+    assert_eq!(checks["expiry_worker"]["status"], "disabled", "{checks}");
+    assert_eq!(checks["callback_wakeups"]["status"], "disabled", "{checks}");
+}
