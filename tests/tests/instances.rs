@@ -160,6 +160,70 @@ async fn a_callback_committed_on_one_instance_wakes_the_others_worker() {
     listener.abort();
 }
 
+#[tokio::test]
+async fn a_lost_listen_connection_is_noticed_and_made_again() {
+    let (service, second, _clock) = two_instances().await;
+    if second.db.backend() != Backend::Postgres {
+        // SQLite has no LISTEN connection to lose; .ci/run runs this on
+        // PostgreSQL.
+        return;
+    }
+    let bell: Arc<tokio::sync::Notify> = Default::default();
+    let listener = second
+        .db
+        .listen_for_callbacks(bell.clone())
+        .expect("PostgreSQL listens");
+    let listening_is = |want: bool| {
+        let db = second.db.clone();
+        async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+            while db.listening() != Some(want) {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "listening never became {want}"
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    listening_is(true).await;
+    let ended = payments_testing::terminate_listeners(&service.database_url)
+        .await
+        .unwrap();
+    assert_eq!(ended, 1, "one LISTEN connection, ended by the server");
+    // Noticed (the worker polls every second meanwhile), then made again.
+    listening_is(false).await;
+    listening_is(true).await;
+    while tokio::time::timeout(Duration::from_millis(200), bell.notified())
+        .await
+        .is_ok()
+    {}
+
+    // And it hears a callback committed elsewhere again.
+    let first = service.service.app().clone();
+    let merchant = service.new_merchant("Relisten").await.unwrap().merchant;
+    let order = payments_service::app::deposits::create(
+        &first,
+        &merchant,
+        payments_testing::new_deposit(
+            "RELISTEN-1",
+            Decimal::from(100),
+            "THB",
+            Some("http://127.0.0.1:9/cb"),
+        ),
+    )
+    .await
+    .unwrap();
+    let heard = bell.notified();
+    payments_service::app::deposits::complete(&first, &order.order_no, None)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), heard)
+        .await
+        .expect("heard after reconnecting");
+    listener.abort();
+}
+
 /// `/readyz`'s checks on `service`, once its workers have begun (each
 /// reports `starting` until its first pass).
 async fn ready_checks(service: &TestService) -> serde_json::Value {

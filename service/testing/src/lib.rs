@@ -128,3 +128,28 @@ pub async fn fresh_postgres_database(server_url: &str) -> Result<String> {
     };
     Ok(format!("{base}/{name}"))
 }
+
+/// Ends, from the server's side, every connection to `database_url`'s
+/// database that is waiting in `LISTEN` (the delivery workers' wake-up
+/// connections), as a failover or an idle-connection reaper would.
+/// Returns how many it ended.
+pub async fn terminate_listeners(database_url: &str) -> Result<usize> {
+    #[derive(diesel::QueryableByName)]
+    struct Ended {
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        #[allow(dead_code)]
+        ended: bool,
+    }
+    let mut conn = AsyncPgConnection::establish(database_url)
+        .await
+        .context("connecting to the test database")?;
+    let ended: Vec<Ended> = diesel::sql_query(
+        "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid() \
+         AND query LIKE 'LISTEN%'",
+    )
+    .load(&mut conn)
+    .await
+    .context("ending the LISTEN connections")?;
+    Ok(ended.len())
+}
