@@ -1206,7 +1206,7 @@ The operator interface of the payment service: merchants, their keys and setting
 
 Every request carries `authorization: Bearer <token>` with an operator token from the service's configuration; each token names its operator. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers read exactly; amounts in responses are decimal strings with four fraction digits.
 
-Version: 0.1.0*/
+Version: 0.1.1*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1250,7 +1250,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.1.0"
+        "0.1.1"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
