@@ -295,3 +295,42 @@ async fn roles_split_the_api_from_the_workers() {
     assert_eq!(checks["expiry_worker"]["status"], "disabled", "{checks}");
     assert_eq!(checks["callback_wakeups"]["status"], "disabled", "{checks}");
 }
+
+#[tokio::test]
+async fn a_restarted_instance_gives_back_its_own_claims_only() {
+    let (service, second, _clock) = two_instances().await;
+    let first = service.service.app().clone();
+    let merchant = service.new_merchant("Claims").await.unwrap().merchant;
+    let order = payments_service::app::deposits::create(
+        &first,
+        &merchant,
+        payments_testing::new_deposit(
+            "CLAIM-1",
+            Decimal::from(100),
+            "THB",
+            Some("http://127.0.0.1:9/cb"),
+        ),
+    )
+    .await
+    .unwrap();
+    payments_service::app::deposits::complete(&first, &order.order_no, None)
+        .await
+        .unwrap();
+    // The injected clock has not moved: the callback is due at T0.
+    let now = T0;
+    let claimed = second
+        .db
+        .run(move |s| Box::pin(async move { s.claim_due_callbacks(now, 10, "axb").await }))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    // `_` is a LIKE wildcard: a name with it must not match `axb`.
+    for (name, expected) in [("a_b", 0), ("ax", 0), ("axb", 1)] {
+        let released = second
+            .db
+            .run(move |s| Box::pin(async move { s.release_claims_of(name).await }))
+            .await
+            .unwrap();
+        assert_eq!(released, expected, "{name} gave back {released}");
+    }
+}

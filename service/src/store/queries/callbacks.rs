@@ -186,10 +186,19 @@ macro_rules! impl_callbacks {
             }
 
             async fn release_claims_of(&mut self, claimer: &str) -> StoreResult<usize> {
+                // `_` may be in a name and is LIKE's one-character wildcard:
+                // unescaped, `a_b` would give back the claims of `axb`.
+                let mine = format!(
+                    "{}:%",
+                    claimer
+                        .replace('\\', "\\\\")
+                        .replace('_', "\\_")
+                        .replace('%', "\\%")
+                );
                 let n = diesel::update(
                     callback_deliveries::table
                         .filter(callback_deliveries::status.eq(DeliveryStatus::Sending))
-                        .filter(callback_deliveries::claim_token.like(format!("{claimer}:%"))),
+                        .filter(callback_deliveries::claim_token.like(mine).escape('\\')),
                 )
                 .set((
                     callback_deliveries::status.eq(DeliveryStatus::WaitingRetry),
