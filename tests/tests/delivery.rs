@@ -497,3 +497,142 @@ async fn a_receiver_that_never_answers_holds_its_permit_only_until_the_timeout()
     assert_eq!(h[0].error.as_deref(), Some("timeout after 1 s"));
     service.service.stop().await.unwrap();
 }
+
+/// The worker writes the outcomes of many attempts in one transaction
+/// (set-based on PostgreSQL): each kept outcome lands on its own record,
+/// attempt history and order, and a claim lost to the sweep meanwhile is
+/// dropped from the batch without costing the others theirs.
+#[tokio::test]
+async fn a_batch_of_outcomes_keeps_each_live_claim_and_drops_a_lost_one() {
+    use payments_service::domain::status::{CallbackStatus, DeliveryStatus};
+    use payments_service::store::queries::callbacks::AttemptOutcome;
+    let (service, _clock) = start().await;
+    let app = service.service.app().clone();
+    let receiver = Receiver::start().await.unwrap();
+    let m = service.new_merchant("Batch").await.unwrap().merchant;
+    let a = completed(&app, &m, "B-1", &receiver.url).await;
+    let b = completed(&app, &m, "B-2", &receiver.url).await;
+    let claimed = app
+        .db
+        .run(|s| Box::pin(async move { s.claim_due_callbacks(T0, 10, "test").await }))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 2);
+
+    let outcome = |row: &CallbackDeliveryRow, status, id: &str, order_status| {
+        let mut delivery = row.clone();
+        delivery.status = status;
+        delivery.attempts += 1;
+        delivery.next_attempt_at = (status == DeliveryStatus::WaitingRetry).then_some(T0 + 30);
+        delivery.updated_at = T0 + 1;
+        AttemptOutcome {
+            attempt: CallbackAttemptRow {
+                id: id.into(),
+                delivery_id: row.id.clone(),
+                attempt: delivery.attempts,
+                scheduled_at: T0,
+                started_at: T0,
+                duration_ms: 3,
+                status_code: Some(if status == DeliveryStatus::Success {
+                    200
+                } else {
+                    503
+                }),
+                error: None,
+                outcome: if status == DeliveryStatus::Success {
+                    "success"
+                } else {
+                    "retry"
+                }
+                .into(),
+                next_attempt_at: delivery.next_attempt_at,
+            },
+            delivery,
+            order_status,
+            now: T0 + 1,
+        }
+    };
+    let first = &claimed[0];
+    let second = &claimed[1];
+    let mut lost = outcome(
+        first,
+        DeliveryStatus::Failed,
+        "lost",
+        CallbackStatus::Failed,
+    );
+    lost.delivery.claim_token = Some("a claim the sweep took back".into());
+    let batch = vec![
+        outcome(
+            first,
+            DeliveryStatus::Success,
+            "kept-1",
+            CallbackStatus::Success,
+        ),
+        lost,
+        outcome(
+            second,
+            DeliveryStatus::WaitingRetry,
+            "kept-2",
+            CallbackStatus::Pending,
+        ),
+    ];
+    let kept = app
+        .db
+        .transaction::<_, payments_service::domain::error::ApiError, _>(move |tx| {
+            Box::pin(async move { Ok(tx.finish_callback_attempts(&batch).await?) })
+        })
+        .await
+        .unwrap();
+    assert_eq!(kept, vec![true, false, true]);
+
+    for (id, status, attempt) in [
+        (&first.id, "SUCCESS", "kept-1"),
+        (&second.id, "WAITING_RETRY", "kept-2"),
+    ] {
+        let order = if first.id == *id {
+            &first.order_no
+        } else {
+            &second.order_no
+        };
+        let d = record(&app, order).await;
+        assert_eq!(
+            (d.id.as_str(), d.status.as_str(), d.attempts),
+            (id.as_str(), status, 1)
+        );
+        let h = history(&app, id).await;
+        let ids: Vec<&str> = h.iter().map(|a| a.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![attempt],
+            "only the kept attempt is in the history"
+        );
+    }
+    assert_eq!(
+        record(&app, &second.order_no).await.next_attempt_at,
+        Some(T0 + 30)
+    );
+    // Claims come back in due order, which two orders due the same second
+    // need not share with their creation.
+    assert_eq!(
+        [&first.order_no, &second.order_no].map(|o| o == &a || o == &b),
+        [true, true]
+    );
+    for (row, expected) in [
+        (first, CallbackStatus::Success),
+        (second, CallbackStatus::Pending),
+    ] {
+        let o = row.order_no.clone();
+        let order = app
+            .db
+            .run(|s| Box::pin(async move { s.deposit_by_order_no_any(&o).await }))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (order.callback_status, order.callback_count),
+            (expected, 1),
+            "{}",
+            row.order_no
+        );
+    }
+}

@@ -16,8 +16,10 @@ use crate::app::PostFailure;
 use crate::domain::error::ApiError;
 use crate::domain::schedule::{judge, Outcome};
 use crate::domain::status::{CallbackStatus, DeliveryStatus};
+use crate::store::queries::callbacks::AttemptOutcome;
 use crate::store::rows::{CallbackAttemptRow, CallbackDeliveryRow};
 use crate::telemetry::{metrics, redact};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
@@ -34,35 +36,113 @@ pub async fn run_due(app: &Arc<App>, concurrency: usize) -> Result<usize, ApiErr
         .run(move |s| Box::pin(async move { s.claim_due_callbacks(now, limit, &claimer).await }))
         .await?;
     let count = claimed.len();
+    let senders = Senders::for_batch(app, &claimed).await;
     let mut attempts = JoinSet::new();
     for delivery in claimed {
         let app = app.clone();
-        attempts.spawn(async move { attempt(&app, delivery).await });
+        let sender = senders.of(&delivery.merchant_id);
+        attempts.spawn(async move {
+            let sent = send(&app, delivery, sender?).await?;
+            record(&app, vec![sent]).await;
+            Ok::<_, ApiError>(())
+        });
     }
     while let Some(done) = attempts.join_next().await {
         if let Ok(Err(e)) = done {
-            tracing::error!(error = %e, "a callback attempt could not be recorded");
+            tracing::error!(error = %e, "a callback attempt could not be made");
         }
     }
     Ok(count)
 }
 
-/// One attempt of one claimed delivery, and its record.
-pub async fn attempt(app: &App, mut delivery: CallbackDeliveryRow) -> Result<Outcome, ApiError> {
+/// What an attempt needs of its merchant: the key that signs and how long
+/// the receiver may take.
+#[derive(Clone)]
+struct Sender {
+    key: String,
+    timeout: Duration,
+}
+
+/// The senders of one claimed batch, looked up once per merchant in it
+/// rather than once per attempt: a drained backlog is mostly one merchant's.
+struct Senders(HashMap<String, Result<Sender, ApiError>>);
+
+impl Senders {
+    async fn for_batch(app: &App, batch: &[CallbackDeliveryRow]) -> Senders {
+        let mut found = HashMap::new();
+        for delivery in batch {
+            if found.contains_key(&delivery.merchant_id) {
+                continue;
+            }
+            let sender = async {
+                let merchant = merchants::find(app, &delivery.merchant_id).await?;
+                let key = merchants::signing_key(app, &delivery.merchant_id).await?;
+                let timeout = Duration::from_secs(
+                    u64::try_from(merchant.callback_timeout_seconds)
+                        .unwrap_or(10)
+                        .max(1),
+                );
+                Ok(Sender { key, timeout })
+            }
+            .await;
+            found.insert(delivery.merchant_id.clone(), sender);
+        }
+        Senders(found)
+    }
+
+    fn of(&self, merchant_id: &str) -> Result<Sender, ApiError> {
+        match self.0.get(merchant_id) {
+            Some(Ok(sender)) => Ok(sender.clone()),
+            Some(Err(e)) => Err(ApiError::Internal(format!(
+                "the sender of a callback of merchant {merchant_id}: {e}"
+            ))),
+            None => Err(ApiError::Internal(format!(
+                "merchant {merchant_id} was not looked up"
+            ))),
+        }
+    }
+}
+
+/// An attempt made, its outcome not yet recorded.
+struct Sent {
+    delivery: CallbackDeliveryRow,
+    record: CallbackAttemptRow,
+    order_status: CallbackStatus,
+    now: i64,
+    outcome: Outcome,
+    told: Told,
+}
+
+impl Sent {
+    fn outcome(&self) -> AttemptOutcome {
+        AttemptOutcome {
+            delivery: self.delivery.clone(),
+            attempt: self.record.clone(),
+            order_status: self.order_status,
+            now: self.now,
+        }
+    }
+}
+
+/// One attempt of one claimed delivery: signs (once per record), posts,
+/// and judges the answer. Nothing is written here; `record` writes.
+async fn send(
+    app: &App,
+    mut delivery: CallbackDeliveryRow,
+    sender: Sender,
+) -> Result<Sent, ApiError> {
     let schedule = app.config.callback_schedule;
     let scheduled_at = delivery.next_attempt_at.unwrap_or(delivery.updated_at);
-    let merchant = merchants::find(app, &delivery.merchant_id).await?;
-    let key = merchants::signing_key(app, &delivery.merchant_id).await?;
     let signature = match &delivery.signature {
         Some(s) => s.clone(),
         None => {
             let fields = payments_wire::SigningFields::from_json_body(delivery.body.as_bytes())
                 .map_err(|e| ApiError::Internal(format!("stored callback body: {e}")))?;
-            payments_wire::sign(&fields, &key)
+            payments_wire::sign(&fields, &sender.key)
         }
     };
     let headers = [
-        ("x-api-key", key),
+        ("x-api-key", sender.key),
         // Real time, on every profile: the receiver checks it against its
         // own clock (a 300 s window in the seed's sample), and a sandbox
         // clock moved forward to make schedules run must not make every
@@ -70,17 +150,17 @@ pub async fn attempt(app: &App, mut delivery: CallbackDeliveryRow) -> Result<Out
         ("x-timestamp", app.wall_unix().to_string()),
         ("x-signature", signature.clone()),
     ];
-    let timeout = Duration::from_secs(
-        u64::try_from(merchant.callback_timeout_seconds)
-            .unwrap_or(10)
-            .max(1),
-    );
     let started_at = app.now_unix();
     let started_ms = app.clock.now().timestamp_millis();
     let started = Instant::now();
     let answer = app
         .courier
-        .post(&delivery.callback_url, &headers, &delivery.body, timeout)
+        .post(
+            &delivery.callback_url,
+            &headers,
+            &delivery.body,
+            sender.timeout,
+        )
         .await;
     let took = started.elapsed();
     let duration_ms = i64::try_from(took.as_millis()).unwrap_or(i64::MAX);
@@ -137,29 +217,64 @@ pub async fn attempt(app: &App, mut delivery: CallbackDeliveryRow) -> Result<Out
         Outcome::Rejected | Outcome::Failed => CallbackStatus::Failed,
         Outcome::Retry => CallbackStatus::Pending,
     };
-    let recorded = app
-        .db
-        .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(async move {
-                // A sweep that reclaimed the record meanwhile owns it now;
-                // this attempt's result is dropped, the record redelivered.
-                let kept = tx.finish_callback_attempt(&delivery, &record).await?;
-                if kept {
-                    tx.note_order_callback(
-                        &delivery.order_kind,
-                        &delivery.order_no,
-                        order_status,
-                        now,
-                    )
-                    .await?;
-                }
-                Ok(kept)
-            })
+    Ok(Sent {
+        delivery,
+        record,
+        order_status,
+        now,
+        outcome,
+        told,
+    })
+}
+
+/// Writes the outcomes of attempts made, each with its attempt record and
+/// its order's summary, all in one transaction: one commit for as many
+/// attempts as finished while the last commit was under way. A batch the
+/// database refuses is written again one attempt at a time, so that one
+/// bad record does not cost the others theirs. Returns the outcomes.
+async fn record(app: &App, batch: Vec<Sent>) -> Vec<Outcome> {
+    let rows: Vec<_> = batch.iter().map(Sent::outcome).collect();
+    let single = rows.len() == 1;
+    let kept = write_outcomes(app, rows).await;
+    let kept: Vec<Option<bool>> = match kept {
+        Ok(kept) => kept.into_iter().map(Some).collect(),
+        Err(e) if single => {
+            tracing::error!(error = %e, "recording a callback attempt failed");
+            vec![None]
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, attempts = batch.len(), "recording a batch of callback attempts failed; recording them one at a time");
+            let mut each = Vec::with_capacity(batch.len());
+            for s in &batch {
+                each.push(match write_outcomes(app, vec![s.outcome()]).await {
+                    Ok(k) => k.first().copied(),
+                    Err(e) => {
+                        tracing::error!(error = %e, "recording a callback attempt failed");
+                        None
+                    }
+                });
+            }
+            each
+        }
+    };
+    batch
+        .into_iter()
+        .zip(kept)
+        .map(|(s, kept)| {
+            s.told.tell(kept);
+            s.outcome
         })
-        .await;
-    told.tell(recorded.as_ref().ok().copied());
-    recorded?;
-    Ok(outcome)
+        .collect()
+}
+
+async fn write_outcomes(app: &App, rows: Vec<AttemptOutcome>) -> Result<Vec<bool>, ApiError> {
+    // A sweep that reclaimed a record meanwhile owns it now: that
+    // attempt's result is dropped (not kept), the record redelivered.
+    app.db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move { Ok(tx.finish_callback_attempts(&rows).await?) })
+        })
+        .await
 }
 
 /// An attempt as operators see it: its counts, and one info line naming
@@ -278,15 +393,65 @@ const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 /// down.
 const UNHEARD_PAUSE: Duration = Duration::from_secs(1);
 
+/// At most this many attempts' outcomes go into one transaction.
+const RECORD_BATCH: usize = 256;
+
+/// An attempt made, with what it holds until its outcome is written: its
+/// place among the concurrent attempts, and its claim.
+struct Finished {
+    sent: Sent,
+    permit: tokio::sync::OwnedSemaphorePermit,
+}
+
 /// The delivery worker: attempts what is due, sweeps every minute, and
 /// sleeps until the next due time, a commit that queued a callback, or a
 /// clock change wakes it. Stops claiming when `stop` turns true and lets
-/// the attempts under way finish; whoever stops it may abort it once its
-/// grace is over and give back what `claims` still holds.
-pub async fn worker(
+/// the attempts under way finish and be recorded; whoever stops it may
+/// abort it once its grace is over and give back what `claims` still
+/// holds.
+///
+/// Attempts run concurrently; a recorder beside the claiming loop writes
+/// their outcomes, as many as finished meanwhile in one transaction, and
+/// only then frees their places, so that nothing waits unrecorded in
+/// memory beyond `callback_concurrency` attempts.
+pub async fn worker(app: Arc<App>, stop: tokio::sync::watch::Receiver<bool>, claims: Arc<Claims>) {
+    let (finished_tx, finished_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::join!(
+        claim_and_send(app.clone(), stop, claims.clone(), finished_tx),
+        recorder(app, claims, finished_rx),
+    );
+}
+
+/// Writes outcomes as they come, in batches, until every attempt's sender
+/// is gone; then wakes the claiming loop, whose places are free again.
+async fn recorder(
+    app: Arc<App>,
+    claims: Arc<Claims>,
+    mut finished: tokio::sync::mpsc::UnboundedReceiver<Finished>,
+) {
+    let mut batch = Vec::with_capacity(RECORD_BATCH);
+    while finished.recv_many(&mut batch, RECORD_BATCH).await > 0 {
+        let (sent, held): (Vec<Sent>, Vec<_>) = batch
+            .drain(..)
+            .map(|f| {
+                let id = f.sent.delivery.id.clone();
+                (f.sent, (id, f.permit))
+            })
+            .unzip();
+        record(&app, sent).await;
+        for (id, permit) in held {
+            claims.drop_claim(&id);
+            drop(permit);
+        }
+        app.wake.notify_one();
+    }
+}
+
+async fn claim_and_send(
     app: Arc<App>,
     mut stop: tokio::sync::watch::Receiver<bool>,
     claims: Arc<Claims>,
+    finished: tokio::sync::mpsc::UnboundedSender<Finished>,
 ) {
     let concurrency = app.config.callback_concurrency.max(1);
     let permits = Arc::new(Semaphore::new(concurrency));
@@ -336,6 +501,7 @@ pub async fn worker(
         // in SENDING behind a slow receiver.
         let free = permits.available_permits();
         let mut claimed_any = false;
+        let mut claimed_all = false;
         if free > 0 {
             let limit = i64::try_from(free).unwrap_or(1);
             let claimer = app.config.instance_id.clone();
@@ -348,22 +514,34 @@ pub async fn worker(
             metrics::worker_run("delivery", claimed.is_ok());
             match claimed {
                 Ok(claimed) => {
+                    claimed_all = i64::try_from(claimed.len()).is_ok_and(|n| n == limit);
                     claimed_any = !claimed.is_empty();
+                    let senders = Senders::for_batch(&app, &claimed).await;
                     for delivery in claimed {
                         claims.hold(&delivery);
                         let Ok(permit) = permits.clone().acquire_owned().await else {
                             break;
                         };
-                        let app = app.clone();
-                        let claims = claims.clone();
+                        let sender = senders.of(&delivery.merchant_id);
+                        let (app, claims, finished) =
+                            (app.clone(), claims.clone(), finished.clone());
                         attempts.spawn(async move {
                             let id = delivery.id.clone();
-                            if let Err(e) = attempt(&app, delivery).await {
-                                tracing::error!(error = %e, "a callback attempt could not be recorded");
+                            match async { send(&app, delivery, sender?).await }.await {
+                                Ok(sent) => {
+                                    // The recorder is gone only when the
+                                    // worker was aborted: the claim stays
+                                    // for the sweep (or the restart) to
+                                    // give back.
+                                    let _ = finished.send(Finished { sent, permit });
+                                }
+                                Err(e) => {
+                                    tracing::error!(error = %e, "a callback attempt could not be made; the sweep will return it");
+                                    claims.drop_claim(&id);
+                                    drop(permit);
+                                    app.wake.notify_one();
+                                }
                             }
-                            claims.drop_claim(&id);
-                            drop(permit);
-                            app.wake.notify_one();
                         });
                     }
                 }
@@ -371,6 +549,18 @@ pub async fn worker(
             }
         }
         while attempts.try_join_next().is_some() {}
+        // A full batch leaves more due, most likely: claim again as soon
+        // as places free up, without asking when the next one is due.
+        if claimed_all {
+            if permits.available_permits() == 0 {
+                tokio::select! {
+                    _ = tokio::time::sleep(longest) => {}
+                    _ = app.wake.notified() => {}
+                    _ = stop.changed() => {}
+                }
+            }
+            continue;
+        }
         let next_due = app
             .db
             .run(|s| Box::pin(async move { s.next_callback_due().await }))
@@ -408,4 +598,7 @@ pub async fn worker(
         }
     }
     while attempts.join_next().await.is_some() {}
+    // Dropping the last sender ends the recorder once it has written what
+    // the attempts above sent it.
+    drop(finished);
 }

@@ -63,6 +63,15 @@ pub trait CallbackQueries: Send {
         attempt: &CallbackAttemptRow,
     ) -> StoreResult<bool>;
 
+    /// What `finish_callback_attempt` and then, for each kept,
+    /// `note_order_callback` would write, for many attempts, in as few
+    /// statements as the backend allows. Returns, per outcome in order,
+    /// whether it was kept.
+    async fn finish_callback_attempts(
+        &mut self,
+        batch: &[AttemptOutcome],
+    ) -> StoreResult<Vec<bool>>;
+
     /// The order's summary for merchants: `callback_status`, and one more
     /// attempt in `callback_count`.
     async fn note_order_callback(
@@ -91,6 +100,140 @@ pub trait CallbackQueries: Send {
     async fn callback_backlog(&mut self, now: i64) -> StoreResult<Backlog>;
 }
 
+/// One attempt's outcome, written with others by `finish_callback_attempts`.
+#[derive(Clone, Debug)]
+pub struct AttemptOutcome {
+    /// The record as the attempt leaves it (its claim token still set).
+    pub delivery: CallbackDeliveryRow,
+    pub attempt: CallbackAttemptRow,
+    pub order_status: CallbackStatus,
+    pub now: i64,
+}
+
+/// The batch one outcome at a time: SQLite has one writer and no arrays,
+/// and its statements cost no round trip.
+async fn finish_each<C: CallbackQueries + ?Sized>(
+    conn: &mut C,
+    batch: &[AttemptOutcome],
+) -> StoreResult<Vec<bool>> {
+    let mut kept = Vec::with_capacity(batch.len());
+    for o in batch {
+        let k = conn
+            .finish_callback_attempt(&o.delivery, &o.attempt)
+            .await?;
+        if k {
+            conn.note_order_callback(
+                &o.delivery.order_kind,
+                &o.delivery.order_no,
+                o.order_status,
+                o.now,
+            )
+            .await?;
+        }
+        kept.push(k);
+    }
+    Ok(kept)
+}
+
+/// The batch in four statements whatever its size (deliveries, attempts,
+/// deposits, withdrawals): on PostgreSQL each statement is a round trip,
+/// and a drained backlog writes thousands of outcomes a second.
+async fn finish_set_based(
+    conn: &mut diesel_async::AsyncPgConnection,
+    batch: &[AttemptOutcome],
+) -> StoreResult<Vec<bool>> {
+    use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
+    #[derive(QueryableByName)]
+    struct Kept {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    if batch.is_empty() {
+        return Ok(Vec::new());
+    }
+    let column = |f: fn(&AttemptOutcome) -> String| batch.iter().map(f).collect::<Vec<_>>();
+    let kept: Vec<Kept> = diesel::sql_query(
+        "UPDATE callback_deliveries AS d SET status = u.status, attempts = u.attempts, \
+         next_attempt_at = u.next_attempt_at, signature = u.signature, updated_at = u.updated_at \
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int8[]) \
+         WITH ORDINALITY AS u(id, token, status, attempts, next_attempt_at, signature, updated_at, n) \
+         WHERE d.id = u.id AND d.status = 'SENDING' AND d.claim_token = u.token RETURNING u.n",
+    )
+    .bind::<Array<Text>, _>(column(|o| o.delivery.id.clone()))
+    .bind::<Array<Nullable<Text>>, _>(
+        batch.iter().map(|o| o.delivery.claim_token.clone()).collect::<Vec<_>>(),
+    )
+    .bind::<Array<Text>, _>(column(|o| o.delivery.status.as_str().to_string()))
+    .bind::<Array<Integer>, _>(batch.iter().map(|o| o.delivery.attempts).collect::<Vec<_>>())
+    .bind::<Array<Nullable<BigInt>>, _>(
+        batch.iter().map(|o| o.delivery.next_attempt_at).collect::<Vec<_>>(),
+    )
+    .bind::<Array<Nullable<Text>>, _>(
+        batch.iter().map(|o| o.delivery.signature.clone()).collect::<Vec<_>>(),
+    )
+    .bind::<Array<BigInt>, _>(batch.iter().map(|o| o.delivery.updated_at).collect::<Vec<_>>())
+    .load(conn)
+    .await?;
+    // By position, not by id: an outcome whose claim was lost names the
+    // same record as the one that holds it now.
+    let mut flags = vec![false; batch.len()];
+    for k in kept {
+        if let Some(flag) = usize::try_from(k.n - 1).ok().and_then(|i| flags.get_mut(i)) {
+            *flag = true;
+        }
+    }
+    let attempts: Vec<&CallbackAttemptRow> = batch
+        .iter()
+        .zip(&flags)
+        .filter(|(_, k)| **k)
+        .map(|(o, _)| &o.attempt)
+        .collect();
+    if !attempts.is_empty() {
+        diesel::insert_into(callback_attempts::table)
+            .values(attempts)
+            .execute(conn)
+            .await?;
+    }
+    // One row per order: its attempts counted, the latest outcome its
+    // status, as one statement per attempt in batch order would leave it.
+    let mut orders: std::collections::BTreeMap<(&str, &str), (CallbackStatus, i32, i64)> =
+        std::collections::BTreeMap::new();
+    for (o, _) in batch.iter().zip(&flags).filter(|(_, k)| **k) {
+        let entry = orders
+            .entry((o.delivery.order_kind.as_str(), o.delivery.order_no.as_str()))
+            .or_insert((o.order_status, 0, o.now));
+        *entry = (o.order_status, entry.1 + 1, o.now);
+    }
+    for (kind, table) in [
+        ("deposit", "deposit_orders"),
+        ("withdrawal", "withdrawal_orders"),
+    ] {
+        // Anything not a withdrawal is a deposit, as in `note_order_callback`.
+        let mine: Vec<_> = orders
+            .iter()
+            .filter(|((k, _), _)| (*k == "withdrawal") == (kind == "withdrawal"))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        diesel::sql_query(format!(
+            "UPDATE {table} AS o SET callback_status = u.status, \
+             callback_count = o.callback_count + u.n, updated_at = u.now \
+             FROM unnest($1::text[], $2::text[], $3::int4[], $4::int8[]) AS u(order_no, status, n, now) \
+             WHERE o.order_no = u.order_no"
+        ))
+        .bind::<Array<Text>, _>(mine.iter().map(|((_, no), _)| no.to_string()).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(
+            mine.iter().map(|(_, (s, _, _))| s.as_str().to_string()).collect::<Vec<_>>(),
+        )
+        .bind::<Array<Integer>, _>(mine.iter().map(|(_, (_, n, _))| *n).collect::<Vec<_>>())
+        .bind::<Array<BigInt>, _>(mine.iter().map(|(_, (_, _, now))| *now).collect::<Vec<_>>())
+        .execute(conn)
+        .await?;
+    }
+    Ok(flags)
+}
+
 /// The callback outbox's unfinished part.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Backlog {
@@ -101,9 +244,16 @@ pub struct Backlog {
 }
 
 macro_rules! impl_callbacks {
-    ($conn:ty) => {
+    ($conn:ty, $finish_batch:ident) => {
         #[async_trait]
         impl CallbackQueries for $conn {
+            async fn finish_callback_attempts(
+                &mut self,
+                batch: &[AttemptOutcome],
+            ) -> StoreResult<Vec<bool>> {
+                $finish_batch(self, batch).await
+            }
+
             async fn insert_callback_delivery(
                 &mut self,
                 row: &CallbackDeliveryRow,
@@ -365,5 +515,5 @@ macro_rules! impl_callbacks {
     };
 }
 
-impl_callbacks!(diesel_async::AsyncPgConnection);
-impl_callbacks!(crate::store::SqliteConn);
+impl_callbacks!(diesel_async::AsyncPgConnection, finish_set_based);
+impl_callbacks!(crate::store::SqliteConn, finish_each);
