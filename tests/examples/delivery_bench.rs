@@ -1,112 +1,265 @@
-//! Callback delivery benchmark: deliveries per second to a local receiver,
-//! and the delay from a state change's commit to its first attempt.
+//! The callback side of `cargo xtask bench`, run as its own process beside
+//! a release-built service, so the service's figures (and its memory) are
+//! its own:
 //!
-//!     PAYMENTS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
-//!         cargo run --release -p integration-tests --example delivery_bench -- 2000
+//!     delivery_bench fill <base> <api-key> <operator-token> <n> <callback-url>
+//!         n deposits created and completed through the API while the
+//!         service's worker is off: n deliveries due at once.
+//!     delivery_bench receive <port> <n> <limit-seconds> [<arrivals.csv>]
+//!         a receiver that answers 200 (keep-alive, as a merchant's server
+//!         does) and exits after n callbacks, printing when they arrived,
+//!         and writing each one's first arrival (Unix ms) to the file: by
+//!         its `bench_id` when the body has one, else by its order.
+//!     delivery_bench serve <port>
+//!         the same receiver without end: what an HTTP load tool posts to
+//!         for the ceiling.
 //!
-//! Without the variable it runs on SQLite.
+//! Each prints one JSON line last, for `cargo xtask bench` to read.
 
-use conformance::receiver::Receiver;
-use payments_service::app::deposits;
-use payments_service::clock::SystemClock;
-use payments_service::Profile;
-use payments_testing::TestService;
-use rust_decimal::Decimal;
+use anyhow::{bail, Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use merchant_client::{BearerToken, Credentials};
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1000);
-    let service = TestService::start_with(Profile::Sandbox, Arc::new(SystemClock), |c| {
-        c.callback_worker = true;
-    })
-    .await?;
-    let app = service.service.app().clone();
-    let backend = format!("{:?}", app.db.backend());
-    let receiver = Receiver::start().await?;
-    let merchant = service.new_merchant("Bench").await?.merchant;
+async fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["fill", base, key, token, n, url] => fill(base, key, token, n.parse()?, url).await,
+        ["receive", port, n, limit] => {
+            receive(port.parse()?, n.parse()?, limit.parse()?, None).await
+        }
+        ["receive", port, n, limit, log] => {
+            receive(port.parse()?, n.parse()?, limit.parse()?, Some(log)).await
+        }
+        ["serve", port] => {
+            let receiver = Receiver::start(port.parse()?).await?;
+            eprintln!("delivery_bench: receiving on {}", receiver.url);
+            std::future::pending::<()>().await;
+            Ok(())
+        }
+        _ => bail!(
+            "usage: delivery_bench fill <base> <api-key> <operator-token> <n> <callback-url> \
+             | receive <port> <n> <limit-seconds> [<arrivals.csv>] | serve <port>"
+        ),
+    }
+}
 
-    eprintln!("delivery_bench: creating {n} deposits with a callback on {backend}");
-    let mut orders = Vec::with_capacity(n);
-    for i in 0..n {
-        let d = deposits::create(
-            &app,
-            &merchant,
-            payments_testing::new_deposit(
-                &format!("B-{i}"),
-                Decimal::from(100),
-                "THB",
-                Some(&receiver.url),
-            ),
-        )
-        .await?;
-        orders.push(d.order_no);
-        if (i + 1) % 500 == 0 {
-            eprintln!("delivery_bench: {} of {n} created", i + 1);
+fn unix_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0)
+}
+
+/// Callbacks as they arrive: the order each names, and when (Unix ms).
+#[derive(Clone)]
+struct Receiver {
+    url: String,
+    arrivals: Arc<Mutex<Vec<(Bytes, f64)>>>,
+    arrived: Arc<Notify>,
+}
+
+impl Receiver {
+    async fn start(port: u16) -> Result<Receiver> {
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .await
+            .with_context(|| format!("listening on 127.0.0.1:{port}"))?;
+        let port = listener.local_addr()?.port();
+        let receiver = Receiver {
+            url: format!("http://127.0.0.1:{port}/callback"),
+            arrivals: Arc::default(),
+            arrived: Arc::default(),
+        };
+        let serving = receiver.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let _ = stream.set_nodelay(true);
+                let r = serving.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(
+                        move |request: hyper::Request<hyper::body::Incoming>| {
+                            let r = r.clone();
+                            async move {
+                                let body = request.into_body().collect().await?.to_bytes();
+                                let at = unix_ms();
+                                if let Ok(mut a) = r.arrivals.lock() {
+                                    a.push((body, at));
+                                }
+                                r.arrived.notify_waiters();
+                                Ok::<_, hyper::Error>(hyper::Response::new(Full::new(Bytes::new())))
+                            }
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Ok(receiver)
+    }
+
+    fn count(&self) -> usize {
+        self.arrivals.lock().map(|a| a.len()).unwrap_or(0)
+    }
+
+    /// Waits until `n` callbacks arrived or `limit` passed; returns how many.
+    async fn wait_for(&self, n: usize, limit: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.arrived.notified();
+            let got = self.count();
+            if got >= n || tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.count();
+            }
         }
     }
 
-    eprintln!("delivery_bench: completing them, 32 at a time; the worker delivers as they commit");
-    let started = Instant::now();
-    let mut committed: HashMap<String, Instant> = HashMap::with_capacity(n);
-    for chunk in orders.chunks(32) {
-        let mut set = tokio::task::JoinSet::new();
-        for order_no in chunk {
-            let (app, order_no) = (app.clone(), order_no.clone());
-            set.spawn(async move {
-                deposits::complete(&app, &order_no, None).await?;
-                Ok::<_, payments_service::domain::error::ApiError>((order_no, Instant::now()))
-            });
+    /// The first arrival of each order: order number → Unix ms.
+    fn first_arrivals(&self) -> HashMap<String, f64> {
+        let mut first = HashMap::new();
+        for (body, at) in self.arrivals.lock().map(|a| a.clone()).unwrap_or_default() {
+            let order = serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| {
+                    v.get("bench_id")
+                        .or_else(|| v.get("order_no"))
+                        .and_then(|k| k.as_str())
+                        .map(String::from)
+                });
+            if let Some(order) = order {
+                first.entry(order).or_insert(at);
+            }
         }
-        while let Some(done) = set.join_next().await {
-            let (order_no, at) = done??;
-            committed.insert(order_no, at);
-        }
+        first
     }
-    let got = receiver.wait_for(n, Duration::from_secs(600)).await;
-    anyhow::ensure!(
-        got.len() == n,
-        "only {} of {n} callbacks arrived",
-        got.len()
-    );
-    let finished = got.iter().map(|r| r.at).max().unwrap_or(started);
+}
 
-    let mut delays: Vec<f64> = got
-        .iter()
-        .filter_map(|r| {
-            let body: serde_json::Value = serde_json::from_str(&r.body).ok()?;
-            let at = committed.get(body["order_no"].as_str()?)?;
-            Some(r.at.saturating_duration_since(*at).as_secs_f64() * 1000.0)
-        })
-        .collect();
-    delays.sort_by(f64::total_cmp);
-    let pct = |p: f64| delays[((delays.len() as f64 - 1.0) * p).round() as usize];
-    let seconds = finished.duration_since(started).as_secs_f64();
-    println!(
-        "delivery_bench on {backend}: {n} callbacks in {seconds:.2} s = {:.0} deliveries/s; \
-         commit to first attempt: median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-        n as f64 / seconds,
-        pct(0.5),
-        pct(0.99),
-        pct(1.0)
+async fn receive(port: u16, n: usize, limit: u64, log: Option<&str>) -> Result<()> {
+    let receiver = Receiver::start(port).await?;
+    eprintln!(
+        "delivery_bench: waiting for {n} callbacks on {}",
+        receiver.url
     );
-    // The same, for `cargo xtask bench` to read.
+    let got = receiver.wait_for(n, Duration::from_secs(limit)).await;
+    let arrivals = receiver.first_arrivals();
+    if let Some(log) = log {
+        let mut text = String::with_capacity(arrivals.len() * 48);
+        for (key, at) in &arrivals {
+            text.push_str(&format!("{key},{at:.3}\n"));
+        }
+        std::fs::write(log, text).with_context(|| format!("writing {log}"))?;
+    }
+    let first = arrivals.values().copied().fold(f64::INFINITY, f64::min);
+    let last = arrivals.values().copied().fold(0.0, f64::max);
     println!(
         "{}",
         serde_json::json!({
-            "backend": backend,
-            "deliveries": n,
-            "seconds": seconds,
-            "per_second": n as f64 / seconds,
-            "p50_ms": pct(0.5),
-            "p99_ms": pct(0.99),
-            "max_ms": pct(1.0),
+            "received": got,
+            "orders": arrivals.len(),
+            "first_unix_ms": first,
+            "last_unix_ms": last,
         })
     );
+    if arrivals.len() < n {
+        bail!("only {} of {n} orders were called back", arrivals.len());
+    }
+    Ok(())
+}
+
+struct Clients {
+    merchant: merchant_client::merchant::Client,
+    operator: merchant_client::operator::Client,
+}
+
+impl Clients {
+    fn new(base: &str, key: &str, token: &str) -> Arc<Clients> {
+        Arc::new(Clients {
+            merchant: merchant_client::merchant::Client::new(
+                base,
+                Credentials::new(key.to_string()),
+            ),
+            operator: merchant_client::operator::Client::new(
+                base,
+                BearerToken::new(token.to_string()),
+            ),
+        })
+    }
+
+    /// Creates `n` deposits called back at `url`, 32 requests at a time;
+    /// returns their order numbers.
+    async fn create(self: &Arc<Self>, n: usize, url: &str, tag: &str) -> Result<Vec<String>> {
+        let mut orders = Vec::with_capacity(n);
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..n {
+            if tasks.len() >= 32 {
+                if let Some(done) = tasks.join_next().await {
+                    orders.push(done??);
+                }
+            }
+            let (clients, url) = (self.clone(), url.to_string());
+            let no = format!("{tag}-{i}");
+            tasks.spawn(async move {
+                let mut request = conformance::requests::deposit(&no, "100.50", "THB");
+                request.callback_url = Some(url);
+                let created = clients
+                    .merchant
+                    .create_deposit(&request)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("creating deposit {no}: {e}"))?;
+                Ok::<_, anyhow::Error>(created.into_inner().order_no)
+            });
+            if (i + 1) % 2000 == 0 {
+                eprintln!("delivery_bench: {} of {n} deposits created", i + 1);
+            }
+        }
+        while let Some(done) = tasks.join_next().await {
+            orders.push(done??);
+        }
+        Ok(orders)
+    }
+
+    async fn complete(&self, order_no: &str) -> Result<()> {
+        self.operator
+            .complete_deposit(
+                order_no,
+                &merchant_client::operator::types::CompleteDepositRequest {
+                    actual_amount: None,
+                    remarks: None,
+                },
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("completing {order_no}: {e}"))?;
+        Ok(())
+    }
+}
+
+async fn fill(base: &str, key: &str, token: &str, n: usize, url: &str) -> Result<()> {
+    let clients = Clients::new(base, key, token);
+    let tag = format!("F{:x}", std::process::id());
+    let orders = clients.create(n, url, &tag).await?;
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, order) in orders.into_iter().enumerate() {
+        if tasks.len() >= 32 {
+            if let Some(done) = tasks.join_next().await {
+                done??;
+            }
+        }
+        let clients = clients.clone();
+        tasks.spawn(async move { clients.complete(&order).await });
+        if (i + 1) % 2000 == 0 {
+            eprintln!("delivery_bench: {} of {n} deposits completed", i + 1);
+        }
+    }
+    while let Some(done) = tasks.join_next().await {
+        done??;
+    }
+    println!("{}", serde_json::json!({ "due": n }));
     Ok(())
 }

@@ -4,6 +4,11 @@
 //!     loadgen setup <base-url> <operator-token>          → prints an API key
 //!     loadgen run <base-url> <api-key> <create|query|balance> <clients> <seconds>
 //!
+//! `query-seeded` reads orders `cargo xtask bench` seeded into the database
+//! (`LOADGEN_SEEDED_ORDERS` of them over 100 merchants, this merchant's
+//! numbered `S<multiple of 100>`), at random, so a large table is read
+//! where it is cold as well as where it is warm.
+//!
 //! `run` keeps `clients` signed requests in flight for `seconds` (after a
 //! one-second warm-up that is not counted) through the generated client,
 //! and prints one JSON line: requests, errors, requests per second, and
@@ -24,7 +29,7 @@ async fn main() -> Result<()> {
         ["run", base, key, endpoint, clients, seconds] => {
             run(base, key, endpoint, clients.parse()?, seconds.parse()?).await
         }
-        _ => bail!("usage: loadgen setup <base-url> <operator-token> | loadgen run <base-url> <api-key> <create|query|balance> <clients> <seconds>"),
+        _ => bail!("usage: loadgen setup <base-url> <operator-token> | loadgen run <base-url> <api-key> <create|query|query-seeded|balance> <clients> <seconds>"),
     }
 }
 
@@ -62,8 +67,21 @@ fn deposit(no: String) -> m::CreateDepositRequest {
 }
 
 async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64) -> Result<()> {
-    if !matches!(endpoint, "create" | "query" | "balance") {
-        bail!("endpoint is create, query or balance, not {endpoint}");
+    if !matches!(endpoint, "create" | "query" | "query-seeded" | "balance") {
+        bail!("endpoint is create, query, query-seeded or balance, not {endpoint}");
+    }
+    let seeded: u64 = match endpoint {
+        "query-seeded" => {
+            std::env::var("LOADGEN_SEEDED_ORDERS")
+                .context("query-seeded needs LOADGEN_SEEDED_ORDERS")?
+                .parse::<u64>()
+                .context("LOADGEN_SEEDED_ORDERS")?
+                / 100
+        }
+        _ => 0,
+    };
+    if endpoint == "query-seeded" && seeded == 0 {
+        bail!("LOADGEN_SEEDED_ORDERS must be at least 100");
     }
     let client = merchant_client::merchant::Client::new(base, Credentials::new(key.to_string()));
     let client = Arc::new(client);
@@ -99,6 +117,9 @@ async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64
             let mut latencies: Vec<u32> = Vec::new();
             let mut errors = 0u64;
             let mut seq = 0usize;
+            // xorshift: which seeded order to read next, without a
+            // dependency for it.
+            let mut pick = 0x9E37_79B9_7F4A_7C15u64 ^ (worker as u64 + 1);
             while !stop.load(Ordering::Relaxed) {
                 seq += 1;
                 let started = Instant::now();
@@ -111,6 +132,13 @@ async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64
                         .find_deposit(&known[(worker + seq) % known.len()])
                         .await
                         .is_ok(),
+                    "query-seeded" => {
+                        pick ^= pick << 13;
+                        pick ^= pick >> 7;
+                        pick ^= pick << 17;
+                        let order = format!("S{}", (pick % seeded + 1) * 100);
+                        client.find_deposit(&order).await.is_ok()
+                    }
                     _ => client.get_balances().await.is_ok(),
                 };
                 if counting.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {

@@ -15,11 +15,15 @@ commands:
   codegen [--check]   regenerate generated/ from openapi/; with --check, change
                       nothing and fail if generated/ or the dropshot round trip
                       differs from the spec
-  bench [--seconds N] [--deliveries 1000,10000]
-                      release build, the production profile on the local
-                      PostgreSQL under load from a separate process (create,
-                      query, balance at 1/16/64 clients), pgbench's ceiling,
-                      callback delivery; writes bench/results/
+  bench [--seconds N] [--drain N] [--steady-rate N] [--sizes 10000,...]
+        [--only requests,delivery,sizes]
+                      release build on the local PostgreSQL, load from
+                      separate processes: create, query, balance at 1/16/64
+                      clients against pgbench's insert; a drained callback
+                      backlog and a steady rate against wrk's and pgbench's
+                      ceilings; everything again on tables seeded to each
+                      size (default 10⁴, 10⁵, 10⁶ orders). Writes
+                      bench/results/ (with --only: target/bench-partial/)
   conformance [--profile sandbox|production] [--base-url URL]
               [--features a,b] [--tags EXPR] [--realtime]
                       run the cucumber suite (features/) against the profile,

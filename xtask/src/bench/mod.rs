@@ -1,0 +1,583 @@
+//! `cargo xtask bench`: the service under load on PostgreSQL, measured
+//! from separate processes, next to the database's and the network's own
+//! ceilings on the same machine in the same run; callback delivery as a
+//! drained backlog and at a steady rate; and every figure again on tables
+//! seeded to 10⁴, 10⁵ and 10⁶ orders. Writes bench/results/README.md and
+//! its plots.
+
+mod delivery;
+mod report;
+mod sizes;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PG: &str = "postgres://postgres@127.0.0.1:5432";
+const CLIENTS: [usize; 3] = [1, 16, 64];
+const ENDPOINTS: [(&str, &str); 3] = [
+    ("create", "signed create-deposit"),
+    ("query", "query by merchant_order_no"),
+    ("balance", "balance"),
+];
+
+pub struct Options {
+    pub seconds: u64,
+    /// Deliveries due at once for the drain.
+    pub drain: usize,
+    /// Arrivals per second for the steady mode.
+    pub steady_rate: u32,
+    /// Order counts the tables are seeded to, in turn.
+    pub sizes: Vec<u64>,
+    /// Only these parts (all when empty).
+    pub only: Vec<String>,
+}
+
+const PARTS: [&str; 3] = ["requests", "delivery", "sizes"];
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options> {
+        let mut options = Options {
+            seconds: 10,
+            drain: 10_000,
+            steady_rate: 500,
+            sizes: vec![10_000, 100_000, 1_000_000],
+            only: Vec::new(),
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = |name: &str| {
+                args.next()
+                    .with_context(|| format!("{name} needs a value"))
+                    .cloned()
+            };
+            match arg.as_str() {
+                "--seconds" => options.seconds = value("--seconds")?.parse()?,
+                "--drain" => options.drain = value("--drain")?.parse()?,
+                "--steady-rate" => options.steady_rate = value("--steady-rate")?.parse()?,
+                "--sizes" => {
+                    options.sizes = value("--sizes")?
+                        .split(',')
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .context("--sizes takes order counts, comma-separated")?;
+                    if options.sizes.iter().any(|s| *s < 1_000) {
+                        bail!("--sizes: each size is at least 1000 orders");
+                    }
+                }
+                "--only" => {
+                    options.only = value("--only")?.split(',').map(String::from).collect();
+                    if let Some(bad) = options.only.iter().find(|p| !PARTS.contains(&p.as_str())) {
+                        bail!("--only: `{bad}` is not one of {}", PARTS.join(", "));
+                    }
+                }
+                other => bail!("bench: unexpected argument `{other}`"),
+            }
+        }
+        if options.seconds == 0 || options.drain == 0 || options.steady_rate == 0 {
+            bail!("--seconds, --drain and --steady-rate must be above zero");
+        }
+        Ok(options)
+    }
+
+    fn wants(&self, part: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|p| p == part)
+    }
+}
+
+/// Kills a child process when the run ends, however it ends.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A running service.
+struct Service {
+    guard: Guard,
+    base: String,
+}
+
+impl Service {
+    fn pid(&self) -> u32 {
+        self.guard.0.id()
+    }
+}
+
+/// What every part of the run shares: the built programs, the secrets of
+/// this run's services, and a scratch directory.
+struct Bench {
+    bin: PathBuf,
+    loadgen: PathBuf,
+    delivery: PathBuf,
+    scratch: PathBuf,
+    master_key: String,
+    operator_token: String,
+    seconds: u64,
+}
+
+impl Bench {
+    /// Starts the service on `database` and waits until it listens. The
+    /// rate limit is raised so that it is not what gets measured.
+    fn start(&self, database: &str, profile: &str, worker: bool) -> Result<Service> {
+        let port = free_port()?;
+        let base = format!("http://127.0.0.1:{port}");
+        let config = format!(
+            "profile = \"{profile}\"\nbind = \"127.0.0.1:{port}\"\npublic_base_url = \"{base}\"\n\
+             database_url = \"{PG}/{database}\"\nmaster_key = \"{}\"\nlog_level = \"error\"\n\
+             callback_worker = {worker}\n\
+             [rate_limit]\nrequests_per_minute = 1000000000\nburst = 100000000\n\
+             [[operators]]\nname = \"bench\"\ntoken = \"{}\"\n",
+            self.master_key, self.operator_token
+        );
+        let config_path = self
+            .scratch
+            .join(format!("{database}-{profile}-{worker}.toml"));
+        std::fs::write(&config_path, config)?;
+        let guard = Guard(
+            Command::new(&self.bin)
+                .args(["--config", &config_path.display().to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .context("starting the service")?,
+        );
+        wait_for_port(port)?;
+        Ok(Service { guard, base })
+    }
+
+    /// A merchant for the load, made through the operator API; its key.
+    fn merchant(&self, service: &Service) -> Result<String> {
+        Ok(output(Command::new(&self.loadgen).args([
+            "setup",
+            &service.base,
+            &self.operator_token,
+        ]))?
+        .trim()
+        .to_string())
+    }
+
+    /// `clients` keep requests to `endpoint` in flight for the run's
+    /// seconds; the load generator's figures.
+    fn load(&self, service: &Service, key: &str, endpoint: &str, clients: usize) -> Result<Value> {
+        self.load_with(service, key, endpoint, clients, &[])
+    }
+
+    fn load_with(
+        &self,
+        service: &Service,
+        key: &str,
+        endpoint: &str,
+        clients: usize,
+        env: &[(&str, String)],
+    ) -> Result<Value> {
+        let line = output(
+            Command::new(&self.loadgen)
+                .args([
+                    "run",
+                    &service.base,
+                    key,
+                    endpoint,
+                    &clients.to_string(),
+                    &self.seconds.to_string(),
+                ])
+                .envs(env.iter().map(|(k, v)| (*k, v.as_str()))),
+        )?;
+        let v: Value =
+            serde_json::from_str(line.trim()).with_context(|| format!("loadgen printed {line}"))?;
+        println!(
+            "bench:   {:.0} requests/s, median {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms, {} errors",
+            num(&v, "rps"),
+            num(&v, "p50_ms"),
+            num(&v, "p99_ms"),
+            num(&v, "p999_ms"),
+            v["errors"]
+        );
+        Ok(v)
+    }
+}
+
+fn step(text: &str) {
+    println!("bench: {text}");
+}
+
+/// Everything measured, for the report.
+#[derive(Default)]
+pub struct Results {
+    load: Vec<Value>,
+    peak_kib: u64,
+    ceiling: Vec<(usize, f64)>,
+    delivery: Option<delivery::Figures>,
+    sizes: Vec<sizes::AtSize>,
+    explain: Vec<(String, String)>,
+}
+
+pub fn run(root: &Path, options: &Options) -> Result<()> {
+    let started = Instant::now();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    step("building the service and the load generators (release)");
+    let status = Command::new(&cargo)
+        .current_dir(root)
+        .args([
+            "build",
+            "--release",
+            "--workspace",
+            "--bin",
+            "payments",
+            "--example",
+            "loadgen",
+            "--example",
+            "delivery_bench",
+        ])
+        .status()?;
+    if !status.success() {
+        bail!("the release build failed");
+    }
+    for tool in ["pg_isready", "pgbench", "psql"] {
+        if Command::new("which")
+            .arg(tool)
+            .output()
+            .map_or(true, |o| !o.status.success())
+        {
+            bail!("{tool} is not installed (Debian's postgresql-client has it)");
+        }
+    }
+    let ready = Command::new("pg_isready")
+        .args(["-h", "127.0.0.1", "-p", "5432"])
+        .status();
+    if !ready.is_ok_and(|s| s.success()) {
+        bail!("PostgreSQL is not answering on 127.0.0.1:5432 (see .ci/run for how it is started)");
+    }
+    let run_id = std::process::id();
+    let scratch = std::env::temp_dir().join(format!("payments_bench_{run_id}"));
+    std::fs::create_dir_all(&scratch)?;
+    let bench = Bench {
+        bin: root.join("target/release/payments"),
+        loadgen: root.join("target/release/examples/loadgen"),
+        delivery: root.join("target/release/examples/delivery_bench"),
+        scratch: scratch.clone(),
+        master_key: base64(&random_bytes(32)?),
+        operator_token: format!("op_bench_{}", hex(&random_bytes(16)?)),
+        seconds: options.seconds,
+    };
+    let databases = Databases(Vec::new());
+    let mut databases = databases;
+    let mut results = Results::default();
+
+    if options.wants("requests") {
+        let database = databases.create(&format!("payments_bench_{run_id}_requests"))?;
+        requests(&bench, &database, &mut results)?;
+    }
+    if options.wants("delivery") {
+        let database = databases.create(&format!("payments_bench_{run_id}_delivery"))?;
+        results.delivery = Some(delivery::run(&bench, &database, options)?);
+    }
+    if options.wants("sizes") {
+        let database = databases.create(&format!("payments_bench_{run_id}_sizes"))?;
+        let (at_sizes, explain) = sizes::run(&bench, &database, options)?;
+        results.sizes = at_sizes;
+        results.explain = explain;
+    }
+    drop(databases);
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    // A partial run leaves the committed results alone.
+    let results_dir = if options.only.is_empty() {
+        root.join("bench/results")
+    } else {
+        root.join("target/bench-partial")
+    };
+    std::fs::create_dir_all(&results_dir)?;
+    let text = report::write(root, options, &results, &results_dir)?;
+    println!("\n{text}");
+    step(&format!(
+        "wrote {} in {:.0} s",
+        results_dir.display(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// This run's databases, dropped when it ends, however it ends.
+struct Databases(Vec<String>);
+
+impl Databases {
+    fn create(&mut self, name: &str) -> Result<String> {
+        psql("test", &format!("CREATE DATABASE {name}"))?;
+        self.0.push(name.to_string());
+        Ok(name.to_string())
+    }
+}
+
+impl Drop for Databases {
+    fn drop(&mut self) {
+        for name in &self.0 {
+            let _ = psql(
+                "test",
+                &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            );
+        }
+    }
+}
+
+/// Create, query and balance at 1, 16 and 64 clients on the production
+/// profile, then pgbench's rate for the same insert.
+fn requests(bench: &Bench, database: &str, results: &mut Results) -> Result<()> {
+    step(&format!(
+        "starting the service (production profile), database {database}"
+    ));
+    let service = bench.start(database, "production", true)?;
+    let key = bench.merchant(&service)?;
+    for (endpoint, label) in ENDPOINTS {
+        for clients in CLIENTS {
+            step(&format!(
+                "{label}: {clients} client(s) for {} s",
+                bench.seconds
+            ));
+            results
+                .load
+                .push(bench.load(&service, &key, endpoint, clients)?);
+        }
+    }
+    results.peak_kib = peak_memory_kib(service.pid())?;
+    drop(service);
+
+    step("the database's own ceiling: pgbench, one deposit insert per transaction");
+    // The same table the service wrote to, with all of its indexes and its
+    // foreign key, and a row as wide as the load generator's orders.
+    let merchant = query_one(
+        database,
+        "SELECT id FROM merchants ORDER BY created_at DESC LIMIT 1",
+    )?;
+    if merchant.is_empty() {
+        bail!("the bench merchant is not in {database}");
+    }
+    let script = bench.scratch.join("insert.sql");
+    std::fs::write(&script, PGBENCH_SCRIPT)?;
+    for clients in CLIENTS {
+        let tps = pgbench(
+            database,
+            &script,
+            &[("merchant", &merchant)],
+            clients,
+            bench.seconds,
+        )?;
+        println!("bench:   pgbench {clients} client(s): {tps:.0} transactions/s");
+        results.ceiling.push((clients, tps));
+    }
+    Ok(())
+}
+
+/// pgbench's transactions per second for `script` (prepared statements).
+fn pgbench(
+    database: &str,
+    script: &Path,
+    defines: &[(&str, &str)],
+    clients: usize,
+    seconds: u64,
+) -> Result<f64> {
+    let mut cmd = Command::new("pgbench");
+    cmd.args(["-n", "-M", "prepared", "-f", &script.display().to_string()]);
+    for (name, value) in defines {
+        cmd.args(["-D", &format!("{name}={value}")]);
+    }
+    cmd.args([
+        "-c",
+        &clients.to_string(),
+        "-j",
+        &clients.min(2).to_string(),
+        "-T",
+        &seconds.to_string(),
+        "-h",
+        "127.0.0.1",
+        "-U",
+        "postgres",
+        database,
+    ]);
+    let out = output(&mut cmd)?;
+    out.lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|t| t.parse::<f64>().ok())
+        .ok_or_else(|| anyhow!("no tps in pgbench's output:\n{out}"))
+}
+
+/// What one create-deposit commits, as the database sees it: one row into
+/// the service's own `deposit_orders`, every column the load generator's
+/// orders fill (an account order with a remark), in its own transaction.
+const PGBENCH_SCRIPT: &str = "\\set n random(1, 2000000000)
+BEGIN;
+INSERT INTO deposit_orders (id, order_no, merchant_id, merchant_order_no, request_fingerprint,
+  order_type, route, status, currency, requested_amount, amount, fee, actual_amount,
+  expected_remark, account_id, payment_snapshot, callback_status, callback_count, user_id,
+  estimated_channel_cost, estimated_profit, expire_at, created_at, updated_at)
+VALUES (md5(:client_id::text || ':' || :n || clock_timestamp()::text),
+  'P' || md5(clock_timestamp()::text || :n), :merchant,
+  'P' || :client_id || '-' || :n || '-' || clock_timestamp()::text, md5(:n::text),
+  'direct', 'account', 'pending', 'THB', 1005000, 1005000, 5025, 0,
+  upper(substr(md5(random()::text), 1, 8)), 'bench-account',
+  '{\"account_holder\":\"Bench Co\",\"account_no\":\"1234567890\",\"amount\":\"100.5000\",\"bank_code\":\"KBANK\",\"bank_name\":\"Kasikornbank\",\"currency_code\":\"THB\",\"remark\":\"ABCDEFGH\"}',
+  'none', 0, 'bench-user', 0, 5025, floor(extract(epoch from now()))::bigint + 1800,
+  floor(extract(epoch from now()))::bigint, floor(extract(epoch from now()))::bigint)
+ON CONFLICT DO NOTHING;
+COMMIT;
+";
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(0.0)
+}
+
+/// The first column of the first row `sql` returns, as text.
+fn query_one(database: &str, sql: &str) -> Result<String> {
+    Ok(output(Command::new("psql").args([
+        &format!("{PG}/{database}"),
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-tAc",
+        sql,
+    ]))?
+    .trim()
+    .to_string())
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+fn psql(database: &str, sql: &str) -> Result<()> {
+    let out = Command::new("psql")
+        .args([
+            &format!("{PG}/{database}"),
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-qc",
+            sql,
+        ])
+        .output()
+        .context("running psql")?;
+    if !out.status.success() {
+        bail!("psql: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(())
+}
+
+fn output(cmd: &mut Command) -> Result<String> {
+    let out = cmd
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running a bench tool")?;
+    if !out.status.success() {
+        bail!("{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stdout));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn wait_for_port(port: u16) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bail!("the service did not listen on {port} within 60 s")
+}
+
+fn peak_memory_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow!("no VmHWM for {pid}"))
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0 / 1024.0);
+    let pg = Command::new("psql")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    format!(
+        "- CPU: {cpu}, {cores} cores available to this run\n- Memory: {mem_gib:.1} GiB\n\
+         - Database: {pg} server on 127.0.0.1, the same machine as the service and the load\n\
+         - Service, load generator and database share these cores, so each figure is a floor \
+         for a machine that separates them."
+    )
+}
+
+fn git_commit(root: &Path) -> String {
+    Command::new("git")
+        .current_dir(root)
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn utc_now() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn random_bytes(n: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
