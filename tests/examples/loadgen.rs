@@ -123,30 +123,38 @@ async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64
             while !stop.load(Ordering::Relaxed) {
                 seq += 1;
                 let started = Instant::now();
-                let ok = match endpoint.as_str() {
+                let answer = match endpoint.as_str() {
                     "create" => client
                         .create_deposit(&deposit(format!("C{run_id}-{worker}-{seq}")))
                         .await
-                        .is_ok(),
+                        .map(drop),
                     "query" => client
                         .find_deposit(&known[(worker + seq) % known.len()])
                         .await
-                        .is_ok(),
+                        .map(drop),
                     "query-seeded" => {
                         pick ^= pick << 13;
                         pick ^= pick >> 7;
                         pick ^= pick << 17;
                         let order = format!("S{}", (pick % seeded + 1) * 100);
-                        client.find_deposit(&order).await.is_ok()
+                        client.find_deposit(&order).await.map(drop)
                     }
-                    _ => client.get_balances().await.is_ok(),
+                    _ => client.get_balances().await.map(drop),
                 };
                 if counting.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                    if ok {
-                        let micros = started.elapsed().as_micros();
-                        latencies.push(u32::try_from(micros).unwrap_or(u32::MAX));
-                    } else {
-                        errors += 1;
+                    match answer {
+                        Ok(()) => {
+                            let micros = started.elapsed().as_micros();
+                            latencies.push(u32::try_from(micros).unwrap_or(u32::MAX));
+                        }
+                        Err(e) => {
+                            // The first of each client's errors says what
+                            // went wrong; the rest only count.
+                            if errors == 0 {
+                                eprintln!("loadgen: {endpoint} (client {worker}): {e}");
+                            }
+                            errors += 1;
+                        }
                     }
                 }
             }

@@ -6,7 +6,7 @@
 //! the claim and the two queries at the largest.
 
 use super::delivery::{self, Drain};
-use super::{output, psql, query_one, step, Bench, Options, PG};
+use super::{load_merchant, output, psql, step, Bench, Options, PG};
 use anyhow::{bail, Result};
 use serde_json::Value;
 use std::process::Command;
@@ -34,10 +34,7 @@ pub fn run(bench: &Bench, database: &str, options: &Options) -> Result<(Vec<AtSi
     let service = bench.start(database, "sandbox", false)?;
     let key = bench.merchant(&service)?;
     drop(service);
-    let merchant = query_one(
-        database,
-        "SELECT id FROM merchants ORDER BY created_at DESC LIMIT 1",
-    )?;
+    let merchant = load_merchant(database)?;
     seed_merchants(database, &merchant)?;
 
     let mut sizes = options.sizes.clone();
@@ -121,8 +118,10 @@ pub fn run(bench: &Bench, database: &str, options: &Options) -> Result<(Vec<AtSi
     Ok((results, explain))
 }
 
-/// 99 merchants beside the load's own; orders go to all 100 in turn, the
-/// load's merchant first (order `S<multiple of 100>` is its).
+/// 99 merchants beside the load's own, each with its balance rows (zero:
+/// the seed writes no ledger, and balances change only through it);
+/// orders go to all 100 in turn, the load's merchant first (order
+/// `S<multiple of 100>` is its).
 fn seed_merchants(database: &str, merchant: &str) -> Result<()> {
     psql(
         database,
@@ -133,7 +132,11 @@ fn seed_merchants(database: &str, merchant: &str) -> Result<()> {
              FROM generate_series(1, 99) AS m;
              CREATE TABLE bench_seed_merchants (k int PRIMARY KEY, id text NOT NULL);
              INSERT INTO bench_seed_merchants VALUES (0, '{merchant}');
-             INSERT INTO bench_seed_merchants SELECT m, 'seed-merchant-' || m FROM generate_series(1, 99) AS m;"
+             INSERT INTO bench_seed_merchants SELECT m, 'seed-merchant-' || m FROM generate_series(1, 99) AS m;
+             INSERT INTO balances (id, merchant_id, currency, available, frozen, version, created_at, updated_at) \
+             SELECT 'seed-balance-' || m || '-' || c, 'seed-merchant-' || m, c, 0, 0, 0, \
+               floor(extract(epoch from now()))::bigint - 200 * 86400, floor(extract(epoch from now()))::bigint \
+             FROM generate_series(1, 99) AS m, unnest(ARRAY['THB', 'USD']) AS c;"
         ),
     )
 }
