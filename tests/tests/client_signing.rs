@@ -26,11 +26,18 @@ async fn the_client_signs_every_vector_as_published() {
                 .build()
                 .unwrap(),
             (None, Some(params)) => {
-                let url = match params.get("order_no").and_then(Value::as_str) {
-                    Some(order_no) => {
+                // A vector that gives its request's path is sent as given
+                // (its query percent-encoded); the older ones name a path
+                // parameter or none.
+                let url = match (
+                    v["path"].as_str(),
+                    params.get("order_no").and_then(Value::as_str),
+                ) {
+                    (Some(path), _) => format!("http://127.0.0.1:1{path}"),
+                    (None, Some(order_no)) => {
                         format!("http://127.0.0.1:1/api/v1/merchant/query/deposit/{order_no}")
                     }
-                    None => "http://127.0.0.1:1/api/v1/merchant/balance".to_string(),
+                    (None, None) => "http://127.0.0.1:1/api/v1/merchant/balance".to_string(),
                 };
                 http.get(url).build().unwrap()
             }
