@@ -1,5 +1,11 @@
 //! Database rows, kept apart from the domain types: a row is what a table
 //! holds, in the units the table holds it.
+//!
+//! Every insertable row writes `None` as NULL (`treat_none_as_default_value
+//! = false`; no nullable column has a default). diesel's default writes
+//! `DEFAULT` for a `None`, which makes the statement's text depend on the
+//! values, so it is never cached: PostgreSQL parsed and planned every
+//! insert again, one more round trip each.
 
 use super::schema::*;
 use crate::domain::status::{
@@ -11,7 +17,7 @@ use diesel::prelude::*;
 /// A merchant's request budget shared by every instance
 /// (`ratelimit::Bucket` does its arithmetic).
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
-#[diesel(table_name = rate_buckets)]
+#[diesel(table_name = rate_buckets, treat_none_as_default_value = false)]
 pub struct RateBucketRow {
     pub merchant_id: String,
     pub units: i64,
@@ -19,7 +25,7 @@ pub struct RateBucketRow {
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = merchants)]
+#[diesel(table_name = merchants, treat_none_as_default_value = false)]
 pub struct MerchantRow {
     pub id: String,
     pub code: String,
@@ -37,7 +43,7 @@ pub struct MerchantRow {
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = api_keys)]
+#[diesel(table_name = api_keys, treat_none_as_default_value = false)]
 pub struct ApiKeyRow {
     pub id: String,
     pub merchant_id: String,
@@ -48,7 +54,7 @@ pub struct ApiKeyRow {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = deposit_orders, treat_none_as_null = true)]
+#[diesel(table_name = deposit_orders, treat_none_as_null = true, treat_none_as_default_value = false)]
 pub struct DepositRow {
     pub id: String,
     pub order_no: String,
@@ -95,7 +101,7 @@ pub struct DepositRow {
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = balances)]
+#[diesel(table_name = balances, treat_none_as_default_value = false)]
 pub struct BalanceRow {
     pub id: String,
     pub merchant_id: String,
@@ -108,7 +114,7 @@ pub struct BalanceRow {
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = journal_entries)]
+#[diesel(table_name = journal_entries, treat_none_as_default_value = false)]
 pub struct JournalEntryRow {
     pub id: String,
     pub merchant_id: String,
@@ -119,7 +125,7 @@ pub struct JournalEntryRow {
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
-#[diesel(table_name = postings)]
+#[diesel(table_name = postings, treat_none_as_default_value = false)]
 pub struct PostingRow {
     pub id: String,
     pub entry_id: String,
@@ -129,7 +135,7 @@ pub struct PostingRow {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = withdrawal_orders, treat_none_as_null = true)]
+#[diesel(table_name = withdrawal_orders, treat_none_as_null = true, treat_none_as_default_value = false)]
 pub struct WithdrawalRow {
     pub id: String,
     pub order_no: String,
@@ -173,7 +179,7 @@ pub struct WithdrawalRow {
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = merchant_fees)]
+#[diesel(table_name = merchant_fees, treat_none_as_default_value = false)]
 pub struct FeeRow {
     pub merchant_id: String,
     pub currency: String,
@@ -205,7 +211,7 @@ pub struct EntrySum {
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, QueryableByName, Selectable, Insertable)]
-#[diesel(table_name = callback_deliveries)]
+#[diesel(table_name = callback_deliveries, treat_none_as_default_value = false)]
 pub struct CallbackDeliveryRow {
     pub id: String,
     pub merchant_id: String,
@@ -228,7 +234,7 @@ pub struct CallbackDeliveryRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = callback_attempts)]
+#[diesel(table_name = callback_attempts, treat_none_as_default_value = false)]
 pub struct CallbackAttemptRow {
     pub id: String,
     pub delivery_id: String,
@@ -243,7 +249,7 @@ pub struct CallbackAttemptRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = bank_transactions)]
+#[diesel(table_name = bank_transactions, treat_none_as_default_value = false)]
 pub struct BankTransactionRow {
     pub id: String,
     pub account_id: String,
@@ -263,7 +269,7 @@ pub struct BankTransactionRow {
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = cashier_sessions)]
+#[diesel(table_name = cashier_sessions, treat_none_as_default_value = false)]
 pub struct CashierSessionRow {
     pub id: String,
     pub merchant_id: String,
