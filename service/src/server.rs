@@ -63,6 +63,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         courier: Box::new(courier),
         expiry: Default::default(),
         beats: Default::default(),
+        credentials: Default::default(),
     }))
 }
 

@@ -4,7 +4,7 @@
 //! delivery worker through LISTEN/NOTIFY. Instances here are `App`s built
 //! on the same database, on one injected clock.
 
-use payments_service::app::{limits, App};
+use payments_service::app::{limits, merchants, App};
 use payments_service::clock::ManualClock;
 use payments_service::domain::error::ApiError;
 use payments_service::ratelimit::lease_size;
@@ -333,4 +333,53 @@ async fn a_restarted_instance_gives_back_its_own_claims_only() {
             .unwrap();
         assert_eq!(released, expected, "{name} gave back {released}");
     }
+}
+
+/// What an instance remembers of a key (`app::credentials`): a rotation
+/// with no grace is seen at once by the instance that made it, and by
+/// another instance once what it read is `REMEMBERED_FOR_MS` old, not
+/// before (the bound `docs/scaling.md` states). The clock never moves
+/// until the last step, so nothing here is seen late because of time.
+#[tokio::test]
+async fn a_key_rotated_on_one_instance_is_seen_there_at_once_and_elsewhere_within_the_bound() {
+    use payments_service::app::credentials::{signer, REMEMBERED_FOR_MS};
+    let (service, second, clock) = two_instances().await;
+    let first = service.service.app().clone();
+    let created = service.new_merchant("Rotated").await.unwrap();
+    let hash = first.vault.lookup_hash(&created.api_key);
+    let expiry = |app: Arc<App>| {
+        let hash = hash.clone();
+        async move {
+            signer(&app, &hash)
+                .await
+                .unwrap()
+                .expect("the key is found")
+                .key
+                .expires_at
+        }
+    };
+    // Both instances have read the key as it was.
+    assert_eq!(expiry(first.clone()).await, None);
+    assert_eq!(expiry(second.clone()).await, None);
+
+    merchants::issue_api_key(&first, &created.merchant.id, Some(0))
+        .await
+        .unwrap();
+    assert_eq!(
+        expiry(first.clone()).await,
+        Some(T0),
+        "the rotating instance"
+    );
+    assert_eq!(
+        expiry(second.clone()).await,
+        None,
+        "the other instance, inside the bound"
+    );
+    // The test clock counts whole seconds.
+    clock.advance((REMEMBERED_FOR_MS + 999) / 1000);
+    assert_eq!(
+        expiry(second.clone()).await,
+        Some(T0),
+        "the other instance, at the bound"
+    );
 }

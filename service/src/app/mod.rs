@@ -7,6 +7,7 @@ pub mod balances;
 pub mod bank;
 pub mod callbacks;
 pub mod cashier;
+pub mod credentials;
 pub mod deposits;
 pub mod fees;
 pub mod ledger;
@@ -39,6 +40,8 @@ pub struct App {
     pub expiry: crate::clock::Alarm,
     /// Whether the worker loops still turn (readiness asks).
     pub beats: crate::telemetry::heartbeat::WorkerBeats,
+    /// Keys that signed a request lately, and their merchants.
+    pub credentials: credentials::Credentials,
 }
 
 impl App {

@@ -41,17 +41,15 @@ pub async fn authenticate(
     }
 
     let key_hash = app.vault.lookup_hash(api_key);
-    let (key, merchant, fees) = app
-        .db
-        .run(|s| Box::pin(async move { s.api_key_with_merchant(&key_hash).await }))
+    let signer = crate::app::credentials::signer(app, &key_hash)
         .await
         .map_err(ApiError::from)?
-        .filter(|(k, _, _)| k.expires_at.is_none_or(|e| e > now))
+        .filter(|s| s.key.expires_at.is_none_or(|e| e > now))
         .ok_or(ApiError::UnknownApiKey)?;
     // The lookup matched an HMAC; confirm the key itself, in constant time.
     let stored = app
         .vault
-        .decrypt(&key.key_ciphertext)
+        .decrypt(&signer.key.key_ciphertext)
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     if !constant_time_eq(&stored, api_key) {
         return Err(ApiError::UnknownApiKey);
@@ -62,7 +60,7 @@ pub async fn authenticate(
         return Err(ApiError::InvalidSignature);
     }
 
-    let merchant = Merchant::from_row(merchant).with_own_rates(fees);
+    let merchant = signer.merchant.clone();
     // The request's span names its merchant from here on.
     tracing::Span::current().record("merchant_id", merchant.id.as_str());
     if merchant.status == MerchantStatus::Disabled {

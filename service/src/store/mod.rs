@@ -55,6 +55,10 @@ pub struct Db {
     options: DbOptions,
     /// Whether the LISTEN connection for callbacks is up (PostgreSQL).
     listening: Arc<std::sync::atomic::AtomicBool>,
+    /// Counts this instance's units of work that wrote a merchant, an API
+    /// key or a fee rate, so that what was read of them before can be
+    /// known to be stale (`merchants_generation`).
+    merchants_written: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// How to reach the database beyond its URL.
@@ -90,6 +94,8 @@ struct Unit {
     began_ms: i64,
     /// The orders it wrote.
     orders: Vec<OrderWritten>,
+    /// It wrote a merchant, an API key or a fee rate.
+    merchant_written: bool,
 }
 
 /// The store calls this when it writes a due callback record; the unit of
@@ -97,6 +103,12 @@ struct Unit {
 /// (no scope) it does nothing.
 pub(crate) fn callback_queued() {
     let _ = UNIT.try_with(|u| u.borrow_mut().callback_queued = true);
+}
+
+/// The store calls this when it writes a merchant, an API key or a fee
+/// rate; `Db::merchants_generation` moves on when the unit of work ends.
+pub(crate) fn merchant_written() {
+    let _ = UNIT.try_with(|u| u.borrow_mut().merchant_written = true);
 }
 
 /// When the unit of work under way began, in milliseconds on the injected
@@ -198,6 +210,7 @@ impl Db {
             clock,
             options,
             listening: Default::default(),
+            merchants_written: Default::default(),
         })
     }
 
@@ -326,6 +339,12 @@ impl Db {
                 (result, UNIT.with(|u| u.take()))
             })
             .await;
+        // Whether it committed or not: a unit of work outside a transaction
+        // may have written before it failed.
+        if unit.merchant_written {
+            self.merchants_written
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         if result.is_ok() {
             for order in unit.orders {
                 order.tell();
@@ -335,6 +354,14 @@ impl Db {
             }
         }
         result
+    }
+
+    /// Moves on each time a unit of work on this instance has written a
+    /// merchant, an API key or a fee rate, after it ended: what was read of
+    /// them when it was lower may be stale. Read it before reading them.
+    pub fn merchants_generation(&self) -> u64 {
+        self.merchants_written
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Whether this instance hears other instances' callbacks at once

@@ -86,6 +86,7 @@ macro_rules! impl_merchants {
         #[async_trait]
         impl MerchantQueries for $conn {
             async fn insert_merchant(&mut self, row: &MerchantRow) -> StoreResult<()> {
+                crate::store::merchant_written();
                 insert_one!(self, merchants::table, row)
             }
 
@@ -116,6 +117,7 @@ macro_rules! impl_merchants {
             }
 
             async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()> {
+                crate::store::merchant_written();
                 insert_one!(self, api_keys::table, row)
             }
 
@@ -182,6 +184,7 @@ macro_rules! impl_merchants {
                 merchant_id: &str,
                 expires_at: i64,
             ) -> StoreResult<usize> {
+                crate::store::merchant_written();
                 Ok(diesel::update(
                     api_keys::table
                         .filter(api_keys::merchant_id.eq(merchant_id))
@@ -193,6 +196,7 @@ macro_rules! impl_merchants {
             }
 
             async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()> {
+                crate::store::merchant_written();
                 diesel::insert_into(merchant_fees::table)
                     .values(row)
                     .on_conflict((
@@ -230,6 +234,7 @@ macro_rules! impl_merchants {
                 limits: &str,
                 now: i64,
             ) -> StoreResult<bool> {
+                crate::store::merchant_written();
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::auto_approval.eq(mode),
@@ -248,6 +253,7 @@ macro_rules! impl_merchants {
                 burst: i32,
                 now: i64,
             ) -> StoreResult<bool> {
+                crate::store::merchant_written();
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::rate_limit_per_minute.eq(Some(per_minute)),
@@ -265,6 +271,7 @@ macro_rules! impl_merchants {
                 seconds: i32,
                 now: i64,
             ) -> StoreResult<bool> {
+                crate::store::merchant_written();
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::callback_timeout_seconds.eq(seconds),
@@ -281,6 +288,7 @@ macro_rules! impl_merchants {
                 accounts: &str,
                 now: i64,
             ) -> StoreResult<bool> {
+                crate::store::merchant_written();
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::receiving_accounts.eq(accounts),
