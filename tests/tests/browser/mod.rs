@@ -131,6 +131,9 @@ impl Browser {
             "--disable-background-networking".into(),
             "--disable-component-update".into(),
             "--disable-sync".into(),
+            // No host resolves but the loopback address: a page that needs
+            // anything from elsewhere shows it here.
+            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1".into(),
             "--hide-scrollbars".into(),
             format!("--force-device-scale-factor={scale}"),
             format!("--window-size={width},{height}"),

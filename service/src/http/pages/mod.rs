@@ -3,6 +3,7 @@
 //! outside scripts, no caching, no referrer leaking a token in the URL).
 
 pub mod cashier;
+pub mod docs;
 pub mod simulator;
 
 use dropshot::{Body, HttpError};
@@ -22,17 +23,32 @@ pub fn respond(
     content_type: &str,
     body: String,
 ) -> Result<http::Response<Body>, HttpError> {
+    respond_under(
+        CONTENT_SECURITY_POLICY,
+        "no-store",
+        status,
+        content_type,
+        body,
+    )
+}
+
+/// `respond`, under another content security policy and cache rule (a page
+/// that holds no secret and needs more than the payer's pages allow).
+pub fn respond_under(
+    policy: &str,
+    cache_control: &str,
+    status: http::StatusCode,
+    content_type: &str,
+    body: String,
+) -> Result<http::Response<Body>, HttpError> {
     http::Response::builder()
         .status(status)
         .header(http::header::CONTENT_TYPE, content_type)
-        .header(
-            http::header::CONTENT_SECURITY_POLICY,
-            CONTENT_SECURITY_POLICY,
-        )
+        .header(http::header::CONTENT_SECURITY_POLICY, policy)
         .header(http::header::X_FRAME_OPTIONS, "DENY")
         .header(http::header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(http::header::REFERRER_POLICY, "no-referrer")
-        .header(http::header::CACHE_CONTROL, "no-store")
+        .header(http::header::CACHE_CONTROL, cache_control)
         .body(Body::from(body))
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
 }
