@@ -383,3 +383,77 @@ async fn a_key_rotated_on_one_instance_is_seen_there_at_once_and_elsewhere_withi
         "the other instance, at the bound"
     );
 }
+
+/// A remembered signer must not decide money: a withdrawal created on an
+/// instance that read the merchant before another instance changed its
+/// auto-approval and its withdrawal fee uses what was set, at once.
+#[tokio::test]
+async fn a_withdrawal_uses_the_settings_another_instance_just_wrote() {
+    use payments_service::app::credentials::signer;
+    use payments_service::app::{deposits, withdrawals};
+    use payments_service::domain::fees::Direction;
+    let (service, second, _clock) = two_instances().await;
+    let first = service.service.app().clone();
+    let created = service.new_merchant("Settings").await.unwrap();
+    let merchant_id = created.merchant.id.clone();
+    // Funds, so that the withdrawal is decided on its settings alone.
+    let deposit = deposits::create(
+        &first,
+        &created.merchant,
+        payments_testing::new_deposit("FUND-1", Decimal::new(1000, 0), "THB", None),
+    )
+    .await
+    .unwrap();
+    deposits::complete(&first, &deposit.order_no, None)
+        .await
+        .unwrap();
+
+    // The second instance remembers the signer as it is now.
+    let hash = second.vault.lookup_hash(&created.api_key);
+    let remembered = signer(&second, &hash)
+        .await
+        .unwrap()
+        .expect("the key")
+        .merchant
+        .clone();
+
+    // The first instance changes both settings.
+    merchants::set_auto_approval(&first, &merchant_id, merchants::AutoApproval::Always)
+        .await
+        .unwrap();
+    merchants::set_fee(
+        &first,
+        &merchant_id,
+        "THB",
+        Direction::Withdrawal,
+        Decimal::ZERO,
+        Decimal::new(7, 0),
+        Decimal::ZERO,
+    )
+    .await
+    .unwrap();
+
+    let order = withdrawals::create(
+        &second,
+        &remembered,
+        withdrawals::NewWithdrawal {
+            merchant_order_no: "W-SET-1".into(),
+            amount: Decimal::new(100, 0),
+            currency: "THB".into(),
+            beneficiary_name: "A B".into(),
+            beneficiary_account: "1234".into(),
+            beneficiary_bank_code: "SCB".into(),
+            beneficiary_bank_branch: None,
+            callback_url: None,
+            extra_data: None,
+            fingerprint: "W-SET-1".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert!(order.row.is_auto_approved, "auto-approval as just set");
+    assert_eq!(
+        order.row.fee, 70_000,
+        "the withdrawal fee as just set (7, in units of 10^-4)"
+    );
+}

@@ -77,6 +77,10 @@ pub async fn create(
     {
         return same_request_or_conflict(existing, &req);
     }
+    // The signer's merchant may be remembered from up to a second ago on
+    // this instance (`app::credentials`); what freezes money and decides
+    // approval must be what the operator last set, on whichever instance.
+    let merchant = &crate::app::merchants::find(app, &merchant.id).await?;
     let currency = app.config.currency(&req.currency)?;
     let rate = fees::rate_for(app, merchant, &req.currency, Direction::Withdrawal).await?;
     let fee = crate::domain::fees::apply(&rate, req.amount, currency.fraction_digits);
