@@ -80,11 +80,17 @@ Feature: Deposit orders of the direct type
       | {"merchant_order_no":"OK-1","amount":0,"currency_code":"THB"}                                     | amount            |
       | {"merchant_order_no":"OK-2","amount":-1,"currency_code":"THB"}                                    | amount            |
       | {"merchant_order_no":"OK-3","amount":10.001,"currency_code":"THB"}                                | amount            |
-      | {"merchant_order_no":"OK-4","amount":"10","currency_code":"THB"}                                  | amount            |
+      | {"merchant_order_no":"OK-4","amount":"ten","currency_code":"THB"}                                 | amount            |
+      | {"merchant_order_no":"OK-9","amount":"1e1","currency_code":"THB"}                                 | amount            |
       | {"merchant_order_no":"OK-5","currency_code":"THB"}                                                | amount            |
       | {"merchant_order_no":"OK-6","amount":10,"currency_code":"THB","callback_url":"not-a-url"}         | callback_url      |
       | {"merchant_order_no":"OK-7","amount":10,"currency_code":"THB","callback_url":"ftp://x.test/cb"}   | callback_url      |
       | {"merchant_order_no":"OK-8","amount":10}                                                          | currency_code     |
+
+  Scenario: An amount may be sent as a decimal string, read exactly and signed by its value
+    When the merchant sends a deposit body {"merchant_order_no":"STR-1","amount":"100.10","currency_code":"THB"}
+    Then the request succeeds
+    And the response field "requested_amount" is "100.1000"
 
   Scenario: A body that is not a JSON object is refused
     When the merchant sends a deposit body [1,2,3]

@@ -10,6 +10,7 @@
 //! the production profile). `features` holds the feature files, `rules`
 //! which rule each scenario checks, `report` the report people read.
 
+pub mod examples;
 pub mod features;
 pub mod receiver;
 pub mod report;

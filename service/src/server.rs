@@ -106,6 +106,7 @@ pub fn api_description(profile: Profile, metrics_on_api: bool) -> Result<ApiDesc
         .map_err(|e| anyhow!("cashier page: {e}"))?;
     api.register(crate::http::contract::current)
         .and_then(|()| api.register(crate::http::contract::version))
+        .and_then(|()| api.register(crate::http::contract::webhooks))
         .and_then(|()| api.register(crate::http::pages::docs::docs_page))
         .and_then(|()| api.register(crate::http::pages::docs::docs_script))
         .map_err(|e| anyhow!("registering the spec endpoints: {e}"))?;

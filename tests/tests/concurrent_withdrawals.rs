@@ -80,7 +80,7 @@ async fn two_hundred_concurrent_withdrawals_never_overdraw() {
         match result {
             Ok(_) => succeeded += 1,
             Err(Error::ErrorResponse(e)) if e.status().as_u16() == 422 => {
-                assert_eq!(e.error_code.as_deref(), Some("INSUFFICIENT_BALANCE"));
+                assert_eq!(e.error_code, Some(types::ErrorCode::InsufficientBalance));
                 refused += 1;
             }
             Err(other) => panic!("unexpected {other}"),

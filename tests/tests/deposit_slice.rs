@@ -99,7 +99,10 @@ async fn concurrent_creates_with_one_merchant_order_no_make_one_order() {
             }
             Err(merchant_client::merchant::Error::ErrorResponse(e)) => {
                 assert_eq!(e.status().as_u16(), 409);
-                assert_eq!(e.error_code.as_deref(), Some("DUPLICATE_MERCHANT_ORDER_NO"));
+                assert_eq!(
+                    e.error_code,
+                    Some(types::ErrorCode::DuplicateMerchantOrderNo)
+                );
                 assert_ne!(body_amount, winner_amount, "only the other body is refused");
             }
             Err(other) => panic!("unexpected {other}"),

@@ -29,7 +29,8 @@ fn contract() -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// Each operation's summary, and each callback event's schema name.
+/// Each operation's summary, and each callback event's `event` value (the
+/// union's discriminator mapping names them; Redoc shows those).
 fn what_a_reader_must_see(doc: &Value) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut operations = BTreeSet::new();
     let mut events = BTreeSet::new();
@@ -43,10 +44,23 @@ fn what_a_reader_must_see(doc: &Value) -> (BTreeSet<String>, BTreeSet<String>) {
                 for expression in callback.1.as_object().unwrap().values() {
                     let schema =
                         &expression["post"]["requestBody"]["content"]["application/json"]["schema"];
-                    for variant in schema["oneOf"].as_array().unwrap() {
-                        let name = variant["$ref"].as_str().unwrap().rsplit('/').next();
-                        events.insert(name.unwrap().to_string());
-                    }
+                    let union = schema["$ref"]
+                        .as_str()
+                        .and_then(|r| r.strip_prefix('#'))
+                        .and_then(|pointer| doc.pointer(pointer))
+                        .unwrap_or(schema);
+                    let mapping = union["discriminator"]["mapping"].as_object();
+                    events.extend(
+                        mapping
+                            .into_iter()
+                            .flatten()
+                            .map(|(event, _)| event.clone()),
+                    );
+                    assert_eq!(
+                        mapping.map(|m| m.len()),
+                        union["oneOf"].as_array().map(|v| v.len()),
+                        "every variant of a callback union is named by its mapping"
+                    );
                 }
             }
         }

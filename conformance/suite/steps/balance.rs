@@ -82,11 +82,11 @@ async fn fetch_spec(world: &mut PaymentsWorld) {
     world.reply = Some(Reply::from_response(response).await.expect("a JSON spec"));
 }
 
-#[then(expr = "it is the OpenAPI 3.0.3 document of version 0.1.0 with {int} merchant operations")]
-async fn spec_is(world: &mut PaymentsWorld, operations: usize) {
+#[then(expr = "it is the OpenAPI 3.0.3 document of version {word} with {int} merchant operations")]
+async fn spec_is(world: &mut PaymentsWorld, version: String, operations: usize) {
     let doc = &world.reply().body;
     assert_eq!(doc["openapi"], "3.0.3");
-    assert_eq!(doc["info"]["version"], "0.1.0");
+    assert_eq!(doc["info"]["version"], version.as_str());
     let count: usize = doc["paths"]
         .as_object()
         .into_iter()
@@ -104,4 +104,38 @@ async fn spec_is(world: &mut PaymentsWorld, operations: usize) {
     assert!(doc["paths"]
         .as_object()
         .is_some_and(|p| p.values().all(|v: &Value| v.is_object())));
+}
+
+#[then("every example in it fits the schema it illustrates")]
+async fn examples_fit(world: &mut PaymentsWorld) {
+    let doc = &world.reply().body;
+    match conformance::examples::check(doc) {
+        Ok(checked) => assert!(checked >= 20, "only {checked} examples found"),
+        Err(problems) => panic!("examples that do not fit:\n  {}", problems.join("\n  ")),
+    }
+}
+
+#[then(expr = "its callbacks are also published as an OpenAPI 3.1 document of {int} webhooks")]
+async fn webhooks_published(world: &mut PaymentsWorld, count: usize) {
+    let spec = world.reply().body.clone();
+    let h = harness().await;
+    let response = h
+        .http
+        .get(format!("{}/api/v1/merchant/webhooks.json", h.base_url()))
+        .send()
+        .await
+        .expect("the webhooks document is served");
+    let doc = Reply::from_response(response)
+        .await
+        .expect("a JSON document")
+        .body;
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["version"], spec["info"]["version"]);
+    let webhooks = doc["webhooks"].as_object().expect("webhooks");
+    assert_eq!(webhooks.len(), count, "{:?}", webhooks.keys());
+    // The same event schemas as the API document, by name.
+    for name in ["DepositEvent", "WithdrawalEvent", "DepositCompletedEvent"] {
+        assert!(doc["components"]["schemas"][name].is_object(), "{name}");
+        assert!(spec["components"]["schemas"][name].is_object(), "{name}");
+    }
 }

@@ -76,6 +76,178 @@ pub mod types {
             value.parse()
         }
     }
+    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ErrorCode {
+        #[serde(rename = "INVALID_BODY")]
+        InvalidBody,
+        #[serde(rename = "INVALID_FIELD")]
+        InvalidField,
+        #[serde(rename = "INVALID_PATH")]
+        InvalidPath,
+        #[serde(rename = "MISSING_HEADER")]
+        MissingHeader,
+        #[serde(rename = "INVALID_TIMESTAMP")]
+        InvalidTimestamp,
+        #[serde(rename = "STALE_TIMESTAMP")]
+        StaleTimestamp,
+        #[serde(rename = "UNKNOWN_API_KEY")]
+        UnknownApiKey,
+        #[serde(rename = "INVALID_SIGNATURE")]
+        InvalidSignature,
+        #[serde(rename = "UNKNOWN_OPERATOR_TOKEN")]
+        UnknownOperatorToken,
+        #[serde(rename = "MERCHANT_DISABLED")]
+        MerchantDisabled,
+        #[serde(rename = "ORDER_NOT_FOUND")]
+        OrderNotFound,
+        #[serde(rename = "NOT_FOUND")]
+        NotFound,
+        #[serde(rename = "MERCHANT_NOT_FOUND")]
+        MerchantNotFound,
+        #[serde(rename = "ACCOUNT_NOT_FOUND")]
+        AccountNotFound,
+        #[serde(rename = "DELIVERY_NOT_FOUND")]
+        DeliveryNotFound,
+        #[serde(rename = "BANK_TRANSACTION_NOT_FOUND")]
+        BankTransactionNotFound,
+        #[serde(rename = "CASHIER_SESSION_NOT_FOUND")]
+        CashierSessionNotFound,
+        #[serde(rename = "METHOD_NOT_ALLOWED")]
+        MethodNotAllowed,
+        #[serde(rename = "DUPLICATE_MERCHANT_ORDER_NO")]
+        DuplicateMerchantOrderNo,
+        #[serde(rename = "INVALID_STATE_TRANSITION")]
+        InvalidStateTransition,
+        #[serde(rename = "MERCHANT_CODE_TAKEN")]
+        MerchantCodeTaken,
+        #[serde(rename = "DUPLICATE_BANK_REFERENCE")]
+        DuplicateBankReference,
+        #[serde(rename = "PAYLOAD_TOO_LARGE")]
+        PayloadTooLarge,
+        #[serde(rename = "UNSUPPORTED_MEDIA_TYPE")]
+        UnsupportedMediaType,
+        #[serde(rename = "UNSUPPORTED_CURRENCY")]
+        UnsupportedCurrency,
+        #[serde(rename = "AMOUNT_OUT_OF_RANGE")]
+        AmountOutOfRange,
+        #[serde(rename = "INSUFFICIENT_BALANCE")]
+        InsufficientBalance,
+        #[serde(rename = "NO_DENOMINATIONS")]
+        NoDenominations,
+        #[serde(rename = "RATE_LIMITED")]
+        RateLimited,
+        #[serde(rename = "INTERNAL")]
+        Internal,
+        #[serde(rename = "NOT_IMPLEMENTED")]
+        NotImplemented,
+        #[serde(rename = "SERVICE_UNAVAILABLE")]
+        ServiceUnavailable,
+    }
+    impl ::std::fmt::Display for ErrorCode {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::InvalidBody => f.write_str("INVALID_BODY"),
+                Self::InvalidField => f.write_str("INVALID_FIELD"),
+                Self::InvalidPath => f.write_str("INVALID_PATH"),
+                Self::MissingHeader => f.write_str("MISSING_HEADER"),
+                Self::InvalidTimestamp => f.write_str("INVALID_TIMESTAMP"),
+                Self::StaleTimestamp => f.write_str("STALE_TIMESTAMP"),
+                Self::UnknownApiKey => f.write_str("UNKNOWN_API_KEY"),
+                Self::InvalidSignature => f.write_str("INVALID_SIGNATURE"),
+                Self::UnknownOperatorToken => f.write_str("UNKNOWN_OPERATOR_TOKEN"),
+                Self::MerchantDisabled => f.write_str("MERCHANT_DISABLED"),
+                Self::OrderNotFound => f.write_str("ORDER_NOT_FOUND"),
+                Self::NotFound => f.write_str("NOT_FOUND"),
+                Self::MerchantNotFound => f.write_str("MERCHANT_NOT_FOUND"),
+                Self::AccountNotFound => f.write_str("ACCOUNT_NOT_FOUND"),
+                Self::DeliveryNotFound => f.write_str("DELIVERY_NOT_FOUND"),
+                Self::BankTransactionNotFound => f.write_str("BANK_TRANSACTION_NOT_FOUND"),
+                Self::CashierSessionNotFound => f.write_str("CASHIER_SESSION_NOT_FOUND"),
+                Self::MethodNotAllowed => f.write_str("METHOD_NOT_ALLOWED"),
+                Self::DuplicateMerchantOrderNo => f.write_str("DUPLICATE_MERCHANT_ORDER_NO"),
+                Self::InvalidStateTransition => f.write_str("INVALID_STATE_TRANSITION"),
+                Self::MerchantCodeTaken => f.write_str("MERCHANT_CODE_TAKEN"),
+                Self::DuplicateBankReference => f.write_str("DUPLICATE_BANK_REFERENCE"),
+                Self::PayloadTooLarge => f.write_str("PAYLOAD_TOO_LARGE"),
+                Self::UnsupportedMediaType => f.write_str("UNSUPPORTED_MEDIA_TYPE"),
+                Self::UnsupportedCurrency => f.write_str("UNSUPPORTED_CURRENCY"),
+                Self::AmountOutOfRange => f.write_str("AMOUNT_OUT_OF_RANGE"),
+                Self::InsufficientBalance => f.write_str("INSUFFICIENT_BALANCE"),
+                Self::NoDenominations => f.write_str("NO_DENOMINATIONS"),
+                Self::RateLimited => f.write_str("RATE_LIMITED"),
+                Self::Internal => f.write_str("INTERNAL"),
+                Self::NotImplemented => f.write_str("NOT_IMPLEMENTED"),
+                Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ErrorCode {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "INVALID_BODY" => Ok(Self::InvalidBody),
+                "INVALID_FIELD" => Ok(Self::InvalidField),
+                "INVALID_PATH" => Ok(Self::InvalidPath),
+                "MISSING_HEADER" => Ok(Self::MissingHeader),
+                "INVALID_TIMESTAMP" => Ok(Self::InvalidTimestamp),
+                "STALE_TIMESTAMP" => Ok(Self::StaleTimestamp),
+                "UNKNOWN_API_KEY" => Ok(Self::UnknownApiKey),
+                "INVALID_SIGNATURE" => Ok(Self::InvalidSignature),
+                "UNKNOWN_OPERATOR_TOKEN" => Ok(Self::UnknownOperatorToken),
+                "MERCHANT_DISABLED" => Ok(Self::MerchantDisabled),
+                "ORDER_NOT_FOUND" => Ok(Self::OrderNotFound),
+                "NOT_FOUND" => Ok(Self::NotFound),
+                "MERCHANT_NOT_FOUND" => Ok(Self::MerchantNotFound),
+                "ACCOUNT_NOT_FOUND" => Ok(Self::AccountNotFound),
+                "DELIVERY_NOT_FOUND" => Ok(Self::DeliveryNotFound),
+                "BANK_TRANSACTION_NOT_FOUND" => Ok(Self::BankTransactionNotFound),
+                "CASHIER_SESSION_NOT_FOUND" => Ok(Self::CashierSessionNotFound),
+                "METHOD_NOT_ALLOWED" => Ok(Self::MethodNotAllowed),
+                "DUPLICATE_MERCHANT_ORDER_NO" => Ok(Self::DuplicateMerchantOrderNo),
+                "INVALID_STATE_TRANSITION" => Ok(Self::InvalidStateTransition),
+                "MERCHANT_CODE_TAKEN" => Ok(Self::MerchantCodeTaken),
+                "DUPLICATE_BANK_REFERENCE" => Ok(Self::DuplicateBankReference),
+                "PAYLOAD_TOO_LARGE" => Ok(Self::PayloadTooLarge),
+                "UNSUPPORTED_MEDIA_TYPE" => Ok(Self::UnsupportedMediaType),
+                "UNSUPPORTED_CURRENCY" => Ok(Self::UnsupportedCurrency),
+                "AMOUNT_OUT_OF_RANGE" => Ok(Self::AmountOutOfRange),
+                "INSUFFICIENT_BALANCE" => Ok(Self::InsufficientBalance),
+                "NO_DENOMINATIONS" => Ok(Self::NoDenominations),
+                "RATE_LIMITED" => Ok(Self::RateLimited),
+                "INTERNAL" => Ok(Self::Internal),
+                "NOT_IMPLEMENTED" => Ok(Self::NotImplemented),
+                "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ErrorCode {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ErrorCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`FailWithdrawalRequest`
     #[derive(
         ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,

@@ -564,6 +564,35 @@ pub mod types {
             value.parse()
         }
     }
+    ///Any callback body of a deposit order. Dispatch on `event`; tolerate fields you do not know.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(untagged)]
+    pub enum DepositEvent {
+        MatchedEvent(DepositMatchedEvent),
+        CompletedEvent(DepositCompletedEvent),
+        ExpiredEvent(DepositExpiredEvent),
+        CancelledEvent(DepositCancelledEvent),
+    }
+    impl ::std::convert::From<DepositMatchedEvent> for DepositEvent {
+        fn from(value: DepositMatchedEvent) -> Self {
+            Self::MatchedEvent(value)
+        }
+    }
+    impl ::std::convert::From<DepositCompletedEvent> for DepositEvent {
+        fn from(value: DepositCompletedEvent) -> Self {
+            Self::CompletedEvent(value)
+        }
+    }
+    impl ::std::convert::From<DepositExpiredEvent> for DepositEvent {
+        fn from(value: DepositExpiredEvent) -> Self {
+            Self::ExpiredEvent(value)
+        }
+    }
+    impl ::std::convert::From<DepositCancelledEvent> for DepositEvent {
+        fn from(value: DepositCancelledEvent) -> Self {
+            Self::CancelledEvent(value)
+        }
+    }
     ///Body of `deposit.expired`: the deposit expired before a payment was matched; `actual_amount` is always `0.0000`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct DepositExpiredEvent {
@@ -917,13 +946,184 @@ pub mod types {
             value.parse()
         }
     }
-    ///Error information from a response. Every error this service raises itself carries an `error_code`; the list of codes and the status each comes with is in the API description.
+    ///The body of every error response: `{request_id, error_code, message}`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Error {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub error_code: ::std::option::Option<::std::string::String>,
+        pub error_code: ::std::option::Option<ErrorCode>,
         pub message: ::std::string::String,
         pub request_id: ::std::string::String,
+    }
+    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ErrorCode {
+        #[serde(rename = "INVALID_BODY")]
+        InvalidBody,
+        #[serde(rename = "INVALID_FIELD")]
+        InvalidField,
+        #[serde(rename = "INVALID_PATH")]
+        InvalidPath,
+        #[serde(rename = "MISSING_HEADER")]
+        MissingHeader,
+        #[serde(rename = "INVALID_TIMESTAMP")]
+        InvalidTimestamp,
+        #[serde(rename = "STALE_TIMESTAMP")]
+        StaleTimestamp,
+        #[serde(rename = "UNKNOWN_API_KEY")]
+        UnknownApiKey,
+        #[serde(rename = "INVALID_SIGNATURE")]
+        InvalidSignature,
+        #[serde(rename = "UNKNOWN_OPERATOR_TOKEN")]
+        UnknownOperatorToken,
+        #[serde(rename = "MERCHANT_DISABLED")]
+        MerchantDisabled,
+        #[serde(rename = "ORDER_NOT_FOUND")]
+        OrderNotFound,
+        #[serde(rename = "NOT_FOUND")]
+        NotFound,
+        #[serde(rename = "MERCHANT_NOT_FOUND")]
+        MerchantNotFound,
+        #[serde(rename = "ACCOUNT_NOT_FOUND")]
+        AccountNotFound,
+        #[serde(rename = "DELIVERY_NOT_FOUND")]
+        DeliveryNotFound,
+        #[serde(rename = "BANK_TRANSACTION_NOT_FOUND")]
+        BankTransactionNotFound,
+        #[serde(rename = "CASHIER_SESSION_NOT_FOUND")]
+        CashierSessionNotFound,
+        #[serde(rename = "METHOD_NOT_ALLOWED")]
+        MethodNotAllowed,
+        #[serde(rename = "DUPLICATE_MERCHANT_ORDER_NO")]
+        DuplicateMerchantOrderNo,
+        #[serde(rename = "INVALID_STATE_TRANSITION")]
+        InvalidStateTransition,
+        #[serde(rename = "MERCHANT_CODE_TAKEN")]
+        MerchantCodeTaken,
+        #[serde(rename = "DUPLICATE_BANK_REFERENCE")]
+        DuplicateBankReference,
+        #[serde(rename = "PAYLOAD_TOO_LARGE")]
+        PayloadTooLarge,
+        #[serde(rename = "UNSUPPORTED_MEDIA_TYPE")]
+        UnsupportedMediaType,
+        #[serde(rename = "UNSUPPORTED_CURRENCY")]
+        UnsupportedCurrency,
+        #[serde(rename = "AMOUNT_OUT_OF_RANGE")]
+        AmountOutOfRange,
+        #[serde(rename = "INSUFFICIENT_BALANCE")]
+        InsufficientBalance,
+        #[serde(rename = "NO_DENOMINATIONS")]
+        NoDenominations,
+        #[serde(rename = "RATE_LIMITED")]
+        RateLimited,
+        #[serde(rename = "INTERNAL")]
+        Internal,
+        #[serde(rename = "NOT_IMPLEMENTED")]
+        NotImplemented,
+        #[serde(rename = "SERVICE_UNAVAILABLE")]
+        ServiceUnavailable,
+    }
+    impl ::std::fmt::Display for ErrorCode {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::InvalidBody => f.write_str("INVALID_BODY"),
+                Self::InvalidField => f.write_str("INVALID_FIELD"),
+                Self::InvalidPath => f.write_str("INVALID_PATH"),
+                Self::MissingHeader => f.write_str("MISSING_HEADER"),
+                Self::InvalidTimestamp => f.write_str("INVALID_TIMESTAMP"),
+                Self::StaleTimestamp => f.write_str("STALE_TIMESTAMP"),
+                Self::UnknownApiKey => f.write_str("UNKNOWN_API_KEY"),
+                Self::InvalidSignature => f.write_str("INVALID_SIGNATURE"),
+                Self::UnknownOperatorToken => f.write_str("UNKNOWN_OPERATOR_TOKEN"),
+                Self::MerchantDisabled => f.write_str("MERCHANT_DISABLED"),
+                Self::OrderNotFound => f.write_str("ORDER_NOT_FOUND"),
+                Self::NotFound => f.write_str("NOT_FOUND"),
+                Self::MerchantNotFound => f.write_str("MERCHANT_NOT_FOUND"),
+                Self::AccountNotFound => f.write_str("ACCOUNT_NOT_FOUND"),
+                Self::DeliveryNotFound => f.write_str("DELIVERY_NOT_FOUND"),
+                Self::BankTransactionNotFound => f.write_str("BANK_TRANSACTION_NOT_FOUND"),
+                Self::CashierSessionNotFound => f.write_str("CASHIER_SESSION_NOT_FOUND"),
+                Self::MethodNotAllowed => f.write_str("METHOD_NOT_ALLOWED"),
+                Self::DuplicateMerchantOrderNo => f.write_str("DUPLICATE_MERCHANT_ORDER_NO"),
+                Self::InvalidStateTransition => f.write_str("INVALID_STATE_TRANSITION"),
+                Self::MerchantCodeTaken => f.write_str("MERCHANT_CODE_TAKEN"),
+                Self::DuplicateBankReference => f.write_str("DUPLICATE_BANK_REFERENCE"),
+                Self::PayloadTooLarge => f.write_str("PAYLOAD_TOO_LARGE"),
+                Self::UnsupportedMediaType => f.write_str("UNSUPPORTED_MEDIA_TYPE"),
+                Self::UnsupportedCurrency => f.write_str("UNSUPPORTED_CURRENCY"),
+                Self::AmountOutOfRange => f.write_str("AMOUNT_OUT_OF_RANGE"),
+                Self::InsufficientBalance => f.write_str("INSUFFICIENT_BALANCE"),
+                Self::NoDenominations => f.write_str("NO_DENOMINATIONS"),
+                Self::RateLimited => f.write_str("RATE_LIMITED"),
+                Self::Internal => f.write_str("INTERNAL"),
+                Self::NotImplemented => f.write_str("NOT_IMPLEMENTED"),
+                Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ErrorCode {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "INVALID_BODY" => Ok(Self::InvalidBody),
+                "INVALID_FIELD" => Ok(Self::InvalidField),
+                "INVALID_PATH" => Ok(Self::InvalidPath),
+                "MISSING_HEADER" => Ok(Self::MissingHeader),
+                "INVALID_TIMESTAMP" => Ok(Self::InvalidTimestamp),
+                "STALE_TIMESTAMP" => Ok(Self::StaleTimestamp),
+                "UNKNOWN_API_KEY" => Ok(Self::UnknownApiKey),
+                "INVALID_SIGNATURE" => Ok(Self::InvalidSignature),
+                "UNKNOWN_OPERATOR_TOKEN" => Ok(Self::UnknownOperatorToken),
+                "MERCHANT_DISABLED" => Ok(Self::MerchantDisabled),
+                "ORDER_NOT_FOUND" => Ok(Self::OrderNotFound),
+                "NOT_FOUND" => Ok(Self::NotFound),
+                "MERCHANT_NOT_FOUND" => Ok(Self::MerchantNotFound),
+                "ACCOUNT_NOT_FOUND" => Ok(Self::AccountNotFound),
+                "DELIVERY_NOT_FOUND" => Ok(Self::DeliveryNotFound),
+                "BANK_TRANSACTION_NOT_FOUND" => Ok(Self::BankTransactionNotFound),
+                "CASHIER_SESSION_NOT_FOUND" => Ok(Self::CashierSessionNotFound),
+                "METHOD_NOT_ALLOWED" => Ok(Self::MethodNotAllowed),
+                "DUPLICATE_MERCHANT_ORDER_NO" => Ok(Self::DuplicateMerchantOrderNo),
+                "INVALID_STATE_TRANSITION" => Ok(Self::InvalidStateTransition),
+                "MERCHANT_CODE_TAKEN" => Ok(Self::MerchantCodeTaken),
+                "DUPLICATE_BANK_REFERENCE" => Ok(Self::DuplicateBankReference),
+                "PAYLOAD_TOO_LARGE" => Ok(Self::PayloadTooLarge),
+                "UNSUPPORTED_MEDIA_TYPE" => Ok(Self::UnsupportedMediaType),
+                "UNSUPPORTED_CURRENCY" => Ok(Self::UnsupportedCurrency),
+                "AMOUNT_OUT_OF_RANGE" => Ok(Self::AmountOutOfRange),
+                "INSUFFICIENT_BALANCE" => Ok(Self::InsufficientBalance),
+                "NO_DENOMINATIONS" => Ok(Self::NoDenominations),
+                "RATE_LIMITED" => Ok(Self::RateLimited),
+                "INTERNAL" => Ok(Self::Internal),
+                "NOT_IMPLEMENTED" => Ok(Self::NotImplemented),
+                "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ErrorCode {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ErrorCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///`MerchantSummary`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1252,6 +1452,35 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///Any callback body of a withdrawal order. Dispatch on `event`; tolerate fields you do not know.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(untagged)]
+    pub enum WithdrawalEvent {
+        ApprovedEvent(WithdrawalApprovedEvent),
+        CompletedEvent(WithdrawalCompletedEvent),
+        RejectedEvent(WithdrawalRejectedEvent),
+        FailedEvent(WithdrawalFailedEvent),
+    }
+    impl ::std::convert::From<WithdrawalApprovedEvent> for WithdrawalEvent {
+        fn from(value: WithdrawalApprovedEvent) -> Self {
+            Self::ApprovedEvent(value)
+        }
+    }
+    impl ::std::convert::From<WithdrawalCompletedEvent> for WithdrawalEvent {
+        fn from(value: WithdrawalCompletedEvent) -> Self {
+            Self::CompletedEvent(value)
+        }
+    }
+    impl ::std::convert::From<WithdrawalRejectedEvent> for WithdrawalEvent {
+        fn from(value: WithdrawalRejectedEvent) -> Self {
+            Self::RejectedEvent(value)
+        }
+    }
+    impl ::std::convert::From<WithdrawalFailedEvent> for WithdrawalEvent {
+        fn from(value: WithdrawalFailedEvent) -> Self {
+            Self::FailedEvent(value)
         }
     }
     ///Body of `withdrawal.failed`: the withdrawal was failed at the upstream channel after dispatch.
@@ -1638,7 +1867,7 @@ Every request carries three headers: `x-api-key` (the merchant's API key), `x-ti
 
 The signed fields are the top-level fields of the JSON body for a POST, and the path and query parameters for a GET. Each field contributes a text value: a null is skipped; a string contributes its value (unescaped); a number contributes its JSON text exactly as sent (`100.10` stays `100.10`); a boolean contributes `true` or `false`; an array or object contributes its JSON text as sent with the whitespace outside strings removed. A body that repeats a key is refused.
 
-The signature is computed as the seed defines it: sort the fields by key in ascending ASCII order, join them as `k1=v1&k2=v2&...`, append the API key with no separator, take the MD5 of the UTF-8 bytes and write it as lowercase hexadecimal. The service compares it with `x-signature` in constant time, ignoring case. Test vectors (body, key, expected signature) are published beside this document as `signing-test-vectors.json`.
+The signature: sort the fields by key in ascending ASCII order, join them as `k1=v1&k2=v2&...`, append the API key with no separator, take the MD5 of the UTF-8 bytes and write it as lowercase hexadecimal. The service compares it with `x-signature` in constant time, ignoring case. Test vectors (body, key, expected signature) are published beside this document as `signing-test-vectors.json`.
 
 A request whose `x-timestamp` is more than 300 seconds (configurable) away from the service's clock is refused. Headers are not part of the signed set.
 
@@ -1678,7 +1907,7 @@ Bodies are `application/json` (a `charset` parameter is allowed) and at most 65 
 `merchant_order_no` is unique per merchant and order kind (deposit or withdrawal). Resending a create with the same `merchant_order_no` and the same body (the same signed fields) returns the original order with 200; with a different body it is refused with 409 `DUPLICATE_MERCHANT_ORDER_NO`.
 
 ## Values
-- Amounts in requests are JSON numbers, read exactly as decimal text. Amounts in responses and callbacks are decimal strings with four fraction digits.
+- Amounts in requests are JSON numbers, read exactly as decimal text, or the same digits as a decimal string (`"100.10"`), read the same way and signed by their value. Amounts in responses and callbacks are decimal strings with four fraction digits.
 - `amount` must be greater than zero, have no more fraction digits than the currency allows (2 for THB and BDT) and lie within the currency's configured limits.
 - A deposit's `amount` is what the payer must transfer. It equals `requested_amount`, except on receiving accounts that match transfers by amount (floating amounts): there a unique offset below one unit of the currency (0.01 to 0.99 for THB) is added at creation so that the transfer's amount identifies the order, and the fee is computed on `amount`.
 - A deposit awaits payment for a validity configured per merchant and currency (30 minutes unless configured); `expire_at` says until when. An order still `pending` at `expire_at` is `expired` from that moment: it moves to `expired` (with its `deposit.expired` callback) at `expire_at`, and a payment or transfer that arrives at or after `expire_at` completes nothing. It is refused, or, for a bank transfer, kept unmatched for an operator to resolve.
@@ -1696,7 +1925,7 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
 
-Version: 0.1.0*/
+Version: 0.2.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1740,7 +1969,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.1.0"
+        "0.2.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

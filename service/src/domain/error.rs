@@ -113,3 +113,123 @@ impl ApiError {
         }
     }
 }
+
+/// Codes the HTTP layer answers before a use case runs: unrouted paths and
+/// methods (`http::gate`), and bodies refused by the wire crate's extractors.
+pub const FRAMEWORK_CODES: &[&str] = &[
+    "NOT_FOUND",
+    "METHOD_NOT_ALLOWED",
+    "INVALID_PATH",
+    "PAYLOAD_TOO_LARGE",
+    "UNSUPPORTED_MEDIA_TYPE",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// One of each variant. The match has no wildcard, so a new variant
+    /// does not compile until it is listed here, and so checked below.
+    fn every_variant() -> Vec<ApiError> {
+        let all = vec![
+            ApiError::InvalidBody(String::new()),
+            ApiError::invalid_field("f", "m"),
+            ApiError::MissingHeader("x-api-key"),
+            ApiError::InvalidTimestamp,
+            ApiError::StaleTimestamp {
+                skew: 1,
+                allowed: 0,
+            },
+            ApiError::UnknownApiKey,
+            ApiError::InvalidSignature,
+            ApiError::MerchantDisabled,
+            ApiError::OrderNotFound {
+                kind: "deposit",
+                reference: String::new(),
+            },
+            ApiError::DuplicateMerchantOrderNo(String::new()),
+            ApiError::UnsupportedCurrency(String::new()),
+            ApiError::AmountOutOfRange {
+                currency: String::new(),
+                min: Decimal::ONE,
+                max: Decimal::TEN,
+            },
+            ApiError::InsufficientBalance,
+            ApiError::InvalidStateTransition {
+                order_no: String::new(),
+                status: String::new(),
+                action: String::new(),
+            },
+            ApiError::UnknownOperatorToken,
+            ApiError::MerchantNotFound(String::new()),
+            ApiError::MerchantCodeTaken(String::new()),
+            ApiError::AccountNotFound(String::new()),
+            ApiError::DeliveryNotFound(String::new()),
+            ApiError::BankTransactionNotFound(String::new()),
+            ApiError::DuplicateBankReference(String::new()),
+            ApiError::CashierSessionNotFound(String::new()),
+            ApiError::NoDenominations(String::new()),
+            ApiError::RateLimited { retry_after: 1 },
+            ApiError::NotImplemented("x"),
+            ApiError::Unavailable(String::new()),
+            ApiError::Internal(String::new()),
+        ];
+        for e in &all {
+            match e {
+                ApiError::InvalidBody(_)
+                | ApiError::InvalidField { .. }
+                | ApiError::MissingHeader(_)
+                | ApiError::InvalidTimestamp
+                | ApiError::StaleTimestamp { .. }
+                | ApiError::UnknownApiKey
+                | ApiError::InvalidSignature
+                | ApiError::MerchantDisabled
+                | ApiError::OrderNotFound { .. }
+                | ApiError::DuplicateMerchantOrderNo(_)
+                | ApiError::UnsupportedCurrency(_)
+                | ApiError::AmountOutOfRange { .. }
+                | ApiError::InsufficientBalance
+                | ApiError::InvalidStateTransition { .. }
+                | ApiError::UnknownOperatorToken
+                | ApiError::MerchantNotFound(_)
+                | ApiError::MerchantCodeTaken(_)
+                | ApiError::AccountNotFound(_)
+                | ApiError::DeliveryNotFound(_)
+                | ApiError::BankTransactionNotFound(_)
+                | ApiError::DuplicateBankReference(_)
+                | ApiError::CashierSessionNotFound(_)
+                | ApiError::NoDenominations(_)
+                | ApiError::RateLimited { .. }
+                | ApiError::NotImplemented(_)
+                | ApiError::Unavailable(_)
+                | ApiError::Internal(_) => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn every_published_error_code_enum_is_exactly_what_the_service_answers() {
+        let answered: BTreeSet<&str> = every_variant()
+            .iter()
+            .map(ApiError::code)
+            .chain(FRAMEWORK_CODES.iter().copied())
+            .collect();
+        for (file, text) in [
+            ("merchant.json", merchant_api::merchant::OPENAPI_DOCUMENT),
+            ("operator.json", merchant_api::operator::OPENAPI_DOCUMENT),
+            ("sandbox.json", merchant_api::sandbox::OPENAPI_DOCUMENT),
+        ] {
+            let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+            let published: BTreeSet<&str> = doc
+                .pointer("/components/schemas/ErrorCode/enum")
+                .and_then(|v| v.as_array())
+                .unwrap_or_else(|| panic!("{file}: ErrorCode has no enum"))
+                .iter()
+                .filter_map(|v| v.as_str())
+                .collect();
+            assert_eq!(published, answered, "{file}: ErrorCode's enum");
+        }
+    }
+}

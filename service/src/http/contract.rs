@@ -1,7 +1,7 @@
 //! The published contract, served as it is checked in: the current
-//! merchant document, and every blessed version of it (embedded at build
-//! time from `openapi/merchant/`), so that a merchant can fetch exactly the
-//! version it generated its client from.
+//! merchant document, every blessed version of it (embedded at build time
+//! from `openapi/merchant/`), so that a merchant can fetch exactly the
+//! version it generated its client from, and its callbacks as 3.1 webhooks.
 
 use crate::app::App;
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext};
@@ -22,6 +22,20 @@ mod blessed {
 pub async fn current(_rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Body>, HttpError> {
     json(merchant_api::merchant::OPENAPI_DOCUMENT.to_string())
 }
+
+/// The merchant callbacks as an OpenAPI 3.1 `webhooks` document, derived
+/// from the current document by `cargo xtask codegen`, for generators that
+/// make types from webhooks but nothing from 3.0 `callbacks`.
+#[endpoint {
+    method = GET,
+    path = "/api/v1/merchant/webhooks.json",
+    unpublished = true,
+}]
+pub async fn webhooks(_rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Body>, HttpError> {
+    json(WEBHOOKS_DOCUMENT.to_string())
+}
+
+const WEBHOOKS_DOCUMENT: &str = include_str!("../../../generated/openapi/merchant-webhooks.json");
 
 #[derive(Deserialize, JsonSchema)]
 pub struct ContractFile {

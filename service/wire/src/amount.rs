@@ -1,11 +1,15 @@
-//! Money on the wire. A request `amount` is a JSON number and a response
-//! amount is a decimal string with four fraction digits; neither ever passes
-//! through a binary float. The number is read from its raw JSON text, so
-//! `0.1` is exactly one tenth.
+//! Money on the wire. A request `amount` is a JSON number or the same digits
+//! as a decimal string, and a response amount is a decimal string with four
+//! fraction digits; none ever passes through a binary float. The number is
+//! read from its raw JSON text, so `0.1` is exactly one tenth. The string form
+//! exists for clients whose JSON numbers are binary floats (JavaScript, Go's
+//! `float64`, Python's `json`): they can still send exactly what they mean.
 
 use rust_decimal::Decimal;
 use schemars::gen::SchemaGenerator;
-use schemars::schema::{InstanceType, Metadata, Schema, SchemaObject, StringValidation};
+use schemars::schema::{
+    InstanceType, Metadata, Schema, SchemaObject, StringValidation, SubschemaValidation,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -14,7 +18,7 @@ use std::str::FromStr;
 /// Fraction digits of every amount in a response.
 pub const RESPONSE_SCALE: u32 = 4;
 
-/// A request amount: a JSON number, read exactly.
+/// A request amount: a JSON number or a decimal string, read exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct AmountNumber(pub Decimal);
 
@@ -55,10 +59,32 @@ pub fn parse_json_number(text: &str) -> Result<Decimal, String> {
     parsed.map_err(|_| format!("`{text}` is not a number this service can represent exactly"))
 }
 
+/// Parses the decimal-string form of a request amount: digits with an
+/// optional fraction (`100.10`), nothing else, so that it signs exactly as
+/// the JSON number with the same text would.
+pub fn parse_decimal_string(text: &str) -> Result<Decimal, String> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return Err(format!(
+            "expected decimal digits with an optional fraction, found \"{text}\""
+        ));
+    }
+    Decimal::from_str_exact(text)
+        .map_err(|_| format!("\"{text}\" is not an amount this service can represent exactly"))
+}
+
 impl<'de> Deserialize<'de> for AmountNumber {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
-        parse_json_number(raw.get().trim())
+        let text = raw.get().trim();
+        if text.starts_with('"') {
+            let s: String = serde_json::from_str(text).map_err(serde::de::Error::custom)?;
+            return parse_decimal_string(&s)
+                .map(AmountNumber)
+                .map_err(serde::de::Error::custom);
+        }
+        parse_json_number(text)
             .map(AmountNumber)
             .map_err(serde::de::Error::custom)
     }
@@ -81,22 +107,39 @@ impl JsonSchema for AmountNumber {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let number = SchemaObject {
+            instance_type: Some(InstanceType::Number.into()),
+            format: Some("decimal".into()),
+            ..Default::default()
+        };
+        let string = SchemaObject {
+            instance_type: Some(InstanceType::String.into()),
+            format: Some("decimal".into()),
+            string: Some(Box::new(StringValidation {
+                pattern: Some(AMOUNT_STRING_PATTERN.into()),
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
         SchemaObject {
             metadata: Some(Box::new(Metadata {
                 description: Some(AMOUNT_NUMBER_DOC.into()),
                 ..Default::default()
             })),
-            instance_type: Some(InstanceType::Number.into()),
-            format: Some("decimal".into()),
+            subschemas: Some(Box::new(SubschemaValidation {
+                one_of: Some(vec![number.into(), string.into()]),
+                ..Default::default()
+            })),
             ..Default::default()
         }
         .into()
     }
 }
 
-const AMOUNT_NUMBER_DOC: &str = "A request amount: a JSON number, read exactly as decimal text \
-(never as a binary float). It must be greater than zero and have no more fraction digits than \
-the currency allows.";
+/// The decimal-string form of a request amount, as the spec states it.
+pub const AMOUNT_STRING_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?$";
+const AMOUNT_NUMBER_DOC: &str = "A request amount, read exactly (never as a binary float): a \
+JSON number such as `100.10`, or the same digits as a decimal string such as `\"100.10\"`.";
 
 /// A response amount: a decimal string with exactly four fraction digits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -179,7 +222,20 @@ mod tests {
         assert_eq!(a.0.to_string(), "100.10");
         let a: AmountNumber = serde_json::from_str("1.5e2").unwrap();
         assert_eq!(a.0, Decimal::new(150, 0));
-        assert!(serde_json::from_str::<AmountNumber>("\"10\"").is_err());
+        assert!(serde_json::from_str::<AmountNumber>("true").is_err());
+    }
+
+    #[test]
+    fn amount_reads_a_decimal_string_exactly() {
+        let a: AmountNumber = serde_json::from_str("\"100.10\"").unwrap();
+        assert_eq!(a.0.to_string(), "100.10");
+        let a: AmountNumber = serde_json::from_str("\"1234567.89\"").unwrap();
+        assert_eq!(a.0.to_string(), "1234567.89");
+        for bad in [
+            "\"\"", "\"-1\"", "\"1e2\"", "\" 1\"", "\"1.\"", "\".5\"", "\"1,5\"",
+        ] {
+            assert!(serde_json::from_str::<AmountNumber>(bad).is_err(), "{bad}");
+        }
         assert!(serde_json::from_str::<AmountNumber>("true").is_err());
     }
 

@@ -53,9 +53,17 @@ pub fn callbacks_rs(api: &ApiSpec, doc: &Value) -> Result<Option<String>> {
         .ok_or_else(|| anyhow!("{}: no components/schemas", api.file))?;
     let mut refs = Vec::new();
     collect_callback_refs(doc.get("paths").unwrap_or(&Value::Null), &mut refs);
-    refs.sort();
-    refs.dedup();
+    // A named union (`DepositEvent`) stands for its variants.
+    let mut variants = Vec::new();
     for name in refs {
+        match schemas.get(&name).and_then(|s| s.get("oneOf")) {
+            Some(union) => collect_refs(union, &mut variants),
+            None => variants.push(name),
+        }
+    }
+    variants.sort();
+    variants.dedup();
+    for name in variants {
         let event = schemas
             .get(&name)
             .and_then(|s| s.pointer("/properties/event/enum/0"))

@@ -5,7 +5,8 @@
 mod client;
 mod roundtrip;
 mod server;
-mod spec;
+pub mod spec;
+mod webhooks;
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -46,6 +47,10 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
             client_modules.push("callbacks");
         }
     }
+    outputs.push(Output {
+        path: webhooks::PATH.into(),
+        contents: webhooks::document(&spec::load(root, &SPECS[0])?)?,
+    });
     outputs.extend(oldest_client(root)?);
     outputs.push(Output {
         path: "generated/api/src/lib.rs".into(),
@@ -66,6 +71,9 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
         if check {
             drifted.push(out.path.clone());
         } else {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
             std::fs::write(&path, &out.contents)
                 .with_context(|| format!("writing {}", path.display()))?;
             println!("codegen: wrote {}", out.path);

@@ -223,10 +223,21 @@ fn operation(
     let mut structs = Vec::new();
     let mut args = Vec::new();
 
-    let headers: Vec<&Param> = params.iter().filter(|p| p.location == "header").collect();
-    if !headers.is_empty() {
-        let mut names: Vec<String> = headers.iter().map(|p| p.name.to_lowercase()).collect();
-        names.sort();
+    // Authentication headers come as a security requirement (or, in an
+    // older document, as header parameters); either way they are one
+    // extractor.
+    let mut names: Vec<String> = params
+        .iter()
+        .filter(|p| p.location == "header")
+        .map(|p| p.name.to_lowercase())
+        .collect();
+    names.extend(
+        super::spec::security_headers(doc, op)
+            .with_context(|| op_id.to_string())?
+            .unwrap_or_default(),
+    );
+    names.sort();
+    if !names.is_empty() {
         let mut expected: Vec<String> = api.auth.headers().iter().map(|h| h.to_string()).collect();
         expected.sort();
         if names != expected {

@@ -90,3 +90,117 @@ pub fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
 pub const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
+
+/// The headers an operation's security requirement stands for, lowercased:
+/// an `apiKey` scheme in a header is that header, an `http` bearer scheme is
+/// `authorization`. The operation's own `security` wins over the document's;
+/// `None` when neither declares one. An operation may offer only one
+/// alternative: the service has one way to authenticate each API.
+pub fn security_headers(doc: &Value, op: &Value) -> Result<Option<Vec<String>>> {
+    let Some(requirements) = op
+        .get("security")
+        .or_else(|| doc.get("security"))
+        .and_then(Value::as_array)
+    else {
+        return Ok(None);
+    };
+    let requirement = match requirements.as_slice() {
+        [] => return Ok(None),
+        [one] => one,
+        _ => anyhow::bail!("security offers alternatives; the service authenticates one way"),
+    };
+    let mut headers = Vec::new();
+    for name in requirement
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+    {
+        let scheme = doc
+            .pointer(&format!("/components/securitySchemes/{name}"))
+            .with_context(|| format!("security scheme `{name}` is not declared"))?;
+        let kind = scheme.get("type").and_then(Value::as_str);
+        let header = match (kind, scheme.get("in").and_then(Value::as_str)) {
+            (Some("apiKey"), Some("header")) => scheme
+                .get("name")
+                .and_then(Value::as_str)
+                .with_context(|| format!("security scheme `{name}` has no header name"))?
+                .to_lowercase(),
+            (Some("http"), _)
+                if scheme
+                    .get("scheme")
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| s.eq_ignore_ascii_case("bearer")) =>
+            {
+                "authorization".to_string()
+            }
+            _ => anyhow::bail!(
+                "security scheme `{name}`: only header API keys and bearer tokens map to the service's extractors"
+            ),
+        };
+        headers.push(header);
+    }
+    headers.sort();
+    Ok(Some(headers))
+}
+
+/// `doc` with every operation's security requirement (callbacks' too)
+/// written out as the required header parameters it stands for, and the
+/// schemes removed: what is on the wire, whichever way a document says it.
+/// The round trip and the compatibility check compare documents this way,
+/// so that stating headers as a security scheme changes nothing for them.
+pub fn security_as_headers(doc: &Value) -> Result<Value> {
+    let mut out = doc.clone();
+    if let Some(paths) = out.get_mut("paths").and_then(Value::as_object_mut) {
+        rewrite_path_items(doc, paths.values_mut())?;
+    }
+    if let Some(map) = out.as_object_mut() {
+        map.remove("security");
+    }
+    if let Some(components) = out.get_mut("components").and_then(Value::as_object_mut) {
+        components.remove("securitySchemes");
+    }
+    Ok(out)
+}
+
+fn rewrite_path_items<'a>(doc: &Value, items: impl Iterator<Item = &'a mut Value>) -> Result<()> {
+    for item in items {
+        for method in METHODS {
+            let Some(op) = item.get_mut(method) else {
+                continue;
+            };
+            let headers = security_headers(doc, op)?;
+            let Some(op) = op.as_object_mut() else {
+                continue;
+            };
+            op.remove("security");
+            if let Some(headers) = headers {
+                let params = op
+                    .entry("parameters")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Some(list) = params.as_array_mut() {
+                    for (i, name) in headers.into_iter().enumerate() {
+                        list.insert(
+                            i,
+                            serde_json::json!({
+                                "name": name,
+                                "in": "header",
+                                "required": true,
+                                "schema": {"type": "string"},
+                            }),
+                        );
+                    }
+                }
+            }
+            // A callback maps expressions to path items of its own.
+            if let Some(callbacks) = op.get_mut("callbacks").and_then(Value::as_object_mut) {
+                for callback in callbacks.values_mut() {
+                    if let Some(exprs) = callback.as_object_mut() {
+                        rewrite_path_items(doc, exprs.values_mut())?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

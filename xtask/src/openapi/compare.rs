@@ -67,6 +67,11 @@ enum Dir {
 
 /// Every difference between `old` and `new`, each once, breaking first.
 pub fn compare(old: &Value, new: &Value) -> Vec<Change> {
+    // A header stated as a security scheme is the same header on the wire
+    // as one stated as a parameter. A document whose schemes do not map to
+    // headers cannot be rewritten; it is compared as written.
+    let old = &crate::codegen::spec::security_as_headers(old).unwrap_or_else(|_| old.clone());
+    let new = &crate::codegen::spec::security_as_headers(new).unwrap_or_else(|_| new.clone());
     let mut cmp = Compare {
         old,
         new,
@@ -259,6 +264,13 @@ impl<'a> Compare<'a> {
             }
             let (a0, b0) = (a.unwrap_or(&Value::Null), b.unwrap_or(&Value::Null));
             match key.as_str() {
+                // No generator names anything after a callback's
+                // operationId it did not have before.
+                "operationId" if callee == Dir::Receive && a.is_none() => self.push(
+                    Class::Compatible,
+                    at,
+                    format!("operationId {} added", short(b0)),
+                ),
                 "operationId" => self.breaking(
                     at,
                     format!(
@@ -288,11 +300,15 @@ impl<'a> Compare<'a> {
                 .flatten()
                 .map(|p| resolve(doc, p).0)
                 .map(|p| {
-                    let key = format!(
-                        "{} parameter `{}`",
-                        p.get("in").and_then(Value::as_str).unwrap_or("?"),
-                        p.get("name").and_then(Value::as_str).unwrap_or("?")
-                    );
+                    let location = p.get("in").and_then(Value::as_str).unwrap_or("?");
+                    let name = p.get("name").and_then(Value::as_str).unwrap_or("?");
+                    // Header names are case-insensitive on the wire.
+                    let name = if location == "header" {
+                        name.to_lowercase()
+                    } else {
+                        name.to_string()
+                    };
+                    let key = format!("{location} parameter `{name}`");
                     (key, p)
                 })
                 .collect()
@@ -555,6 +571,14 @@ impl<'a> Compare<'a> {
         if same(Some(&old), Some(&new)) {
             return;
         }
+        if dir == Dir::Send && self.widened_to_variants(&old, &new) {
+            self.push(
+                Class::Compatible,
+                at,
+                "now also accepts other forms (the old schema is one of its variants)",
+            );
+            return;
+        }
         let (o, n) = (obj(&old), obj(&new));
         let reading = match dir {
             Dir::Send => "merchants send",
@@ -615,6 +639,11 @@ impl<'a> Compare<'a> {
                         }
                     }
                 }
+                "discriminator" if self.mapping_made_explicit(a0, b0, &new) => self.push(
+                    Class::Compatible,
+                    at,
+                    "discriminator mapping added, naming the values each variant already had",
+                ),
                 "discriminator" => self.breaking(at, "discriminator changed: clients pick the variant by it"),
                 "default" => match dir {
                     Dir::Send => self.breaking(
@@ -796,6 +825,72 @@ impl<'a> Compare<'a> {
             ),
             _ => self.push(Class::Compatible, at, what),
         }
+    }
+
+    /// `new` is a `oneOf`/`anyOf` of which one variant is `old` itself (words
+    /// aside): what merchants sent before still fits.
+    fn widened_to_variants(&self, old: &Value, new: &Value) -> bool {
+        if old.get("oneOf").is_some() || old.get("anyOf").is_some() {
+            return false;
+        }
+        let Some(variants) = new
+            .get("oneOf")
+            .or_else(|| new.get("anyOf"))
+            .and_then(Value::as_array)
+        else {
+            return false;
+        };
+        let unworded = |v: &Value| -> Value {
+            Value::Object(obj(v).into_iter().filter(|(k, _)| !is_words(k)).collect())
+        };
+        let outside = obj(new)
+            .keys()
+            .all(|k| is_words(k) || k == "oneOf" || k == "anyOf");
+        outside
+            && variants
+                .iter()
+                .any(|v| unworded(&resolve(self.new, v).0) == unworded(old))
+    }
+
+    /// A discriminator that gained a `mapping` and nothing else, where each
+    /// value maps to the variant whose discriminating property already had
+    /// that value as its only one: what a client picks does not change.
+    fn mapping_made_explicit(&self, old: &Value, new: &Value, schema: &Value) -> bool {
+        let property = old.get("propertyName");
+        if property.is_none()
+            || property != new.get("propertyName")
+            || old.get("mapping").is_some()
+            || obj(new)
+                .keys()
+                .any(|k| k != "propertyName" && k != "mapping")
+        {
+            return false;
+        }
+        let property = property.and_then(Value::as_str).unwrap_or_default();
+        let Some(mapping) = new.get("mapping").and_then(Value::as_object) else {
+            return false;
+        };
+        let variants: BTreeSet<String> = schema
+            .get("oneOf")
+            .or_else(|| schema.get("anyOf"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.get("$ref").and_then(Value::as_str).map(String::from))
+            .collect();
+        let mapped: BTreeSet<String> = mapping
+            .values()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect();
+        mapped == variants
+            && mapping.iter().all(|(value, target)| {
+                let variant = resolve(self.new, &serde_json::json!({ "$ref": target })).0;
+                variant
+                    .pointer(&format!("/properties/{property}/enum"))
+                    .and_then(Value::as_array)
+                    .is_some_and(|e| e.len() == 1 && e[0].as_str() == Some(value))
+            })
     }
 
     /// `oneOf`/`anyOf` variants, matched by the schema they name.
@@ -1020,6 +1115,74 @@ mod tests {
         only_breaking(
             &classes(|req, _, _| req["not"] = json!({})),
             "does not know",
+        );
+    }
+
+    const EVENT_BODY: &str = "/paths/~1orders/post/callbacks/changed/{$request.body#~1callback_url}/post/requestBody/content/application~1json/schema";
+
+    fn kinds(old: &Value, new: &Value) -> Vec<(Class, String)> {
+        compare(old, new)
+            .into_iter()
+            .map(|c| (c.class, c.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_discriminator_mapping_naming_the_values_already_there_is_compatible() {
+        let (req, res, ev) = base();
+        let mut old = doc(req, res, ev);
+        old.pointer_mut(EVENT_BODY).unwrap()["discriminator"] = json!({"propertyName": "event"});
+        let mut new = old.clone();
+        new.pointer_mut(EVENT_BODY).unwrap()["discriminator"]["mapping"] =
+            json!({"paid": "#/components/schemas/Ev"});
+        let c = kinds(&old, &new);
+        assert!(c.iter().all(|(k, _)| *k == Class::Compatible), "{c:#?}");
+        assert!(
+            c.iter()
+                .any(|(_, t)| t.contains("discriminator mapping added")),
+            "{c:#?}"
+        );
+
+        new.pointer_mut(EVENT_BODY).unwrap()["discriminator"]["mapping"] =
+            json!({"settled": "#/components/schemas/Ev"});
+        only_breaking(&kinds(&old, &new), "discriminator changed");
+    }
+
+    #[test]
+    fn a_request_amount_that_also_takes_a_string_is_compatible_a_response_field_is_not() {
+        let c = classes(|req, _, _| {
+            req["properties"]["amount"] = json!({"oneOf": [
+                {"type": "number", "format": "decimal"},
+                {"type": "string", "format": "decimal", "pattern": "^[0-9]+$"}]})
+        });
+        assert!(c.iter().all(|(k, _)| *k == Class::Compatible), "{c:#?}");
+        let c = classes(|_, res, _| {
+            res["properties"]["remark"] = json!({"oneOf": [{"type": "string"}, {"type": "number"}]})
+        });
+        assert!(c.iter().any(|(k, _)| *k == Class::Breaking), "{c:#?}");
+    }
+
+    #[test]
+    fn headers_stated_as_a_security_scheme_are_the_headers_they_were() {
+        let (req, res, ev) = base();
+        let mut old = doc(req, res, ev);
+        old["paths"]["/orders"]["post"]["parameters"] = json!([
+            {"name": "x-api-key", "in": "header", "required": true, "schema": {"type": "string"}}]);
+        let mut new = old.clone();
+        new["paths"]["/orders"]["post"]
+            .as_object_mut()
+            .unwrap()
+            .remove("parameters");
+        new["security"] = json!([{"key": []}]);
+        new["components"]["securitySchemes"] =
+            json!({"key": {"type": "apiKey", "in": "header", "name": "X-API-Key"}});
+        let c = kinds(&old, &new);
+        assert!(c.iter().all(|(k, _)| *k != Class::Breaking), "{c:#?}");
+
+        new["components"]["securitySchemes"]["key"]["name"] = json!("x-token");
+        only_breaking(
+            &kinds(&old, &new),
+            "header parameter `x-token`: added as required",
         );
     }
 }
