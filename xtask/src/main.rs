@@ -1,6 +1,7 @@
 //! Project automation, run as `cargo xtask <command>`.
 
 mod bench;
+mod clients;
 mod codegen;
 mod conformance;
 mod openapi;
@@ -12,6 +13,10 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
+  clients [KIT...]    regenerate the language kits in clients/ (python,
+                      typescript, go, java) from openapi/merchant.json with their
+                      pinned generators, installing each toolchain on first
+                      use; .ci/clients runs their smoke suites
   codegen [--check]   regenerate generated/ from openapi/; with --check, change
                       nothing and fail if generated/ or the dropshot round trip
                       differs from the spec
@@ -58,6 +63,7 @@ fn run() -> Result<()> {
             let options = bench::Options::parse(&args[1..])?;
             bench::run(&root, &options)
         }
+        Some("clients") => clients::run(&root, &args[1..]),
         Some("openapi") => openapi::run(&root, &args[1..]),
         Some("conformance") => {
             let options = conformance::Options::parse(&args[1..])?;
