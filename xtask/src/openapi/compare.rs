@@ -264,8 +264,8 @@ impl<'a> Compare<'a> {
             }
             let (a0, b0) = (a.unwrap_or(&Value::Null), b.unwrap_or(&Value::Null));
             match key.as_str() {
-                // No generator names anything after a callback's
-                // operationId it did not have before.
+                // Generators make no code from 3.0 callbacks, so naming
+                // a callback that had no operationId renames nothing.
                 "operationId" if callee == Dir::Receive && a.is_none() => self.push(
                     Class::Compatible,
                     at,
