@@ -7,6 +7,7 @@ use payments_service::app::deposits::{self, NewDeposit};
 use payments_service::app::merchants::{self, Merchant};
 use payments_service::app::App;
 use payments_service::clock::ManualClock;
+use payments_service::domain::schedule::Outcome;
 use payments_service::store::rows::{CallbackAttemptRow, CallbackDeliveryRow};
 use payments_service::{delivery, server, Profile};
 use payments_testing::TestService;
@@ -153,7 +154,7 @@ async fn a_2xx_succeeds_at_once_and_a_4xx_fails_without_a_retry() {
         (d.status.as_str(), d.attempts, d.next_attempt_at),
         ("FAILED", 1, None)
     );
-    assert_eq!(history(&app, &d.id).await[0].outcome, "rejected");
+    assert_eq!(history(&app, &d.id).await[0].outcome, Outcome::Rejected);
     clock.advance(600);
     assert_eq!(run(&app).await, 0, "a 4xx is terminal");
 
@@ -235,7 +236,7 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
                     duration_ms: 1,
                     status_code: Some(500),
                     error: None,
-                    outcome: "failed".into(),
+                    outcome: Outcome::Failed,
                     next_attempt_at: None,
                 };
                 s.finish_callback_attempt(&row, &attempt).await
@@ -465,7 +466,7 @@ async fn stopping_lets_an_attempt_under_way_finish_and_records_it() {
     assert_eq!((d.status.as_str(), d.attempts), ("SUCCESS", 1));
     let h = history(&app, &d.id).await;
     assert_eq!(h.len(), 1);
-    assert_eq!(h[0].outcome, "success");
+    assert_eq!(h[0].outcome, Outcome::Success);
 }
 
 #[tokio::test]
@@ -540,11 +541,10 @@ async fn a_batch_of_outcomes_keeps_each_live_claim_and_drops_a_lost_one() {
                 }),
                 error: None,
                 outcome: if status == DeliveryStatus::Success {
-                    "success"
+                    Outcome::Success
                 } else {
-                    "retry"
-                }
-                .into(),
+                    Outcome::Retry
+                },
                 next_attempt_at: delivery.next_attempt_at,
             },
             delivery,

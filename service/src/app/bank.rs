@@ -12,7 +12,7 @@ use crate::domain::status::BankTransactionStatus;
 use crate::domain::status::DepositStatus;
 use crate::domain::validate;
 use crate::store::rows::{BankTransactionRow, DepositRow};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, UniqueKey};
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 
@@ -356,9 +356,10 @@ async fn replay(
 
 fn duplicate_or(e: StoreError, reference: &str) -> ApiError {
     match e {
-        StoreError::Conflict(c) if c.contains("bank_reference") || c.contains("reference") => {
-            ApiError::DuplicateBankReference(reference.to_string())
-        }
+        StoreError::Conflict {
+            key: UniqueKey::BankReference,
+            ..
+        } => ApiError::DuplicateBankReference(reference.to_string()),
         other => other.into(),
     }
 }

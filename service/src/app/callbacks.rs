@@ -6,7 +6,7 @@
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::events::{deposit_body, withdrawal_body, DepositCallback, WithdrawalCallback};
-use crate::domain::status::DeliveryStatus;
+use crate::domain::status::{DeliveryStatus, OrderKind};
 use crate::store::queries::callbacks::Backlog;
 use crate::store::rows::{CallbackDeliveryRow, DepositRow, WithdrawalRow};
 use crate::store::{Store, StoreResult};
@@ -19,18 +19,14 @@ pub async fn enqueue_deposit(
     event: DepositCallback,
     now: i64,
 ) -> StoreResult<bool> {
-    let body = deposit_body(event, &row.facts(), now);
-    enqueue(
-        tx,
-        &row.merchant_id,
-        "deposit",
-        &row.order_no,
-        row.callback_url.as_deref(),
-        event.name(),
-        body,
-        now,
-    )
-    .await
+    let queued = Queued {
+        kind: OrderKind::Deposit,
+        merchant_id: &row.merchant_id,
+        order_no: &row.order_no,
+        callback_url: row.callback_url.as_deref(),
+        event: event.name(),
+    };
+    enqueue(tx, queued, || deposit_body(event, &row.facts(), now), now).await
 }
 
 /// Queues a withdrawal event's delivery inside the caller's transaction.
@@ -40,42 +36,48 @@ pub async fn enqueue_withdrawal(
     event: WithdrawalCallback,
     now: i64,
 ) -> StoreResult<bool> {
-    let body = withdrawal_body(event, &row.facts(), now);
+    let queued = Queued {
+        kind: OrderKind::Withdrawal,
+        merchant_id: &row.merchant_id,
+        order_no: &row.order_no,
+        callback_url: row.callback_url.as_deref(),
+        event: event.name(),
+    };
     enqueue(
         tx,
-        &row.merchant_id,
-        "withdrawal",
-        &row.order_no,
-        row.callback_url.as_deref(),
-        event.name(),
-        body,
+        queued,
+        || withdrawal_body(event, &row.facts(), now),
         now,
     )
     .await
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Whose event is queued, and where it goes.
+struct Queued<'a> {
+    kind: OrderKind,
+    merchant_id: &'a str,
+    order_no: &'a str,
+    callback_url: Option<&'a str>,
+    event: &'a str,
+}
+
 async fn enqueue(
     tx: &mut dyn Store,
-    merchant_id: &str,
-    order_kind: &str,
-    order_no: &str,
-    callback_url: Option<&str>,
-    event: &str,
-    body: String,
+    queued: Queued<'_>,
+    body: impl FnOnce() -> String,
     now: i64,
 ) -> StoreResult<bool> {
-    let Some(url) = callback_url else {
+    let Some(url) = queued.callback_url else {
         return Ok(false);
     };
     tx.insert_callback_delivery(&CallbackDeliveryRow {
         id: uuid::Uuid::new_v4().to_string(),
-        merchant_id: merchant_id.to_string(),
-        order_kind: order_kind.to_string(),
-        order_no: order_no.to_string(),
-        event: event.to_string(),
+        merchant_id: queued.merchant_id.to_string(),
+        order_kind: queued.kind,
+        order_no: queued.order_no.to_string(),
+        event: queued.event.to_string(),
         callback_url: url.to_string(),
-        body,
+        body: body(),
         status: DeliveryStatus::WaitingRetry,
         attempts: 0,
         next_attempt_at: Some(now),

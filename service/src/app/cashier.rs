@@ -14,7 +14,7 @@ use crate::domain::money::{from_units, to_units};
 use crate::domain::status::DepositStatus;
 use crate::domain::status::SessionStatus;
 use crate::store::rows::CashierSessionRow;
-use crate::store::StoreError;
+use crate::store::{StoreError, UniqueKey};
 use base64::Engine;
 use rand::RngCore;
 use rust_decimal::Decimal;
@@ -191,10 +191,15 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewSession) -> Result<S
         .await
     {
         Ok(()) => {}
-        Err(StoreError::Conflict(c)) if c.contains("merchant_order_no") => {
+        Err(StoreError::Conflict {
+            key: UniqueKey::CashierSessionMerchantOrderNo,
+            ..
+        }) => {
             let existing = by_merchant_order_no(app, &merchant.id, &req.merchant_order_no)
                 .await?
-                .ok_or_else(|| ApiError::Internal(format!("conflict on {c} without a row")))?;
+                .ok_or_else(|| {
+                    ApiError::Internal("conflict on merchant_order_no without a row".into())
+                })?;
             return same_request_or_conflict(app, existing, &req).await;
         }
         Err(e) => return Err(e.into()),

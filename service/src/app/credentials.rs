@@ -72,21 +72,22 @@ pub async fn signer(app: &App, key_hash: &str) -> StoreResult<Option<Arc<Signer>
         .db
         .run(|s| Box::pin(async move { s.api_key_with_merchant(&hash).await }))
         .await?;
-    Ok(found.map(|(key, merchant, fees)| {
-        let signer = Arc::new(Signer {
-            key,
-            merchant: Merchant::from_row(merchant).with_own_rates(fees),
-        });
-        app.credentials.remember(
-            key_hash,
-            Entry {
-                generation,
-                read_at_ms: now_ms,
-                signer: signer.clone(),
-            },
-        );
-        signer
-    }))
+    let Some((key, merchant, fees)) = found else {
+        return Ok(None);
+    };
+    let signer = Arc::new(Signer {
+        key,
+        merchant: Merchant::from_row(merchant)?.with_own_rates(fees),
+    });
+    app.credentials.remember(
+        key_hash,
+        Entry {
+            generation,
+            read_at_ms: now_ms,
+            signer: signer.clone(),
+        },
+    );
+    Ok(Some(signer))
 }
 
 impl Credentials {

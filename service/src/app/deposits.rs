@@ -13,26 +13,62 @@ use crate::domain::lifecycle::{self, DepositEvent};
 use crate::domain::money::{from_units, to_units};
 use crate::domain::routing::Route;
 use crate::domain::status::{CallbackStatus, DepositStatus};
+use crate::store::error::Key;
 use crate::store::rows::DepositRow;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, UniqueKey};
 use chrono::{DateTime, Utc};
 use rand::Rng;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OrderType {
-    Direct,
-    Cashier,
+pub use crate::domain::status::OrderType;
+
+/// The receiving account an account order's payer was shown, as the
+/// order's own `payment_snapshot` recorded it at creation: a later change
+/// of the configured account never changes what an order says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShownAccount {
+    pub id: String,
+    pub name: String,
+    pub account_no: String,
+    pub account_holder: String,
+    pub bank_code: String,
+    pub bank_name: String,
+    pub bank_branch: Option<String>,
 }
 
-impl OrderType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OrderType::Direct => "direct",
-            OrderType::Cashier => "cashier",
-        }
+impl ShownAccount {
+    /// The snapshot's keys this reads (and `create` writes).
+    fn from_snapshot(
+        row: &DepositRow,
+        snapshot: &BTreeMap<String, String>,
+    ) -> Result<Option<ShownAccount>, ApiError> {
+        let (Route::Account, Some(id)) = (row.route, row.account_id.clone()) else {
+            return Ok(None);
+        };
+        let field = |key: &str| {
+            snapshot
+                .get(key)
+                .cloned()
+                .ok_or_else(|| corrupt(row, format!("column payment_snapshot has no `{key}`")))
+        };
+        Ok(Some(ShownAccount {
+            // Orders created before the account's name was recorded with
+            // them (migration 000010) have only its id to go by.
+            name: row.account_name.clone().unwrap_or_else(|| id.clone()),
+            account_no: field("account_no")?,
+            account_holder: field("account_holder")?,
+            bank_code: field("bank_code")?,
+            bank_name: field("bank_name")?,
+            bank_branch: snapshot.get("bank_branch").cloned(),
+            id,
+        }))
     }
+}
+
+/// A value of the deposit's row the code cannot read.
+fn corrupt(row: &DepositRow, detail: String) -> ApiError {
+    StoreError::corrupt("deposit_orders", Key("order_no", &row.order_no), detail).into()
 }
 
 /// A validated create request.
@@ -84,6 +120,8 @@ pub struct Deposit {
     pub channel_order_no: Option<String>,
     pub payment_url: Option<String>,
     pub payment_snapshot: BTreeMap<String, String>,
+    /// An account order's receiving account, as its payer was shown it.
+    pub account: Option<ShownAccount>,
     pub callback_url: Option<String>,
     pub callback_status: CallbackStatus,
     pub callback_count: i64,
@@ -105,20 +143,19 @@ pub struct Deposit {
 impl Deposit {
     pub fn from_row(row: DepositRow) -> Result<Deposit, ApiError> {
         let time = crate::clock::from_unix;
-        let corrupt =
-            |what: &str| ApiError::Internal(format!("deposit {}: bad {what}", row.order_no));
+        let payment_snapshot: BTreeMap<String, String> =
+            serde_json::from_str(&row.payment_snapshot).map_err(|e| {
+                corrupt(
+                    &row,
+                    format!("column payment_snapshot is not a valid snapshot: {e}"),
+                )
+            })?;
         Ok(Deposit {
-            order_type: match row.order_type.as_str() {
-                "cashier" => OrderType::Cashier,
-                _ => OrderType::Direct,
-            },
-            route: match row.route.as_str() {
-                "channel" => Route::Channel,
-                _ => Route::Account,
-            },
+            account: ShownAccount::from_snapshot(&row, &payment_snapshot)?,
+            order_type: row.order_type,
+            route: row.route,
             status: row.status,
-            payment_snapshot: serde_json::from_str(&row.payment_snapshot)
-                .map_err(|_| corrupt("payment snapshot"))?,
+            payment_snapshot,
             requested_amount: from_units(row.requested_amount),
             amount: from_units(row.amount),
             fee: from_units(row.fee),
@@ -150,12 +187,6 @@ impl Deposit {
             payer_bank_code: row.payer_bank_code,
             payer_account_last4: row.payer_account_last4,
         })
-    }
-
-    /// The receiving account of an account order, from configuration.
-    pub fn account<'a>(&self, app: &'a App) -> Option<&'a ReceivingAccountConfig> {
-        let id = self.account_id.as_deref()?;
-        app.config.receiving_accounts.iter().find(|a| a.id == id)
     }
 }
 
@@ -213,13 +244,8 @@ pub async fn create_linked(
         order_type: match link {
             Some(_) => OrderType::Cashier,
             None => OrderType::Direct,
-        }
-        .as_str()
-        .into(),
-        route: match route {
-            Route::Account => "account".into(),
-            Route::Channel => "channel".into(),
         },
+        route,
         status: DepositStatus::Pending,
         currency: req.currency.clone(),
         requested_amount: amount,
@@ -266,6 +292,7 @@ pub async fn create_linked(
         created_at: now,
         updated_at: now,
         match_amount: None,
+        account_name: None,
     };
     if let Some(last4) = link.and_then(|l| l.payer_account_last4) {
         row.payer_account_last4 = Some(last4);
@@ -292,6 +319,7 @@ pub async fn create_linked(
                 snapshot.insert("bank_branch".into(), branch.clone());
             }
             snapshot.insert("account_no".into(), account.account_no.clone());
+            row.account_name = Some(account.name.clone());
             snapshot.insert("account_holder".into(), account.account_holder.clone());
         }
         Route::Channel => {
@@ -365,20 +393,22 @@ pub async fn create_linked(
                 app.expiry.set(row.expire_at);
                 return Deposit::from_row(row);
             }
-            Err(StoreError::Conflict(c)) if c.contains("merchant_order_no") => {
+            Err(StoreError::Conflict {
+                key: UniqueKey::DepositMerchantOrderNo,
+                ..
+            }) => {
                 let existing =
                     find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
                         .await?
                         .ok_or_else(|| {
-                            ApiError::Internal(format!("conflict on {c} without a row"))
+                            ApiError::Internal("conflict on merchant_order_no without a row".into())
                         })?;
                 return same_request_or_conflict(existing, &req);
             }
-            Err(StoreError::Conflict(c))
-                if c.contains("expected_remark") || c.contains("match_amount") =>
-            {
-                continue
-            }
+            Err(StoreError::Conflict {
+                key: UniqueKey::DepositRemark | UniqueKey::DepositMatchAmount,
+                ..
+            }) => continue,
             Err(e) => return Err(e.into()),
         }
     }
@@ -586,7 +616,9 @@ pub async fn plan_completion(
     let fee = crate::domain::fees::apply(&rate, actual, currency.fraction_digits);
     let cost = match current.route {
         Route::Account => current
-            .account(app)
+            .account_id
+            .as_deref()
+            .and_then(|id| app.config.receiving_account(id))
             .map(|a| crate::domain::fees::apply(&a.deposit_cost, actual, currency.fraction_digits)),
         Route::Channel => current
             .channel_id

@@ -6,9 +6,11 @@ use crate::app::{balances, fees, App};
 use crate::domain::error::ApiError;
 use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::money;
-use crate::domain::status::MerchantStatus;
+use crate::domain::status::{AutoApprovalMode, MerchantStatus};
 use crate::keys::new_api_key;
+use crate::store::error::Key;
 use crate::store::rows::{ApiKeyRow, FeeRow, MerchantRow};
+use crate::store::StoreError;
 use anyhow::{anyhow, Result};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
@@ -33,11 +35,11 @@ pub enum AutoApproval {
 }
 
 impl AutoApproval {
-    pub fn mode(&self) -> &'static str {
+    pub fn mode(&self) -> AutoApprovalMode {
         match self {
-            AutoApproval::Off => "off",
-            AutoApproval::Always => "always",
-            AutoApproval::UpTo(_) => "up_to",
+            AutoApproval::Off => AutoApprovalMode::Off,
+            AutoApproval::Always => AutoApprovalMode::Always,
+            AutoApproval::UpTo(_) => AutoApprovalMode::UpTo,
         }
     }
 
@@ -56,13 +58,35 @@ impl AutoApproval {
         }
     }
 
-    fn from_row(mode: &str, limits: &str) -> AutoApproval {
-        match mode {
-            "always" => AutoApproval::Always,
-            "up_to" => AutoApproval::UpTo(serde_json::from_str(limits).unwrap_or_default()),
-            _ => AutoApproval::Off,
-        }
+    /// The stored mode and, in mode `up_to`, its limits document, read
+    /// strictly: a document that is not a map of currency to units is an
+    /// error naming the merchant's row, never "no limits".
+    fn from_row(row: &MerchantRow) -> Result<AutoApproval, StoreError> {
+        Ok(match row.auto_approval {
+            AutoApprovalMode::Off => AutoApproval::Off,
+            AutoApprovalMode::Always => AutoApproval::Always,
+            AutoApprovalMode::UpTo => AutoApproval::UpTo(setting(
+                row,
+                "auto_approval_limits",
+                &row.auto_approval_limits,
+            )?),
+        })
     }
+}
+
+/// A settings document of a merchant's row, parsed strictly.
+fn setting<T: serde::de::DeserializeOwned>(
+    row: &MerchantRow,
+    column: &str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| {
+        StoreError::corrupt(
+            "merchants",
+            Key("id", &row.id),
+            format!("column {column} is not a valid settings document: {e}"),
+        )
+    })
 }
 
 #[derive(Clone, Debug)]
@@ -84,21 +108,21 @@ pub struct Merchant {
 }
 
 impl Merchant {
-    pub fn from_row(row: MerchantRow) -> Merchant {
-        Merchant {
-            auto_approval: AutoApproval::from_row(&row.auto_approval, &row.auto_approval_limits),
+    pub fn from_row(row: MerchantRow) -> Result<Merchant, StoreError> {
+        Ok(Merchant {
+            auto_approval: AutoApproval::from_row(&row)?,
             rate_limit: match (row.rate_limit_per_minute, row.rate_limit_burst) {
                 (Some(r), Some(b)) if r > 0 && b > 0 => Some((r as u32, b as u32)),
                 _ => None,
             },
-            receiving_accounts: serde_json::from_str(&row.receiving_accounts).unwrap_or_default(),
+            receiving_accounts: setting(&row, "receiving_accounts", &row.receiving_accounts)?,
             status: row.status,
             id: row.id,
             code: row.code,
             name: row.name,
             callback_timeout_seconds: row.callback_timeout_seconds,
             own_rates: None,
-        }
+        })
     }
 
     pub fn with_own_rates(mut self, rates: Vec<FeeRow>) -> Merchant {
@@ -127,7 +151,7 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, Ap
         callback_timeout_seconds: DEFAULT_CALLBACK_TIMEOUT_SECONDS,
         created_at: now,
         updated_at: now,
-        auto_approval: "off".into(),
+        auto_approval: AutoApprovalMode::Off,
         auto_approval_limits: "{}".into(),
         rate_limit_per_minute: None,
         rate_limit_burst: None,
@@ -152,7 +176,7 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, Ap
         })
         .await?;
     Ok(NewMerchant {
-        merchant: Merchant::from_row(row),
+        merchant: Merchant::from_row(row)?,
         api_key,
     })
 }
@@ -293,7 +317,7 @@ pub async fn set_receiving_account(
                     .merchant_by_id(&id)
                     .await?
                     .ok_or_else(|| ApiError::MerchantNotFound(id.clone()))?;
-                let mut merchant = Merchant::from_row(row);
+                let mut merchant = Merchant::from_row(row)?;
                 merchant.receiving_accounts.insert(currency, account);
                 let accounts = serde_json::to_string(&merchant.receiving_accounts)
                     .map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -329,7 +353,7 @@ pub async fn ensure_demo(app: &App) -> Result<(NewMerchant, bool)> {
         .ok_or_else(|| anyhow!("the demo merchant has no usable API key"))?;
     Ok((
         NewMerchant {
-            merchant: Merchant::from_row(row),
+            merchant: Merchant::from_row(row)?,
             api_key: app.vault.decrypt(&current.key_ciphertext)?,
         },
         false,
@@ -341,8 +365,8 @@ pub async fn find(app: &App, merchant_id: &str) -> Result<Merchant, ApiError> {
     app.db
         .run(|s| Box::pin(async move { s.merchant_by_id(&id).await }))
         .await?
-        .map(Merchant::from_row)
-        .ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))
+        .map(|row| Ok(Merchant::from_row(row)?))
+        .unwrap_or_else(|| Err(ApiError::MerchantNotFound(merchant_id.to_string())))
 }
 
 pub async fn set_auto_approval(

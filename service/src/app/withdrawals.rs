@@ -14,7 +14,7 @@ use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::{from_units, to_units};
 use crate::domain::status::{CallbackStatus, WithdrawalStatus};
 use crate::store::rows::WithdrawalRow;
-use crate::store::StoreError;
+use crate::store::{StoreError, UniqueKey};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
@@ -149,7 +149,9 @@ pub async fn create(
         .db
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move {
-                tx.insert_withdrawal(&insert).await.map_err(conflict_or)?;
+                tx.insert_withdrawal(&insert)
+                    .await
+                    .map_err(|e| conflict_or(e, &insert.merchant_order_no))?;
                 ledger::post(tx, &entry, now).await?;
                 if insert.is_auto_approved {
                     callbacks::enqueue_withdrawal(tx, &insert, WithdrawalCallback::Approved, now)
@@ -176,11 +178,12 @@ pub async fn create(
 
 /// A unique-constraint refusal on the merchant's order number is a race
 /// with a resend; anything else is what it is.
-fn conflict_or(e: StoreError) -> ApiError {
+fn conflict_or(e: StoreError, merchant_order_no: &str) -> ApiError {
     match e {
-        StoreError::Conflict(c) if c.contains("merchant_order_no") => {
-            ApiError::DuplicateMerchantOrderNo(c)
-        }
+        StoreError::Conflict {
+            key: UniqueKey::WithdrawalMerchantOrderNo,
+            ..
+        } => ApiError::DuplicateMerchantOrderNo(merchant_order_no.to_string()),
         other => other.into(),
     }
 }

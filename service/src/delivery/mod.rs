@@ -191,7 +191,7 @@ async fn send(
         duration_ms,
         status_code,
         error,
-        outcome: outcome.as_str().to_string(),
+        outcome,
         next_attempt_at,
     };
     let told = Told {

@@ -39,12 +39,14 @@ impl std::fmt::Display for Profile {
     }
 }
 
-/// How deposits in a currency are collected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Route {
-    /// The payer transfers to a receiving bank account with a remark.
-    Account,
-    /// The payer pays at a channel's payment page.
-    Channel,
+crate::domain::status::stored_as_text! {
+    /// How deposits in a currency are collected.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    Route in "route" {
+        /// The payer transfers to a receiving bank account with a remark.
+        Account => "account",
+        /// The payer pays at a channel's payment page.
+        Channel => "channel",
+    }
 }

@@ -25,26 +25,16 @@ impl Default for Schedule {
     }
 }
 
-/// What one attempt came to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Success,
-    /// A 4xx: the receiver refused the callback; no retry.
-    Rejected,
-    /// Retried at `next_attempt_at`.
-    Retry,
-    /// The last attempt failed.
-    Failed,
-}
-
-impl Outcome {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::Rejected => "rejected",
-            Outcome::Retry => "retry",
-            Outcome::Failed => "failed",
-        }
+crate::domain::status::stored_as_text! {
+    /// What one attempt came to.
+    Outcome in "outcome" {
+        Success => "success",
+        /// A 4xx: the receiver refused the callback; no retry.
+        Rejected => "rejected",
+        /// Retried at `next_attempt_at`.
+        Retry => "retry",
+        /// The last attempt failed.
+        Failed => "failed",
     }
 }
 

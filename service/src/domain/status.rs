@@ -6,9 +6,10 @@
 //! are the ones these enums name, and nothing else spells them.
 
 /// An enum stored as text: its variants, the text of each, `as_str`,
-/// `parse` and `ALL`, and the diesel derives that let a row hold it.
+/// `parse` and `ALL`, the column it is stored in (named when a stored
+/// value is none of these), and the diesel derives that let a row hold it.
 macro_rules! stored_as_text {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident in $column:literal { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(
             Clone,
@@ -27,6 +28,9 @@ macro_rules! stored_as_text {
 
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The column of a row that holds it.
+            pub const COLUMN: &'static str = $column;
 
             pub fn as_str(self) -> &'static str {
                 match self {
@@ -49,11 +53,12 @@ macro_rules! stored_as_text {
         }
     };
 }
+pub(crate) use stored_as_text;
 
 stored_as_text! {
     /// A deposit order's state.
     #[derive(Default)]
-    DepositStatus {
+    DepositStatus in "status" {
         #[default]
         Pending => "pending",
         Matched => "matched",
@@ -66,7 +71,7 @@ stored_as_text! {
 stored_as_text! {
     /// A withdrawal order's state.
     #[derive(Default)]
-    WithdrawalStatus {
+    WithdrawalStatus in "status" {
         #[default]
         Pending => "pending",
         Approved => "approved",
@@ -80,7 +85,7 @@ stored_as_text! {
 stored_as_text! {
     /// What a merchant sees of an order's callbacks (`callback_status`).
     #[derive(Default)]
-    CallbackStatus {
+    CallbackStatus in "callback_status" {
         /// No callback has been queued for the order.
         #[default]
         None => "none",
@@ -92,7 +97,7 @@ stored_as_text! {
 
 stored_as_text! {
     /// A callback delivery record's state, as operators see it.
-    DeliveryStatus {
+    DeliveryStatus in "status" {
         /// Claimed by a worker; an attempt is under way.
         Sending => "SENDING",
         /// Due at its `next_attempt_at`.
@@ -104,7 +109,7 @@ stored_as_text! {
 
 stored_as_text! {
     /// Whether a reported bank transaction paid a deposit.
-    BankTransactionStatus {
+    BankTransactionStatus in "status" {
         Unmatched => "unmatched",
         Matched => "matched",
     }
@@ -112,9 +117,37 @@ stored_as_text! {
 
 stored_as_text! {
     /// Whether a merchant may use the API.
-    MerchantStatus {
+    MerchantStatus in "status" {
         Active => "active",
         Disabled => "disabled",
+    }
+}
+
+stored_as_text! {
+    /// How a deposit order was made: by the merchant's request, or by a
+    /// payer on a cashier session's page.
+    OrderType in "order_type" {
+        Direct => "direct",
+        Cashier => "cashier",
+    }
+}
+
+stored_as_text! {
+    /// Which kind of order a callback delivery belongs to.
+    OrderKind in "order_kind" {
+        Deposit => "deposit",
+        Withdrawal => "withdrawal",
+    }
+}
+
+stored_as_text! {
+    /// Whether a merchant's withdrawals are approved at creation: never,
+    /// always, or up to a limit per currency (the limits are a setting of
+    /// their own).
+    AutoApprovalMode in "auto_approval" {
+        Off => "off",
+        Always => "always",
+        UpTo => "up_to",
     }
 }
 
@@ -185,6 +218,13 @@ mod tests {
             MerchantStatus::ALL,
             MerchantStatus::as_str,
             MerchantStatus::parse,
+        );
+        round_trip(OrderType::ALL, OrderType::as_str, OrderType::parse);
+        round_trip(OrderKind::ALL, OrderKind::as_str, OrderKind::parse);
+        round_trip(
+            AutoApprovalMode::ALL,
+            AutoApprovalMode::as_str,
+            AutoApprovalMode::parse,
         );
     }
 }

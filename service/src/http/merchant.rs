@@ -86,7 +86,7 @@ impl MerchantApi for MerchantApiImpl {
                 fingerprint: fingerprint(&fields),
             };
             let order = deposits::create(app, &merchant, new).await?;
-            Ok(HttpResponseOk(create_response(app, &order)))
+            Ok(HttpResponseOk(create_response(&order)))
         })
         .await
     }
@@ -287,8 +287,8 @@ impl MerchantApi for MerchantApiImpl {
     }
 }
 
-fn create_response(app: &App, order: &Deposit) -> types::CreateDepositResponse {
-    let account = order.account(app);
+fn create_response(order: &Deposit) -> types::CreateDepositResponse {
+    let account = order.account.as_ref();
     types::CreateDepositResponse {
         order_no: order.order_no.clone(),
         requested_amount: DecimalString(order.requested_amount),

@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod contract;
+mod enums;
 pub mod error;
 pub mod gate;
 pub mod health;
@@ -14,7 +15,7 @@ pub mod operator_auth;
 pub mod pages;
 pub mod sandbox;
 
-use crate::app::deposits::{self, Deposit};
+use crate::app::deposits::Deposit;
 use crate::app::merchants::Merchant;
 use crate::app::withdrawals::Withdrawal;
 use crate::domain::error::ApiError;
@@ -81,23 +82,18 @@ pub(crate) fn deposit_order(
         fee: dec(order.fee),
         currency_code: order.currency.clone(),
         expected_remark: order.expected_remark.clone(),
-        status: types::DepositStatus::from_str(order.status.as_str())
-            .unwrap_or(types::DepositStatus::Pending),
+        status: order.status.into(),
         expire_at: order.expire_at,
         matched_at: order.matched_at,
         completed_at: order.completed_at,
         actual_amount: dec(order.actual_amount),
         callback_url: order.callback_url.clone(),
-        callback_status: types::CallbackStatus::from_str(order.callback_status.as_str())
-            .unwrap_or(types::CallbackStatus::None),
+        callback_status: order.callback_status.into(),
         callback_count: order.callback_count,
         created_at: order.created_at,
         updated_at: order.updated_at,
         user_id: order.user_id.clone(),
-        order_type: match order.order_type {
-            deposits::OrderType::Direct => types::OrderType::Direct,
-            deposits::OrderType::Cashier => types::OrderType::Cashier,
-        },
+        order_type: order.order_type.into(),
         cashier_session_id: order.cashier_session_id.clone(),
         payer_bank_code: order.payer_bank_code.clone(),
         payer_account_last4: order.payer_account_last4.clone(),
@@ -114,7 +110,7 @@ pub(crate) fn deposit_order(
             merchant_code: merchant.code.clone(),
             name: merchant.name.clone(),
         },
-        account: order.account(app).map(|a| types::ReceivingAccount {
+        account: order.account.as_ref().map(|a| types::ReceivingAccount {
             id: a.id.clone(),
             account_no: a.account_no.clone(),
             name: a.name.clone(),
@@ -150,8 +146,7 @@ pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types
         beneficiary_bank_name: r.beneficiary_bank_name.clone(),
         beneficiary_bank_branch: r.beneficiary_bank_branch.clone(),
         payout_method: types::PayoutMethod::BankTransfer,
-        status: types::WithdrawalStatus::from_str(order.status.as_str())
-            .unwrap_or(types::WithdrawalStatus::Pending),
+        status: order.status.into(),
         is_auto_approved: r.is_auto_approved,
         approved_at: time(r.approved_at),
         approved_by: r.approved_by.clone(),
@@ -160,8 +155,7 @@ pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types
         completed_at: time(r.completed_at),
         bank_reference: r.bank_reference.clone(),
         callback_url: r.callback_url.clone(),
-        callback_status: types::CallbackStatus::from_str(r.callback_status.as_str())
-            .unwrap_or(types::CallbackStatus::None),
+        callback_status: r.callback_status.into(),
         callback_count: i64::from(r.callback_count),
         created_at: crate::clock::from_unix(r.created_at),
         updated_at: crate::clock::from_unix(r.updated_at),

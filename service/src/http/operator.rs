@@ -160,18 +160,10 @@ fn bank_transaction(
     row: BankTransactionRow,
     deposit_status: Option<crate::domain::status::DepositStatus>,
 ) -> Result<types::BankTransaction, ApiError> {
-    use std::str::FromStr;
     let time = crate::clock::from_unix;
     Ok(types::BankTransaction {
-        status: if row.status == BankTransactionStatus::Matched {
-            types::BankTransactionStatus::Matched
-        } else {
-            types::BankTransactionStatus::Unmatched
-        },
-        deposit_status: deposit_status
-            .map(|s| types::DepositStatus::from_str(s.as_str()))
-            .transpose()
-            .map_err(|e| ApiError::Internal(e.to_string()))?,
+        status: row.status.into(),
+        deposit_status: deposit_status.map(Into::into),
         amount: DecimalString(money::from_units(row.amount)),
         received_at: time(row.received_at),
         matched_at: row.matched_at.map(time),
@@ -191,35 +183,29 @@ fn delivery_view(
     row: CallbackDeliveryRow,
     history: Vec<CallbackAttemptRow>,
 ) -> Result<types::CallbackDelivery, ApiError> {
-    use std::str::FromStr;
     let time = crate::clock::from_unix;
-    let bad = |e: &str| ApiError::Internal(format!("stored callback delivery: {e}"));
     Ok(types::CallbackDelivery {
-        status: types::CallbackDeliveryStatus::from_str(row.status.as_str())
-            .map_err(|_| bad("status"))?,
+        status: row.status.into(),
         attempts: i64::from(row.attempts),
         next_attempt_at: row.next_attempt_at.map(time),
         created_at: time(row.created_at),
         updated_at: time(row.updated_at),
         history: history
             .into_iter()
-            .map(|a| {
-                Ok(types::CallbackAttempt {
-                    attempt: i64::from(a.attempt),
-                    scheduled_at: time(a.scheduled_at),
-                    started_at: time(a.started_at),
-                    duration_ms: a.duration_ms,
-                    status_code: a.status_code.map(i64::from),
-                    error: a.error,
-                    outcome: types::CallbackAttemptOutcome::from_str(&a.outcome)
-                        .map_err(|_| bad("outcome"))?,
-                    next_attempt_at: a.next_attempt_at.map(time),
-                })
+            .map(|a| types::CallbackAttempt {
+                attempt: i64::from(a.attempt),
+                scheduled_at: time(a.scheduled_at),
+                started_at: time(a.started_at),
+                duration_ms: a.duration_ms,
+                status_code: a.status_code.map(i64::from),
+                error: a.error,
+                outcome: a.outcome.into(),
+                next_attempt_at: a.next_attempt_at.map(time),
             })
-            .collect::<Result<_, ApiError>>()?,
+            .collect(),
         id: row.id,
         merchant_id: row.merchant_id,
-        order_kind: row.order_kind,
+        order_kind: row.order_kind.to_string(),
         order_no: row.order_no,
         event: row.event,
         callback_url: row.callback_url,

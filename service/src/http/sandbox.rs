@@ -15,7 +15,6 @@ use merchant_api::sandbox::{
 };
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
-use std::str::FromStr;
 use std::sync::Arc;
 
 pub enum SandboxApiImpl {}
@@ -23,8 +22,7 @@ pub enum SandboxApiImpl {}
 fn simulated_deposit(order: &deposits::Deposit) -> types::SimulatedDeposit {
     types::SimulatedDeposit {
         order_no: order.order_no.clone(),
-        status: types::DepositStatus::from_str(order.status.as_str())
-            .unwrap_or(types::DepositStatus::Pending),
+        status: order.status.into(),
         actual_amount: DecimalString(order.actual_amount),
     }
 }
@@ -32,8 +30,7 @@ fn simulated_deposit(order: &deposits::Deposit) -> types::SimulatedDeposit {
 fn simulated(order: &withdrawals::Withdrawal) -> types::SimulatedWithdrawal {
     types::SimulatedWithdrawal {
         order_no: order.row.order_no.clone(),
-        status: types::WithdrawalStatus::from_str(order.status.as_str())
-            .unwrap_or(types::WithdrawalStatus::Pending),
+        status: order.status.into(),
     }
 }
 

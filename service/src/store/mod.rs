@@ -12,7 +12,7 @@ pub mod rows;
 pub mod schema;
 mod status_sql;
 
-pub use error::{StoreError, StoreResult};
+pub use error::{InRow, StoreError, StoreResult, UniqueKey};
 pub use queries::Store;
 
 use crate::clock::Clock;
@@ -270,10 +270,9 @@ impl Db {
     }
 
     async fn conn(&self) -> StoreResult<Conn> {
-        let unavailable = |e: &dyn std::fmt::Display| StoreError::Unavailable(e.to_string());
         Ok(match &self.pool {
-            Pools::Postgres(p) => Conn::Postgres(p.get().await.map_err(|e| unavailable(&e))?),
-            Pools::Sqlite(p) => Conn::Sqlite(p.get().await.map_err(|e| unavailable(&e))?),
+            Pools::Postgres(p) => Conn::Postgres(p.get().await.map_err(StoreError::unavailable)?),
+            Pools::Sqlite(p) => Conn::Sqlite(p.get().await.map_err(StoreError::unavailable)?),
         })
     }
 

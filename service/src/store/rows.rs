@@ -8,9 +8,11 @@
 //! insert again, one more round trip each.
 
 use super::schema::*;
+use crate::domain::routing::Route;
+use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus, MerchantStatus,
-    WithdrawalStatus,
+    AutoApprovalMode, BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus,
+    MerchantStatus, OrderKind, OrderType, WithdrawalStatus,
 };
 use diesel::prelude::*;
 
@@ -34,7 +36,9 @@ pub struct MerchantRow {
     pub callback_timeout_seconds: i32,
     pub created_at: i64,
     pub updated_at: i64,
-    pub auto_approval: String,
+    pub auto_approval: AutoApprovalMode,
+    /// Currency → the largest amount (units) approved at creation, JSON;
+    /// read only in mode `up_to`.
     pub auto_approval_limits: String,
     pub rate_limit_per_minute: Option<i32>,
     pub rate_limit_burst: Option<i32>,
@@ -53,7 +57,7 @@ pub struct ApiKeyRow {
     pub expires_at: Option<i64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = deposit_orders, treat_none_as_null = true, treat_none_as_default_value = false)]
 pub struct DepositRow {
     pub id: String,
@@ -61,8 +65,8 @@ pub struct DepositRow {
     pub merchant_id: String,
     pub merchant_order_no: String,
     pub request_fingerprint: String,
-    pub order_type: String,
-    pub route: String,
+    pub order_type: OrderType,
+    pub route: Route,
     pub status: DepositStatus,
     pub currency: String,
     pub requested_amount: i64,
@@ -98,6 +102,8 @@ pub struct DepositRow {
     pub updated_at: i64,
     /// Set only on floating-amount orders: the amount that identifies them.
     pub match_amount: Option<i64>,
+    /// An account order's receiving account's name at creation.
+    pub account_name: Option<String>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -134,7 +140,7 @@ pub struct PostingRow {
     pub amount: i64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = withdrawal_orders, treat_none_as_null = true, treat_none_as_default_value = false)]
 pub struct WithdrawalRow {
     pub id: String,
@@ -215,7 +221,7 @@ pub struct EntrySum {
 pub struct CallbackDeliveryRow {
     pub id: String,
     pub merchant_id: String,
-    pub order_kind: String,
+    pub order_kind: OrderKind,
     pub order_no: String,
     pub event: String,
     pub callback_url: String,
@@ -244,7 +250,7 @@ pub struct CallbackAttemptRow {
     pub duration_ms: i64,
     pub status_code: Option<i32>,
     pub error: Option<String>,
-    pub outcome: String,
+    pub outcome: Outcome,
     pub next_attempt_at: Option<i64>,
 }
 

@@ -72,6 +72,7 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         match_amount -> Nullable<BigInt>,
+        account_name -> Nullable<Text>,
     }
 }
 

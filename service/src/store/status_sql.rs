@@ -1,10 +1,14 @@
-//! How the status enums of `domain::status` are stored: as the text each
+//! How the enums a row holds (statuses, order type and kind, route,
+//! auto-approval mode, attempt outcome) are stored: as the text each
 //! names, on both backends. A stored value no enum names is an error on
-//! reading, never a silent default.
+//! reading that names its column and value (`UnknownStoredValue`; the
+//! query that read it adds the table and row), never a silent default.
 
+use crate::domain::routing::Route;
+use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus, MerchantStatus,
-    WithdrawalStatus,
+    AutoApprovalMode, BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus,
+    MerchantStatus, OrderKind, OrderType, WithdrawalStatus,
 };
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
@@ -35,11 +39,35 @@ macro_rules! stored_as_text {
             fn from_sql(bytes: DB::RawValue<'_>) -> deserialize::Result<Self> {
                 let text = String::from_sql(bytes)?;
                 <$status>::parse(&text).ok_or_else(|| {
-                    format!("`{text}` is no {}", stringify!($status)).into()
+                    Box::new(UnknownStoredValue {
+                        column: <$status>::COLUMN,
+                        type_name: stringify!($status),
+                        value: text,
+                    }) as Box<dyn std::error::Error + Send + Sync>
                 })
             }
         }
     )+};
+}
+
+/// A stored text that no value of the column's enum names. `column` is
+/// the one the enum is stored in by convention; the query that read it
+/// knows the one it selected (`in_column`).
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("column {column} holds `{value}`, which is no {type_name}")]
+pub struct UnknownStoredValue {
+    pub column: &'static str,
+    pub type_name: &'static str,
+    pub value: String,
+}
+
+impl UnknownStoredValue {
+    pub fn in_column(&self, column: &str) -> String {
+        format!(
+            "column {column} holds `{}`, which is no {}",
+            self.value, self.type_name
+        )
+    }
 }
 
 stored_as_text!(
@@ -48,5 +76,10 @@ stored_as_text!(
     CallbackStatus,
     DeliveryStatus,
     BankTransactionStatus,
-    MerchantStatus
+    MerchantStatus,
+    OrderType,
+    OrderKind,
+    Route,
+    AutoApprovalMode,
+    Outcome
 );

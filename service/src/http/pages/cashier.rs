@@ -248,7 +248,7 @@ async fn render(
             {
                 body.push_str(&card_form(session));
             }
-            body.push_str(&instructions(app, order, digits));
+            body.push_str(&instructions(order, digits));
             http::StatusCode::OK
         }
         (SessionStatus::Completed, Some(order)) => {
@@ -374,7 +374,7 @@ fn card_choices(session: &Session) -> String {
     out
 }
 
-fn instructions(app: &App, order: &Deposit, digits: u32) -> String {
+fn instructions(order: &Deposit, digits: u32) -> String {
     let amount = money(order.amount, digits);
     match order.route {
         Route::Channel => format!(
@@ -386,7 +386,7 @@ fn instructions(app: &App, order: &Deposit, digits: u32) -> String {
             escape(&order.currency)
         ),
         Route::Account => {
-            let Some(account) = order.account(app) else {
+            let Some(account) = &order.account else {
                 return "<p class=\"problem\" role=\"alert\">The bank details are not available. Please contact the merchant.</p>\n".into();
             };
             let remark = order.expected_remark.as_deref().unwrap_or_default();

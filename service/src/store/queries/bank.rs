@@ -60,7 +60,9 @@ macro_rules! impl_bank {
                     BankTransactionRow,
                     bank_transactions::table
                         .filter(bank_transactions::account_id.eq(account_id))
-                        .filter(bank_transactions::bank_reference.eq(bank_reference))
+                        .filter(bank_transactions::bank_reference.eq(bank_reference)),
+                    "bank_transactions",
+                    "bank_reference" = bank_reference
                 )
             }
 
@@ -71,7 +73,9 @@ macro_rules! impl_bank {
                 first_or_none!(
                     self,
                     BankTransactionRow,
-                    bank_transactions::table.filter(bank_transactions::id.eq(id))
+                    bank_transactions::table.filter(bank_transactions::id.eq(id)),
+                    "bank_transactions",
+                    "id" = id
                 )
             }
 

@@ -1,7 +1,7 @@
 //! The callback outbox: delivery records and their attempts.
 
 use super::first_or_none;
-use crate::domain::status::{CallbackStatus, DeliveryStatus};
+use crate::domain::status::{CallbackStatus, DeliveryStatus, OrderKind};
 use crate::store::dialect::Dialect;
 use crate::store::paging::{newest_after, ListFilter};
 use crate::store::rows::*;
@@ -76,7 +76,7 @@ pub trait CallbackQueries: Send {
     /// attempt in `callback_count`.
     async fn note_order_callback(
         &mut self,
-        order_kind: &str,
+        order_kind: OrderKind,
         order_no: &str,
         status: CallbackStatus,
         now: i64,
@@ -123,7 +123,7 @@ async fn finish_each<C: CallbackQueries + ?Sized>(
             .await?;
         if k {
             conn.note_order_callback(
-                &o.delivery.order_kind,
+                o.delivery.order_kind,
                 &o.delivery.order_no,
                 o.order_status,
                 o.now,
@@ -133,6 +133,14 @@ async fn finish_each<C: CallbackQueries + ?Sized>(
         kept.push(k);
     }
     Ok(kept)
+}
+
+/// The table an order kind's orders are in.
+fn order_table(kind: OrderKind) -> &'static str {
+    match kind {
+        OrderKind::Deposit => "deposit_orders",
+        OrderKind::Withdrawal => "withdrawal_orders",
+    }
 }
 
 /// The batch in four statements whatever its size (deliveries, attempts,
@@ -157,7 +165,7 @@ async fn finish_set_based(
          next_attempt_at = u.next_attempt_at, signature = u.signature, updated_at = u.updated_at \
          FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int8[]) \
          WITH ORDINALITY AS u(id, token, status, attempts, next_attempt_at, signature, updated_at, n) \
-         WHERE d.id = u.id AND d.status = 'SENDING' AND d.claim_token = u.token RETURNING u.n",
+         WHERE d.id = u.id AND d.status = $8 AND d.claim_token = u.token RETURNING u.n",
     )
     .bind::<Array<Text>, _>(column(|o| o.delivery.id.clone()))
     .bind::<Array<Nullable<Text>>, _>(
@@ -172,6 +180,7 @@ async fn finish_set_based(
         batch.iter().map(|o| o.delivery.signature.clone()).collect::<Vec<_>>(),
     )
     .bind::<Array<BigInt>, _>(batch.iter().map(|o| o.delivery.updated_at).collect::<Vec<_>>())
+    .bind::<Text, _>(DeliveryStatus::Sending)
     .load(conn)
     .await?;
     // By position, not by id: an outcome whose claim was lost names the
@@ -196,23 +205,17 @@ async fn finish_set_based(
     }
     // One row per order: its attempts counted, the latest outcome its
     // status, as one statement per attempt in batch order would leave it.
-    let mut orders: std::collections::BTreeMap<(&str, &str), (CallbackStatus, i32, i64)> =
-        std::collections::BTreeMap::new();
+    let mut orders: std::collections::HashMap<(OrderKind, &str), (CallbackStatus, i32, i64)> =
+        std::collections::HashMap::new();
     for (o, _) in batch.iter().zip(&flags).filter(|(_, k)| **k) {
         let entry = orders
-            .entry((o.delivery.order_kind.as_str(), o.delivery.order_no.as_str()))
+            .entry((o.delivery.order_kind, o.delivery.order_no.as_str()))
             .or_insert((o.order_status, 0, o.now));
         *entry = (o.order_status, entry.1 + 1, o.now);
     }
-    for (kind, table) in [
-        ("deposit", "deposit_orders"),
-        ("withdrawal", "withdrawal_orders"),
-    ] {
-        // Anything not a withdrawal is a deposit, as in `note_order_callback`.
-        let mine: Vec<_> = orders
-            .iter()
-            .filter(|((k, _), _)| (*k == "withdrawal") == (kind == "withdrawal"))
-            .collect();
+    for &kind in OrderKind::ALL {
+        let table = order_table(kind);
+        let mine: Vec<_> = orders.iter().filter(|((k, _), _)| *k == kind).collect();
         if mine.is_empty() {
             continue;
         }
@@ -285,7 +288,9 @@ macro_rules! impl_callbacks {
                 first_or_none!(
                     self,
                     CallbackDeliveryRow,
-                    callback_deliveries::table.filter(callback_deliveries::id.eq(id))
+                    callback_deliveries::table.filter(callback_deliveries::id.eq(id)),
+                    "callback_deliveries",
+                    "id" = id
                 )
             }
 
@@ -401,12 +406,12 @@ macro_rules! impl_callbacks {
 
             async fn note_order_callback(
                 &mut self,
-                order_kind: &str,
+                order_kind: OrderKind,
                 order_no: &str,
                 status: CallbackStatus,
                 now: i64,
             ) -> StoreResult<()> {
-                if order_kind == "withdrawal" {
+                if order_kind == OrderKind::Withdrawal {
                     diesel::update(
                         withdrawal_orders::table.filter(withdrawal_orders::order_no.eq(order_no)),
                     )

@@ -42,7 +42,9 @@ macro_rules! impl_cashier {
                 first_or_none!(
                     self,
                     CashierSessionRow,
-                    cashier_sessions::table.filter(cashier_sessions::token_hash.eq(token_hash))
+                    cashier_sessions::table.filter(cashier_sessions::token_hash.eq(token_hash)),
+                    "cashier_sessions",
+                    "token_hash" = token_hash
                 )
             }
 
@@ -53,7 +55,9 @@ macro_rules! impl_cashier {
                 first_or_none!(
                     self,
                     CashierSessionRow,
-                    cashier_sessions::table.filter(cashier_sessions::id.eq(id))
+                    cashier_sessions::table.filter(cashier_sessions::id.eq(id)),
+                    "cashier_sessions",
+                    "id" = id
                 )
             }
 
@@ -67,7 +71,9 @@ macro_rules! impl_cashier {
                     CashierSessionRow,
                     cashier_sessions::table
                         .filter(cashier_sessions::merchant_id.eq(merchant_id))
-                        .filter(cashier_sessions::merchant_order_no.eq(merchant_order_no))
+                        .filter(cashier_sessions::merchant_order_no.eq(merchant_order_no)),
+                    "cashier_sessions",
+                    "merchant_order_no" = merchant_order_no
                 )
             }
         }

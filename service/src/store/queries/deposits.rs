@@ -100,7 +100,9 @@ macro_rules! impl_deposits {
                     DepositRow,
                     deposit_orders::table
                         .filter(deposit_orders::merchant_id.eq(merchant_id))
-                        .filter(deposit_orders::order_no.eq(order_no))
+                        .filter(deposit_orders::order_no.eq(order_no)),
+                    "deposit_orders",
+                    "order_no" = order_no
                 )
             }
 
@@ -111,7 +113,9 @@ macro_rules! impl_deposits {
                 first_or_none!(
                     self,
                     DepositRow,
-                    deposit_orders::table.filter(deposit_orders::order_no.eq(order_no))
+                    deposit_orders::table.filter(deposit_orders::order_no.eq(order_no)),
+                    "deposit_orders",
+                    "order_no" = order_no
                 )
             }
 
@@ -125,7 +129,9 @@ macro_rules! impl_deposits {
                     DepositRow,
                     deposit_orders::table
                         .filter(deposit_orders::merchant_id.eq(merchant_id))
-                        .filter(deposit_orders::merchant_order_no.eq(merchant_order_no))
+                        .filter(deposit_orders::merchant_order_no.eq(merchant_order_no)),
+                    "deposit_orders",
+                    "merchant_order_no" = merchant_order_no
                 )
             }
 
@@ -133,7 +139,9 @@ macro_rules! impl_deposits {
                 first_or_none!(
                     self,
                     DepositRow,
-                    deposit_orders::table.filter(deposit_orders::expected_remark.eq(remark))
+                    deposit_orders::table.filter(deposit_orders::expected_remark.eq(remark)),
+                    "deposit_orders",
+                    "expected_remark" = remark
                 )
             }
 
@@ -144,7 +152,9 @@ macro_rules! impl_deposits {
                 first_or_none!(
                     self,
                     DepositRow,
-                    deposit_orders::table.filter(deposit_orders::cashier_session_id.eq(session_id))
+                    deposit_orders::table.filter(deposit_orders::cashier_session_id.eq(session_id)),
+                    "deposit_orders",
+                    "cashier_session_id" = session_id
                 )
             }
 
@@ -159,7 +169,9 @@ macro_rules! impl_deposits {
                     deposit_orders::table
                         .filter(deposit_orders::account_id.eq(account_id))
                         .filter(deposit_orders::match_amount.eq(amount))
-                        .filter(deposit_orders::status.eq(DepositStatus::Pending))
+                        .filter(deposit_orders::status.eq(DepositStatus::Pending)),
+                    "deposit_orders",
+                    "match_amount" = &amount
                 )
             }
 

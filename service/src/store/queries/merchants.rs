@@ -1,10 +1,12 @@
 //! Merchants, their API keys, fee rates and settings.
 
 use super::{first_or_none, insert_one};
+use crate::domain::status::AutoApprovalMode;
 use crate::store::dialect::Dialect;
+use crate::store::error::Key;
 use crate::store::rows::*;
 use crate::store::schema::*;
-use crate::store::StoreResult;
+use crate::store::{InRow, StoreError, StoreResult};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -53,7 +55,7 @@ pub trait MerchantQueries: Send {
     async fn set_auto_approval(
         &mut self,
         merchant_id: &str,
-        mode: &str,
+        mode: AutoApprovalMode,
         limits: &str,
         now: i64,
     ) -> StoreResult<bool>;
@@ -94,7 +96,9 @@ macro_rules! impl_merchants {
                 first_or_none!(
                     self,
                     MerchantRow,
-                    merchants::table.filter(merchants::id.eq(id))
+                    merchants::table.filter(merchants::id.eq(id)),
+                    "merchants",
+                    "id" = id
                 )
             }
 
@@ -102,7 +106,9 @@ macro_rules! impl_merchants {
                 first_or_none!(
                     self,
                     MerchantRow,
-                    merchants::table.filter(merchants::code.eq(code))
+                    merchants::table.filter(merchants::code.eq(code)),
+                    "merchants",
+                    "code" = code
                 )
             }
 
@@ -150,16 +156,33 @@ macro_rules! impl_merchants {
                 &mut self,
                 key_hash: &str,
             ) -> StoreResult<Option<(ApiKeyRow, MerchantRow, Vec<FeeRow>)>> {
-                let rows: Vec<(ApiKeyRow, MerchantRow, Option<FeeRow>)> = api_keys::table
-                    .inner_join(merchants::table.left_join(merchant_fees::table))
-                    .filter(api_keys::key_hash.eq(key_hash))
-                    .select((
-                        ApiKeyRow::as_select(),
-                        MerchantRow::as_select(),
-                        Option::<FeeRow>::as_select(),
-                    ))
-                    .load(self)
-                    .await?;
+                let read: Result<Vec<(ApiKeyRow, MerchantRow, Option<FeeRow>)>, _> =
+                    api_keys::table
+                        .inner_join(merchants::table.left_join(merchant_fees::table))
+                        .filter(api_keys::key_hash.eq(key_hash))
+                        .select((
+                            ApiKeyRow::as_select(),
+                            MerchantRow::as_select(),
+                            Option::<FeeRow>::as_select(),
+                        ))
+                        .load(self)
+                        .await;
+                let rows = match read.map_err(StoreError::from) {
+                    Ok(rows) => rows,
+                    // Which merchant's row could not be read: asked only
+                    // then, so that the error names it.
+                    Err(e @ StoreError::Corrupt { .. }) => {
+                        let merchant: Option<String> = api_keys::table
+                            .filter(api_keys::key_hash.eq(key_hash))
+                            .select(api_keys::merchant_id)
+                            .first(self)
+                            .await
+                            .optional()?;
+                        let merchant = merchant.unwrap_or_else(|| "(gone)".into());
+                        return Err(e).in_row("merchants", Key("id", &merchant));
+                    }
+                    Err(e) => return Err(e),
+                };
                 let mut rows = rows.into_iter();
                 Ok(rows.next().map(|(key, merchant, first)| {
                     let fees = first
@@ -230,7 +253,7 @@ macro_rules! impl_merchants {
             async fn set_auto_approval(
                 &mut self,
                 merchant_id: &str,
-                mode: &str,
+                mode: AutoApprovalMode,
                 limits: &str,
                 now: i64,
             ) -> StoreResult<bool> {

@@ -31,7 +31,9 @@ macro_rules! insert_one {
 }
 use insert_one;
 
-/// The first row a query finds, if any, read as `$row`.
+/// The first row a query finds, if any, read as `$row`; a value in it the
+/// code cannot read is reported with `$table` and the key `$column` =
+/// `$key` it was looked up by.
 macro_rules! first_or_none {
     ($conn:expr, $row:ty, $query:expr) => {
         Ok($query
@@ -40,6 +42,15 @@ macro_rules! first_or_none {
             .await
             .optional()?)
     };
+    ($conn:expr, $row:ty, $query:expr, $table:literal, $column:literal = $key:expr) => {{
+        let found: crate::store::StoreResult<Option<$row>> = $query
+            .select(<$row>::as_select())
+            .first($conn)
+            .await
+            .optional()
+            .map_err(crate::store::StoreError::from);
+        crate::store::InRow::in_row(found, $table, crate::store::error::Key($column, $key))
+    }};
 }
 use first_or_none;
 

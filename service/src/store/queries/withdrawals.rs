@@ -66,7 +66,9 @@ macro_rules! impl_withdrawals {
                     WithdrawalRow,
                     withdrawal_orders::table
                         .filter(withdrawal_orders::merchant_id.eq(merchant_id))
-                        .filter(withdrawal_orders::order_no.eq(order_no))
+                        .filter(withdrawal_orders::order_no.eq(order_no)),
+                    "withdrawal_orders",
+                    "order_no" = order_no
                 )
             }
 
@@ -77,7 +79,9 @@ macro_rules! impl_withdrawals {
                 first_or_none!(
                     self,
                     WithdrawalRow,
-                    withdrawal_orders::table.filter(withdrawal_orders::order_no.eq(order_no))
+                    withdrawal_orders::table.filter(withdrawal_orders::order_no.eq(order_no)),
+                    "withdrawal_orders",
+                    "order_no" = order_no
                 )
             }
 
@@ -91,7 +95,9 @@ macro_rules! impl_withdrawals {
                     WithdrawalRow,
                     withdrawal_orders::table
                         .filter(withdrawal_orders::merchant_id.eq(merchant_id))
-                        .filter(withdrawal_orders::merchant_order_no.eq(merchant_order_no))
+                        .filter(withdrawal_orders::merchant_order_no.eq(merchant_order_no)),
+                    "withdrawal_orders",
+                    "merchant_order_no" = merchant_order_no
                 )
             }
 

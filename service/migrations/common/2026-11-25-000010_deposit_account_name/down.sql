@@ -1,0 +1,1 @@
+ALTER TABLE deposit_orders DROP COLUMN account_name;

@@ -1,0 +1,73 @@
+//! The domain's enums as each contract spells them. Every conversion is an
+//! exhaustive match with no wildcard, so a value added to the domain and
+//! missing from a contract does not compile until the contract has it.
+
+use crate::domain::schedule::Outcome;
+use crate::domain::status::{
+    BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus, OrderType,
+    WithdrawalStatus,
+};
+use merchant_api::{merchant, operator, sandbox};
+
+macro_rules! spelled_as {
+    ($from:ident => [$($to:ty),+] $variants:tt) => {
+        $(spelled_as!(@one $from => $to $variants);)+
+    };
+    (@one $from:ident => $to:ty { $($variant:ident => $spelled:ident),+ $(,)? }) => {
+        impl From<$from> for $to {
+            fn from(value: $from) -> $to {
+                match value {
+                    $($from::$variant => <$to>::$spelled),+
+                }
+            }
+        }
+    };
+}
+
+spelled_as!(DepositStatus => [merchant::types::DepositStatus, operator::types::DepositStatus, sandbox::types::DepositStatus] {
+    Pending => Pending,
+    Matched => Matched,
+    Completed => Completed,
+    Expired => Expired,
+    Cancelled => Cancelled,
+});
+
+spelled_as!(WithdrawalStatus => [merchant::types::WithdrawalStatus, sandbox::types::WithdrawalStatus] {
+    Pending => Pending,
+    Approved => Approved,
+    Processing => Processing,
+    Completed => Completed,
+    Rejected => Rejected,
+    Failed => Failed,
+});
+
+spelled_as!(CallbackStatus => [merchant::types::CallbackStatus] {
+    None => None,
+    Pending => Pending,
+    Success => Success,
+    Failed => Failed,
+});
+
+spelled_as!(OrderType => [merchant::types::OrderType] {
+    Direct => Direct,
+    Cashier => Cashier,
+});
+
+spelled_as!(DeliveryStatus => [operator::types::CallbackDeliveryStatus] {
+    Sending => Sending,
+    WaitingRetry => WaitingRetry,
+    Success => Success,
+    Failed => Failed,
+});
+
+spelled_as!(Outcome => [operator::types::CallbackAttemptOutcome] {
+    Success => Success,
+    Rejected => Rejected,
+    Retry => Retry,
+    Failed => Failed,
+});
+
+spelled_as!(BankTransactionStatus => [operator::types::BankTransactionStatus] {
+    Matched => Matched,
+    Unmatched => Unmatched,
+});
