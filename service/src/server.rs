@@ -134,20 +134,14 @@ pub struct Service {
     app: Arc<App>,
     local_addr: SocketAddr,
     workers: Vec<tokio::task::JoinHandle<()>>,
-    /// Tells the delivery worker to stop claiming and finish what it sent.
-    stop: tokio::sync::watch::Sender<bool>,
-    delivery: Option<tokio::task::JoinHandle<()>>,
-    /// The delivery worker's claims under way, given back if it is cut off.
-    claims: Arc<crate::delivery::Claims>,
+    /// The callback delivery worker, where this instance runs one.
+    delivery: Option<crate::delivery::Worker>,
 }
 
 impl Drop for Service {
     fn drop(&mut self) {
         for worker in &self.workers {
             worker.abort();
-        }
-        if let Some(delivery) = &self.delivery {
-            delivery.abort();
         }
     }
 }
@@ -170,6 +164,13 @@ impl Service {
         format!("http://{}", self.local_addr())
     }
 
+    /// How far the delivery worker got, where this instance runs one.
+    pub fn delivery_progress(
+        &self,
+    ) -> Option<tokio::sync::watch::Receiver<crate::delivery::Progress>> {
+        self.delivery.as_ref().map(|d| d.progress())
+    }
+
     /// Stops within the configured grace (`shutdown_grace_seconds`).
     pub async fn stop(self) -> Result<()> {
         let grace = Duration::from_secs(self.app.config.shutdown_grace_seconds);
@@ -187,7 +188,6 @@ impl Service {
         for worker in self.workers.drain(..) {
             worker.abort();
         }
-        let _ = self.stop.send(true);
         let server = self.server.take();
         let closing = async move {
             match server {
@@ -197,24 +197,19 @@ impl Service {
         };
         let mut delivery = self.delivery.take();
         let draining = async {
-            if let Some(handle) = delivery.as_mut() {
-                let _ = handle.await;
+            match delivery.as_mut() {
+                Some(worker) => worker.stop_by(deadline).await,
+                None => false,
             }
         };
-        let (closed, drained) = tokio::join!(
-            tokio::time::timeout_at(deadline, closing),
-            tokio::time::timeout_at(deadline, draining),
-        );
-        let mut stopped = Stopped::default();
-        if drained.is_err() {
-            if let Some(handle) = delivery {
-                // Dropping the worker drops its attempts with it.
-                handle.abort();
-                let _ = handle.await;
-            }
-            stopped.attempts_cut_off = true;
+        let (closed, cut_off) = tokio::join!(tokio::time::timeout_at(deadline, closing), draining);
+        let mut stopped = Stopped {
+            attempts_cut_off: cut_off,
+            ..Stopped::default()
+        };
+        if let Some(worker) = &delivery {
+            stopped.claims_released = worker.release_claims(&self.app).await;
         }
-        stopped.claims_released = self.claims.release_all(&self.app).await;
         if let Some(ops) = self.ops_server.take() {
             let _ = ops.close().await;
         }
@@ -303,23 +298,15 @@ pub fn start(app: Arc<App>) -> Result<Service> {
         // Callbacks committed on other instances wake this one's worker.
         workers.extend(app.db.listen_for_callbacks(app.wake.clone()));
     }
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let claims: Arc<crate::delivery::Claims> = Default::default();
-    let delivery = app.runs_delivery_worker().then(|| {
-        tokio::spawn(crate::delivery::worker(
-            app.clone(),
-            stopped,
-            claims.clone(),
-        ))
-    });
+    let delivery = app
+        .runs_delivery_worker()
+        .then(|| crate::delivery::Worker::spawn(app.clone()));
     Ok(Service {
         local_addr: server.local_addr(),
         server: Some(server),
         ops_server,
         app,
         workers,
-        stop,
         delivery,
-        claims,
     })
 }

@@ -14,6 +14,7 @@ use payments_testing::TestService;
 use rust_decimal::Decimal;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 
 const T0: i64 = 1_800_000_000;
 const WAIT: Duration = Duration::from_secs(10);
@@ -58,14 +59,46 @@ async fn history(app: &App, delivery_id: &str) -> Vec<CallbackAttemptRow> {
         .unwrap()
 }
 
-async fn run(app: &Arc<App>) -> usize {
-    delivery::run_due(app, 16).await.unwrap()
+/// The service's delivery worker, the real one, driven on the test's
+/// clock: `run` wakes it and waits until a pass begun after the call has
+/// attempted and written everything due by the clock's time, and says how
+/// many attempts finished since the last `run`.
+struct Driven {
+    _worker: delivery::Worker,
+    progress: watch::Receiver<delivery::Progress>,
+    counted: u64,
+}
+
+impl Driven {
+    fn start(app: &Arc<App>) -> Driven {
+        let worker = delivery::Worker::spawn(app.clone());
+        Driven {
+            progress: worker.progress(),
+            _worker: worker,
+            counted: 0,
+        }
+    }
+
+    async fn run(&mut self, app: &App) -> usize {
+        let pass = self.progress.borrow().started + 1;
+        let at = app.now_unix();
+        app.clock_moved();
+        let settled = tokio::time::timeout(WAIT, self.progress.wait_for(|p| p.settled(pass, at)))
+            .await
+            .expect("the worker settles")
+            .expect("the worker runs")
+            .finished;
+        let n = settled - self.counted;
+        self.counted = settled;
+        usize::try_from(n).unwrap()
+    }
 }
 
 #[tokio::test]
 async fn five_failures_are_spaced_exactly_30_s_from_the_schedule_and_end_failed() {
     let (service, clock) = start().await;
     let app = service.service.app().clone();
+    let mut worker = Driven::start(&app);
     let receiver = Receiver::start().await.unwrap();
     receiver.otherwise(Answer::Status(500));
     let created = service.new_merchant("Retry").await.unwrap();
@@ -80,13 +113,13 @@ async fn five_failures_are_spaced_exactly_30_s_from_the_schedule_and_end_failed(
     {
         if k > 0 {
             clock.set(T0 + due - 1);
-            assert_eq!(run(&app).await, 0, "nothing due a second early");
+            assert_eq!(worker.run(&app).await, 0, "nothing due a second early");
         }
         clock.set(T0 + at);
-        assert_eq!(run(&app).await, 1, "attempt {} at T+{at}", k + 1);
+        assert_eq!(worker.run(&app).await, 1, "attempt {} at T+{at}", k + 1);
     }
     clock.set(T0 + 3600);
-    assert_eq!(run(&app).await, 0, "no sixth attempt");
+    assert_eq!(worker.run(&app).await, 0, "no sixth attempt");
 
     let d = record(&app, &order_no).await;
     assert_eq!(
@@ -132,12 +165,13 @@ async fn five_failures_are_spaced_exactly_30_s_from_the_schedule_and_end_failed(
 async fn a_2xx_succeeds_at_once_and_a_4xx_fails_without_a_retry() {
     let (service, clock) = start().await;
     let app = service.service.app().clone();
+    let mut worker = Driven::start(&app);
     let receiver = Receiver::start().await.unwrap();
     let m = service.new_merchant("Outcomes").await.unwrap().merchant;
 
     receiver.script(&[Answer::Status(204)]);
     let ok = completed(&app, &m, "O-1", &receiver.url).await;
-    assert_eq!(run(&app).await, 1);
+    assert_eq!(worker.run(&app).await, 1);
     let d = record(&app, &ok).await;
     assert_eq!((d.status.as_str(), d.attempts), ("SUCCESS", 1));
     let order = deposits::find_any(&app, &ok).await.unwrap();
@@ -148,7 +182,7 @@ async fn a_2xx_succeeds_at_once_and_a_4xx_fails_without_a_retry() {
 
     receiver.script(&[Answer::Status(404)]);
     let refused = completed(&app, &m, "O-2", &receiver.url).await;
-    assert_eq!(run(&app).await, 1);
+    assert_eq!(worker.run(&app).await, 1);
     let d = record(&app, &refused).await;
     assert_eq!(
         (d.status.as_str(), d.attempts, d.next_attempt_at),
@@ -156,12 +190,12 @@ async fn a_2xx_succeeds_at_once_and_a_4xx_fails_without_a_retry() {
     );
     assert_eq!(history(&app, &d.id).await[0].outcome, Outcome::Rejected);
     clock.advance(600);
-    assert_eq!(run(&app).await, 0, "a 4xx is terminal");
+    assert_eq!(worker.run(&app).await, 0, "a 4xx is terminal");
 
     // A dropped connection counts as a failure to retry.
     receiver.script(&[Answer::Hangup]);
     let dropped = completed(&app, &m, "O-3", &receiver.url).await;
-    assert_eq!(run(&app).await, 1);
+    assert_eq!(worker.run(&app).await, 1);
     let d = record(&app, &dropped).await;
     assert_eq!(d.status.as_str(), "WAITING_RETRY");
     assert!(history(&app, &d.id).await[0].error.is_some());
@@ -171,6 +205,7 @@ async fn a_2xx_succeeds_at_once_and_a_4xx_fails_without_a_retry() {
 async fn a_receiver_slower_than_the_merchants_timeout_counts_as_a_failure() {
     let (service, _clock) = start().await;
     let app = service.service.app().clone();
+    let mut worker = Driven::start(&app);
     let receiver = Receiver::start().await.unwrap();
     let m = service.new_merchant("Slow").await.unwrap().merchant;
     let m = merchants::set_callback_timeout(&app, &m.id, 1)
@@ -178,7 +213,7 @@ async fn a_receiver_slower_than_the_merchants_timeout_counts_as_a_failure() {
         .unwrap();
     receiver.script(&[Answer::Silence(Duration::from_secs(5))]);
     let order_no = completed(&app, &m, "S-1", &receiver.url).await;
-    assert_eq!(run(&app).await, 1);
+    assert_eq!(worker.run(&app).await, 1);
     let d = record(&app, &order_no).await;
     assert_eq!(d.status.as_str(), "WAITING_RETRY");
     assert_eq!(d.next_attempt_at, Some(T0 + 30));
@@ -206,17 +241,29 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
         .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(record(&app, &order_no).await.status.as_str(), "SENDING");
+    let mut worker = Driven::start(&app);
 
     clock.set(T0 + 299);
-    assert_eq!(delivery::sweep(&app).await.unwrap(), 0, "not stuck yet");
+    assert_eq!(
+        payments_service::app::callbacks::attempts::sweep(&app)
+            .await
+            .unwrap(),
+        0,
+        "not stuck yet"
+    );
     clock.set(T0 + 300);
-    assert_eq!(delivery::sweep(&app).await.unwrap(), 1);
+    assert_eq!(
+        payments_service::app::callbacks::attempts::sweep(&app)
+            .await
+            .unwrap(),
+        1
+    );
     let d = record(&app, &order_no).await;
     assert_eq!(
         (d.status.as_str(), d.next_attempt_at),
         ("WAITING_RETRY", Some(T0 + 300))
     );
-    assert_eq!(run(&app).await, 1);
+    assert_eq!(worker.run(&app).await, 1);
     assert_eq!(record(&app, &order_no).await.status.as_str(), "SUCCESS");
     assert_eq!(receiver.wait_for(1, WAIT).await.len(), 1);
 
@@ -252,11 +299,12 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
 async fn an_operator_retry_resets_the_count_on_the_same_record() {
     let (service, clock) = start().await;
     let app = service.service.app().clone();
+    let mut worker = Driven::start(&app);
     let receiver = Receiver::start().await.unwrap();
     let m = service.new_merchant("Again").await.unwrap().merchant;
     receiver.script(&[Answer::Status(410)]);
     let order_no = completed(&app, &m, "A-1", &receiver.url).await;
-    run(&app).await;
+    worker.run(&app).await;
     let failed = record(&app, &order_no).await;
     assert_eq!(failed.status.as_str(), "FAILED");
 
@@ -269,7 +317,7 @@ async fn an_operator_retry_resets_the_count_on_the_same_record() {
         (reset.status.as_str(), reset.attempts),
         ("WAITING_RETRY", 0)
     );
-    assert_eq!(run(&app).await, 1);
+    assert_eq!(worker.run(&app).await, 1);
     let done = record(&app, &order_no).await;
     assert_eq!((done.status.as_str(), done.attempts), ("SUCCESS", 1));
     let h = history(&app, &done.id).await;
@@ -284,6 +332,7 @@ async fn an_operator_retry_resets_the_count_on_the_same_record() {
 async fn an_order_without_callback_url_has_no_delivery_record() {
     let (service, _clock) = start().await;
     let app = service.service.app().clone();
+    let mut worker = Driven::start(&app);
     let m = service.new_merchant("Quiet").await.unwrap().merchant;
     let d = deposits::create(&app, &m, new_deposit("Q-1", None))
         .await
@@ -296,47 +345,55 @@ async fn an_order_without_callback_url_has_no_delivery_record() {
         .await
         .unwrap();
     assert!(rows.is_empty());
-    assert_eq!(run(&app).await, 0);
+    assert_eq!(worker.run(&app).await, 0);
 }
 
 /// Two instances claim from one database at once: every record is sent
-/// exactly once. On PostgreSQL they are two service instances (row locks
-/// that skip locked rows); SQLite is single-instance, so there they are
-/// two workers of one.
+/// exactly once (on PostgreSQL, row locks that skip locked rows; on
+/// SQLite, one writer at a time).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_instances_send_each_callback_once() {
     let (service, clock) = start().await;
     let first = service.service.app().clone();
-    let second = match first.db.backend() {
-        payments_service::store::Backend::Postgres => {
-            server::build_app(first.config.clone(), Arc::new(clock.clone()))
-                .await
-                .unwrap()
-        }
-        payments_service::store::Backend::Sqlite => first.clone(),
-    };
+    // Another instance, by its own name (the prefix of its claims), on the
+    // same database.
+    let mut config = first.config.clone();
+    config.instance_id = format!("{}-second", config.instance_id);
+    let second = server::build_app(config, Arc::new(clock.clone()))
+        .await
+        .unwrap();
     let receiver = Receiver::start().await.unwrap();
     let m = service.new_merchant("Pair").await.unwrap().merchant;
     let mut orders = Vec::new();
     for i in 0..60 {
         orders.push(completed(&first, &m, &format!("P-{i}"), &receiver.url).await);
     }
-    let (a, b) = tokio::join!(
-        async {
-            let mut n = 0;
-            for _ in 0..10 {
-                n += delivery::run_due(&first, 8).await.unwrap();
-            }
-            n
-        },
-        async {
-            let mut n = 0;
-            for _ in 0..10 {
-                n += delivery::run_due(&second, 8).await.unwrap();
-            }
-            n
-        }
+    // Both workers, the real ones, from the moment all 60 are due.
+    let (one, two) = (
+        delivery::Worker::spawn(first.clone()),
+        delivery::Worker::spawn(second.clone()),
     );
+    let (mut a_seen, mut b_seen) = (one.progress(), two.progress());
+    first.clock_moved();
+    second.clock_moved();
+    let finished = |a: &watch::Receiver<delivery::Progress>,
+                    b: &watch::Receiver<delivery::Progress>| {
+        (a.borrow().finished, b.borrow().finished)
+    };
+    while {
+        let (a, b) = finished(&a_seen, &b_seen);
+        a + b < 60
+    } {
+        tokio::time::timeout(WAIT, async {
+            tokio::select! {
+                _ = a_seen.changed() => {}
+                _ = b_seen.changed() => {}
+            }
+        })
+        .await
+        .expect("the workers go on");
+    }
+    let (a, b) = finished(&a_seen, &b_seen);
     assert_eq!(a + b, 60, "every record claimed once ({a} + {b})");
     let got = receiver.wait_for(60, WAIT).await;
     assert_eq!(got.len(), 60, "each callback sent once");

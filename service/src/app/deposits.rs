@@ -8,7 +8,7 @@ use crate::app::merchants::Merchant;
 use crate::app::App;
 use crate::config::ReceivingAccountConfig;
 use crate::domain::error::ApiError;
-use crate::domain::fees::Direction;
+use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::lifecycle::{self, DepositEvent};
 use crate::domain::money::{from_units, to_units};
 use crate::domain::routing::Route;
@@ -228,32 +228,64 @@ pub async fn create_linked(
             return same_request_or_conflict(existing, &req);
         }
     }
-    let currency = app.config.currency(&req.currency)?;
-    let rate = fees::rate_for(app, merchant, &req.currency, Direction::Deposit).await?;
-    let estimated_fee = crate::domain::fees::apply(&rate, req.amount, currency.fraction_digits);
+    let requested = to_units(req.amount).ok_or_else(too_large)?;
+    let mut row = new_row(app, merchant, &req, route, link, requested);
+    let collection = Collection::prepare(app, merchant, &req.currency, &mut row)?;
+    let pricing = Pricing {
+        rate: fees::rate_for(app, merchant, &req.currency, Direction::Deposit).await?,
+        cost: collection.cost.clone(),
+        digits: app.config.currency(&req.currency)?.fraction_digits,
+    };
+    insert_new(app, merchant, &req, row, &collection, &pricing).await
+}
+
+fn too_large() -> ApiError {
+    ApiError::invalid_field("amount", "is too large")
+}
+
+/// The order as created: pending, nothing paid, no callback queued yet;
+/// where it is paid and what it costs are filled in by `Collection` and
+/// `Pricing`.
+fn new_row(
+    app: &App,
+    merchant: &Merchant,
+    req: &NewDeposit,
+    route: Route,
+    link: Option<CashierLink>,
+    requested: i64,
+) -> DepositRow {
     let now = app.now_unix();
-    let amount =
-        to_units(req.amount).ok_or_else(|| ApiError::invalid_field("amount", "is too large"))?;
-    let order_no = new_order_no('D', app.clock.now());
-    let mut row = DepositRow {
+    let (order_type, expire_at, session_id, chosen_last4) = match link {
+        Some(l) => (
+            OrderType::Cashier,
+            l.expire_at,
+            Some(l.session_id),
+            l.payer_account_last4,
+        ),
+        None => (
+            OrderType::Direct,
+            now + app.config.validity_for(&merchant.code, &req.currency),
+            None,
+            None,
+        ),
+    };
+    DepositRow {
         id: uuid::Uuid::new_v4().to_string(),
-        order_no: order_no.clone(),
+        order_no: new_order_no('D', app.clock.now()),
         merchant_id: merchant.id.clone(),
         merchant_order_no: req.merchant_order_no.clone(),
         request_fingerprint: req.fingerprint.clone(),
-        order_type: match link {
-            Some(_) => OrderType::Cashier,
-            None => OrderType::Direct,
-        },
+        order_type,
         route,
         status: DepositStatus::Pending,
         currency: req.currency.clone(),
-        requested_amount: amount,
-        amount,
-        fee: to_units(estimated_fee).unwrap_or_default(),
+        requested_amount: requested,
+        amount: requested,
+        fee: 0,
         actual_amount: 0,
         expected_remark: None,
         account_id: None,
+        account_name: None,
         channel_id: None,
         channel_order_no: None,
         payment_url: None,
@@ -268,119 +300,148 @@ pub async fn create_linked(
         payer_mobile: req.payer.mobile.clone(),
         payer_email: req.payer.email.clone(),
         payer_bank_code: req.payer.bank_code.clone(),
-        payer_account_last4: req.payer.account_no.as_deref().map(|a| {
-            a.chars()
-                .rev()
-                .take(4)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect()
-        }),
+        payer_account_last4: chosen_last4.or_else(|| req.payer.account_no.as_deref().map(last4)),
         payer_account_no: req.payer.account_no.clone(),
-        cashier_session_id: link.as_ref().map(|l| l.session_id.clone()),
+        cashier_session_id: session_id,
         estimated_channel_cost: None,
         estimated_profit: None,
         actual_channel_cost: None,
         actual_profit: None,
-        expire_at: match &link {
-            Some(l) => l.expire_at,
-            None => now + app.config.validity_for(&merchant.code, &req.currency),
-        },
+        expire_at,
         matched_at: None,
         completed_at: None,
         created_at: now,
         updated_at: now,
         match_amount: None,
-        account_name: None,
-    };
-    if let Some(last4) = link.and_then(|l| l.payer_account_last4) {
-        row.payer_account_last4 = Some(last4);
     }
-    let mut floating = None;
-    let mut snapshot: BTreeMap<String, String> = BTreeMap::new();
-    match route {
-        Route::Account => {
-            let account = receiving_account_for(app, merchant, &req.currency)?;
-            if account.floating_amount {
-                floating = Some((account.id.clone(), currency.fraction_digits));
-            }
-            row.account_id = Some(account.id.clone());
-            let cost = crate::domain::fees::apply(
-                &account.deposit_cost,
-                req.amount,
-                currency.fraction_digits,
-            );
-            row.estimated_channel_cost = to_units(cost);
-            row.estimated_profit = to_units(estimated_fee - cost);
-            snapshot.insert("bank_code".into(), account.bank_code.clone());
-            snapshot.insert("bank_name".into(), account.bank_name.clone());
-            if let Some(branch) = &account.bank_branch {
-                snapshot.insert("bank_branch".into(), branch.clone());
-            }
-            snapshot.insert("account_no".into(), account.account_no.clone());
-            row.account_name = Some(account.name.clone());
-            snapshot.insert("account_holder".into(), account.account_holder.clone());
-        }
-        Route::Channel => {
-            let channel = app
-                .channels
-                .for_currency(&req.currency)
-                .ok_or_else(|| ApiError::UnsupportedCurrency(req.currency.clone()))?;
-            let payment = channel.create_payment(&order_no);
-            let cost = crate::domain::fees::apply(
-                &channel.costs().deposit,
-                req.amount,
-                currency.fraction_digits,
-            );
-            row.estimated_channel_cost = to_units(cost);
-            row.estimated_profit = to_units(estimated_fee - cost);
-            row.channel_id = Some(channel.id().to_string());
-            row.channel_order_no = Some(payment.channel_order_no);
-            row.payment_url = Some(payment.payment_url.clone());
-            snapshot.insert("channel_code".into(), channel.code().to_string());
-            snapshot.insert("payment_url".into(), payment.payment_url);
-        }
-    }
-    snapshot.insert(
-        "amount".into(),
-        payments_wire::DecimalString(req.amount).to_string(),
-    );
-    snapshot.insert("currency_code".into(), req.currency.clone());
+}
 
-    // A remark collision is astronomically rare, and a floating amount
-    // taken by a concurrent order is retried with another; neither fails
-    // the request. A merchant_order_no collision is a resend or a reuse.
-    for _ in 0..8 {
-        if route == Route::Account {
-            let remark = new_remark();
-            snapshot.insert("remark".into(), remark.clone());
-            row.expected_remark = Some(remark);
-        }
-        if let Some((account_id, digits)) = &floating {
-            let amount = floating_amount(app, account_id, row.requested_amount, *digits).await?;
-            row.amount = amount;
-            row.match_amount = Some(amount);
-            let decimal = from_units(amount);
-            let fee = crate::domain::fees::apply(&rate, decimal, currency.fraction_digits);
-            row.fee = to_units(fee).unwrap_or_default();
-            let cost = row
-                .account_id
-                .as_deref()
-                .and_then(|id| app.config.receiving_account(id))
-                .map(|a| {
-                    crate::domain::fees::apply(&a.deposit_cost, decimal, currency.fraction_digits)
+fn last4(account_no: &str) -> String {
+    let skip = account_no.chars().count().saturating_sub(4);
+    account_no.chars().skip(skip).collect()
+}
+
+/// Where the payer pays (a receiving account or a channel), what
+/// collecting there costs, and what the payer is shown of it.
+struct Collection {
+    cost: RateConfig,
+    shown: BTreeMap<String, String>,
+    /// The account id, when its orders are told apart by amount.
+    floating: Option<String>,
+}
+
+impl Collection {
+    /// Chooses where `row` is paid and records it on the row.
+    fn prepare(
+        app: &App,
+        merchant: &Merchant,
+        currency: &str,
+        row: &mut DepositRow,
+    ) -> Result<Collection, ApiError> {
+        let mut shown = BTreeMap::new();
+        match row.route {
+            Route::Account => {
+                let account = receiving_account_for(app, merchant, currency)?;
+                row.account_id = Some(account.id.clone());
+                row.account_name = Some(account.name.clone());
+                for (key, value) in [
+                    ("bank_code", Some(&account.bank_code)),
+                    ("bank_name", Some(&account.bank_name)),
+                    ("bank_branch", account.bank_branch.as_ref()),
+                    ("account_no", Some(&account.account_no)),
+                    ("account_holder", Some(&account.account_holder)),
+                ] {
+                    if let Some(value) = value {
+                        shown.insert(key.to_string(), value.clone());
+                    }
+                }
+                Ok(Collection {
+                    cost: account.deposit_cost.clone(),
+                    shown,
+                    floating: account.floating_amount.then(|| account.id.clone()),
                 })
-                .unwrap_or_default();
-            row.estimated_channel_cost = to_units(cost);
-            row.estimated_profit = to_units(fee - cost);
-            snapshot.insert(
-                "amount".into(),
-                payments_wire::DecimalString(decimal).to_string(),
-            );
+            }
+            Route::Channel => {
+                let channel = app
+                    .channels
+                    .for_currency(currency)
+                    .ok_or_else(|| ApiError::UnsupportedCurrency(currency.to_string()))?;
+                let payment = channel.create_payment(&row.order_no);
+                row.channel_id = Some(channel.id().to_string());
+                row.channel_order_no = Some(payment.channel_order_no);
+                row.payment_url = Some(payment.payment_url.clone());
+                shown.insert("channel_code".into(), channel.code().to_string());
+                shown.insert("payment_url".into(), payment.payment_url);
+                Ok(Collection {
+                    cost: channel.costs().deposit.clone(),
+                    shown,
+                    floating: None,
+                })
+            }
         }
-        row.payment_snapshot =
-            serde_json::to_string(&snapshot).map_err(|e| ApiError::Internal(e.to_string()))?;
+    }
+
+    /// The order's `payment_snapshot`: what the payer is shown, with the
+    /// amount and remark of this attempt.
+    fn snapshot(&self, row: &DepositRow) -> Result<String, ApiError> {
+        let mut shown = self.shown.clone();
+        let amount = payments_wire::DecimalString(from_units(row.amount));
+        shown.insert("amount".into(), amount.to_string());
+        shown.insert("currency_code".into(), row.currency.clone());
+        if let Some(remark) = &row.expected_remark {
+            shown.insert("remark".into(), remark.clone());
+        }
+        serde_json::to_string(&shown).map_err(|e| ApiError::Internal(e.to_string()))
+    }
+}
+
+/// The merchant's fee and the estimated cost of collecting an amount, at
+/// the currency's digits.
+struct Pricing {
+    rate: RateConfig,
+    cost: RateConfig,
+    digits: u32,
+}
+
+impl Pricing {
+    fn apply(&self, row: &mut DepositRow, amount: i64) -> Result<(), ApiError> {
+        let decimal = from_units(amount);
+        let fee = crate::domain::fees::apply(&self.rate, decimal, self.digits);
+        let cost = crate::domain::fees::apply(&self.cost, decimal, self.digits);
+        row.amount = amount;
+        row.fee = to_units(fee).ok_or_else(too_large)?;
+        row.estimated_channel_cost = Some(to_units(cost).ok_or_else(too_large)?);
+        row.estimated_profit = Some(to_units(fee - cost).ok_or_else(too_large)?);
+        Ok(())
+    }
+}
+
+/// Inserts the order, drawing a new remark (and floating amount) when a
+/// concurrent order took the last one: a remark collision is
+/// astronomically rare, a floating amount taken by a concurrent order is
+/// retried with another; neither fails the request. A merchant_order_no
+/// collision is a resend or a reuse.
+async fn insert_new(
+    app: &App,
+    merchant: &Merchant,
+    req: &NewDeposit,
+    mut row: DepositRow,
+    collection: &Collection,
+    pricing: &Pricing,
+) -> Result<Deposit, ApiError> {
+    for _ in 0..8 {
+        let amount = match &collection.floating {
+            Some(account) => {
+                floating_amount(app, account, row.requested_amount, pricing.digits).await?
+            }
+            None => row.requested_amount,
+        };
+        pricing.apply(&mut row, amount)?;
+        row.match_amount = collection.floating.as_ref().map(|_| amount);
+        if row.route == Route::Account {
+            row.expected_remark = Some(new_remark());
+        }
+        row.payment_snapshot = collection.snapshot(&row)?;
         let attempt = row.clone();
         let inserted = app
             .db
@@ -403,7 +464,7 @@ pub async fn create_linked(
                         .ok_or_else(|| {
                             ApiError::Internal("conflict on merchant_order_no without a row".into())
                         })?;
-                return same_request_or_conflict(existing, &req);
+                return same_request_or_conflict(existing, req);
             }
             Err(StoreError::Conflict {
                 key: UniqueKey::DepositRemark | UniqueKey::DepositMatchAmount,

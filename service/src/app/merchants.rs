@@ -109,6 +109,16 @@ pub struct Merchant {
 
 impl Merchant {
     pub fn from_row(row: MerchantRow) -> Result<Merchant, StoreError> {
+        if !(1..=CALLBACK_TIMEOUT_MAX_SECONDS).contains(&row.callback_timeout_seconds) {
+            return Err(StoreError::corrupt(
+                "merchants",
+                Key("id", &row.id),
+                format!(
+                    "column callback_timeout_seconds holds {}, outside 1 to {CALLBACK_TIMEOUT_MAX_SECONDS}",
+                    row.callback_timeout_seconds
+                ),
+            ));
+        }
         Ok(Merchant {
             auto_approval: AutoApproval::from_row(&row)?,
             rate_limit: match (row.rate_limit_per_minute, row.rate_limit_burst) {
@@ -123,6 +133,12 @@ impl Merchant {
             callback_timeout_seconds: row.callback_timeout_seconds,
             own_rates: None,
         })
+    }
+
+    /// How long a receiver of this merchant's callbacks may take (1 to 60
+    /// seconds, as `from_row` checked).
+    pub fn callback_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(u64::from(self.callback_timeout_seconds.unsigned_abs()))
     }
 
     pub fn with_own_rates(mut self, rates: Vec<FeeRow>) -> Merchant {

@@ -307,12 +307,15 @@ async fn apply(
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move {
                 if !tx.transition_withdrawal(&sources, &update).await? {
-                    let status = tx
-                        .withdrawal_by_order_no_any(&order)
-                        .await?
-                        .map(|r| r.status)
-                        .unwrap_or_default();
-                    return Err(lifecycle::refused(&order, status, event));
+                    // Moved (or gone) since it was read: the refusal names
+                    // the state it is in now.
+                    return Err(match tx.withdrawal_by_order_no_any(&order).await? {
+                        Some(now) => lifecycle::refused(&order, now.status, event),
+                        None => ApiError::OrderNotFound {
+                            kind: "withdrawal",
+                            reference: order.clone(),
+                        },
+                    });
                 }
                 if let Some(entry) = entry {
                     ledger::post(tx, &entry, now).await?;

@@ -57,9 +57,7 @@ pub(crate) use stored_as_text;
 
 stored_as_text! {
     /// A deposit order's state.
-    #[derive(Default)]
     DepositStatus in "status" {
-        #[default]
         Pending => "pending",
         Matched => "matched",
         Completed => "completed",
@@ -70,9 +68,7 @@ stored_as_text! {
 
 stored_as_text! {
     /// A withdrawal order's state.
-    #[derive(Default)]
     WithdrawalStatus in "status" {
-        #[default]
         Pending => "pending",
         Approved => "approved",
         Processing => "processing",
@@ -84,10 +80,8 @@ stored_as_text! {
 
 stored_as_text! {
     /// What a merchant sees of an order's callbacks (`callback_status`).
-    #[derive(Default)]
     CallbackStatus in "callback_status" {
         /// No callback has been queued for the order.
-        #[default]
         None => "none",
         Pending => "pending",
         Success => "success",

@@ -336,6 +336,8 @@ macro_rules! impl_callbacks {
                     .bind::<diesel::sql_types::BigInt, _>(now)
                     .bind::<diesel::sql_types::BigInt, _>(limit)
                     .bind::<diesel::sql_types::Text, _>(claimer)
+                    .bind::<diesel::sql_types::Text, _>(DeliveryStatus::Sending)
+                    .bind::<diesel::sql_types::Text, _>(DeliveryStatus::WaitingRetry)
                     .load(self)
                     .await?)
             }

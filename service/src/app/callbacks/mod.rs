@@ -1,7 +1,10 @@
 //! The callback outbox. Every state change the seed's event table names
 //! writes its delivery record in the transaction of the change, with the
 //! body exactly as the seed gives it, serialized once; delivery reads the
-//! records later. No `callback_url`, no record.
+//! records later. No `callback_url`, no record. `attempts` claims the
+//! records due, judges each answer and writes the outcomes.
+
+pub mod attempts;
 
 use crate::app::App;
 use crate::domain::error::ApiError;
@@ -92,9 +95,10 @@ async fn enqueue(
 }
 
 /// An operator's retry: the same record, its attempt count back to 0, due
-/// now. Refused while an attempt is under way.
+/// now. Refused while an attempt is under way. Answers the record as the
+/// retry left it: a worker may claim it the moment the retry commits.
 pub async fn retry(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, ApiError> {
-    let current = find(app, delivery_id).await?;
+    let mut current = find(app, delivery_id).await?;
     let now = app.now_unix();
     let id = delivery_id.to_string();
     let reset = app
@@ -108,7 +112,11 @@ pub async fn retry(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, 
             action: "retry".into(),
         });
     }
-    find(app, delivery_id).await
+    current.status = DeliveryStatus::WaitingRetry;
+    current.attempts = 0;
+    current.next_attempt_at = Some(now);
+    current.updated_at = now;
+    Ok(current)
 }
 
 pub async fn find(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, ApiError> {
