@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use payments_service::app::{ledger, merchants};
+use payments_service::app::{ledger, merchants, App};
 use payments_service::clock::{Clock, OffsetClock, SystemClock};
 use payments_service::config::Config;
 use payments_service::domain::Profile;
@@ -88,45 +88,7 @@ async fn run() -> Result<()> {
     };
     let app = server::build_app(config, clock).await?;
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => {
-            let mut signals = Signals::new()?;
-            let mut service = server::start(app.clone())?;
-            tracing::info!(
-                profile = %app.config.profile,
-                address = %service.local_addr(),
-                metrics_address = service.metrics_addr().map(|a| a.to_string()),
-                version = env!("CARGO_PKG_VERSION"),
-                "listening"
-            );
-            if app.config.profile == Profile::Sandbox {
-                let (demo, created) = merchants::ensure_demo(&app).await?;
-                print_sandbox_banner(&app.config, &demo, created);
-            }
-            let signal = tokio::select! {
-                result = service.wait() => return result,
-                signal = signals.next() => signal,
-            };
-            let grace = Duration::from_secs(app.config.shutdown_grace_seconds);
-            tracing::info!(
-                signal,
-                grace_seconds = grace.as_secs(),
-                "shutting down: no new connections; requests and callback attempts under way may finish"
-            );
-            // A second signal means now.
-            tokio::spawn(async move {
-                let again = signals.next().await;
-                tracing::warn!(signal = again, "second signal: exiting at once");
-                std::process::exit(1);
-            });
-            let stopped = service.shutdown(grace).await?;
-            tracing::info!(
-                requests_cut_off = stopped.requests_cut_off,
-                attempts_cut_off = stopped.attempts_cut_off,
-                claims_released = stopped.claims_released,
-                "stopped"
-            );
-            Ok(())
-        }
+        Command::Serve => serve(app).await,
         Command::Merchant {
             command: MerchantCommand::Create { code, name },
         } => {
@@ -141,24 +103,68 @@ async fn run() -> Result<()> {
         }
         Command::Ledger {
             command: LedgerCommand::Check,
-        } => {
-            let report = ledger::check(&app)
-                .await
-                .map_err(|e| anyhow::anyhow!("checking the ledger: {e}"))?;
-            println!(
-                "ledger check: {} journal entries, {} balances",
-                report.entries_checked, report.balances_checked
-            );
-            for d in &report.differences {
-                println!("  {} {}: {}", d.kind, d.reference, d.detail);
-            }
-            if report.ok() {
-                println!("no difference");
-                Ok(())
-            } else {
-                anyhow::bail!("{} differences", report.differences.len())
-            }
-        }
+        } => check_ledger(&app).await,
+    }
+}
+
+/// Serves until SIGTERM or SIGINT, then stops within the grace.
+async fn serve(app: Arc<App>) -> Result<()> {
+    let mut signals = Signals::new()?;
+    let mut service = server::start(app.clone())?;
+    tracing::info!(
+        profile = %app.config.profile,
+        address = %service.local_addr(),
+        metrics_address = service.metrics_addr().map(|a| a.to_string()),
+        version = env!("CARGO_PKG_VERSION"),
+        "listening"
+    );
+    if app.config.profile == Profile::Sandbox {
+        let (demo, created) = merchants::ensure_demo(&app).await?;
+        print_sandbox_banner(&app.config, &demo, created);
+    }
+    let signal = tokio::select! {
+        result = service.wait() => return result,
+        signal = signals.next() => signal,
+    };
+    let grace = Duration::from_secs(app.config.shutdown_grace_seconds);
+    tracing::info!(
+        signal,
+        grace_seconds = grace.as_secs(),
+        "shutting down: no new connections; requests and callback attempts under way may finish"
+    );
+    // A second signal means now.
+    tokio::spawn(async move {
+        let again = signals.next().await;
+        tracing::warn!(signal = again, "second signal: exiting at once");
+        std::process::exit(1);
+    });
+    let stopped = service.shutdown(grace).await?;
+    tracing::info!(
+        requests_cut_off = stopped.requests_cut_off,
+        attempts_cut_off = stopped.attempts_cut_off,
+        claims_released = stopped.claims_released,
+        "stopped"
+    );
+    Ok(())
+}
+
+/// `payments ledger check`: every difference printed, failing if any.
+async fn check_ledger(app: &App) -> Result<()> {
+    let report = ledger::check(app)
+        .await
+        .map_err(|e| anyhow::anyhow!("checking the ledger: {e}"))?;
+    println!(
+        "ledger check: {} journal entries, {} balances",
+        report.entries_checked, report.balances_checked
+    );
+    for d in &report.differences {
+        println!("  {} {}: {}", d.kind, d.reference, d.detail);
+    }
+    if report.ok() {
+        println!("no difference");
+        Ok(())
+    } else {
+        anyhow::bail!("{} differences", report.differences.len())
     }
 }
 

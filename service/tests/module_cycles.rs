@@ -277,6 +277,33 @@ fn every_import_points_down_the_layers() {
     );
 }
 
+/// Modules that may not name a lower layer's module although the layers
+/// allow it: the edges translate and call `app`, which is the only caller
+/// of the store (ARCHITECTURE.md, "The one rule").
+const NEVER_NAMES: &[(&str, &str)] = &[("http", "store"), ("delivery", "store"), ("jobs", "store")];
+
+#[test]
+fn only_the_use_cases_call_the_store() {
+    let src = std::env::var("MODULE_CYCLES_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let graph = graph(&src);
+    let wrong: Vec<String> = NEVER_NAMES
+        .iter()
+        .filter_map(|(module, forbidden)| {
+            let at = graph.get(*module)?.get(*forbidden)?;
+            Some(format!(
+                "{module} names {forbidden} at {at}: go through app"
+            ))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "the edges call the use cases, not the store:\n{}",
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn grouped_and_plain_paths_are_both_read() {
     assert_eq!(

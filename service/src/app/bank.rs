@@ -17,6 +17,10 @@ use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 
 /// A credit as the bank reported it, before validation.
+/// A reported bank transaction as the store keeps it; the operator API
+/// reads it as it is.
+pub use crate::store::rows::BankTransactionRow as BankTransaction;
+
 #[derive(Clone, Debug)]
 pub struct NewBankTransaction {
     pub account_id: String,

@@ -5,7 +5,7 @@
 
 use crate::app::App;
 use crate::domain::error::ApiError;
-use crate::store::rows::{JournalEntryRow, PostingRow};
+use crate::store::rows::{AccountSum, BalanceRow, JournalEntryRow, PostingRow};
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
 
@@ -290,44 +290,9 @@ pub async fn check(app: &App) -> Result<Report, ApiError> {
             ),
         });
     }
-    let sums: BTreeMap<(String, String), i64> = sums
-        .into_iter()
-        .map(|s| ((s.account, s.currency), s.total))
-        .collect();
-    for b in balances {
-        let expected = |account: Account| {
-            sums.get(&(account.key(), b.currency.clone()))
-                .copied()
-                .unwrap_or(0)
-        };
-        let available = expected(Account::Available(b.merchant_id.clone()));
-        let frozen = expected(Account::Frozen(b.merchant_id.clone()));
-        let reference = format!("{}/{}", b.merchant_id, b.currency);
-        if b.available != available || b.frozen != frozen {
-            report.differences.push(Difference {
-                kind: "balance_mismatch",
-                reference: reference.clone(),
-                detail: format!(
-                    "balance says available {} frozen {}, the journal says {} and {}",
-                    crate::domain::money::from_units(b.available),
-                    crate::domain::money::from_units(b.frozen),
-                    crate::domain::money::from_units(available),
-                    crate::domain::money::from_units(frozen),
-                ),
-            });
-        }
-        if b.available < 0 || b.frozen < 0 {
-            report.differences.push(Difference {
-                kind: "negative_balance",
-                reference,
-                detail: format!(
-                    "available {} frozen {}",
-                    crate::domain::money::from_units(b.available),
-                    crate::domain::money::from_units(b.frozen)
-                ),
-            });
-        }
-    }
+    report
+        .differences
+        .extend(balance_differences(sums, balances));
     crate::telemetry::metrics::ledger_checked(report.differences.len(), app.now_unix());
     if report.ok() {
         tracing::info!(
@@ -344,6 +309,50 @@ pub async fn check(app: &App) -> Result<Report, ApiError> {
         );
     }
     Ok(report)
+}
+
+/// Each balance against its accounts' postings, and never negative.
+fn balance_differences(sums: Vec<AccountSum>, balances: Vec<BalanceRow>) -> Vec<Difference> {
+    let mut differences = Vec::new();
+    let sums: BTreeMap<(String, String), i64> = sums
+        .into_iter()
+        .map(|s| ((s.account, s.currency), s.total))
+        .collect();
+    for b in balances {
+        let expected = |account: Account| {
+            sums.get(&(account.key(), b.currency.clone()))
+                .copied()
+                .unwrap_or(0)
+        };
+        let available = expected(Account::Available(b.merchant_id.clone()));
+        let frozen = expected(Account::Frozen(b.merchant_id.clone()));
+        let reference = format!("{}/{}", b.merchant_id, b.currency);
+        if b.available != available || b.frozen != frozen {
+            differences.push(Difference {
+                kind: "balance_mismatch",
+                reference: reference.clone(),
+                detail: format!(
+                    "balance says available {} frozen {}, the journal says {} and {}",
+                    crate::domain::money::from_units(b.available),
+                    crate::domain::money::from_units(b.frozen),
+                    crate::domain::money::from_units(available),
+                    crate::domain::money::from_units(frozen),
+                ),
+            });
+        }
+        if b.available < 0 || b.frozen < 0 {
+            differences.push(Difference {
+                kind: "negative_balance",
+                reference,
+                detail: format!(
+                    "available {} frozen {}",
+                    crate::domain::money::from_units(b.available),
+                    crate::domain::money::from_units(b.frozen)
+                ),
+            });
+        }
+    }
+    differences
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod deposits;
 pub mod fees;
 pub mod ledger;
 pub mod limits;
+pub mod listings;
 pub mod merchants;
 pub mod withdrawals;
 

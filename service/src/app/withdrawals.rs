@@ -81,6 +81,54 @@ pub async fn create(
     // this instance (`app::credentials`); what freezes money and decides
     // approval must be what the operator last set, on whichever instance.
     let merchant = &crate::app::merchants::find(app, &merchant.id).await?;
+    let row = new_row(app, merchant, &req).await?;
+    let now = row.created_at;
+    let entry = Entry::withdrawal_frozen(
+        &merchant.id,
+        &req.currency,
+        &row.order_no,
+        row.amount,
+        row.fee,
+    );
+    let insert = row.clone();
+    let result = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move {
+                tx.insert_withdrawal(&insert)
+                    .await
+                    .map_err(|e| conflict_or(e, &insert.merchant_order_no))?;
+                ledger::post(tx, &entry, now).await?;
+                if insert.is_auto_approved {
+                    callbacks::enqueue_withdrawal(tx, &insert, WithdrawalCallback::Approved, now)
+                        .await?;
+                }
+                Ok(())
+            })
+        })
+        .await;
+    match result {
+        Ok(()) if row.is_auto_approved => {
+            Ok(dispatch_or_keep(app, Withdrawal::from_row(row)?).await)
+        }
+        Ok(()) => Withdrawal::from_row(row),
+        Err(ApiError::DuplicateMerchantOrderNo(_)) => {
+            let existing = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
+                .await?
+                .ok_or_else(|| ApiError::Internal("conflict without a row".into()))?;
+            same_request_or_conflict(existing, &req)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The order as created: its fee and estimated cost, frozen amount, and
+/// whether the merchant's setting approves it at once.
+async fn new_row(
+    app: &App,
+    merchant: &Merchant,
+    req: &NewWithdrawal,
+) -> Result<WithdrawalRow, ApiError> {
     let currency = app.config.currency(&req.currency)?;
     let rate = fees::rate_for(app, merchant, &req.currency, Direction::Withdrawal).await?;
     let fee = crate::domain::fees::apply(&rate, req.amount, currency.fraction_digits);
@@ -94,7 +142,7 @@ pub async fn create(
     let now = app.now_unix();
     let auto = merchant.auto_approval.approves(&req.currency, amount);
     let order_no = crate::app::deposits::new_order_no('W', app.clock.now());
-    let row = WithdrawalRow {
+    Ok(WithdrawalRow {
         id: uuid::Uuid::new_v4().to_string(),
         order_no: order_no.clone(),
         merchant_id: merchant.id.clone(),
@@ -142,38 +190,7 @@ pub async fn create(
         extra_data: req.extra_data.clone(),
         created_at: now,
         updated_at: now,
-    };
-    let entry = Entry::withdrawal_frozen(&merchant.id, &req.currency, &order_no, amount, fee_units);
-    let insert = row.clone();
-    let result = app
-        .db
-        .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(async move {
-                tx.insert_withdrawal(&insert)
-                    .await
-                    .map_err(|e| conflict_or(e, &insert.merchant_order_no))?;
-                ledger::post(tx, &entry, now).await?;
-                if insert.is_auto_approved {
-                    callbacks::enqueue_withdrawal(tx, &insert, WithdrawalCallback::Approved, now)
-                        .await?;
-                }
-                Ok(())
-            })
-        })
-        .await;
-    match result {
-        Ok(()) if row.is_auto_approved => {
-            Ok(dispatch_or_keep(app, Withdrawal::from_row(row)?).await)
-        }
-        Ok(()) => Withdrawal::from_row(row),
-        Err(ApiError::DuplicateMerchantOrderNo(_)) => {
-            let existing = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
-                .await?
-                .ok_or_else(|| ApiError::Internal("conflict without a row".into()))?;
-            same_request_or_conflict(existing, &req)
-        }
-        Err(e) => Err(e),
-    }
+    })
 }
 
 /// A unique-constraint refusal on the merchant's order number is a race

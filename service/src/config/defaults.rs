@@ -2,21 +2,19 @@
 //! with no file and no environment.
 
 use super::*;
-use std::str::FromStr;
 
 impl Config {
     /// Defaults of a profile: enough for the sandbox to run as it is.
     pub fn defaults(profile: Profile) -> Config {
         let data_dir = PathBuf::from(".sandbox");
-        let dec = |s: &str| Decimal::from_str(s).unwrap_or_default();
         let mut currencies = BTreeMap::new();
         for code in ["THB", "BDT"] {
             currencies.insert(
                 code.to_string(),
                 CurrencyConfig {
                     fraction_digits: 2,
-                    min_amount: dec("1"),
-                    max_amount: dec("1000000"),
+                    min_amount: Decimal::ONE,
+                    max_amount: Decimal::from(1_000_000),
                 },
             );
         }
@@ -70,64 +68,8 @@ impl Config {
             routing,
             // The first is every THB merchant's unless an operator assigns
             // another; the other two show the other ways banks behave.
-            receiving_accounts: vec![
-                ReceivingAccountConfig {
-                    id: "acct-thb-1".into(),
-                    currency: "THB".into(),
-                    name: "Sandbox collection account".into(),
-                    account_no: "1234567890".into(),
-                    account_holder: "Sandbox Payments Co., Ltd.".into(),
-                    bank_code: "KBANK".into(),
-                    bank_name: "Kasikornbank".into(),
-                    bank_branch: Some("Silom".into()),
-                    deposit_cost: RateConfig::default(),
-                    floating_amount: false,
-                    reports_match_first: false,
-                },
-                ReceivingAccountConfig {
-                    id: "acct-thb-float".into(),
-                    currency: "THB".into(),
-                    name: "Sandbox account matched by amount".into(),
-                    account_no: "2234567890".into(),
-                    account_holder: "Sandbox Payments Co., Ltd.".into(),
-                    bank_code: "SCB".into(),
-                    bank_name: "Siam Commercial Bank".into(),
-                    bank_branch: None,
-                    deposit_cost: RateConfig::default(),
-                    floating_amount: true,
-                    reports_match_first: false,
-                },
-                ReceivingAccountConfig {
-                    id: "acct-thb-confirm".into(),
-                    currency: "THB".into(),
-                    name: "Sandbox account that reports a match first".into(),
-                    account_no: "3234567890".into(),
-                    account_holder: "Sandbox Payments Co., Ltd.".into(),
-                    bank_code: "BBL".into(),
-                    bank_name: "Bangkok Bank".into(),
-                    bank_branch: None,
-                    deposit_cost: RateConfig::default(),
-                    floating_amount: false,
-                    reports_match_first: true,
-                },
-            ],
-            channels: vec![ChannelConfig {
-                id: "chan-sim-1".into(),
-                code: "SIMULATOR".into(),
-                name: "Sandbox simulator".into(),
-                kind: "simulator".into(),
-                currencies: vec!["THB".into(), "BDT".into()],
-                costs: DirectionRates {
-                    deposit: RateConfig {
-                        percent: dec("0.5"),
-                        ..Default::default()
-                    },
-                    withdrawal: RateConfig {
-                        fixed: dec("2"),
-                        ..Default::default()
-                    },
-                },
-            }],
+            receiving_accounts: sandbox_accounts(),
+            channels: vec![simulator()],
             default_fees: BTreeMap::new(),
             operators: Vec::new(),
             rate_limit: RateLimitConfig {
@@ -142,5 +84,73 @@ impl Config {
             callback_ca_bundle: None,
             controllable_clock: profile == Profile::Sandbox,
         }
+    }
+}
+
+/// The sandbox's receiving accounts: the first is every THB merchant's
+/// unless an operator assigns another; the other two show the other ways
+/// banks behave.
+fn sandbox_accounts() -> Vec<ReceivingAccountConfig> {
+    let account =
+        |id: &str, name: &str, no: &str, bank: (&str, &str, Option<&str>)| ReceivingAccountConfig {
+            id: id.into(),
+            currency: "THB".into(),
+            name: name.into(),
+            account_no: no.into(),
+            account_holder: "Sandbox Payments Co., Ltd.".into(),
+            bank_code: bank.0.into(),
+            bank_name: bank.1.into(),
+            bank_branch: bank.2.map(String::from),
+            deposit_cost: RateConfig::default(),
+            floating_amount: false,
+            reports_match_first: false,
+        };
+    vec![
+        account(
+            "acct-thb-1",
+            "Sandbox collection account",
+            "1234567890",
+            ("KBANK", "Kasikornbank", Some("Silom")),
+        ),
+        ReceivingAccountConfig {
+            floating_amount: true,
+            ..account(
+                "acct-thb-float",
+                "Sandbox account matched by amount",
+                "2234567890",
+                ("SCB", "Siam Commercial Bank", None),
+            )
+        },
+        ReceivingAccountConfig {
+            reports_match_first: true,
+            ..account(
+                "acct-thb-confirm",
+                "Sandbox account that reports a match first",
+                "3234567890",
+                ("BBL", "Bangkok Bank", None),
+            )
+        },
+    ]
+}
+
+/// The in-process simulator channel, for THB and BDT: 0.5 % of a deposit,
+/// 2 per withdrawal.
+fn simulator() -> ChannelConfig {
+    ChannelConfig {
+        id: "chan-sim-1".into(),
+        code: "SIMULATOR".into(),
+        name: "Sandbox simulator".into(),
+        kind: "simulator".into(),
+        currencies: vec!["THB".into(), "BDT".into()],
+        costs: DirectionRates {
+            deposit: RateConfig {
+                percent: Decimal::new(5, 1),
+                ..Default::default()
+            },
+            withdrawal: RateConfig {
+                fixed: Decimal::TWO,
+                ..Default::default()
+            },
+        },
     }
 }

@@ -7,6 +7,14 @@ use std::str::FromStr;
 
 impl Config {
     pub fn validate(&self) -> Result<()> {
+        self.validate_process()?;
+        self.validate_production()?;
+        self.validate_money()?;
+        self.validate_schedules()?;
+        self.validate_accounts_and_routes()
+    }
+
+    fn validate_process(&self) -> Result<()> {
         if !(1..=600).contains(&self.shutdown_grace_seconds) {
             bail!(
                 "shutdown_grace_seconds is {}; it must be between 1 and 600",
@@ -34,6 +42,10 @@ impl Config {
                 );
             }
         }
+        Ok(())
+    }
+
+    fn validate_production(&self) -> Result<()> {
         if self.profile == Profile::Production {
             if self.database_url.is_empty() {
                 bail!("the production profile needs a PostgreSQL URL: set PAYMENTS_DATABASE_URL or database_url");
@@ -50,6 +62,10 @@ impl Config {
                 bail!("the production profile needs a master key: set PAYMENTS_MASTER_KEY (32 bytes, base64)");
             }
         }
+        Ok(())
+    }
+
+    fn validate_money(&self) -> Result<()> {
         for (code, cur) in &self.currencies {
             if cur.fraction_digits > 4 {
                 bail!("currency {code}: fraction_digits is at most 4");
@@ -58,6 +74,10 @@ impl Config {
                 bail!("currency {code}: need 0 < min_amount <= max_amount");
             }
         }
+        Ok(())
+    }
+
+    fn validate_schedules(&self) -> Result<()> {
         let validities = std::iter::once(&self.deposit_validity_seconds)
             .chain(self.validity.currencies.values())
             .chain(self.validity.merchants.values().flat_map(|m| m.values()));
@@ -86,6 +106,10 @@ impl Config {
         if !(0..=30 * 24 * 3600).contains(&self.key_rotation_grace_seconds) {
             bail!("key_rotation_grace_seconds is outside 0 to 2592000");
         }
+        Ok(())
+    }
+
+    fn validate_accounts_and_routes(&self) -> Result<()> {
         let mut ids = std::collections::BTreeSet::new();
         for account in &self.receiving_accounts {
             if !ids.insert(&account.id) {

@@ -2,20 +2,18 @@
 //! ledger check.
 
 use super::{body_error, deposit_order, reshape, withdrawal_order};
+use crate::app::bank::BankTransaction;
 use crate::app::bank::{self, Ingested};
+use crate::app::callbacks::{AttemptRecord, Delivery};
 use crate::app::deposits::{self, Deposit};
+use crate::app::listings::{self, Listing};
 use crate::app::merchants::{self, AutoApproval};
 use crate::app::withdrawals::{self, Withdrawal};
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::fees::Direction;
-use crate::domain::status::{
-    BankTransactionStatus, DeliveryStatus, DepositStatus, WithdrawalStatus,
-};
 use crate::http::observe::in_span;
 use crate::http::operator_auth::{authenticate, Operator};
-use crate::store::paging::{Cursor, ListFilter};
-use crate::store::rows::{BankTransactionRow, CallbackAttemptRow, CallbackDeliveryRow};
 use crate::{app::ledger, domain::money, domain::validate};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
@@ -30,7 +28,6 @@ use merchant_api::operator::{
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use payments_wire::DecimalString;
 use serde::de::DeserializeOwned;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 pub enum OperatorApiImpl {}
@@ -65,88 +62,6 @@ async fn deposit_view(app: &App, order: &Deposit) -> Result<types::DepositOrder,
     reshape(&deposit_order(app, &merchant, order))
 }
 
-/// Merchants looked up once per listing, not once per order.
-struct MerchantCache(HashMap<String, merchants::Merchant>);
-
-impl MerchantCache {
-    async fn get(&mut self, app: &App, id: &str) -> Result<&merchants::Merchant, ApiError> {
-        if !self.0.contains_key(id) {
-            let found = merchants::find(app, id).await?;
-            self.0.insert(id.to_string(), found);
-        }
-        self.0
-            .get(id)
-            .ok_or_else(|| ApiError::Internal("merchant cache".into()))
-    }
-}
-
-/// Validates the paging parameters shared by every listing; asks for one
-/// item more than the page holds, to know whether another page follows.
-fn list_filter(limit: Option<i64>, cursor: Option<String>) -> Result<ListFilter, ApiError> {
-    let limit = limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(ApiError::invalid_field(
-            "limit",
-            "must be between 1 and 200",
-        ));
-    }
-    let after = match cursor {
-        None => None,
-        Some(c) => {
-            let bad = || ApiError::invalid_field("cursor", "is not a cursor this service issued");
-            let (at, key) = c.split_once('.').ok_or_else(bad)?;
-            Some(Cursor {
-                created_at: at.parse().map_err(|_| bad())?,
-                key: key.to_string(),
-            })
-        }
-    };
-    Ok(ListFilter {
-        limit: limit + 1,
-        after,
-        ..Default::default()
-    })
-}
-
-/// Cuts the extra item off and turns the last kept one into the cursor.
-fn page<T>(
-    mut rows: Vec<T>,
-    filter: &ListFilter,
-    key: impl Fn(&T) -> (i64, String),
-) -> (Vec<T>, Option<String>) {
-    let wanted = usize::try_from(filter.limit - 1).unwrap_or(0);
-    if rows.len() <= wanted {
-        return (rows, None);
-    }
-    rows.truncate(wanted);
-    let next = rows.last().map(|r| {
-        let (at, k) = key(r);
-        format!("{at}.{k}")
-    });
-    (rows, next)
-}
-
-/// A listing's `status` filter: one of the statuses the listed kind has.
-fn status_filter<S: Copy + std::fmt::Display>(
-    value: Option<String>,
-    allowed: &[S],
-) -> Result<Option<String>, ApiError> {
-    match value {
-        Some(v) if !allowed.iter().any(|s| s.to_string() == v) => Err(ApiError::invalid_field(
-            "status",
-            format!(
-                "must be one of {}",
-                allowed
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )),
-        other => Ok(other),
-    }
-}
-
 async fn bank_view(app: &App, ingested: Ingested) -> Result<types::BankTransaction, ApiError> {
     let deposit_status = match (&ingested.deposit, &ingested.row.order_no) {
         (Some(d), _) => Some(d.status),
@@ -157,7 +72,7 @@ async fn bank_view(app: &App, ingested: Ingested) -> Result<types::BankTransacti
 }
 
 fn bank_transaction(
-    row: BankTransactionRow,
+    row: BankTransaction,
     deposit_status: Option<crate::domain::status::DepositStatus>,
 ) -> Result<types::BankTransaction, ApiError> {
     let time = crate::clock::from_unix;
@@ -179,12 +94,9 @@ fn bank_transaction(
     })
 }
 
-fn delivery_view(
-    row: CallbackDeliveryRow,
-    history: Vec<CallbackAttemptRow>,
-) -> Result<types::CallbackDelivery, ApiError> {
+fn delivery_view(row: Delivery, history: Vec<AttemptRecord>) -> types::CallbackDelivery {
     let time = crate::clock::from_unix;
-    Ok(types::CallbackDelivery {
+    types::CallbackDelivery {
         status: row.status.into(),
         attempts: i64::from(row.attempts),
         next_attempt_at: row.next_attempt_at.map(time),
@@ -210,19 +122,15 @@ fn delivery_view(
         event: row.event,
         callback_url: row.callback_url,
         body: row.body,
-    })
+    }
 }
 
 async fn delivery_with_history(
     app: &App,
-    row: CallbackDeliveryRow,
+    row: Delivery,
 ) -> Result<types::CallbackDelivery, ApiError> {
-    let id = row.id.clone();
-    let history = app
-        .db
-        .run(|s| Box::pin(async move { s.callback_attempts_of(&id).await }))
-        .await?;
-    delivery_view(row, history)
+    let history = crate::app::callbacks::history(app, &row.id).await?;
+    Ok(delivery_view(row, history))
 }
 
 impl OperatorApi for OperatorApiImpl {
@@ -439,24 +347,23 @@ impl OperatorApi for OperatorApiImpl {
             let app = rqctx.context();
             authenticate(app, &headers)?;
             let q = query.into_inner();
-            let mut filter = list_filter(q.limit, q.cursor)?;
-            filter.merchant_id = q.merchant_id;
-            filter.status = status_filter(q.status, DepositStatus::ALL)?;
-            let f = filter.clone();
-            let rows = app
-                .db
-                .run(|s| Box::pin(async move { s.list_deposits(&f).await }))
-                .await
-                .map_err(ApiError::from)?;
-            let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
-            let mut merchants = MerchantCache(HashMap::new());
-            let mut items = Vec::with_capacity(rows.len());
-            for row in rows {
-                let order = Deposit::from_row(row)?;
-                let merchant = merchants.get(app, &order.merchant_id).await?;
-                items.push(reshape(&deposit_order(app, merchant, &order))?);
-            }
-            Ok(HttpResponseOk(types::DepositPage { items, next_cursor }))
+            let listing = Listing {
+                limit: q.limit,
+                cursor: q.cursor,
+                status: q.status,
+                merchant_id: q.merchant_id,
+                ..Listing::default()
+            };
+            let page = listings::deposits(app, listing).await?;
+            let items = page
+                .items
+                .iter()
+                .map(|(order, merchant)| reshape(&deposit_order(app, merchant, order)))
+                .collect::<Result<_, _>>()?;
+            Ok(HttpResponseOk(types::DepositPage {
+                items,
+                next_cursor: page.next_cursor,
+            }))
         })
         .await
     }
@@ -507,24 +414,23 @@ impl OperatorApi for OperatorApiImpl {
             let app = rqctx.context();
             authenticate(app, &headers)?;
             let q = query.into_inner();
-            let mut filter = list_filter(q.limit, q.cursor)?;
-            filter.merchant_id = q.merchant_id;
-            filter.status = status_filter(q.status, WithdrawalStatus::ALL)?;
-            let f = filter.clone();
-            let rows = app
-                .db
-                .run(|s| Box::pin(async move { s.list_withdrawals(&f).await }))
-                .await
-                .map_err(ApiError::from)?;
-            let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.order_no.clone()));
-            let mut merchants = MerchantCache(HashMap::new());
-            let mut items = Vec::with_capacity(rows.len());
-            for row in rows {
-                let order = Withdrawal::from_row(row)?;
-                let merchant = merchants.get(app, &order.row.merchant_id).await?;
-                items.push(reshape(&withdrawal_order(merchant, &order))?);
-            }
-            Ok(HttpResponseOk(types::WithdrawalPage { items, next_cursor }))
+            let listing = Listing {
+                limit: q.limit,
+                cursor: q.cursor,
+                status: q.status,
+                merchant_id: q.merchant_id,
+                ..Listing::default()
+            };
+            let page = listings::withdrawals(app, listing).await?;
+            let items = page
+                .items
+                .iter()
+                .map(|(order, merchant)| reshape(&withdrawal_order(merchant, order)))
+                .collect::<Result<_, _>>()?;
+            Ok(HttpResponseOk(types::WithdrawalPage {
+                items,
+                next_cursor: page.next_cursor,
+            }))
         })
         .await
     }
@@ -660,23 +566,21 @@ impl OperatorApi for OperatorApiImpl {
             let app = rqctx.context();
             authenticate(app, &headers)?;
             let q = query.into_inner();
-            let mut filter = list_filter(q.limit, q.cursor)?;
-            filter.account_id = q.account_id;
-            filter.status = status_filter(q.status, BankTransactionStatus::ALL)?;
-            let f = filter.clone();
-            let rows = app
-                .db
-                .run(|s| Box::pin(async move { s.list_bank_transactions(&f).await }))
-                .await
-                .map_err(ApiError::from)?;
-            let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
-            let mut items = Vec::with_capacity(rows.len());
-            for row in rows {
+            let listing = Listing {
+                limit: q.limit,
+                cursor: q.cursor,
+                status: q.status,
+                account_id: q.account_id,
+                ..Listing::default()
+            };
+            let page = listings::bank_transactions(app, listing).await?;
+            let mut items = Vec::with_capacity(page.items.len());
+            for row in page.items {
                 items.push(bank_view(app, Ingested { row, deposit: None }).await?);
             }
             Ok(HttpResponseOk(types::BankTransactionPage {
                 items,
-                next_cursor,
+                next_cursor: page.next_cursor,
             }))
         })
         .await
@@ -710,23 +614,21 @@ impl OperatorApi for OperatorApiImpl {
             let app = rqctx.context();
             authenticate(app, &headers)?;
             let q = query.into_inner();
-            let mut filter = list_filter(q.limit, q.cursor)?;
-            filter.order_no = q.order_no;
-            filter.status = status_filter(q.status, DeliveryStatus::ALL)?;
-            let f = filter.clone();
-            let rows = app
-                .db
-                .run(|s| Box::pin(async move { s.list_callback_deliveries(&f).await }))
-                .await
-                .map_err(ApiError::from)?;
-            let (rows, next_cursor) = page(rows, &filter, |r| (r.created_at, r.id.clone()));
-            let items = rows
-                .into_iter()
-                .map(|r| delivery_view(r, Vec::new()))
-                .collect::<Result<_, ApiError>>()?;
+            let listing = Listing {
+                limit: q.limit,
+                cursor: q.cursor,
+                status: q.status,
+                order_no: q.order_no,
+                ..Listing::default()
+            };
+            let page = listings::callback_deliveries(app, listing).await?;
             Ok(HttpResponseOk(types::CallbackDeliveryPage {
-                items,
-                next_cursor,
+                items: page
+                    .items
+                    .into_iter()
+                    .map(|r| delivery_view(r, Vec::new()))
+                    .collect(),
+                next_cursor: page.next_cursor,
             }))
         })
         .await

@@ -6,6 +6,12 @@
 
 pub mod attempts;
 
+/// A delivery record and one attempt's record as the store keeps them;
+/// operators read them as they are.
+pub use crate::store::rows::{
+    CallbackAttemptRow as AttemptRecord, CallbackDeliveryRow as Delivery,
+};
+
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::events::{deposit_body, withdrawal_body, DepositCallback, WithdrawalCallback};
@@ -117,6 +123,15 @@ pub async fn retry(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, 
     current.next_attempt_at = Some(now);
     current.updated_at = now;
     Ok(current)
+}
+
+/// A record's attempts, oldest first.
+pub async fn history(app: &App, delivery_id: &str) -> Result<Vec<AttemptRecord>, ApiError> {
+    let id = delivery_id.to_string();
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.callback_attempts_of(&id).await }))
+        .await?)
 }
 
 pub async fn find(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, ApiError> {

@@ -203,12 +203,10 @@ async fn render(
         Err(e) => return failure(e),
     };
     let status = session.status(app.now_unix());
-    let digits = app
-        .config
-        .currencies
-        .get(&session.currency)
-        .map(|c| c.fraction_digits)
-        .unwrap_or(2);
+    let digits = match app.config.currency(&session.currency) {
+        Ok(c) => c.fraction_digits,
+        Err(e) => return failure(e),
+    };
     let money = |a: Decimal| money(a, digits);
     let mut body = String::new();
     let shown_amount = session.order.as_ref().map(|o| o.amount).or(session.amount);
@@ -233,7 +231,39 @@ async fn render(
             escape(problem)
         );
     }
-    let code = match (status, &session.order) {
+    let code = section(app, session, status, &merchant, digits, &mut body);
+    let code = if problem.is_some() && code == http::StatusCode::OK {
+        http::StatusCode::BAD_REQUEST
+    } else {
+        code
+    };
+    let footer = footer(session, status);
+    let document = layout(
+        &format!("Pay {}", merchant.name),
+        &format!(
+            "<main class=\"sheet\" data-status-url=\"/cashier/{token}/status\" data-page=\"{state}\">\n\
+             <header>\n<p class=\"merchant\" id=\"merchant\">{merchant}</p>\n<h1>Payment</h1>\n</header>\n\
+             {body}<footer><p id=\"expires\">{footer}</p>\n\
+             <noscript><p><a href=\"/cashier/{token}\">Check the status again</a></p></noscript></footer>\n</main>\n",
+            token = escape(&session.token),
+            state = escape(&page_state(app, session)),
+            merchant = escape(&merchant.name),
+        ),
+    );
+    html(code, &document)
+}
+
+/// The page's main section for the session's state, and the status code
+/// it is answered with.
+fn section(
+    app: &App,
+    session: &Session,
+    status: SessionStatus,
+    merchant: &crate::app::merchants::Merchant,
+    digits: u32,
+    body: &mut String,
+) -> http::StatusCode {
+    match (status, &session.order) {
         (SessionStatus::Open, _) => {
             let amounts = app
                 .config
@@ -256,7 +286,7 @@ async fn render(
                 body,
                 "<section class=\"outcome done\" id=\"outcome\">\n<h2>Payment received</h2>\n\
                  <p>{} {} reached {}. You can close this page or return to the merchant.</p>\n</section>\n",
-                money(order.actual_amount),
+                money(order.actual_amount, digits),
                 escape(&order.currency),
                 escape(&merchant.name)
             );
@@ -278,15 +308,14 @@ async fn render(
             );
             http::StatusCode::GONE
         }
-    };
-    let code = if problem.is_some() && code == http::StatusCode::OK {
-        http::StatusCode::BAD_REQUEST
-    } else {
-        code
-    };
+    }
+}
+
+/// What the page's footer says of the order and its deadline.
+fn footer(session: &Session, status: SessionStatus) -> String {
     let when = |t: chrono::DateTime<chrono::Utc>| t.format("%H:%M UTC, %d %b %Y").to_string();
     let deadline = crate::clock::from_unix(session.expire_at);
-    let footer = match (&session.order, status) {
+    match (&session.order, status) {
         (Some(order), SessionStatus::OrderCreated) => format!(
             "Order {} · pay before {}",
             escape(&order.order_no),
@@ -300,20 +329,7 @@ async fn render(
         (Some(order), _) => format!("Order {}", escape(&order.order_no)),
         (None, SessionStatus::Open) => format!("Choose before {}", when(deadline)),
         (None, _) => format!("Expired at {}", when(deadline)),
-    };
-    let document = layout(
-        &format!("Pay {}", merchant.name),
-        &format!(
-            "<main class=\"sheet\" data-status-url=\"/cashier/{token}/status\" data-page=\"{state}\">\n\
-             <header>\n<p class=\"merchant\" id=\"merchant\">{merchant}</p>\n<h1>Payment</h1>\n</header>\n\
-             {body}<footer><p id=\"expires\">{footer}</p>\n\
-             <noscript><p><a href=\"/cashier/{token}\">Check the status again</a></p></noscript></footer>\n</main>\n",
-            token = escape(&session.token),
-            state = escape(&page_state(app, session)),
-            merchant = escape(&merchant.name),
-        ),
-    );
-    html(code, &document)
+    }
 }
 
 fn choose_form(session: &Session, amounts: &[Decimal], digits: u32) -> String {

@@ -203,11 +203,24 @@ async fn finish_set_based(
             .execute(conn)
             .await?;
     }
+    note_orders_set_based(conn, batch, &flags).await?;
+    Ok(flags)
+}
+
+/// Each order's summary for the kept outcomes, one statement per order
+/// kind: its attempts counted, the latest outcome its status, as one
+/// statement per attempt in batch order would leave it.
+async fn note_orders_set_based(
+    conn: &mut diesel_async::AsyncPgConnection,
+    batch: &[AttemptOutcome],
+    flags: &[bool],
+) -> StoreResult<()> {
+    use diesel::sql_types::{Array, BigInt, Integer, Text};
     // One row per order: its attempts counted, the latest outcome its
     // status, as one statement per attempt in batch order would leave it.
     let mut orders: std::collections::HashMap<(OrderKind, &str), (CallbackStatus, i32, i64)> =
         std::collections::HashMap::new();
-    for (o, _) in batch.iter().zip(&flags).filter(|(_, k)| **k) {
+    for (o, _) in batch.iter().zip(flags).filter(|(_, k)| **k) {
         let entry = orders
             .entry((o.delivery.order_kind, o.delivery.order_no.as_str()))
             .or_insert((o.order_status, 0, o.now));
@@ -234,7 +247,7 @@ async fn finish_set_based(
         .execute(conn)
         .await?;
     }
-    Ok(flags)
+    Ok(())
 }
 
 /// The callback outbox's unfinished part.

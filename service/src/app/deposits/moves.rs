@@ -1,0 +1,395 @@
+//! A deposit's moves after creation: completion (with its ledger entry),
+//! a match before the money is credited, cancellation and expiry, each
+//! with its callback record in the move's transaction; and expiry at
+//! `expire_at`, whichever path reaches a lapsed order first.
+
+use super::{find_any, Deposit};
+use crate::app::callbacks;
+use crate::app::fees;
+use crate::app::ledger::{self, Entry};
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::domain::fees::Direction;
+use crate::domain::lifecycle::{self, DepositEvent};
+use crate::domain::money::to_units;
+use crate::domain::routing::Route;
+use crate::domain::status::{CallbackStatus, DepositStatus};
+use crate::store::rows::DepositRow;
+use crate::store::Store;
+use rust_decimal::Decimal;
+
+/// What completing a deposit writes, worked out before the transaction
+/// (fees and costs come from configuration and the merchant's rates).
+#[derive(Clone, Debug)]
+pub struct Completion {
+    actual: i64,
+    fee: i64,
+    cost: Option<i64>,
+    profit: Option<i64>,
+}
+
+/// The payment arrived in full (`paid` is `None`) or as `paid`. The fee
+/// and the channel cost are computed on what arrived.
+pub async fn plan_completion(
+    app: &App,
+    current: &Deposit,
+    paid: Option<Decimal>,
+) -> Result<Completion, ApiError> {
+    lifecycle::deposit_next(current.status, DepositEvent::Complete).ok_or_else(|| {
+        lifecycle::refused(
+            &current.order_no,
+            current.status.as_str(),
+            DepositEvent::Complete,
+        )
+    })?;
+    let currency = app.config.currency(&current.currency)?;
+    let actual = match paid {
+        Some(p) => crate::domain::validate::paid_amount("amount", p, currency.fraction_digits)?,
+        // A matched deposit completes with what the match said arrived.
+        None if current.status == DepositStatus::Matched
+            && current.actual_amount > Decimal::ZERO =>
+        {
+            current.actual_amount
+        }
+        None => current.amount,
+    };
+    let rate = fees::merchant_rate(
+        app,
+        &current.merchant_id,
+        &current.currency,
+        Direction::Deposit,
+    )
+    .await?;
+    let fee = crate::domain::fees::apply(&rate, actual, currency.fraction_digits);
+    let cost = match current.route {
+        Route::Account => current
+            .account_id
+            .as_deref()
+            .and_then(|id| app.config.receiving_account(id))
+            .map(|a| crate::domain::fees::apply(&a.deposit_cost, actual, currency.fraction_digits)),
+        Route::Channel => current
+            .channel_id
+            .as_deref()
+            .and_then(|id| app.channels.get(id))
+            .map(|c| {
+                crate::domain::fees::apply(&c.costs().deposit, actual, currency.fraction_digits)
+            }),
+    };
+    let units =
+        |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
+    Ok(Completion {
+        actual: units(actual)?,
+        fee: units(fee)?,
+        cost: cost.and_then(to_units),
+        profit: cost.and_then(|c| to_units(fee - c)),
+    })
+}
+
+/// What a move inside a transaction came to.
+#[derive(Debug)]
+pub enum Moved {
+    /// The move was made.
+    Done(DepositRow),
+    /// The order was still pending at its `expire_at`: it was expired
+    /// instead, with its callback, and the move is refused once that is
+    /// committed.
+    Lapsed(DepositRow),
+}
+
+impl Moved {
+    /// After the commit: the moved order, or the refusal a lapsed order
+    /// answers (409, as for any order already expired).
+    pub fn into_result(self, event: DepositEvent) -> Result<DepositRow, ApiError> {
+        match self {
+            Moved::Done(row) => Ok(row),
+            Moved::Lapsed(row) => Err(lifecycle::refused(&row.order_no, row.status, event)),
+        }
+    }
+}
+
+/// Inside `tx`: expiry is decided at `expire_at`, not when a worker next
+/// looks. A pending order whose time has run out is expired here by
+/// whichever path reaches it first (a payment, a match, a bank report, an
+/// operator), with its callback, so that no late transfer completes an
+/// order the merchant has already written off. `None` when it has not run
+/// out.
+pub async fn lapse(
+    tx: &mut dyn Store,
+    row: &DepositRow,
+    now: i64,
+) -> Result<Option<DepositRow>, ApiError> {
+    if row.status != DepositStatus::Pending || row.expire_at > now {
+        return Ok(None);
+    }
+    let expired = transition(tx, row.clone(), DepositEvent::Expire, |_, _| {}, now).await?;
+    Ok(Some(expired))
+}
+
+/// `lapse` for an order known by its number.
+pub async fn lapse_if_due(
+    tx: &mut dyn Store,
+    order_no: &str,
+    now: i64,
+) -> Result<Option<DepositRow>, ApiError> {
+    let row = load(tx, order_no).await?;
+    lapse(tx, &row, now).await
+}
+
+/// The refusal of a move that lost a race: another transaction moved the
+/// order first, so the answer names the state it is in now, not the one
+/// read before.
+async fn refused_as_now(
+    tx: &mut dyn Store,
+    order_no: &str,
+    read: DepositStatus,
+    event: DepositEvent,
+) -> ApiError {
+    match tx.deposit_by_order_no_any(order_no).await {
+        Ok(Some(now)) => lifecycle::refused(order_no, now.status, event),
+        _ => lifecycle::refused(order_no, read, event),
+    }
+}
+
+async fn load(tx: &mut dyn Store, order_no: &str) -> Result<DepositRow, ApiError> {
+    tx.deposit_by_order_no_any(order_no)
+        .await?
+        .ok_or_else(|| ApiError::OrderNotFound {
+            kind: "deposit",
+            reference: order_no.to_string(),
+        })
+}
+
+/// Completes the deposit inside `tx`: the order, its ledger entry (the
+/// merchant is credited `actual_amount − fee`) and its callback record.
+/// Refused if the order moved to a state completion does not apply to;
+/// expired instead if its time ran out.
+pub async fn apply_completion(
+    tx: &mut dyn Store,
+    order_no: &str,
+    plan: &Completion,
+    now: i64,
+) -> Result<Moved, ApiError> {
+    let mut row = load(tx, order_no).await?;
+    if let Some(expired) = lapse(tx, &row, now).await? {
+        return Ok(Moved::Lapsed(expired));
+    }
+    let from = row.status;
+    row.status = DepositStatus::Completed;
+    row.actual_amount = plan.actual;
+    row.fee = plan.fee;
+    row.actual_channel_cost = plan.cost;
+    row.actual_profit = plan.profit;
+    row.completed_at = Some(now);
+    row.updated_at = now;
+    if row.callback_url.is_some() {
+        row.callback_status = CallbackStatus::Pending;
+    }
+    if !tx
+        .transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row)
+        .await?
+    {
+        return Err(refused_as_now(tx, order_no, from, DepositEvent::Complete).await);
+    }
+    let entry = Entry::deposit_completed(
+        &row.merchant_id,
+        &row.currency,
+        &row.order_no,
+        plan.actual,
+        plan.fee,
+    );
+    ledger::post(tx, &entry, now).await?;
+    callbacks::enqueue_deposit(
+        tx,
+        &row,
+        lifecycle::deposit_callback(DepositEvent::Complete),
+        now,
+    )
+    .await?;
+    Ok(Moved::Done(row))
+}
+
+/// The payment arrived: the order completes and the merchant is credited,
+/// in one transaction.
+pub async fn complete(
+    app: &App,
+    order_no: &str,
+    paid: Option<Decimal>,
+) -> Result<Deposit, ApiError> {
+    let current = find_any(app, order_no).await?;
+    let plan = plan_completion(app, &current, paid).await?;
+    let now = app.now_unix();
+    let order = order_no.to_string();
+    let moved = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move { apply_completion(tx, &order, &plan, now).await })
+        })
+        .await?;
+    Deposit::from_row(moved.into_result(DepositEvent::Complete)?)
+}
+
+/// The amount a match records as received, in stored units.
+pub fn received_units(current: &Deposit, received: Option<Decimal>) -> Result<i64, ApiError> {
+    match received {
+        Some(r) => to_units(r).ok_or_else(|| ApiError::invalid_field("amount", "is too large")),
+        None => to_units(current.amount)
+            .ok_or_else(|| ApiError::Internal("stored amount out of range".into())),
+    }
+}
+
+/// Inside `tx`: a bank transaction or channel report matched the deposit
+/// before it is credited; `received` (units) is what arrived.
+pub async fn apply_match(
+    tx: &mut dyn Store,
+    order_no: &str,
+    received: i64,
+    now: i64,
+) -> Result<Moved, ApiError> {
+    apply_move(
+        tx,
+        order_no,
+        DepositEvent::Match,
+        move |row, now| {
+            row.matched_at = Some(now);
+            row.actual_amount = received;
+        },
+        now,
+    )
+    .await
+}
+
+/// A bank transaction or channel report matched the deposit before it is
+/// credited (channels that report a match first). `received` is what
+/// arrived, when known.
+pub async fn record_match(
+    app: &App,
+    order_no: &str,
+    received: Option<Decimal>,
+) -> Result<Deposit, ApiError> {
+    let current = find_any(app, order_no).await?;
+    let received = received_units(&current, received)?;
+    let now = app.now_unix();
+    let order = order_no.to_string();
+    let moved = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move { apply_match(tx, &order, received, now).await })
+        })
+        .await?;
+    Deposit::from_row(moved.into_result(DepositEvent::Match)?)
+}
+
+/// An operator cancelled the deposit, or its channel declined the payment.
+pub async fn cancel(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
+    move_deposit(app, order_no, DepositEvent::Cancel, |_, _| {}).await
+}
+
+/// The deposit's time ran out before a payment was matched.
+pub async fn expire(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
+    move_deposit(app, order_no, DepositEvent::Expire, |_, _| {}).await
+}
+
+/// Moves a deposit without money changing hands, in its own transaction.
+async fn move_deposit(
+    app: &App,
+    order_no: &str,
+    event: DepositEvent,
+    change: impl FnOnce(&mut DepositRow, i64) + Send + 'static,
+) -> Result<Deposit, ApiError> {
+    let now = app.now_unix();
+    let order = order_no.to_string();
+    let moved = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move { apply_move(tx, &order, event, change, now).await })
+        })
+        .await?;
+    Deposit::from_row(moved.into_result(event)?)
+}
+
+/// Inside `tx`: the status change and its callback record, refused if the
+/// deposit is in a state the event does not apply to (or moved meanwhile),
+/// and expired instead if its time ran out first.
+async fn apply_move(
+    tx: &mut dyn Store,
+    order_no: &str,
+    event: DepositEvent,
+    change: impl FnOnce(&mut DepositRow, i64) + Send,
+    now: i64,
+) -> Result<Moved, ApiError> {
+    let row = load(tx, order_no).await?;
+    if event != DepositEvent::Expire {
+        if let Some(expired) = lapse(tx, &row, now).await? {
+            return Ok(Moved::Lapsed(expired));
+        }
+    }
+    Ok(Moved::Done(transition(tx, row, event, change, now).await?))
+}
+
+/// Inside `tx`: moves `row` by `event` along the lifecycle table.
+async fn transition(
+    tx: &mut dyn Store,
+    mut row: DepositRow,
+    event: DepositEvent,
+    change: impl FnOnce(&mut DepositRow, i64) + Send,
+    now: i64,
+) -> Result<DepositRow, ApiError> {
+    let from = row.status;
+    let next = lifecycle::deposit_next(row.status, event)
+        .ok_or_else(|| lifecycle::refused(&row.order_no, row.status, event))?;
+    row.status = next;
+    row.updated_at = now;
+    change(&mut row, now);
+    if row.callback_url.is_some() {
+        row.callback_status = CallbackStatus::Pending;
+    }
+    if !tx
+        .transition_deposit(&lifecycle::deposit_sources(event), &row)
+        .await?
+    {
+        return Err(refused_as_now(tx, &row.order_no, from, event).await);
+    }
+    callbacks::enqueue_deposit(tx, &row, lifecycle::deposit_callback(event), now).await?;
+    Ok(row)
+}
+
+/// Expires every deposit still awaiting payment past its `expire_at`.
+/// Safe to run in several workers at once: each expiry is a conditional
+/// update, so an order another worker expired first is skipped.
+pub async fn expire_due(app: &App) -> Result<usize, ApiError> {
+    const BATCH: i64 = 500;
+    let now = app.now_unix();
+    let mut expired = 0;
+    loop {
+        let due = app
+            .db
+            .run(move |s| Box::pin(async move { s.deposits_due_to_expire(now, BATCH).await }))
+            .await?;
+        let full = due.len() as i64 == BATCH;
+        for order_no in due {
+            match expire(app, &order_no).await {
+                Ok(order) => {
+                    expired += 1;
+                    crate::telemetry::metrics::worker_lag(
+                        "expiry",
+                        now - order.expire_at.timestamp(),
+                    );
+                }
+                Err(ApiError::InvalidStateTransition { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if !full {
+            return Ok(expired);
+        }
+    }
+}
+
+/// The earliest `expire_at` among deposits awaiting payment, when the
+/// expiry worker must look next.
+pub async fn next_expiry(app: &App) -> Result<Option<i64>, ApiError> {
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.next_deposit_expiry().await }))
+        .await?)
+}
