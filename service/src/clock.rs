@@ -54,7 +54,12 @@ impl ManualClock {
 
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
-        from_unix(self.0.load(Ordering::SeqCst))
+        // Only tests set this clock; one set past chrono's range stands at
+        // its last date rather than panicking in the code under test.
+        match from_unix(self.0.load(Ordering::SeqCst)) {
+            Ok(t) => t,
+            Err(_) => DateTime::<Utc>::MAX_UTC,
+        }
     }
 }
 
@@ -82,9 +87,18 @@ impl Clock for OffsetClock {
     }
 }
 
-pub fn from_unix(seconds: i64) -> DateTime<Utc> {
-    Utc.timestamp_opt(seconds, 0).single().unwrap_or_default()
+/// A stored or computed Unix time as a date. Outside chrono's range (past
+/// the year 262143) it is an error, never 1970.
+pub fn from_unix(seconds: i64) -> Result<DateTime<Utc>, OutOfRange> {
+    Utc.timestamp_opt(seconds, 0)
+        .single()
+        .ok_or(OutOfRange(seconds))
 }
+
+/// A Unix time no date can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Unix time {0} is outside the dates that can be shown")]
+pub struct OutOfRange(pub i64);
 
 /// The earliest moment a sleeping worker must look again, in Unix seconds
 /// of the injected clock. Whoever learns of an earlier one (an order

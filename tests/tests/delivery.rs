@@ -681,7 +681,12 @@ async fn a_batch_of_outcomes_keeps_each_live_claim_and_drops_a_lost_one() {
         let o = row.order_no.clone();
         let order = app
             .db
-            .run(|s| Box::pin(async move { s.deposit_by_order_no_any(&o).await }))
+            .run(|s| {
+                Box::pin(async move {
+                    s.deposit_by(payments_service::store::OrderKey::AnyOrderNo(&o).into())
+                        .await
+                })
+            })
             .await
             .unwrap()
             .unwrap();

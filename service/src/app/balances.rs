@@ -24,17 +24,17 @@ impl Balance {
         self.available + self.frozen
     }
 
-    fn from_row(row: BalanceRow) -> Balance {
-        Balance {
+    fn from_row(row: BalanceRow) -> Result<Balance, ApiError> {
+        Ok(Balance {
             id: row.id,
             merchant_id: row.merchant_id,
             currency: row.currency,
             available: from_units(row.available),
             frozen: from_units(row.frozen),
             version: row.version,
-            created_at: crate::clock::from_unix(row.created_at),
-            updated_at: crate::clock::from_unix(row.updated_at),
-        }
+            created_at: crate::clock::from_unix(row.created_at)?,
+            updated_at: crate::clock::from_unix(row.updated_at)?,
+        })
     }
 }
 
@@ -77,7 +77,7 @@ pub async fn list(app: &App, merchant_id: &str) -> Result<Vec<Balance>, ApiError
         .iter()
         .all(|z| rows.iter().any(|r| r.currency == z.currency))
     {
-        return Ok(rows.into_iter().map(Balance::from_row).collect());
+        return rows.into_iter().map(Balance::from_row).collect();
     }
     let rows = app
         .db
@@ -90,5 +90,5 @@ pub async fn list(app: &App, merchant_id: &str) -> Result<Vec<Balance>, ApiError
             })
         })
         .await?;
-    Ok(rows.into_iter().map(Balance::from_row).collect())
+    rows.into_iter().map(Balance::from_row).collect()
 }

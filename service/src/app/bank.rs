@@ -12,7 +12,7 @@ use crate::domain::status::BankTransactionStatus;
 use crate::domain::status::DepositStatus;
 use crate::domain::validate;
 use crate::store::rows::{BankTransactionRow, DepositRow};
-use crate::store::{Store, StoreError, UniqueKey};
+use crate::store::{DepositKey, Store, StoreError, UniqueKey};
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 
@@ -258,7 +258,14 @@ async fn record(
             .await
             .map_err(|e| duplicate_or(e, &row.bank_reference));
     }
-    let order_no = row.order_no.as_deref().unwrap_or_default();
+    // Only a matched transfer is recorded this way; one without its order
+    // is a bug in the caller, not a transfer to match to "".
+    let order_no = row.order_no.as_deref().ok_or_else(|| {
+        ApiError::Internal(format!(
+            "bank transaction {} is recorded as matched without an order",
+            row.id
+        ))
+    })?;
     if !tx
         .mark_bank_transaction_matched(&row.id, order_no, now)
         .await?
@@ -287,7 +294,7 @@ async fn candidate(
     for token in remark_tokens(row.remark.as_deref().unwrap_or_default()) {
         let found = app
             .db
-            .run(|s| Box::pin(async move { s.deposit_by_remark(&token).await }))
+            .run(|s| Box::pin(async move { s.deposit_by(DepositKey::Remark(&token)).await }))
             .await?;
         if let Some(d) = found.filter(|d| qualifies(d)) {
             return Ok(Some(Deposit::from_row(d)?));

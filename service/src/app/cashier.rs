@@ -14,7 +14,7 @@ use crate::domain::money::{from_units, to_units};
 use crate::domain::status::DepositStatus;
 use crate::domain::status::SessionStatus;
 use crate::store::rows::CashierSessionRow;
-use crate::store::{StoreError, UniqueKey};
+use crate::store::{DepositKey, StoreError, UniqueKey};
 use base64::Engine;
 use rand::RngCore;
 use rust_decimal::Decimal;
@@ -363,7 +363,7 @@ async fn order_for(
 async fn order_of(app: &App, session_id: &str) -> Result<Option<Deposit>, ApiError> {
     let id = session_id.to_string();
     app.db
-        .run(|s| Box::pin(async move { s.deposit_by_cashier_session(&id).await }))
+        .run(|s| Box::pin(async move { s.deposit_by(DepositKey::CashierSession(&id)).await }))
         .await?
         .map(Deposit::from_row)
         .transpose()

@@ -14,6 +14,7 @@ pub mod ledger;
 pub mod limits;
 pub mod listings;
 pub mod merchants;
+pub mod orders;
 pub mod withdrawals;
 
 use crate::channels::Channels;

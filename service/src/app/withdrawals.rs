@@ -6,6 +6,7 @@ use crate::app::callbacks;
 use crate::app::fees;
 use crate::app::ledger::{self, Entry};
 use crate::app::merchants::Merchant;
+use crate::app::orders;
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::events::WithdrawalCallback;
@@ -13,9 +14,9 @@ use crate::domain::fees::Direction;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::{from_units, to_units};
 use crate::domain::status::{CallbackStatus, WithdrawalStatus};
-use crate::store::rows::WithdrawalRow;
-use crate::store::{StoreError, UniqueKey};
-use chrono::{DateTime, Utc};
+use crate::store::rows::{WithdrawalMove, WithdrawalRow};
+use crate::store::{OrderKey, Store, StoreError, StoreResult, UniqueKey};
+use futures::future::BoxFuture;
 use rust_decimal::Decimal;
 
 pub const PAYOUT_BANK_TRANSFER: &str = "bank_transfer";
@@ -61,9 +62,6 @@ impl Withdrawal {
     pub fn actual_amount(&self) -> Decimal {
         from_units(self.row.actual_amount)
     }
-    pub fn time(v: Option<i64>) -> Option<DateTime<Utc>> {
-        v.map(crate::clock::from_unix)
-    }
 }
 
 /// Creates a withdrawal, or returns the original on an identical resend.
@@ -73,9 +71,10 @@ pub async fn create(
     req: NewWithdrawal,
 ) -> Result<Withdrawal, ApiError> {
     if let Some(existing) =
-        find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no).await?
+        orders::row_by_merchant_order_no::<Withdrawal>(app, &merchant.id, &req.merchant_order_no)
+            .await?
     {
-        return same_request_or_conflict(existing, &req);
+        return orders::resent_or_conflict(existing, &req.fingerprint, &req.merchant_order_no);
     }
     // The signer's merchant may be remembered from up to a second ago on
     // this instance (`app::credentials`); what freezes money and decides
@@ -113,10 +112,14 @@ pub async fn create(
         }
         Ok(()) => Withdrawal::from_row(row),
         Err(ApiError::DuplicateMerchantOrderNo(_)) => {
-            let existing = find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
-                .await?
-                .ok_or_else(|| ApiError::Internal("conflict without a row".into()))?;
-            same_request_or_conflict(existing, &req)
+            let existing = orders::row_by_merchant_order_no::<Withdrawal>(
+                app,
+                &merchant.id,
+                &req.merchant_order_no,
+            )
+            .await?
+            .ok_or_else(|| ApiError::Internal("conflict without a row".into()))?;
+            orders::resent_or_conflict(existing, &req.fingerprint, &req.merchant_order_no)
         }
         Err(e) => Err(e),
     }
@@ -205,70 +208,24 @@ fn conflict_or(e: StoreError, merchant_order_no: &str) -> ApiError {
     }
 }
 
-fn same_request_or_conflict(
-    existing: WithdrawalRow,
-    req: &NewWithdrawal,
-) -> Result<Withdrawal, ApiError> {
-    if crate::keys::constant_time_eq(&existing.request_fingerprint, &req.fingerprint) {
-        Withdrawal::from_row(existing)
-    } else {
-        Err(ApiError::DuplicateMerchantOrderNo(
-            req.merchant_order_no.clone(),
-        ))
+crate::app::orders::finders!(Withdrawal);
+
+impl crate::app::orders::Order for Withdrawal {
+    type Row = WithdrawalRow;
+    const KIND: &'static str = "withdrawal";
+
+    fn from_row(row: WithdrawalRow) -> Result<Withdrawal, ApiError> {
+        Withdrawal::from_row(row)
     }
-}
-
-async fn find_by_merchant_order_no_opt(
-    app: &App,
-    merchant_id: &str,
-    merchant_order_no: &str,
-) -> Result<Option<WithdrawalRow>, ApiError> {
-    let (m, o) = (merchant_id.to_string(), merchant_order_no.to_string());
-    Ok(app
-        .db
-        .run(|s| Box::pin(async move { s.withdrawal_by_merchant_order_no(&m, &o).await }))
-        .await?)
-}
-
-fn not_found(reference: &str) -> ApiError {
-    ApiError::OrderNotFound {
-        kind: "withdrawal",
-        reference: reference.to_string(),
+    fn fingerprint(row: &WithdrawalRow) -> &str {
+        &row.request_fingerprint
     }
-}
-
-pub async fn find_by_merchant_order_no(
-    app: &App,
-    merchant_id: &str,
-    merchant_order_no: &str,
-) -> Result<Withdrawal, ApiError> {
-    find_by_merchant_order_no_opt(app, merchant_id, merchant_order_no)
-        .await?
-        .map(Withdrawal::from_row)
-        .unwrap_or_else(|| Err(not_found(merchant_order_no)))
-}
-
-pub async fn find_by_order_no(
-    app: &App,
-    merchant_id: &str,
-    order_no: &str,
-) -> Result<Withdrawal, ApiError> {
-    let (m, o) = (merchant_id.to_string(), order_no.to_string());
-    app.db
-        .run(|s| Box::pin(async move { s.withdrawal_by_order_no(&m, &o).await }))
-        .await?
-        .map(Withdrawal::from_row)
-        .unwrap_or_else(|| Err(not_found(order_no)))
-}
-
-/// Any merchant's withdrawal, for operators and channels.
-pub async fn find_any(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
-    let o = order_no.to_string();
-    app.db
-        .run(|s| Box::pin(async move { s.withdrawal_by_order_no_any(&o).await }))
-        .await?
-        .map(Withdrawal::from_row)
-        .unwrap_or_else(|| Err(not_found(order_no)))
+    fn by_key<'c>(
+        s: &'c mut dyn Store,
+        key: OrderKey<'c>,
+    ) -> BoxFuture<'c, StoreResult<Option<WithdrawalRow>>> {
+        s.withdrawal_by(key)
+    }
 }
 
 /// What a move does besides changing the status.
@@ -278,26 +235,26 @@ enum Effect {
     Complete,
 }
 
-/// Applies `event` to the withdrawal: the order change and its ledger entry
-/// commit together, and a withdrawal that moved meanwhile is refused.
+/// Applies `event` to the withdrawal: the move `change` makes of it (its
+/// columns, given the order as read), its ledger entry and its callback
+/// record commit together, and a withdrawal that moved meanwhile is
+/// refused.
 async fn apply(
     app: &App,
     order_no: &str,
     event: WithdrawalEvent,
-    change: impl FnOnce(&mut WithdrawalRow, i64),
+    change: impl FnOnce(WithdrawalMove, &WithdrawalRow) -> WithdrawalMove,
     effect: Effect,
 ) -> Result<Withdrawal, ApiError> {
     let current = find_any(app, order_no).await?;
     let next = lifecycle::withdrawal_next(current.status, event)
         .ok_or_else(|| lifecycle::refused(order_no, current.status, event))?;
     let now = app.now_unix();
-    let mut row = current.row.clone();
-    row.status = next;
-    row.updated_at = now;
-    change(&mut row, now);
+    let row = &current.row;
+    let mut change = change(WithdrawalMove::to(next, now), row);
     let callback_event = lifecycle::withdrawal_callback(event);
     if callback_event.is_some() && row.callback_url.is_some() {
-        row.callback_status = CallbackStatus::Pending;
+        change.callback_status = Some(CallbackStatus::Pending);
     }
     let entry = match effect {
         Effect::None => None,
@@ -318,33 +275,35 @@ async fn apply(
         )),
     };
     let sources = lifecycle::withdrawal_sources(event);
-    let update = row.clone();
-    let order = order_no.to_string();
-    app.db
+    let (id, order) = (row.id.clone(), order_no.to_string());
+    let written = app
+        .db
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move {
-                if !tx.transition_withdrawal(&sources, &update).await? {
+                let Some(written) = tx.transition_withdrawal(&id, &sources, &change).await? else {
                     // Moved (or gone) since it was read: the refusal names
                     // the state it is in now.
-                    return Err(match tx.withdrawal_by_order_no_any(&order).await? {
-                        Some(now) => lifecycle::refused(&order, now.status, event),
-                        None => ApiError::OrderNotFound {
-                            kind: "withdrawal",
-                            reference: order.clone(),
+                    return Err(
+                        match tx.withdrawal_by(OrderKey::AnyOrderNo(&order)).await? {
+                            Some(now) => lifecycle::refused(&order, now.status, event),
+                            None => ApiError::OrderNotFound {
+                                kind: "withdrawal",
+                                reference: order.clone(),
+                            },
                         },
-                    });
-                }
+                    );
+                };
                 if let Some(entry) = entry {
                     ledger::post(tx, &entry, now).await?;
                 }
                 if let Some(callback_event) = callback_event {
-                    callbacks::enqueue_withdrawal(tx, &update, callback_event, now).await?;
+                    callbacks::enqueue_withdrawal(tx, &written, callback_event, now).await?;
                 }
-                Ok(())
+                Ok(written)
             })
         })
         .await?;
-    Withdrawal::from_row(row)
+    Withdrawal::from_row(written)
 }
 
 /// An operator approves a pending withdrawal; it is then dispatched to its
@@ -373,10 +332,11 @@ pub async fn record_approval(
         app,
         order_no,
         WithdrawalEvent::Approve,
-        move |row, now| {
-            row.approved_at = Some(now);
-            row.approved_by = Some(operator);
-            row.approval_remarks = remarks;
+        move |change, _| WithdrawalMove {
+            approved_at: Some(change.updated_at),
+            approved_by: Some(operator),
+            approval_remarks: remarks,
+            ..change
         },
         Effect::None,
     )
@@ -394,10 +354,11 @@ pub async fn reject(
         app,
         order_no,
         WithdrawalEvent::Reject,
-        move |row, now| {
-            row.rejected_at = Some(now);
-            row.approved_by = Some(operator);
-            row.approval_remarks = remarks;
+        move |change, _| WithdrawalMove {
+            rejected_at: Some(change.updated_at),
+            approved_by: Some(operator),
+            approval_remarks: remarks,
+            ..change
         },
         Effect::Release("withdrawal_rejected"),
     )
@@ -429,13 +390,14 @@ pub async fn settle(
         app,
         order_no,
         WithdrawalEvent::Settle,
-        move |row, now| {
-            row.actual_amount = row.amount;
-            row.completed_at = Some(now);
-            row.processed_at = row.processed_at.or(Some(now));
-            row.bank_reference = Some(reference);
-            row.actual_channel_cost = cost_units;
-            row.actual_profit = profit_units;
+        move |change, row| WithdrawalMove {
+            actual_amount: Some(row.amount),
+            completed_at: Some(change.updated_at),
+            processed_at: row.processed_at.or(Some(change.updated_at)),
+            bank_reference: Some(reference),
+            actual_channel_cost: cost_units,
+            actual_profit: profit_units,
+            ..change
         },
         Effect::Complete,
     )
@@ -452,10 +414,11 @@ pub async fn fail(
         app,
         order_no,
         WithdrawalEvent::Fail,
-        move |row, now| {
-            row.failed_at = Some(now);
-            row.processed_at = row.processed_at.or(Some(now));
-            row.manual_reason = reason;
+        move |change, row| WithdrawalMove {
+            failed_at: Some(change.updated_at),
+            processed_at: row.processed_at.or(Some(change.updated_at)),
+            manual_reason: reason,
+            ..change
         },
         Effect::Release("withdrawal_failed"),
     )
@@ -477,9 +440,10 @@ pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError>
         app,
         order_no,
         WithdrawalEvent::Dispatch,
-        move |row, now| {
-            row.processed_at = Some(now);
-            row.channel_order_no = Some(reference);
+        move |change, _| WithdrawalMove {
+            processed_at: Some(change.updated_at),
+            channel_order_no: Some(reference),
+            ..change
         },
         Effect::None,
     )

@@ -73,6 +73,12 @@ pub enum ApiError {
     Internal(String),
 }
 
+impl From<crate::clock::OutOfRange> for ApiError {
+    fn from(e: crate::clock::OutOfRange) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
 impl ApiError {
     pub fn invalid_field(field: impl Into<String>, message: impl Into<String>) -> Self {
         ApiError::InvalidField {

@@ -100,8 +100,24 @@ impl WithdrawalCallback {
     }
 }
 
-fn iso(t: Option<i64>) -> Option<String> {
-    t.map(|t| crate::clock::from_unix(t).to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+/// Why a body could not be written: a time no date can show, or JSON
+/// that would not serialize. Either means the order's row is not one this
+/// code wrote, so it is an error, never an empty body.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    #[error(transparent)]
+    Time(#[from] crate::clock::OutOfRange),
+    #[error("callback body: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+fn iso(t: Option<i64>) -> Result<Option<String>, BodyError> {
+    t.map(|t| {
+        crate::clock::from_unix(t)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+            .map_err(BodyError::from)
+    })
+    .transpose()
 }
 
 fn money(units: i64) -> DecimalString {
@@ -161,7 +177,11 @@ struct WithdrawalChanged<'a> {
 
 /// The body of a deposit event, as the seed gives it. `at` is when the
 /// event happened (for expiry and cancellation, which have no column).
-pub fn deposit_body(event: DepositCallback, row: &DepositFacts<'_>, at: i64) -> String {
+pub fn deposit_body(
+    event: DepositCallback,
+    row: &DepositFacts<'_>,
+    at: i64,
+) -> Result<String, BodyError> {
     let requested = money(row.requested_amount);
     let result = match event {
         DepositCallback::Matched | DepositCallback::Completed => {
@@ -173,8 +193,8 @@ pub fn deposit_body(event: DepositCallback, row: &DepositFacts<'_>, at: i64) -> 
                 actual_amount: money(row.actual_amount),
                 currency: row.currency,
                 status: row.status.as_str(),
-                matched_at: iso(row.matched_at),
-                completed_at: iso(row.completed_at),
+                matched_at: iso(row.matched_at)?,
+                completed_at: iso(row.completed_at)?,
             })
         }
         DepositCallback::Expired => serde_json::to_string(&DepositExpired {
@@ -185,7 +205,7 @@ pub fn deposit_body(event: DepositCallback, row: &DepositFacts<'_>, at: i64) -> 
             actual_amount: money(0),
             currency: row.currency,
             status: row.status.as_str(),
-            expired_at: iso(Some(at)),
+            expired_at: iso(Some(at))?,
         }),
         DepositCallback::Cancelled => serde_json::to_string(&DepositCancelled {
             event: event.name(),
@@ -196,13 +216,17 @@ pub fn deposit_body(event: DepositCallback, row: &DepositFacts<'_>, at: i64) -> 
             actual_amount: money(0),
             currency: row.currency,
             currency_code: row.currency,
-            cancelled_at: iso(Some(at)),
+            cancelled_at: iso(Some(at))?,
         }),
     };
-    result.unwrap_or_default()
+    Ok(result?)
 }
 
-pub fn withdrawal_body(event: WithdrawalCallback, row: &WithdrawalFacts<'_>, at: i64) -> String {
+pub fn withdrawal_body(
+    event: WithdrawalCallback,
+    row: &WithdrawalFacts<'_>,
+    at: i64,
+) -> Result<String, BodyError> {
     let time_field = event.time_field();
     serde_json::to_string(&WithdrawalChanged {
         event: event.name(),
@@ -211,9 +235,9 @@ pub fn withdrawal_body(event: WithdrawalCallback, row: &WithdrawalFacts<'_>, at:
         status: row.status.as_str(),
         amount: money(row.amount),
         currency: row.currency,
-        at: [(time_field, iso(Some(at)))].into_iter().collect(),
+        at: [(time_field, iso(Some(at))?)].into_iter().collect(),
     })
-    .unwrap_or_default()
+    .map_err(BodyError::from)
 }
 
 #[cfg(test)]
@@ -260,7 +284,8 @@ mod tests {
                 DepositCallback::Cancelled => {
                     deposit_body(event, &deposit(DepositStatus::Cancelled), 1)
                 }
-            };
+            }
+            .expect("a body");
             match event {
                 DepositCallback::Matched => is_contract::<types::DepositMatchedEvent>(&body),
                 DepositCallback::Completed => is_contract::<types::DepositCompletedEvent>(&body),
@@ -268,6 +293,16 @@ mod tests {
                 DepositCallback::Cancelled => is_contract::<types::DepositCancelledEvent>(&body),
             }
         }
+    }
+
+    #[test]
+    fn a_time_no_date_can_show_is_an_error_not_an_empty_body() {
+        let mut facts = deposit(DepositStatus::Completed);
+        facts.completed_at = Some(i64::MAX);
+        assert!(matches!(
+            deposit_body(DepositCallback::Completed, &facts, 1),
+            Err(BodyError::Time(_))
+        ));
     }
 
     #[test]
@@ -286,7 +321,7 @@ mod tests {
                 status,
                 amount: 1_000_000,
             };
-            let body = withdrawal_body(event, &row, 1_800_000_000);
+            let body = withdrawal_body(event, &row, 1_800_000_000).expect("a body");
             match event {
                 WithdrawalCallback::Approved => {
                     is_contract::<types::WithdrawalApprovedEvent>(&body)

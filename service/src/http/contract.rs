@@ -14,11 +14,7 @@ mod blessed {
 }
 
 /// The current merchant document, exactly as checked in under openapi/.
-#[endpoint {
-    method = GET,
-    path = "/api/v1/merchant/openapi.json",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/api/v1/merchant/openapi.json", unpublished = true }]
 pub async fn current(_rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Body>, HttpError> {
     json(merchant_api::merchant::OPENAPI_DOCUMENT.to_string())
 }
@@ -26,11 +22,7 @@ pub async fn current(_rqctx: RequestContext<Arc<App>>) -> Result<http::Response<
 /// The merchant callbacks as an OpenAPI 3.1 `webhooks` document, derived
 /// from the current document by `cargo xtask codegen`, for generators that
 /// make types from webhooks but nothing from 3.0 `callbacks`.
-#[endpoint {
-    method = GET,
-    path = "/api/v1/merchant/webhooks.json",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/api/v1/merchant/webhooks.json", unpublished = true }]
 pub async fn webhooks(_rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Body>, HttpError> {
     json(WEBHOOKS_DOCUMENT.to_string())
 }
@@ -46,11 +38,7 @@ pub struct ContractFile {
 
 /// A blessed version (`0.1.0.json`), the current one (`current.json`), or
 /// the list of both (`versions.json`).
-#[endpoint {
-    method = GET,
-    path = "/api/v1/merchant/openapi/{file}",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/api/v1/merchant/openapi/{file}", unpublished = true }]
 pub async fn version(
     _rqctx: RequestContext<Arc<App>>,
     path: Path<ContractFile>,

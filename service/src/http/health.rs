@@ -44,7 +44,11 @@ pub async fn readyz(rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Bo
 pub async fn scrape(rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Body>, HttpError> {
     let app = rqctx.context();
     refresh_gauges(app).await;
-    let text = metrics::render().unwrap_or_default();
+    // The recorder is installed at start-up; a scrape without it would
+    // read as "no traffic at all", so it is an error instead.
+    let text = metrics::render().ok_or_else(|| {
+        HttpError::for_internal_error("the metrics recorder is not installed".into())
+    })?;
     http::Response::builder()
         .status(http::StatusCode::OK)
         .header(

@@ -61,6 +61,16 @@ pub(crate) fn reshape<A: serde::Serialize, B: serde::de::DeserializeOwned>(
         .map_err(|e| ApiError::Internal(format!("reshaping a response: {e}")))
 }
 
+/// A stored time as the contract shows it; one no date can show is the
+/// row's fault, a 500, never 1970.
+pub(crate) fn time(t: i64) -> Result<chrono::DateTime<chrono::Utc>, ApiError> {
+    Ok(crate::clock::from_unix(t)?)
+}
+
+pub(crate) fn time_opt(t: Option<i64>) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
+    t.map(time).transpose()
+}
+
 pub(crate) fn deposit_order(
     app: &crate::app::App,
     merchant: &Merchant,
@@ -126,11 +136,13 @@ pub(crate) fn deposit_order(
     }
 }
 
-pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types::WithdrawalOrder {
+pub(crate) fn withdrawal_order(
+    merchant: &Merchant,
+    order: &Withdrawal,
+) -> Result<types::WithdrawalOrder, ApiError> {
     let r = &order.row;
     let dec = |units: i64| DecimalString(crate::domain::money::from_units(units));
-    let time = |v: Option<i64>| v.map(crate::clock::from_unix);
-    types::WithdrawalOrder {
+    Ok(types::WithdrawalOrder {
         id: r.id.clone(),
         order_no: r.order_no.clone(),
         merchant_order_no: r.merchant_order_no.clone(),
@@ -148,17 +160,17 @@ pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types
         payout_method: types::PayoutMethod::BankTransfer,
         status: order.status.into(),
         is_auto_approved: r.is_auto_approved,
-        approved_at: time(r.approved_at),
+        approved_at: time_opt(r.approved_at)?,
         approved_by: r.approved_by.clone(),
         approval_remarks: r.approval_remarks.clone(),
-        processed_at: time(r.processed_at),
-        completed_at: time(r.completed_at),
+        processed_at: time_opt(r.processed_at)?,
+        completed_at: time_opt(r.completed_at)?,
         bank_reference: r.bank_reference.clone(),
         callback_url: r.callback_url.clone(),
         callback_status: r.callback_status.into(),
         callback_count: i64::from(r.callback_count),
-        created_at: crate::clock::from_unix(r.created_at),
-        updated_at: crate::clock::from_unix(r.updated_at),
+        created_at: time(r.created_at)?,
+        updated_at: time(r.updated_at)?,
         needs_manual_intervention: r.needs_manual_intervention,
         manual_reason: r.manual_reason.clone(),
         channel_id: r.channel_id.clone(),
@@ -181,5 +193,5 @@ pub(crate) fn withdrawal_order(merchant: &Merchant, order: &Withdrawal) -> types
                 id: name.clone(),
                 name: name.clone(),
             }),
-    }
+    })
 }

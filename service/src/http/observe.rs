@@ -10,6 +10,7 @@
 
 use super::gate::Routes;
 use crate::app::App;
+use crate::domain::error::ApiError;
 use crate::telemetry::{metrics, redact};
 use dropshot::{HttpError, RequestContext};
 use std::future::Future;
@@ -31,6 +32,19 @@ pub async fn in_span<T>(
         operator = tracing::field::Empty,
     );
     work.instrument(span).await
+}
+
+/// What an endpoint answers with 200: a body the contract describes.
+pub trait Answer: serde::Serialize + schemars::JsonSchema + Send + Sync + 'static {}
+impl<T: serde::Serialize + schemars::JsonSchema + Send + Sync + 'static> Answer for T {}
+
+/// Runs a handler's work in the request's span and answers it: 200 with
+/// its body, or its error through the envelope.
+pub async fn answered<T: Answer>(
+    rqctx: &RequestContext<Arc<App>>,
+    work: impl Future<Output = Result<T, ApiError>>,
+) -> Result<dropshot::HttpResponseOk<T>, HttpError> {
+    in_span(rqctx, async { Ok(dropshot::HttpResponseOk(work.await?)) }).await
 }
 
 /// dropshot's logger: its records, bridged.

@@ -1,7 +1,7 @@
 //! The operator API: merchants and their settings, withdrawal review, the
 //! ledger check.
 
-use super::{body_error, deposit_order, reshape, withdrawal_order};
+use super::{body_error, deposit_order, reshape, time, time_opt, withdrawal_order};
 use crate::app::bank::BankTransaction;
 use crate::app::bank::{self, Ingested};
 use crate::app::callbacks::{AttemptRecord, Delivery};
@@ -12,8 +12,7 @@ use crate::app::withdrawals::{self, Withdrawal};
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::fees::Direction;
-use crate::http::observe::in_span;
-use crate::http::operator_auth::{authenticate, Operator};
+use crate::http::operator_auth::{operate, Operator};
 use crate::{app::ledger, domain::money, domain::validate};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
@@ -49,7 +48,7 @@ fn parse<T: DeserializeOwned>(body: &SignedJson<T>) -> Result<T, ApiError> {
 
 async fn reviewed(app: &App, order: Withdrawal) -> Result<types::WithdrawalOrder, ApiError> {
     let merchant = merchants::find(app, &order.row.merchant_id).await?;
-    reshape(&withdrawal_order(&merchant, &order))
+    reshape(&withdrawal_order(&merchant, &order)?)
 }
 
 fn remarks(body: &SignedJson<types::ReviewRequest>) -> Result<Option<String>, ApiError> {
@@ -75,14 +74,13 @@ fn bank_transaction(
     row: BankTransaction,
     deposit_status: Option<crate::domain::status::DepositStatus>,
 ) -> Result<types::BankTransaction, ApiError> {
-    let time = crate::clock::from_unix;
     Ok(types::BankTransaction {
         status: row.status.into(),
         deposit_status: deposit_status.map(Into::into),
         amount: DecimalString(money::from_units(row.amount)),
-        received_at: time(row.received_at),
-        matched_at: row.matched_at.map(time),
-        created_at: time(row.created_at),
+        received_at: time(row.received_at)?,
+        matched_at: time_opt(row.matched_at)?,
+        created_at: time(row.created_at)?,
         id: row.id,
         account_id: row.account_id,
         bank_reference: row.bank_reference,
@@ -94,27 +92,32 @@ fn bank_transaction(
     })
 }
 
-fn delivery_view(row: Delivery, history: Vec<AttemptRecord>) -> types::CallbackDelivery {
-    let time = crate::clock::from_unix;
-    types::CallbackDelivery {
-        status: row.status.into(),
-        attempts: i64::from(row.attempts),
-        next_attempt_at: row.next_attempt_at.map(time),
-        created_at: time(row.created_at),
-        updated_at: time(row.updated_at),
-        history: history
-            .into_iter()
-            .map(|a| types::CallbackAttempt {
+fn delivery_view(
+    row: Delivery,
+    history: Vec<AttemptRecord>,
+) -> Result<types::CallbackDelivery, ApiError> {
+    let history = history
+        .into_iter()
+        .map(|a| {
+            Ok(types::CallbackAttempt {
                 attempt: i64::from(a.attempt),
-                scheduled_at: time(a.scheduled_at),
-                started_at: time(a.started_at),
+                scheduled_at: time(a.scheduled_at)?,
+                started_at: time(a.started_at)?,
                 duration_ms: a.duration_ms,
                 status_code: a.status_code.map(i64::from),
                 error: a.error,
                 outcome: a.outcome.into(),
-                next_attempt_at: a.next_attempt_at.map(time),
+                next_attempt_at: time_opt(a.next_attempt_at)?,
             })
-            .collect(),
+        })
+        .collect::<Result<_, ApiError>>()?;
+    Ok(types::CallbackDelivery {
+        status: row.status.into(),
+        attempts: i64::from(row.attempts),
+        next_attempt_at: time_opt(row.next_attempt_at)?,
+        created_at: time(row.created_at)?,
+        updated_at: time(row.updated_at)?,
+        history,
         id: row.id,
         merchant_id: row.merchant_id,
         order_kind: row.order_kind.to_string(),
@@ -122,7 +125,7 @@ fn delivery_view(row: Delivery, history: Vec<AttemptRecord>) -> types::CallbackD
         event: row.event,
         callback_url: row.callback_url,
         body: row.body,
-    }
+    })
 }
 
 async fn delivery_with_history(
@@ -130,7 +133,32 @@ async fn delivery_with_history(
     row: Delivery,
 ) -> Result<types::CallbackDelivery, ApiError> {
     let history = crate::app::callbacks::history(app, &row.id).await?;
-    Ok(delivery_view(row, history))
+    delivery_view(row, history)
+}
+
+/// Each listing's query as the use case takes it: the page, and the
+/// filters that listing has.
+macro_rules! listing_from {
+    ($($query:ty => $filter:ident),* $(,)?) => {$(
+        impl From<$query> for Listing {
+            fn from(q: $query) -> Listing {
+                Listing {
+                    limit: q.limit,
+                    cursor: q.cursor,
+                    status: q.status,
+                    $filter: q.$filter,
+                    ..Listing::default()
+                }
+            }
+        }
+    )*};
+}
+
+listing_from! {
+    ListDepositsQuery => merchant_id,
+    ListWithdrawalsQuery => merchant_id,
+    ListBankTransactionsQuery => account_id,
+    ListCallbackDeliveriesQuery => order_no,
 }
 
 impl OperatorApi for OperatorApiImpl {
@@ -141,18 +169,17 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         body: SignedJson<types::CreateMerchantRequest>,
     ) -> Result<HttpResponseOk<types::CreatedMerchant>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let req = parse(&body)?;
             let created = merchants::create(app, &req.code, &req.name).await?;
             acted_on_merchant("create_merchant", &created.merchant.id);
-            Ok(HttpResponseOk(types::CreatedMerchant {
+            Ok(types::CreatedMerchant {
                 merchant_id: created.merchant.id,
                 merchant_code: created.merchant.code,
                 name: created.merchant.name,
                 api_key: created.api_key,
-            }))
+            })
         })
         .await
     }
@@ -163,9 +190,8 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetMerchantFeePath>,
         body: SignedJson<types::FeeRuleRequest>,
     ) -> Result<HttpResponseOk<types::FeeRule>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let merchant_id = path.into_inner().merchant_id;
             let req = parse(&body)?;
             let direction = match req.direction {
@@ -183,14 +209,14 @@ impl OperatorApi for OperatorApiImpl {
             )
             .await?;
             acted_on_merchant("set_merchant_fee", &merchant_id);
-            Ok(HttpResponseOk(types::FeeRule {
+            Ok(types::FeeRule {
                 merchant_id,
                 currency_code: req.currency_code,
                 direction: req.direction,
                 percent: DecimalString(rate.percent),
                 fixed: DecimalString(rate.fixed),
                 minimum: DecimalString(rate.minimum),
-            }))
+            })
         })
         .await
     }
@@ -201,9 +227,8 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetAutoApprovalPath>,
         body: SignedJson<types::AutoApprovalRequest>,
     ) -> Result<HttpResponseOk<types::AutoApproval>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let merchant_id = path.into_inner().merchant_id;
             let req = parse(&body)?;
             let setting = match req.mode {
@@ -216,7 +241,7 @@ impl OperatorApi for OperatorApiImpl {
             };
             let merchant = merchants::set_auto_approval(app, &merchant_id, setting).await?;
             acted_on_merchant("set_auto_approval", &merchant_id);
-            Ok(HttpResponseOk(types::AutoApproval {
+            Ok(types::AutoApproval {
                 merchant_id,
                 mode: req.mode,
                 limits: merchant
@@ -225,7 +250,7 @@ impl OperatorApi for OperatorApiImpl {
                     .into_iter()
                     .map(|(c, units)| (c, DecimalString(money::from_units(units))))
                     .collect(),
-            }))
+            })
         })
         .await
     }
@@ -236,19 +261,18 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetRateLimitPath>,
         body: SignedJson<types::RateLimitRequest>,
     ) -> Result<HttpResponseOk<types::RateLimit>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let merchant_id = path.into_inner().merchant_id;
             let req = parse(&body)?;
             merchants::set_rate_limit(app, &merchant_id, req.requests_per_minute, req.burst)
                 .await?;
             acted_on_merchant("set_rate_limit", &merchant_id);
-            Ok(HttpResponseOk(types::RateLimit {
+            Ok(types::RateLimit {
                 merchant_id,
                 requests_per_minute: req.requests_per_minute,
                 burst: req.burst,
-            }))
+            })
         })
         .await
     }
@@ -259,14 +283,13 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<ApproveWithdrawalPath>,
         body: SignedJson<types::ReviewRequest>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            let Operator { name } = authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, Operator { name }| async move {
+            let app = &*app;
             let order =
                 withdrawals::approve(app, &path.into_inner().order_no, &name, remarks(&body)?)
                     .await?;
             acted_on_order("approve_withdrawal", &order.row.order_no);
-            Ok(HttpResponseOk(reviewed(app, order).await?))
+            reviewed(app, order).await
         })
         .await
     }
@@ -277,14 +300,13 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<RejectWithdrawalPath>,
         body: SignedJson<types::ReviewRequest>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            let Operator { name } = authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, Operator { name }| async move {
+            let app = &*app;
             let order =
                 withdrawals::reject(app, &path.into_inner().order_no, &name, remarks(&body)?)
                     .await?;
             acted_on_order("reject_withdrawal", &order.row.order_no);
-            Ok(HttpResponseOk(reviewed(app, order).await?))
+            reviewed(app, order).await
         })
         .await
     }
@@ -295,16 +317,13 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<CancelDepositPath>,
         body: SignedJson<types::ReviewRequest>,
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             remarks(&body)?;
             let order = crate::app::deposits::cancel(app, &path.into_inner().order_no).await?;
             acted_on_order("cancel_deposit", &order.order_no);
             let merchant = merchants::find(app, &order.merchant_id).await?;
-            Ok(HttpResponseOk(reshape(&deposit_order(
-                app, &merchant, &order,
-            ))?))
+            reshape(&deposit_order(app, &merchant, &order))
         })
         .await
     }
@@ -313,11 +332,10 @@ impl OperatorApi for OperatorApiImpl {
         rqctx: RequestContext<Arc<App>>,
         headers: BearerToken,
     ) -> Result<HttpResponseOk<types::LedgerReport>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let report = ledger::check(app).await?;
-            Ok(HttpResponseOk(types::LedgerReport {
+            Ok(types::LedgerReport {
                 ok: report.ok(),
                 entries_checked: report.entries_checked,
                 balances_checked: report.balances_checked,
@@ -334,7 +352,7 @@ impl OperatorApi for OperatorApiImpl {
                         detail: d.detail,
                     })
                     .collect(),
-            }))
+            })
         })
         .await
     }
@@ -343,27 +361,18 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         query: Query<ListDepositsQuery>,
     ) -> Result<HttpResponseOk<types::DepositPage>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let q = query.into_inner();
-            let listing = Listing {
-                limit: q.limit,
-                cursor: q.cursor,
-                status: q.status,
-                merchant_id: q.merchant_id,
-                ..Listing::default()
-            };
-            let page = listings::deposits(app, listing).await?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
+            let page = listings::deposits(app, query.into_inner().into()).await?;
             let items = page
                 .items
                 .iter()
                 .map(|(order, merchant)| reshape(&deposit_order(app, merchant, order)))
                 .collect::<Result<_, _>>()?;
-            Ok(HttpResponseOk(types::DepositPage {
+            Ok(types::DepositPage {
                 items,
                 next_cursor: page.next_cursor,
-            }))
+            })
         })
         .await
     }
@@ -373,11 +382,10 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<ReadDepositPath>,
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let order = deposits::find_any(app, &path.into_inner().order_no).await?;
-            Ok(HttpResponseOk(deposit_view(app, &order).await?))
+            deposit_view(app, &order).await
         })
         .await
     }
@@ -388,9 +396,8 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<CompleteDepositPath>,
         body: SignedJson<types::CompleteDepositRequest>,
     ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let req = parse(&body)?;
             validate::optional_text("remarks", req.remarks, 512)?;
             let order = deposits::complete(
@@ -400,7 +407,7 @@ impl OperatorApi for OperatorApiImpl {
             )
             .await?;
             acted_on_order("complete_deposit", &order.order_no);
-            Ok(HttpResponseOk(deposit_view(app, &order).await?))
+            deposit_view(app, &order).await
         })
         .await
     }
@@ -410,27 +417,18 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         query: Query<ListWithdrawalsQuery>,
     ) -> Result<HttpResponseOk<types::WithdrawalPage>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let q = query.into_inner();
-            let listing = Listing {
-                limit: q.limit,
-                cursor: q.cursor,
-                status: q.status,
-                merchant_id: q.merchant_id,
-                ..Listing::default()
-            };
-            let page = listings::withdrawals(app, listing).await?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
+            let page = listings::withdrawals(app, query.into_inner().into()).await?;
             let items = page
                 .items
                 .iter()
-                .map(|(order, merchant)| reshape(&withdrawal_order(merchant, order)))
+                .map(|(order, merchant)| reshape(&withdrawal_order(merchant, order)?))
                 .collect::<Result<_, _>>()?;
-            Ok(HttpResponseOk(types::WithdrawalPage {
+            Ok(types::WithdrawalPage {
                 items,
                 next_cursor: page.next_cursor,
-            }))
+            })
         })
         .await
     }
@@ -440,11 +438,10 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<ReadWithdrawalPath>,
     ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let order = withdrawals::find_any(app, &path.into_inner().order_no).await?;
-            Ok(HttpResponseOk(reviewed(app, order).await?))
+            reviewed(app, order).await
         })
         .await
     }
@@ -455,20 +452,17 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<IssueApiKeyPath>,
         body: SignedJson<types::IssueApiKeyRequest>,
     ) -> Result<HttpResponseOk<types::IssuedApiKey>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let merchant_id = path.into_inner().merchant_id;
             let grace = parse(&body)?.grace_seconds;
             let issued = merchants::issue_api_key(app, &merchant_id, grace).await?;
             acted_on_merchant("issue_api_key", &merchant_id);
-            Ok(HttpResponseOk(types::IssuedApiKey {
+            Ok(types::IssuedApiKey {
                 merchant_id,
                 api_key: issued.api_key,
-                previous_keys_expire_at: issued
-                    .previous_keys_expire_at
-                    .map(crate::clock::from_unix),
-            }))
+                previous_keys_expire_at: time_opt(issued.previous_keys_expire_at)?,
+            })
         })
         .await
     }
@@ -479,17 +473,16 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetCallbackTimeoutPath>,
         body: SignedJson<types::CallbackTimeoutRequest>,
     ) -> Result<HttpResponseOk<types::CallbackTimeout>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let merchant_id = path.into_inner().merchant_id;
             let seconds = parse(&body)?.callback_timeout_seconds;
             let merchant = merchants::set_callback_timeout(app, &merchant_id, seconds).await?;
             acted_on_merchant("set_callback_timeout", &merchant_id);
-            Ok(HttpResponseOk(types::CallbackTimeout {
+            Ok(types::CallbackTimeout {
                 merchant_id,
                 callback_timeout_seconds: i64::from(merchant.callback_timeout_seconds),
-            }))
+            })
         })
         .await
     }
@@ -500,9 +493,8 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<SetReceivingAccountPath>,
         body: SignedJson<types::ReceivingAccountRequest>,
     ) -> Result<HttpResponseOk<types::ReceivingAccountAssignment>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let merchant_id = path.into_inner().merchant_id;
             let account_id = parse(&body)?.account_id;
             merchants::set_receiving_account(app, &merchant_id, &account_id).await?;
@@ -511,13 +503,13 @@ impl OperatorApi for OperatorApiImpl {
                 .config
                 .receiving_account(&account_id)
                 .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
-            Ok(HttpResponseOk(types::ReceivingAccountAssignment {
+            Ok(types::ReceivingAccountAssignment {
                 merchant_id,
                 currency_code: account.currency.clone(),
                 account_id: account.id.clone(),
                 floating_amount: account.floating_amount,
                 reports_match_first: account.reports_match_first,
-            }))
+            })
         })
         .await
     }
@@ -527,9 +519,8 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         body: SignedJson<types::BankTransactionRequest>,
     ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let req = parse(&body)?;
             let ingested = bank::ingest(
                 app,
@@ -552,7 +543,7 @@ impl OperatorApi for OperatorApiImpl {
                 order_no = ingested.row.order_no.as_deref(),
                 "operator action"
             );
-            Ok(HttpResponseOk(bank_view(app, ingested).await?))
+            bank_view(app, ingested).await
         })
         .await
     }
@@ -562,26 +553,17 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         query: Query<ListBankTransactionsQuery>,
     ) -> Result<HttpResponseOk<types::BankTransactionPage>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let q = query.into_inner();
-            let listing = Listing {
-                limit: q.limit,
-                cursor: q.cursor,
-                status: q.status,
-                account_id: q.account_id,
-                ..Listing::default()
-            };
-            let page = listings::bank_transactions(app, listing).await?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
+            let page = listings::bank_transactions(app, query.into_inner().into()).await?;
             let mut items = Vec::with_capacity(page.items.len());
             for row in page.items {
                 items.push(bank_view(app, Ingested { row, deposit: None }).await?);
             }
-            Ok(HttpResponseOk(types::BankTransactionPage {
+            Ok(types::BankTransactionPage {
                 items,
                 next_cursor: page.next_cursor,
-            }))
+            })
         })
         .await
     }
@@ -592,15 +574,14 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<MatchBankTransactionPath>,
         body: SignedJson<types::MatchBankTransactionRequest>,
     ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let req = parse(&body)?;
             validate::optional_text("remarks", req.remarks, 512)?;
             let ingested =
                 bank::match_by_hand(app, &path.into_inner().transaction_id, &req.order_no).await?;
             acted_on_order("match_bank_transaction", &req.order_no);
-            Ok(HttpResponseOk(bank_view(app, ingested).await?))
+            bank_view(app, ingested).await
         })
         .await
     }
@@ -610,26 +591,17 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         query: Query<ListCallbackDeliveriesQuery>,
     ) -> Result<HttpResponseOk<types::CallbackDeliveryPage>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let q = query.into_inner();
-            let listing = Listing {
-                limit: q.limit,
-                cursor: q.cursor,
-                status: q.status,
-                order_no: q.order_no,
-                ..Listing::default()
-            };
-            let page = listings::callback_deliveries(app, listing).await?;
-            Ok(HttpResponseOk(types::CallbackDeliveryPage {
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
+            let page = listings::callback_deliveries(app, query.into_inner().into()).await?;
+            Ok(types::CallbackDeliveryPage {
                 items: page
                     .items
                     .into_iter()
                     .map(|r| delivery_view(r, Vec::new()))
-                    .collect(),
+                    .collect::<Result<_, ApiError>>()?,
                 next_cursor: page.next_cursor,
-            }))
+            })
         })
         .await
     }
@@ -639,11 +611,10 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<ReadCallbackDeliveryPath>,
     ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let row = crate::app::callbacks::find(app, &path.into_inner().delivery_id).await?;
-            Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+            delivery_with_history(app, row).await
         })
         .await
     }
@@ -653,12 +624,11 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<RetryCallbackDeliveryPath>,
     ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let row = crate::app::callbacks::retry(app, &path.into_inner().delivery_id).await?;
             acted_on_order("retry_callback", &row.order_no);
-            Ok(HttpResponseOk(delivery_with_history(app, row).await?))
+            delivery_with_history(app, row).await
         })
         .await
     }
@@ -668,13 +638,12 @@ impl OperatorApi for OperatorApiImpl {
         headers: BearerToken,
         path: Path<ReadCashierSessionPath>,
     ) -> Result<HttpResponseOk<types::CashierSessionRecord>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let session = crate::app::cashier::by_id(app, &path.into_inner().session_id).await?;
             let merchant = merchants::find(app, &session.merchant_id).await?;
             let status = session.status(app.now_unix()).as_str();
-            Ok(HttpResponseOk(types::CashierSessionRecord {
+            Ok(types::CashierSessionRecord {
                 session_id: session.id.clone(),
                 merchant_id: session.merchant_id.clone(),
                 merchant_order_no: session.merchant_order_no.clone(),
@@ -703,9 +672,9 @@ impl OperatorApi for OperatorApiImpl {
                     .order
                     .as_ref()
                     .map(|o| o.status.as_str().to_string()),
-                created_at: crate::clock::from_unix(session.created_at),
-                expire_at: crate::clock::from_unix(session.expire_at),
-            }))
+                created_at: time(session.created_at)?,
+                expire_at: time(session.expire_at)?,
+            })
         })
         .await
     }

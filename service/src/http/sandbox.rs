@@ -1,12 +1,12 @@
 //! The sandbox's simulation API: payers, banks and channels, simulated.
 //! Registered only in the sandbox profile.
 
-use super::body_error;
 use crate::app::deposits;
 use crate::app::withdrawals;
 use crate::app::App;
-use crate::http::observe::in_span;
-use crate::http::operator_auth::authenticate;
+use crate::domain::error::ApiError;
+
+use crate::http::operator_auth::{operate, operate_with};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::sandbox::types;
 use merchant_api::sandbox::{
@@ -34,6 +34,27 @@ fn simulated(order: &withdrawals::Withdrawal) -> types::SimulatedWithdrawal {
     }
 }
 
+/// How far a simulated payment goes: the bank reported it (matched), or
+/// the money arrived (completed).
+enum Paid {
+    Matched,
+    Completed,
+}
+
+async fn paid(
+    app: &App,
+    order_no: &str,
+    req: types::PayDepositRequest,
+    how: Paid,
+) -> Result<types::SimulatedDeposit, ApiError> {
+    let amount = req.amount.map(|a| a.value());
+    let order = match how {
+        Paid::Matched => deposits::record_match(app, order_no, amount).await?,
+        Paid::Completed => deposits::complete(app, order_no, amount).await?,
+    };
+    Ok(simulated_deposit(&order))
+}
+
 impl SandboxApi for SandboxApiImpl {
     type Context = Arc<App>;
 
@@ -43,17 +64,9 @@ impl SandboxApi for SandboxApiImpl {
         path: Path<PayDepositPath>,
         body: SignedJson<types::PayDepositRequest>,
     ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let req = body.parse().map_err(body_error)?;
-            let order = deposits::complete(
-                app,
-                &path.into_inner().order_no,
-                req.amount.map(|a| a.value()),
-            )
-            .await?;
-            Ok(HttpResponseOk(simulated_deposit(&order)))
+        let order_no = path.into_inner().order_no;
+        operate_with(&rqctx, &headers, body, |app, _, req| async move {
+            paid(&app, &order_no, req, Paid::Completed).await
         })
         .await
     }
@@ -64,17 +77,9 @@ impl SandboxApi for SandboxApiImpl {
         path: Path<MatchDepositPath>,
         body: SignedJson<types::PayDepositRequest>,
     ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let req = body.parse().map_err(body_error)?;
-            let order = deposits::record_match(
-                app,
-                &path.into_inner().order_no,
-                req.amount.map(|a| a.value()),
-            )
-            .await?;
-            Ok(HttpResponseOk(simulated_deposit(&order)))
+        let order_no = path.into_inner().order_no;
+        operate_with(&rqctx, &headers, body, |app, _, req| async move {
+            paid(&app, &order_no, req, Paid::Matched).await
         })
         .await
     }
@@ -84,11 +89,10 @@ impl SandboxApi for SandboxApiImpl {
         headers: BearerToken,
         path: Path<ExpireDepositPath>,
     ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
             let order = deposits::expire(app, &path.into_inner().order_no).await?;
-            Ok(HttpResponseOk(simulated_deposit(&order)))
+            Ok(simulated_deposit(&order))
         })
         .await
     }
@@ -97,10 +101,9 @@ impl SandboxApi for SandboxApiImpl {
         rqctx: RequestContext<Arc<App>>,
         headers: BearerToken,
     ) -> Result<HttpResponseOk<types::SandboxClock>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            Ok(HttpResponseOk(clock_view(app)))
+        operate(&rqctx, &headers, |app, _| async move {
+            let app = &*app;
+            Ok(clock_view(app))
         })
         .await
     }
@@ -110,25 +113,20 @@ impl SandboxApi for SandboxApiImpl {
         headers: BearerToken,
         body: SignedJson<types::AdvanceClockRequest>,
     ) -> Result<HttpResponseOk<types::SandboxClock>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let seconds = body.parse().map_err(body_error)?.seconds;
+        operate_with(&rqctx, &headers, body, |app, _, req| async move {
+            let app = &*app;
+            let seconds = req.seconds;
             if !(1..=86_400).contains(&seconds) {
-                return Err(crate::domain::error::ApiError::invalid_field(
+                return Err(ApiError::invalid_field(
                     "seconds",
                     "must be between 1 and 86400",
-                )
-                .into());
+                ));
             }
             if !app.clock.advance_by(seconds) {
-                return Err(crate::domain::error::ApiError::NotImplemented(
-                    "advancing this service's clock",
-                )
-                .into());
+                return Err(ApiError::NotImplemented("advancing this service's clock"));
             }
             app.clock_moved();
-            Ok(HttpResponseOk(clock_view(app)))
+            Ok(clock_view(app))
         })
         .await
     }
@@ -139,14 +137,12 @@ impl SandboxApi for SandboxApiImpl {
         path: Path<SettleWithdrawalPath>,
         body: SignedJson<types::SettleWithdrawalRequest>,
     ) -> Result<HttpResponseOk<types::SimulatedWithdrawal>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let req = body.parse().map_err(body_error)?;
+        operate_with(&rqctx, &headers, body, |app, _, req| async move {
+            let app = &*app;
             let reference =
                 crate::domain::validate::optional_text("bank_reference", req.bank_reference, 128)?;
             let order = withdrawals::settle(app, &path.into_inner().order_no, reference).await?;
-            Ok(HttpResponseOk(simulated(&order)))
+            Ok(simulated(&order))
         })
         .await
     }
@@ -157,13 +153,11 @@ impl SandboxApi for SandboxApiImpl {
         path: Path<FailWithdrawalPath>,
         body: SignedJson<types::FailWithdrawalRequest>,
     ) -> Result<HttpResponseOk<types::SimulatedWithdrawal>, HttpError> {
-        in_span(&rqctx, async {
-            let app = rqctx.context();
-            authenticate(app, &headers)?;
-            let req = body.parse().map_err(body_error)?;
+        operate_with(&rqctx, &headers, body, |app, _, req| async move {
+            let app = &*app;
             let reason = crate::domain::validate::optional_text("reason", req.reason, 512)?;
             let order = withdrawals::fail(app, &path.into_inner().order_no, reason).await?;
-            Ok(HttpResponseOk(simulated(&order)))
+            Ok(simulated(&order))
         })
         .await
     }

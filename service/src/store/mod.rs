@@ -13,7 +13,8 @@ pub mod schema;
 mod status_sql;
 
 pub use error::{InRow, StoreError, StoreResult, UniqueKey};
-pub use queries::Store;
+pub use queries::deposits::DepositKey;
+pub use queries::{OrderKey, Store};
 
 use crate::clock::Clock;
 use anyhow::{anyhow, Context, Result};
@@ -421,13 +422,13 @@ impl Db {
                 let ended = c.batch_execute("COMMIT").await;
                 let newest = newest?;
                 ended?;
-                (newest, newest_embedded::<diesel::pg::Pg>(&PG_MIGRATIONS))
+                (newest, newest_embedded::<diesel::pg::Pg>(&PG_MIGRATIONS)?)
             }
             Conn::Sqlite(mut c) => (
                 diesel::sql_query(NEWEST)
                     .get_result::<Newest>(&mut *c)
                     .await?,
-                newest_embedded::<diesel::sqlite::Sqlite>(&SQLITE_MIGRATIONS),
+                newest_embedded::<diesel::sqlite::Sqlite>(&SQLITE_MIGRATIONS)?,
             ),
         };
         Ok(SchemaVersions {
@@ -438,14 +439,21 @@ impl Db {
 }
 
 /// The newest version among a backend's embedded migrations.
-fn newest_embedded<DB: diesel::backend::Backend>(migrations: &EmbeddedMigrations) -> String {
+fn newest_embedded<DB: diesel::backend::Backend>(
+    migrations: &EmbeddedMigrations,
+) -> StoreResult<String> {
     use diesel::migration::MigrationSource;
+    let missing = |detail: String| StoreError::Corrupt {
+        table: Some("__diesel_schema_migrations"),
+        row: None,
+        detail,
+    };
     MigrationSource::<DB>::migrations(migrations)
-        .unwrap_or_default()
+        .map_err(|e| missing(format!("the embedded migrations cannot be listed: {e}")))?
         .iter()
         .map(|m| m.name().version().to_string())
         .max()
-        .unwrap_or_default()
+        .ok_or_else(|| missing("this build embeds no migrations".into()))
 }
 
 #[derive(Clone, Copy, Debug)]

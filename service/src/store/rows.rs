@@ -57,8 +57,8 @@ pub struct ApiKeyRow {
     pub expires_at: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = deposit_orders, treat_none_as_null = true, treat_none_as_default_value = false)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = deposit_orders, treat_none_as_default_value = false)]
 pub struct DepositRow {
     pub id: String,
     pub order_no: String,
@@ -140,8 +140,8 @@ pub struct PostingRow {
     pub amount: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = withdrawal_orders, treat_none_as_null = true, treat_none_as_default_value = false)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = withdrawal_orders, treat_none_as_default_value = false)]
 pub struct WithdrawalRow {
     pub id: String,
     pub order_no: String,
@@ -292,6 +292,88 @@ pub struct CashierSessionRow {
     pub user_id: Option<String>,
     pub created_at: i64,
     pub expire_at: i64,
+}
+
+/// One deposit move as it is written: the new status, when, and only the
+/// columns that move sets (`None` leaves a column as it is). The use cases
+/// build one per move (`app::deposits::moves`); nothing writes a whole
+/// order row after its insert.
+#[derive(Debug, Clone, PartialEq, AsChangeset)]
+#[diesel(table_name = deposit_orders)]
+pub struct DepositMove {
+    pub status: DepositStatus,
+    pub updated_at: i64,
+    pub callback_status: Option<CallbackStatus>,
+    pub matched_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub actual_amount: Option<i64>,
+    pub fee: Option<i64>,
+    pub actual_channel_cost: Option<i64>,
+    pub actual_profit: Option<i64>,
+}
+
+impl DepositMove {
+    /// To `status` at `now`, nothing else yet.
+    pub fn to(status: DepositStatus, now: i64) -> DepositMove {
+        DepositMove {
+            status,
+            updated_at: now,
+            callback_status: None,
+            matched_at: None,
+            completed_at: None,
+            actual_amount: None,
+            fee: None,
+            actual_channel_cost: None,
+            actual_profit: None,
+        }
+    }
+}
+
+/// One withdrawal move as it is written, as `DepositMove` is for deposits
+/// (built in `app::withdrawals`).
+#[derive(Debug, Clone, PartialEq, AsChangeset)]
+#[diesel(table_name = withdrawal_orders)]
+pub struct WithdrawalMove {
+    pub status: WithdrawalStatus,
+    pub updated_at: i64,
+    pub callback_status: Option<CallbackStatus>,
+    pub approved_at: Option<i64>,
+    pub approved_by: Option<String>,
+    pub approval_remarks: Option<String>,
+    pub rejected_at: Option<i64>,
+    pub processed_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub failed_at: Option<i64>,
+    pub actual_amount: Option<i64>,
+    pub bank_reference: Option<String>,
+    pub channel_order_no: Option<String>,
+    pub actual_channel_cost: Option<i64>,
+    pub actual_profit: Option<i64>,
+    pub manual_reason: Option<String>,
+}
+
+impl WithdrawalMove {
+    /// To `status` at `now`, nothing else yet.
+    pub fn to(status: WithdrawalStatus, now: i64) -> WithdrawalMove {
+        WithdrawalMove {
+            status,
+            updated_at: now,
+            callback_status: None,
+            approved_at: None,
+            approved_by: None,
+            approval_remarks: None,
+            rejected_at: None,
+            processed_at: None,
+            completed_at: None,
+            failed_at: None,
+            actual_amount: None,
+            bank_reference: None,
+            channel_order_no: None,
+            actual_channel_cost: None,
+            actual_profit: None,
+            manual_reason: None,
+        }
+    }
 }
 
 impl DepositRow {

@@ -14,11 +14,13 @@ pub use crate::store::rows::{
 
 use crate::app::App;
 use crate::domain::error::ApiError;
-use crate::domain::events::{deposit_body, withdrawal_body, DepositCallback, WithdrawalCallback};
+use crate::domain::events::{
+    deposit_body, withdrawal_body, BodyError, DepositCallback, WithdrawalCallback,
+};
 use crate::domain::status::{DeliveryStatus, OrderKind};
 use crate::store::queries::callbacks::Backlog;
 use crate::store::rows::{CallbackDeliveryRow, DepositRow, WithdrawalRow};
-use crate::store::{Store, StoreResult};
+use crate::store::{Store, StoreError, StoreResult};
 
 /// Queues a deposit event's delivery inside the caller's transaction.
 /// Returns whether a record was written (the order has a `callback_url`).
@@ -73,12 +75,17 @@ struct Queued<'a> {
 async fn enqueue(
     tx: &mut dyn Store,
     queued: Queued<'_>,
-    body: impl FnOnce() -> String,
+    body: impl FnOnce() -> Result<String, BodyError>,
     now: i64,
 ) -> StoreResult<bool> {
     let Some(url) = queued.callback_url else {
         return Ok(false);
     };
+    let table = match queued.kind {
+        OrderKind::Deposit => "deposit_orders",
+        OrderKind::Withdrawal => "withdrawal_orders",
+    };
+    let body = body().map_err(|e| StoreError::corrupt(table, queued.order_no, e.to_string()))?;
     tx.insert_callback_delivery(&CallbackDeliveryRow {
         id: uuid::Uuid::new_v4().to_string(),
         merchant_id: queued.merchant_id.to_string(),
@@ -86,7 +93,7 @@ async fn enqueue(
         order_no: queued.order_no.to_string(),
         event: queued.event.to_string(),
         callback_url: url.to_string(),
-        body: body(),
+        body,
         status: DeliveryStatus::WaitingRetry,
         attempts: 0,
         next_attempt_at: Some(now),

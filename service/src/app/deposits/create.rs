@@ -2,12 +2,10 @@
 //! receiving account or a channel), what it costs, what the payer is
 //! shown, and the insert that tells a new order from a resend.
 
-use super::{
-    find_by_merchant_order_no_opt, same_request_or_conflict, CashierLink, Deposit, NewDeposit,
-    OrderType,
-};
+use super::{CashierLink, Deposit, NewDeposit, OrderType};
 use crate::app::fees;
 use crate::app::merchants::Merchant;
+use crate::app::orders;
 use crate::app::App;
 use crate::config::ReceivingAccountConfig;
 use crate::domain::error::ApiError;
@@ -43,9 +41,10 @@ pub async fn create_linked(
     // order (the common case) costs one round trip less.
     if route == Route::Channel {
         if let Some(existing) =
-            find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no).await?
+            orders::row_by_merchant_order_no::<Deposit>(app, &merchant.id, &req.merchant_order_no)
+                .await?
         {
-            return same_request_or_conflict(existing, &req);
+            return orders::resent_or_conflict(existing, &req.fingerprint, &req.merchant_order_no);
         }
     }
     let requested = to_units(req.amount).ok_or_else(too_large)?;
@@ -278,13 +277,20 @@ async fn insert_new(
                 key: UniqueKey::DepositMerchantOrderNo,
                 ..
             }) => {
-                let existing =
-                    find_by_merchant_order_no_opt(app, &merchant.id, &req.merchant_order_no)
-                        .await?
-                        .ok_or_else(|| {
-                            ApiError::Internal("conflict on merchant_order_no without a row".into())
-                        })?;
-                return same_request_or_conflict(existing, req);
+                let existing = orders::row_by_merchant_order_no::<Deposit>(
+                    app,
+                    &merchant.id,
+                    &req.merchant_order_no,
+                )
+                .await?
+                .ok_or_else(|| {
+                    ApiError::Internal("conflict on merchant_order_no without a row".into())
+                })?;
+                return orders::resent_or_conflict(
+                    existing,
+                    &req.fingerprint,
+                    &req.merchant_order_no,
+                );
             }
             Err(StoreError::Conflict {
                 key: UniqueKey::DepositRemark | UniqueKey::DepositMatchAmount,

@@ -16,8 +16,9 @@ use crate::domain::routing::Route;
 use crate::domain::status::{CallbackStatus, DepositStatus};
 use crate::store::error::Key;
 use crate::store::rows::DepositRow;
-use crate::store::StoreError;
+use crate::store::{OrderKey, Store, StoreError, StoreResult};
 use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 
@@ -164,11 +165,11 @@ impl Deposit {
             estimated_profit: row.estimated_profit.map(from_units),
             actual_channel_cost: row.actual_channel_cost.map(from_units),
             actual_profit: row.actual_profit.map(from_units),
-            expire_at: time(row.expire_at),
-            matched_at: row.matched_at.map(time),
-            completed_at: row.completed_at.map(time),
-            created_at: time(row.created_at),
-            updated_at: time(row.updated_at),
+            expire_at: time(row.expire_at)?,
+            matched_at: row.matched_at.map(time).transpose()?,
+            completed_at: row.completed_at.map(time).transpose()?,
+            created_at: time(row.created_at)?,
+            updated_at: time(row.updated_at)?,
             callback_count: i64::from(row.callback_count),
             id: row.id,
             order_no: row.order_no,
@@ -190,6 +191,26 @@ impl Deposit {
     }
 }
 
+crate::app::orders::finders!(Deposit);
+
+impl crate::app::orders::Order for Deposit {
+    type Row = DepositRow;
+    const KIND: &'static str = "deposit";
+
+    fn from_row(row: DepositRow) -> Result<Deposit, ApiError> {
+        Deposit::from_row(row)
+    }
+    fn fingerprint(row: &DepositRow) -> &str {
+        &row.request_fingerprint
+    }
+    fn by_key<'c>(
+        s: &'c mut dyn Store,
+        key: OrderKey<'c>,
+    ) -> BoxFuture<'c, StoreResult<Option<DepositRow>>> {
+        s.deposit_by(key.into())
+    }
+}
+
 /// What ties a deposit to the cashier session that created it.
 #[derive(Clone, Debug)]
 pub struct CashierLink {
@@ -199,75 +220,4 @@ pub struct CashierLink {
     /// The last four digits of the saved card the payer chose (its bank
     /// code travels in `NewDeposit::payer`).
     pub payer_account_last4: Option<String>,
-}
-
-fn same_request_or_conflict(existing: DepositRow, req: &NewDeposit) -> Result<Deposit, ApiError> {
-    if crate::keys::constant_time_eq(&existing.request_fingerprint, &req.fingerprint) {
-        Deposit::from_row(existing)
-    } else {
-        Err(ApiError::DuplicateMerchantOrderNo(
-            req.merchant_order_no.clone(),
-        ))
-    }
-}
-
-async fn find_by_merchant_order_no_opt(
-    app: &App,
-    merchant_id: &str,
-    merchant_order_no: &str,
-) -> Result<Option<DepositRow>, ApiError> {
-    let (m, o) = (merchant_id.to_string(), merchant_order_no.to_string());
-    Ok(app
-        .db
-        .run(|s| Box::pin(async move { s.deposit_by_merchant_order_no(&m, &o).await }))
-        .await?)
-}
-
-pub async fn find_by_merchant_order_no(
-    app: &App,
-    merchant_id: &str,
-    merchant_order_no: &str,
-) -> Result<Deposit, ApiError> {
-    find_by_merchant_order_no_opt(app, merchant_id, merchant_order_no)
-        .await?
-        .map(Deposit::from_row)
-        .unwrap_or_else(|| {
-            Err(ApiError::OrderNotFound {
-                kind: "deposit",
-                reference: merchant_order_no.to_string(),
-            })
-        })
-}
-
-pub async fn find_by_order_no(
-    app: &App,
-    merchant_id: &str,
-    order_no: &str,
-) -> Result<Deposit, ApiError> {
-    let (m, o) = (merchant_id.to_string(), order_no.to_string());
-    app.db
-        .run(|s| Box::pin(async move { s.deposit_by_order_no(&m, &o).await }))
-        .await?
-        .map(Deposit::from_row)
-        .unwrap_or_else(|| {
-            Err(ApiError::OrderNotFound {
-                kind: "deposit",
-                reference: order_no.to_string(),
-            })
-        })
-}
-
-/// Any merchant's deposit, for operators and simulators.
-pub async fn find_any(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
-    let o = order_no.to_string();
-    app.db
-        .run(|s| Box::pin(async move { s.deposit_by_order_no_any(&o).await }))
-        .await?
-        .map(Deposit::from_row)
-        .unwrap_or_else(|| {
-            Err(ApiError::OrderNotFound {
-                kind: "deposit",
-                reference: order_no.to_string(),
-            })
-        })
 }

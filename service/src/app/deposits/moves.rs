@@ -14,8 +14,8 @@ use crate::domain::lifecycle::{self, DepositEvent};
 use crate::domain::money::to_units;
 use crate::domain::routing::Route;
 use crate::domain::status::{CallbackStatus, DepositStatus};
-use crate::store::rows::DepositRow;
-use crate::store::Store;
+use crate::store::rows::{DepositMove, DepositRow};
+use crate::store::{OrderKey, Store};
 use rust_decimal::Decimal;
 
 /// What completing a deposit writes, worked out before the transaction
@@ -121,7 +121,7 @@ pub async fn lapse(
     if row.status != DepositStatus::Pending || row.expire_at > now {
         return Ok(None);
     }
-    let expired = transition(tx, row.clone(), DepositEvent::Expire, |_, _| {}, now).await?;
+    let expired = transition(tx, row.clone(), DepositEvent::Expire, |c| c, now).await?;
     Ok(Some(expired))
 }
 
@@ -144,14 +144,14 @@ async fn refused_as_now(
     read: DepositStatus,
     event: DepositEvent,
 ) -> ApiError {
-    match tx.deposit_by_order_no_any(order_no).await {
+    match tx.deposit_by(OrderKey::AnyOrderNo(order_no).into()).await {
         Ok(Some(now)) => lifecycle::refused(order_no, now.status, event),
         _ => lifecycle::refused(order_no, read, event),
     }
 }
 
 async fn load(tx: &mut dyn Store, order_no: &str) -> Result<DepositRow, ApiError> {
-    tx.deposit_by_order_no_any(order_no)
+    tx.deposit_by(OrderKey::AnyOrderNo(order_no).into())
         .await?
         .ok_or_else(|| ApiError::OrderNotFound {
             kind: "deposit",
@@ -169,43 +169,34 @@ pub async fn apply_completion(
     plan: &Completion,
     now: i64,
 ) -> Result<Moved, ApiError> {
-    let mut row = load(tx, order_no).await?;
+    let row = load(tx, order_no).await?;
     if let Some(expired) = lapse(tx, &row, now).await? {
         return Ok(Moved::Lapsed(expired));
     }
-    let from = row.status;
-    row.status = DepositStatus::Completed;
-    row.actual_amount = plan.actual;
-    row.fee = plan.fee;
-    row.actual_channel_cost = plan.cost;
-    row.actual_profit = plan.profit;
-    row.completed_at = Some(now);
-    row.updated_at = now;
-    if row.callback_url.is_some() {
-        row.callback_status = CallbackStatus::Pending;
-    }
-    if !tx
-        .transition_deposit(&lifecycle::deposit_sources(DepositEvent::Complete), &row)
-        .await?
-    {
-        return Err(refused_as_now(tx, order_no, from, DepositEvent::Complete).await);
-    }
+    let completed = transition(
+        tx,
+        row,
+        DepositEvent::Complete,
+        |change| DepositMove {
+            actual_amount: Some(plan.actual),
+            fee: Some(plan.fee),
+            actual_channel_cost: plan.cost,
+            actual_profit: plan.profit,
+            completed_at: Some(change.updated_at),
+            ..change
+        },
+        now,
+    )
+    .await?;
     let entry = Entry::deposit_completed(
-        &row.merchant_id,
-        &row.currency,
-        &row.order_no,
+        &completed.merchant_id,
+        &completed.currency,
+        &completed.order_no,
         plan.actual,
         plan.fee,
     );
     ledger::post(tx, &entry, now).await?;
-    callbacks::enqueue_deposit(
-        tx,
-        &row,
-        lifecycle::deposit_callback(DepositEvent::Complete),
-        now,
-    )
-    .await?;
-    Ok(Moved::Done(row))
+    Ok(Moved::Done(completed))
 }
 
 /// The payment arrived: the order completes and the merchant is credited,
@@ -249,9 +240,10 @@ pub async fn apply_match(
         tx,
         order_no,
         DepositEvent::Match,
-        move |row, now| {
-            row.matched_at = Some(now);
-            row.actual_amount = received;
+        move |change| DepositMove {
+            matched_at: Some(change.updated_at),
+            actual_amount: Some(received),
+            ..change
         },
         now,
     )
@@ -281,12 +273,12 @@ pub async fn record_match(
 
 /// An operator cancelled the deposit, or its channel declined the payment.
 pub async fn cancel(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
-    move_deposit(app, order_no, DepositEvent::Cancel, |_, _| {}).await
+    move_deposit(app, order_no, DepositEvent::Cancel, |c| c).await
 }
 
 /// The deposit's time ran out before a payment was matched.
 pub async fn expire(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
-    move_deposit(app, order_no, DepositEvent::Expire, |_, _| {}).await
+    move_deposit(app, order_no, DepositEvent::Expire, |c| c).await
 }
 
 /// Moves a deposit without money changing hands, in its own transaction.
@@ -294,7 +286,7 @@ async fn move_deposit(
     app: &App,
     order_no: &str,
     event: DepositEvent,
-    change: impl FnOnce(&mut DepositRow, i64) + Send + 'static,
+    change: impl FnOnce(DepositMove) -> DepositMove + Send + 'static,
 ) -> Result<Deposit, ApiError> {
     let now = app.now_unix();
     let order = order_no.to_string();
@@ -314,7 +306,7 @@ async fn apply_move(
     tx: &mut dyn Store,
     order_no: &str,
     event: DepositEvent,
-    change: impl FnOnce(&mut DepositRow, i64) + Send,
+    change: impl FnOnce(DepositMove) -> DepositMove + Send,
     now: i64,
 ) -> Result<Moved, ApiError> {
     let row = load(tx, order_no).await?;
@@ -326,31 +318,28 @@ async fn apply_move(
     Ok(Moved::Done(transition(tx, row, event, change, now).await?))
 }
 
-/// Inside `tx`: moves `row` by `event` along the lifecycle table.
+/// Inside `tx`: moves `row` by `event` along the lifecycle table, writing
+/// the columns `change` sets, with the move's callback record. Returns the
+/// order as written.
 async fn transition(
     tx: &mut dyn Store,
-    mut row: DepositRow,
+    row: DepositRow,
     event: DepositEvent,
-    change: impl FnOnce(&mut DepositRow, i64) + Send,
+    change: impl FnOnce(DepositMove) -> DepositMove + Send,
     now: i64,
 ) -> Result<DepositRow, ApiError> {
-    let from = row.status;
     let next = lifecycle::deposit_next(row.status, event)
         .ok_or_else(|| lifecycle::refused(&row.order_no, row.status, event))?;
-    row.status = next;
-    row.updated_at = now;
-    change(&mut row, now);
+    let mut change = change(DepositMove::to(next, now));
     if row.callback_url.is_some() {
-        row.callback_status = CallbackStatus::Pending;
+        change.callback_status = Some(CallbackStatus::Pending);
     }
-    if !tx
-        .transition_deposit(&lifecycle::deposit_sources(event), &row)
-        .await?
-    {
-        return Err(refused_as_now(tx, &row.order_no, from, event).await);
-    }
-    callbacks::enqueue_deposit(tx, &row, lifecycle::deposit_callback(event), now).await?;
-    Ok(row)
+    let sources = lifecycle::deposit_sources(event);
+    let Some(written) = tx.transition_deposit(&row.id, &sources, &change).await? else {
+        return Err(refused_as_now(tx, &row.order_no, row.status, event).await);
+    };
+    callbacks::enqueue_deposit(tx, &written, lifecycle::deposit_callback(event), now).await?;
+    Ok(written)
 }
 
 /// Expires every deposit still awaiting payment past its `expire_at`.

@@ -35,11 +35,7 @@ pub struct AssetPath {
 }
 
 /// The page of a session.
-#[endpoint {
-    method = GET,
-    path = "/cashier/{token}",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/cashier/{token}", unpublished = true }]
 pub async fn cashier_page(
     rqctx: RequestContext<Arc<App>>,
     path: Path<TokenPath>,
@@ -56,11 +52,7 @@ pub async fn cashier_page(
 }
 
 /// The page's form: a denomination and maybe a saved card.
-#[endpoint {
-    method = POST,
-    path = "/cashier/{token}",
-    unpublished = true,
-}]
+#[endpoint { method = POST, path = "/cashier/{token}", unpublished = true }]
 pub async fn cashier_choice(
     rqctx: RequestContext<Arc<App>>,
     path: Path<TokenPath>,
@@ -97,11 +89,7 @@ pub async fn cashier_choice(
 }
 
 /// What the page's script polls: the page's state, nothing more.
-#[endpoint {
-    method = GET,
-    path = "/cashier/{token}/status",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/cashier/{token}/status", unpublished = true }]
 pub async fn cashier_status(
     rqctx: RequestContext<Arc<App>>,
     path: Path<TokenPath>,
@@ -129,11 +117,7 @@ pub async fn cashier_status(
 
 /// The page's stylesheet and script, served from here so that the page's
 /// content security policy can forbid everything else.
-#[endpoint {
-    method = GET,
-    path = "/cashier-assets/{name}",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/cashier-assets/{name}", unpublished = true }]
 pub async fn cashier_asset(
     _rqctx: RequestContext<Arc<App>>,
     path: Path<AssetPath>,
@@ -237,7 +221,10 @@ async fn render(
     } else {
         code
     };
-    let footer = footer(session, status);
+    let footer = match footer(session, status) {
+        Ok(footer) => footer,
+        Err(e) => return failure(e.into()),
+    };
     let document = layout(
         &format!("Pay {}", merchant.name),
         &format!(
@@ -312,10 +299,10 @@ fn section(
 }
 
 /// What the page's footer says of the order and its deadline.
-fn footer(session: &Session, status: SessionStatus) -> String {
+fn footer(session: &Session, status: SessionStatus) -> Result<String, crate::clock::OutOfRange> {
     let when = |t: chrono::DateTime<chrono::Utc>| t.format("%H:%M UTC, %d %b %Y").to_string();
-    let deadline = crate::clock::from_unix(session.expire_at);
-    match (&session.order, status) {
+    let deadline = crate::clock::from_unix(session.expire_at)?;
+    Ok(match (&session.order, status) {
         (Some(order), SessionStatus::OrderCreated) => format!(
             "Order {} · pay before {}",
             escape(&order.order_no),
@@ -329,7 +316,7 @@ fn footer(session: &Session, status: SessionStatus) -> String {
         (Some(order), _) => format!("Order {}", escape(&order.order_no)),
         (None, SessionStatus::Open) => format!("Choose before {}", when(deadline)),
         (None, _) => format!("Expired at {}", when(deadline)),
-    }
+    })
 }
 
 fn choose_form(session: &Session, amounts: &[Decimal], digits: u32) -> String {
@@ -392,20 +379,24 @@ fn card_choices(session: &Session) -> String {
 
 fn instructions(order: &Deposit, digits: u32) -> String {
     let amount = money(order.amount, digits);
-    match order.route {
-        Route::Channel => format!(
+    match (order.route, order.payment_url.as_deref()) {
+        (Route::Channel, None) => {
+            "<p class=\"problem\" role=\"alert\">The payment page is not available. Please contact the merchant.</p>\n".into()
+        }
+        (Route::Channel, Some(url)) => format!(
             "<section class=\"instructions\" aria-labelledby=\"how\">\n<h2 id=\"how\">Pay with your provider</h2>\n\
              <a class=\"primary button\" id=\"pay\" href=\"{}\" rel=\"noopener noreferrer\">Pay {amount} {}</a>\n\
              <p class=\"note\">You continue on the payment provider's page. Come back to this page afterwards: \
              it shows when the payment has arrived.</p>\n</section>\n",
-            escape(order.payment_url.as_deref().unwrap_or("#")),
+            escape(url),
             escape(&order.currency)
         ),
-        Route::Account => {
-            let Some(account) = &order.account else {
+        (Route::Account, _) => {
+            // Every account order is created with both; one without is
+            // not shown half-made.
+            let (Some(account), Some(remark)) = (&order.account, order.expected_remark.as_deref()) else {
                 return "<p class=\"problem\" role=\"alert\">The bank details are not available. Please contact the merchant.</p>\n".into();
             };
-            let remark = order.expected_remark.as_deref().unwrap_or_default();
             let copy = |target: &str, what: &str| {
                 format!(
                     "<button type=\"button\" class=\"copy\" data-copy=\"{target}\" aria-label=\"Copy the {what}\" hidden>Copy</button>"

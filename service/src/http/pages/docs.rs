@@ -35,11 +35,7 @@ const PAGE: &str = r#"<!DOCTYPE html>
 "#;
 
 /// The API reference page.
-#[endpoint {
-    method = GET,
-    path = "/docs",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/docs", unpublished = true }]
 pub async fn docs_page(
     _rqctx: RequestContext<Arc<App>>,
 ) -> Result<http::Response<Body>, HttpError> {
@@ -53,11 +49,7 @@ pub async fn docs_page(
 }
 
 /// The renderer, the same for the life of the binary.
-#[endpoint {
-    method = GET,
-    path = "/docs/redoc.standalone.js",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/docs/redoc.standalone.js", unpublished = true }]
 pub async fn docs_script(
     _rqctx: RequestContext<Arc<App>>,
 ) -> Result<http::Response<Body>, HttpError> {

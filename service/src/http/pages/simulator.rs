@@ -64,11 +64,7 @@ impl Choice {
 }
 
 /// The payment page of a channel deposit.
-#[endpoint {
-    method = GET,
-    path = "/sandbox/simulator/pay/{order_no}",
-    unpublished = true,
-}]
+#[endpoint { method = GET, path = "/sandbox/simulator/pay/{order_no}", unpublished = true }]
 pub async fn payment_page(
     rqctx: RequestContext<Arc<App>>,
     path: Path<PagePath>,
@@ -85,11 +81,7 @@ pub async fn payment_page(
 }
 
 /// The page's form: the payer's choice moves the order.
-#[endpoint {
-    method = POST,
-    path = "/sandbox/simulator/pay/{order_no}",
-    unpublished = true,
-}]
+#[endpoint { method = POST, path = "/sandbox/simulator/pay/{order_no}", unpublished = true }]
 pub async fn payment_choice(
     rqctx: RequestContext<Arc<App>>,
     path: Path<PagePath>,

@@ -1,12 +1,12 @@
 //! Deposit orders.
 
 use crate::domain::status::DepositStatus;
-use crate::store::paging::{newest_after, ListFilter};
+use crate::store::paging::ListFilter;
 use crate::store::rows::*;
 use crate::store::schema::*;
 use crate::store::StoreResult;
 
-use super::{first_or_none, insert_one};
+use super::{by_order_key, first_or_none, insert_one, list_orders, write_move, OrderKey};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -15,26 +15,8 @@ use diesel_async::RunQueryDsl;
 pub trait DepositQueries: Send {
     async fn insert_deposit(&mut self, row: &DepositRow) -> StoreResult<()>;
 
-    async fn deposit_by_order_no(
-        &mut self,
-        merchant_id: &str,
-        order_no: &str,
-    ) -> StoreResult<Option<DepositRow>>;
-
-    async fn deposit_by_order_no_any(&mut self, order_no: &str) -> StoreResult<Option<DepositRow>>;
-
-    async fn deposit_by_merchant_order_no(
-        &mut self,
-        merchant_id: &str,
-        merchant_order_no: &str,
-    ) -> StoreResult<Option<DepositRow>>;
-
-    async fn deposit_by_remark(&mut self, remark: &str) -> StoreResult<Option<DepositRow>>;
-
-    async fn deposit_by_cashier_session(
-        &mut self,
-        session_id: &str,
-    ) -> StoreResult<Option<DepositRow>>;
+    /// One deposit by the key given.
+    async fn deposit_by(&mut self, key: DepositKey<'_>) -> StoreResult<Option<DepositRow>>;
 
     async fn pending_deposit_by_match_amount(
         &mut self,
@@ -51,13 +33,15 @@ pub trait DepositQueries: Send {
         to: i64,
     ) -> StoreResult<Vec<i64>>;
 
-    /// Writes `row` over the deposit with its id, only while the stored
-    /// status is one of `from`. Returns whether it did.
+    /// Writes `change` to the deposit with id `id`, only while its status
+    /// is one of `from`. Returns the row as written, or `None` when it had
+    /// moved (or is gone).
     async fn transition_deposit(
         &mut self,
+        id: &str,
         from: &[DepositStatus],
-        row: &DepositRow,
-    ) -> StoreResult<bool>;
+        change: &DepositMove,
+    ) -> StoreResult<Option<DepositRow>>;
 
     /// Records the saved card a payer chose, once, while the order awaits
     /// payment. Returns whether it was recorded.
@@ -79,6 +63,32 @@ pub trait DepositQueries: Send {
     async fn list_deposits(&mut self, filter: &ListFilter) -> StoreResult<Vec<DepositRow>>;
 }
 
+/// How one deposit is looked up; it names the row in an error.
+#[derive(Clone, Copy, Debug)]
+pub enum DepositKey<'a> {
+    Order(OrderKey<'a>),
+    /// The remark an account order's payer writes on the transfer.
+    Remark(&'a str),
+    /// The order a cashier session created.
+    CashierSession(&'a str),
+}
+
+impl<'a> From<OrderKey<'a>> for DepositKey<'a> {
+    fn from(key: OrderKey<'a>) -> Self {
+        DepositKey::Order(key)
+    }
+}
+
+impl std::fmt::Display for DepositKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DepositKey::Order(key) => key.fmt(f),
+            DepositKey::Remark(remark) => write!(f, "expected_remark={remark}"),
+            DepositKey::CashierSession(id) => write!(f, "cashier_session_id={id}"),
+        }
+    }
+}
+
 macro_rules! impl_deposits {
     ($conn:ty) => {
         #[async_trait]
@@ -90,72 +100,17 @@ macro_rules! impl_deposits {
                 Ok(())
             }
 
-            async fn deposit_by_order_no(
-                &mut self,
-                merchant_id: &str,
-                order_no: &str,
-            ) -> StoreResult<Option<DepositRow>> {
-                first_or_none!(
-                    self,
-                    DepositRow,
-                    deposit_orders::table
-                        .filter(deposit_orders::merchant_id.eq(merchant_id))
-                        .filter(deposit_orders::order_no.eq(order_no)),
-                    "deposit_orders",
-                    "order_no" = order_no
-                )
-            }
-
-            async fn deposit_by_order_no_any(
-                &mut self,
-                order_no: &str,
-            ) -> StoreResult<Option<DepositRow>> {
-                first_or_none!(
-                    self,
-                    DepositRow,
-                    deposit_orders::table.filter(deposit_orders::order_no.eq(order_no)),
-                    "deposit_orders",
-                    "order_no" = order_no
-                )
-            }
-
-            async fn deposit_by_merchant_order_no(
-                &mut self,
-                merchant_id: &str,
-                merchant_order_no: &str,
-            ) -> StoreResult<Option<DepositRow>> {
-                first_or_none!(
-                    self,
-                    DepositRow,
-                    deposit_orders::table
-                        .filter(deposit_orders::merchant_id.eq(merchant_id))
-                        .filter(deposit_orders::merchant_order_no.eq(merchant_order_no)),
-                    "deposit_orders",
-                    "merchant_order_no" = merchant_order_no
-                )
-            }
-
-            async fn deposit_by_remark(&mut self, remark: &str) -> StoreResult<Option<DepositRow>> {
-                first_or_none!(
-                    self,
-                    DepositRow,
-                    deposit_orders::table.filter(deposit_orders::expected_remark.eq(remark)),
-                    "deposit_orders",
-                    "expected_remark" = remark
-                )
-            }
-
-            async fn deposit_by_cashier_session(
-                &mut self,
-                session_id: &str,
-            ) -> StoreResult<Option<DepositRow>> {
-                first_or_none!(
-                    self,
-                    DepositRow,
-                    deposit_orders::table.filter(deposit_orders::cashier_session_id.eq(session_id)),
-                    "deposit_orders",
-                    "cashier_session_id" = session_id
-                )
+            async fn deposit_by(&mut self, key: DepositKey<'_>) -> StoreResult<Option<DepositRow>> {
+                let query = match key {
+                    DepositKey::Order(order) => by_order_key!(deposit_orders, order),
+                    DepositKey::Remark(remark) => deposit_orders::table
+                        .filter(deposit_orders::expected_remark.eq(remark))
+                        .into_boxed(),
+                    DepositKey::CashierSession(id) => deposit_orders::table
+                        .filter(deposit_orders::cashier_session_id.eq(id))
+                        .into_boxed(),
+                };
+                first_or_none!(self, DepositRow, query, "deposit_orders", key)
             }
 
             async fn pending_deposit_by_match_amount(
@@ -194,21 +149,11 @@ macro_rules! impl_deposits {
 
             async fn transition_deposit(
                 &mut self,
+                id: &str,
                 from: &[DepositStatus],
-                row: &DepositRow,
-            ) -> StoreResult<bool> {
-                let n = diesel::update(
-                    deposit_orders::table
-                        .filter(deposit_orders::id.eq(&row.id))
-                        .filter(deposit_orders::status.eq_any(from)),
-                )
-                .set(row)
-                .execute(self)
-                .await?;
-                if n == 1 {
-                    crate::store::order_written(row.written(false));
-                }
-                Ok(n == 1)
+                change: &DepositMove,
+            ) -> StoreResult<Option<DepositRow>> {
+                write_move!(self, deposit_orders, DepositRow, id, from, change)
             }
 
             async fn set_deposit_payer_card(
@@ -258,17 +203,7 @@ macro_rules! impl_deposits {
             }
 
             async fn list_deposits(&mut self, filter: &ListFilter) -> StoreResult<Vec<DepositRow>> {
-                let mut q = deposit_orders::table.into_boxed();
-                if let Some(m) = &filter.merchant_id {
-                    q = q.filter(deposit_orders::merchant_id.eq(m.clone()));
-                }
-                if let Some(st) = &filter.status {
-                    q = q.filter(deposit_orders::status.eq(st.clone()));
-                }
-                Ok(newest_after!(q, deposit_orders, order_no, filter)
-                    .select(DepositRow::as_select())
-                    .load(self)
-                    .await?)
+                list_orders!(self, deposit_orders, DepositRow, filter)
             }
         }
     };

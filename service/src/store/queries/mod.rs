@@ -32,8 +32,8 @@ macro_rules! insert_one {
 use insert_one;
 
 /// The first row a query finds, if any, read as `$row`; a value in it the
-/// code cannot read is reported with `$table` and the key `$column` =
-/// `$key` it was looked up by.
+/// code cannot read is reported with `$table` and the key it was looked up
+/// by (`$column` = `$key`, or a key that displays itself so).
 macro_rules! first_or_none {
     ($conn:expr, $row:ty, $query:expr) => {
         Ok($query
@@ -42,17 +42,129 @@ macro_rules! first_or_none {
             .await
             .optional()?)
     };
-    ($conn:expr, $row:ty, $query:expr, $table:literal, $column:literal = $key:expr) => {{
+    ($conn:expr, $row:ty, $query:expr, $table:literal, $column:literal = $key:expr) => {
+        first_or_none!(
+            $conn,
+            $row,
+            $query,
+            $table,
+            crate::store::error::Key($column, $key)
+        )
+    };
+    ($conn:expr, $row:ty, $query:expr, $table:literal, $key:expr) => {{
         let found: crate::store::StoreResult<Option<$row>> = $query
             .select(<$row>::as_select())
             .first($conn)
             .await
             .optional()
             .map_err(crate::store::StoreError::from);
-        crate::store::InRow::in_row(found, $table, crate::store::error::Key($column, $key))
+        crate::store::InRow::in_row(found, $table, $key)
     }};
 }
 use first_or_none;
+
+/// How one order (deposit or withdrawal) is looked up by its numbers; it
+/// names the row in an error.
+#[derive(Clone, Copy, Debug)]
+pub enum OrderKey<'a> {
+    /// One merchant's order by the service's number.
+    OrderNo {
+        merchant_id: &'a str,
+        order_no: &'a str,
+    },
+    /// Any merchant's order by the service's number.
+    AnyOrderNo(&'a str),
+    /// One merchant's order by its own number.
+    MerchantOrderNo {
+        merchant_id: &'a str,
+        merchant_order_no: &'a str,
+    },
+}
+
+impl std::fmt::Display for OrderKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OrderKey::OrderNo { order_no, .. } | OrderKey::AnyOrderNo(order_no) => {
+                write!(f, "order_no={order_no}")
+            }
+            OrderKey::MerchantOrderNo {
+                merchant_order_no, ..
+            } => write!(f, "merchant_order_no={merchant_order_no}"),
+        }
+    }
+}
+
+/// The boxed query of an `OrderKey` on either order table (they share the
+/// key columns' names).
+macro_rules! by_order_key {
+    ($table:ident, $key:expr) => {
+        match $key {
+            OrderKey::OrderNo {
+                merchant_id,
+                order_no,
+            } => $table::table
+                .filter($table::merchant_id.eq(merchant_id))
+                .filter($table::order_no.eq(order_no))
+                .into_boxed(),
+            OrderKey::AnyOrderNo(order_no) => $table::table
+                .filter($table::order_no.eq(order_no))
+                .into_boxed(),
+            OrderKey::MerchantOrderNo {
+                merchant_id,
+                merchant_order_no,
+            } => $table::table
+                .filter($table::merchant_id.eq(merchant_id))
+                .filter($table::merchant_order_no.eq(merchant_order_no))
+                .into_boxed(),
+        }
+    };
+}
+use by_order_key;
+
+/// One page of either order table, newest first after `filter.after`,
+/// narrowed to a merchant and a status when the filter says.
+macro_rules! list_orders {
+    ($conn:expr, $table:ident, $row:ty, $filter:expr) => {{
+        let filter = $filter;
+        let mut q = $table::table.into_boxed();
+        if let Some(m) = &filter.merchant_id {
+            q = q.filter($table::merchant_id.eq(m.clone()));
+        }
+        if let Some(st) = &filter.status {
+            q = q.filter($table::status.eq(st.clone()));
+        }
+        Ok(
+            crate::store::paging::newest_after!(q, $table, order_no, filter)
+                .select(<$row>::as_select())
+                .load($conn)
+                .await?,
+        )
+    }};
+}
+use list_orders;
+
+/// Writes a move (`DepositMove`, `WithdrawalMove`) to the order `$id` of
+/// either table while its status is one of `$from`; the row as written, or
+/// `None` when it had moved.
+macro_rules! write_move {
+    ($conn:expr, $table:ident, $row:ty, $id:expr, $from:expr, $change:expr) => {{
+        let written = diesel::update(
+            $table::table
+                .filter($table::id.eq($id))
+                .filter($table::status.eq_any($from)),
+        )
+        .set($change)
+        .returning(<$row>::as_returning())
+        .get_result($conn)
+        .await
+        .optional()?;
+        if let Some(row) = &written {
+            crate::store::order_written(row.written(false));
+        }
+        Ok(written)
+    }};
+}
+use write_move;
 
 /// Declares `Store`, every query trait at once, and gives it to whatever
 /// has them all (both backends' connections).

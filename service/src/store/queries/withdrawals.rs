@@ -1,12 +1,12 @@
 //! Withdrawal orders.
 
 use crate::domain::status::WithdrawalStatus;
-use crate::store::paging::{newest_after, ListFilter};
+use crate::store::paging::ListFilter;
 use crate::store::rows::*;
 use crate::store::schema::*;
 use crate::store::StoreResult;
 
-use super::{first_or_none, insert_one};
+use super::{by_order_key, first_or_none, insert_one, list_orders, write_move, OrderKey};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -15,29 +15,18 @@ use diesel_async::RunQueryDsl;
 pub trait WithdrawalQueries: Send {
     async fn insert_withdrawal(&mut self, row: &WithdrawalRow) -> StoreResult<()>;
 
-    async fn withdrawal_by_order_no(
-        &mut self,
-        merchant_id: &str,
-        order_no: &str,
-    ) -> StoreResult<Option<WithdrawalRow>>;
+    /// One withdrawal by the key given.
+    async fn withdrawal_by(&mut self, key: OrderKey<'_>) -> StoreResult<Option<WithdrawalRow>>;
 
-    async fn withdrawal_by_order_no_any(
-        &mut self,
-        order_no: &str,
-    ) -> StoreResult<Option<WithdrawalRow>>;
-
-    async fn withdrawal_by_merchant_order_no(
-        &mut self,
-        merchant_id: &str,
-        merchant_order_no: &str,
-    ) -> StoreResult<Option<WithdrawalRow>>;
-
-    /// Like `transition_deposit`, for withdrawals.
+    /// Writes `change` to the withdrawal with id `id`, only while its status
+    /// is one of `from`. Returns the row as written, or `None` when it had
+    /// moved (or is gone).
     async fn transition_withdrawal(
         &mut self,
+        id: &str,
         from: &[WithdrawalStatus],
-        row: &WithdrawalRow,
-    ) -> StoreResult<bool>;
+        change: &WithdrawalMove,
+    ) -> StoreResult<Option<WithdrawalRow>>;
 
     /// Order numbers of approved withdrawals not yet handed to a channel.
     async fn withdrawals_to_dispatch(&mut self, limit: i64) -> StoreResult<Vec<String>>;
@@ -56,68 +45,21 @@ macro_rules! impl_withdrawals {
                 Ok(())
             }
 
-            async fn withdrawal_by_order_no(
+            async fn withdrawal_by(
                 &mut self,
-                merchant_id: &str,
-                order_no: &str,
+                key: OrderKey<'_>,
             ) -> StoreResult<Option<WithdrawalRow>> {
-                first_or_none!(
-                    self,
-                    WithdrawalRow,
-                    withdrawal_orders::table
-                        .filter(withdrawal_orders::merchant_id.eq(merchant_id))
-                        .filter(withdrawal_orders::order_no.eq(order_no)),
-                    "withdrawal_orders",
-                    "order_no" = order_no
-                )
-            }
-
-            async fn withdrawal_by_order_no_any(
-                &mut self,
-                order_no: &str,
-            ) -> StoreResult<Option<WithdrawalRow>> {
-                first_or_none!(
-                    self,
-                    WithdrawalRow,
-                    withdrawal_orders::table.filter(withdrawal_orders::order_no.eq(order_no)),
-                    "withdrawal_orders",
-                    "order_no" = order_no
-                )
-            }
-
-            async fn withdrawal_by_merchant_order_no(
-                &mut self,
-                merchant_id: &str,
-                merchant_order_no: &str,
-            ) -> StoreResult<Option<WithdrawalRow>> {
-                first_or_none!(
-                    self,
-                    WithdrawalRow,
-                    withdrawal_orders::table
-                        .filter(withdrawal_orders::merchant_id.eq(merchant_id))
-                        .filter(withdrawal_orders::merchant_order_no.eq(merchant_order_no)),
-                    "withdrawal_orders",
-                    "merchant_order_no" = merchant_order_no
-                )
+                let query = by_order_key!(withdrawal_orders, key);
+                first_or_none!(self, WithdrawalRow, query, "withdrawal_orders", key)
             }
 
             async fn transition_withdrawal(
                 &mut self,
+                id: &str,
                 from: &[WithdrawalStatus],
-                row: &WithdrawalRow,
-            ) -> StoreResult<bool> {
-                let n = diesel::update(
-                    withdrawal_orders::table
-                        .filter(withdrawal_orders::id.eq(&row.id))
-                        .filter(withdrawal_orders::status.eq_any(from)),
-                )
-                .set(row)
-                .execute(self)
-                .await?;
-                if n == 1 {
-                    crate::store::order_written(row.written(false));
-                }
-                Ok(n == 1)
+                change: &WithdrawalMove,
+            ) -> StoreResult<Option<WithdrawalRow>> {
+                write_move!(self, withdrawal_orders, WithdrawalRow, id, from, change)
             }
 
             async fn withdrawals_to_dispatch(&mut self, limit: i64) -> StoreResult<Vec<String>> {
@@ -134,17 +76,7 @@ macro_rules! impl_withdrawals {
                 &mut self,
                 filter: &ListFilter,
             ) -> StoreResult<Vec<WithdrawalRow>> {
-                let mut q = withdrawal_orders::table.into_boxed();
-                if let Some(m) = &filter.merchant_id {
-                    q = q.filter(withdrawal_orders::merchant_id.eq(m.clone()));
-                }
-                if let Some(st) = &filter.status {
-                    q = q.filter(withdrawal_orders::status.eq(st.clone()));
-                }
-                Ok(newest_after!(q, withdrawal_orders, order_no, filter)
-                    .select(WithdrawalRow::as_select())
-                    .load(self)
-                    .await?)
+                list_orders!(self, withdrawal_orders, WithdrawalRow, filter)
             }
         }
     };
