@@ -1,4 +1,11 @@
-//! What the two SQL dialects say differently, in one place.
+//! Every statement the store sends as text rather than building it with
+//! diesel, in one place: what the two SQL dialects say differently, and
+//! the PostgreSQL-only batch writes. None spells a stored value: statuses
+//! are bound through the same mapping as every diesel query's
+//! (`status_sql`). `raw_statements` lists them all, so a test can
+//! snapshot their text and compile each against either backend's schema.
+
+use super::Backend;
 
 /// What the two SQL dialects say differently.
 pub(super) trait Dialect {
@@ -47,4 +54,120 @@ impl Dialect for crate::store::SqliteConn {
          ORDER BY next_attempt_at LIMIT ?2) RETURNING *";
     const RATE_BUCKET: &'static str =
         "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = ?1";
+}
+
+/// The same on both backends.
+pub(super) const ACCOUNT_SUMS: &str =
+    "SELECT account, currency, CAST(SUM(amount) AS BIGINT) AS total \
+     FROM postings GROUP BY account, currency";
+pub(super) const UNBALANCED_ENTRIES: &str =
+    "SELECT entry_id, CAST(SUM(amount) AS BIGINT) AS total \
+     FROM postings GROUP BY entry_id HAVING SUM(amount) <> 0";
+pub(super) const NEWEST_MIGRATION: &str =
+    "SELECT MAX(version) AS version FROM __diesel_schema_migrations";
+
+/// PostgreSQL: the channel every instance's delivery worker listens on
+/// (the `callback_notify` migration's trigger notifies it).
+pub(super) const LISTEN_CALLBACKS_DUE: &str = "LISTEN payments_callback_due";
+/// PostgreSQL: whether a listening connection is still there.
+pub(super) const PING: &str = "SELECT 1";
+
+/// PostgreSQL: a claimed batch's outcomes in one statement (`$1`..`$7`:
+/// the columns as arrays, `$8`: SENDING); returns the positions it kept.
+pub(super) const FINISH_DELIVERIES: &str = "UPDATE callback_deliveries AS d SET status = u.status, attempts = u.attempts, \
+     next_attempt_at = u.next_attempt_at, signature = u.signature, updated_at = u.updated_at \
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int8[]) \
+     WITH ORDINALITY AS u(id, token, status, attempts, next_attempt_at, signature, updated_at, n) \
+     WHERE d.id = u.id AND d.status = $8 AND d.claim_token = u.token RETURNING u.n";
+
+/// PostgreSQL: each order's callback summary for a batch, one statement
+/// per order table (`$1`..`$4`: order numbers, statuses, counts, times).
+pub(super) fn note_orders(table: &str) -> String {
+    format!(
+        "UPDATE {table} AS o SET callback_status = u.status, \
+         callback_count = o.callback_count + u.n, updated_at = u.now \
+         FROM unnest($1::text[], $2::text[], $3::int4[], $4::int8[]) AS u(order_no, status, n, now) \
+         WHERE o.order_no = u.order_no"
+    )
+}
+
+/// What a raw statement is, for checking it: a query can be compiled
+/// without running it (`PREPARE`, `EXPLAIN`); a utility statement cannot,
+/// and is run inside a transaction that is rolled back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawKind {
+    Query,
+    Utility,
+}
+
+/// One statement the store sends as text.
+#[derive(Clone, Debug)]
+pub struct RawStatement {
+    pub name: &'static str,
+    pub kind: RawKind,
+    pub sql: String,
+}
+
+/// Every raw statement the store sends to `backend`, in a fixed order.
+pub fn raw_statements(backend: Backend) -> Vec<RawStatement> {
+    fn of<D: Dialect>() -> Vec<(&'static str, RawKind, String)> {
+        let mut all = vec![
+            (
+                "claim_callbacks",
+                RawKind::Query,
+                D::CLAIM_CALLBACKS.to_string(),
+            ),
+            ("rate_bucket", RawKind::Query, D::RATE_BUCKET.to_string()),
+            ("account_sums", RawKind::Query, ACCOUNT_SUMS.to_string()),
+            (
+                "unbalanced_entries",
+                RawKind::Query,
+                UNBALANCED_ENTRIES.to_string(),
+            ),
+            (
+                "newest_migration",
+                RawKind::Query,
+                NEWEST_MIGRATION.to_string(),
+            ),
+        ];
+        if let Some(sql) = D::LOCK_MERCHANT {
+            all.push(("lock_merchant", RawKind::Query, sql.to_string()));
+        }
+        if let Some(sql) = D::SNAPSHOT {
+            all.push(("snapshot", RawKind::Utility, sql.to_string()));
+        }
+        all
+    }
+    let mut all = match backend {
+        Backend::Postgres => of::<diesel_async::AsyncPgConnection>(),
+        Backend::Sqlite => of::<crate::store::SqliteConn>(),
+    };
+    if backend == Backend::Postgres {
+        all.extend([
+            (
+                "finish_deliveries",
+                RawKind::Query,
+                FINISH_DELIVERIES.to_string(),
+            ),
+            (
+                "note_deposit_orders",
+                RawKind::Query,
+                note_orders("deposit_orders"),
+            ),
+            (
+                "note_withdrawal_orders",
+                RawKind::Query,
+                note_orders("withdrawal_orders"),
+            ),
+            (
+                "listen_callbacks_due",
+                RawKind::Utility,
+                LISTEN_CALLBACKS_DUE.to_string(),
+            ),
+            ("ping", RawKind::Query, PING.to_string()),
+        ]);
+    }
+    all.into_iter()
+        .map(|(name, kind, sql)| RawStatement { name, kind, sql })
+        .collect()
 }

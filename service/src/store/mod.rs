@@ -11,10 +11,14 @@ pub mod queries;
 pub mod rows;
 pub mod schema;
 mod status_sql;
+mod unit;
 
+pub use dialect::{raw_statements, RawKind, RawStatement};
 pub use error::{InRow, StoreError, StoreResult, UniqueKey};
 pub use queries::deposits::DepositKey;
 pub use queries::{OrderKey, Store};
+pub(crate) use unit::OrderWritten;
+pub use unit::{Effects, Tx, UnitOfWork};
 
 use crate::clock::Clock;
 use anyhow::{anyhow, Context, Result};
@@ -27,8 +31,6 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use futures::future::BoxFuture;
-use std::cell::RefCell;
-use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -82,94 +84,16 @@ enum Pools {
     Sqlite(Pool<SqliteConn>),
 }
 
-tokio::task_local! {
-    /// What the unit of work under way has done, told after its commit.
-    static UNIT: RefCell<Unit>;
-}
-
-#[derive(Default)]
-struct Unit {
-    /// It wrote a callback that is due.
-    callback_queued: bool,
-    /// When it began, in milliseconds on the injected clock.
-    began_ms: i64,
-    /// The orders it wrote.
-    orders: Vec<OrderWritten>,
-    /// It wrote a merchant, an API key or a fee rate.
-    merchant_written: bool,
-}
-
-/// The store calls this when it writes a due callback record; the unit of
-/// work it runs in rings the bell after its commit. Outside a unit of work
-/// (no scope) it does nothing.
-pub(crate) fn callback_queued() {
-    let _ = UNIT.try_with(|u| u.borrow_mut().callback_queued = true);
-}
-
-/// The store calls this when it writes a merchant, an API key or a fee
-/// rate; `Db::merchants_generation` moves on when the unit of work ends.
-pub(crate) fn merchant_written() {
-    let _ = UNIT.try_with(|u| u.borrow_mut().merchant_written = true);
-}
-
-/// When the unit of work under way began, in milliseconds on the injected
-/// clock: the time a callback record notes as its queueing, so that the
-/// delay to its first attempt is measured finer than the seconds the rows
-/// keep. `None` outside a unit of work.
-pub fn unit_began_ms() -> Option<i64> {
-    UNIT.try_with(|u| u.borrow().began_ms).ok()
-}
-
-/// An order the store wrote: created, or moved to `status`.
-#[derive(Debug)]
-pub(crate) struct OrderWritten {
-    pub kind: &'static str,
-    pub order_no: String,
-    pub merchant_order_no: String,
-    pub merchant_id: String,
-    pub currency: String,
-    pub status: &'static str,
-    pub created: bool,
-}
-
-pub(crate) fn order_written(order: OrderWritten) {
-    let _ = UNIT.try_with(|u| u.borrow_mut().orders.push(order));
-}
-
-impl OrderWritten {
-    /// The order's line in the log and its counts, once committed. A new
-    /// order born past its first state (an auto-approved withdrawal) also
-    /// counts the move to it.
-    fn tell(self) {
-        use crate::telemetry::metrics;
-        let OrderWritten {
-            kind,
-            order_no,
-            merchant_order_no,
-            merchant_id,
-            currency,
-            status,
-            created,
-        } = self;
-        if created {
-            metrics::order_created(kind, &currency);
-            if status != "pending" {
-                metrics::order_state_changed(kind, &currency, status);
-            }
-            tracing::info!(
-                kind,
-                %order_no,
-                %merchant_order_no,
-                %merchant_id,
-                %currency,
-                status,
-                "order created"
-            );
-        } else {
-            metrics::order_state_changed(kind, &currency, status);
-            tracing::info!(kind, %order_no, %merchant_id, %currency, status, "order state changed");
-        }
-    }
+/// Runs `f` as one unit of work on `conn`: what it answered and what it
+/// did, for `Db` to act on once the unit ends.
+async fn in_unit<C, T, E, F>(conn: &mut C, began_ms: i64, f: F) -> (Result<T, E>, Effects)
+where
+    for<'x> Tx<'x, C>: Store,
+    F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>>,
+{
+    let mut tx = Tx::new(conn, began_ms);
+    let result = f(&mut tx).await;
+    (result, tx.into_effects())
 }
 
 // Short-lived and moved once; boxing the larger variant buys nothing.
@@ -283,24 +207,25 @@ impl Db {
         T: Send,
         F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, StoreResult<T>> + Send,
     {
-        self.ringing(async {
-            match self.conn().await? {
-                Conn::Postgres(mut c) if self.options.pgbouncer => {
-                    // BEGIN and COMMIT go by the simple protocol, which
-                    // prepares nothing.
-                    c.batch_execute("BEGIN").await?;
-                    let result = f(&mut *c).await;
-                    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-                    let ended = c.batch_execute(end).await;
-                    let value = result?;
-                    ended?;
-                    Ok(value)
-                }
-                Conn::Postgres(mut c) => f(&mut *c).await,
-                Conn::Sqlite(mut c) => f(&mut *c).await,
+        let began = self.began_ms();
+        let (result, done) = match self.conn().await? {
+            Conn::Postgres(mut c) if self.options.pgbouncer => {
+                // BEGIN and COMMIT go by the simple protocol, which
+                // prepares nothing.
+                c.batch_execute("BEGIN").await?;
+                let (result, done) = in_unit(&mut *c, began, f).await;
+                let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+                let ended = c.batch_execute(end).await;
+                (
+                    result.and_then(|v| ended.map(|()| v).map_err(Into::into)),
+                    done,
+                )
             }
-        })
-        .await
+            Conn::Postgres(mut c) => in_unit(&mut *c, began, f).await,
+            Conn::Sqlite(mut c) => in_unit(&mut *c, began, f).await,
+        };
+        self.after(done, result.is_ok());
+        result
     }
 
     pub async fn transaction<T, E, F>(&self, f: F) -> Result<T, E>
@@ -309,51 +234,53 @@ impl Db {
         E: From<diesel::result::Error> + From<StoreError> + Send + 'static,
         F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
     {
-        self.ringing(async {
-            match self.conn().await? {
-                Conn::Postgres(mut c) => {
-                    let c: &mut AsyncPgConnection = &mut c;
-                    c.transaction(async move |tx: &mut AsyncPgConnection| f(tx).await)
-                        .await
-                }
-                Conn::Sqlite(mut c) => {
-                    let c: &mut SqliteConn = &mut c;
-                    c.transaction(async move |tx: &mut SqliteConn| f(tx).await)
-                        .await
-                }
+        let began = self.began_ms();
+        let committed = match self.conn().await? {
+            Conn::Postgres(mut c) => {
+                let c: &mut AsyncPgConnection = &mut c;
+                c.transaction(async move |conn: &mut AsyncPgConnection| {
+                    let (result, done) = in_unit(conn, began, f).await;
+                    result.map(|v| (v, done))
+                })
+                .await
             }
-        })
-        .await
+            Conn::Sqlite(mut c) => {
+                let c: &mut SqliteConn = &mut c;
+                c.transaction(async move |conn: &mut SqliteConn| {
+                    let (result, done) = in_unit(conn, began, f).await;
+                    result.map(|v| (v, done))
+                })
+                .await
+            }
+        };
+        // A rolled-back unit's effects never happened: they are dropped.
+        let (value, done) = committed?;
+        self.after(done, true);
+        Ok(value)
     }
 
-    /// Runs a unit of work and, when it succeeded (committed), tells what
-    /// it wrote and, if it queued a callback, wakes the delivery worker.
-    async fn ringing<T, E>(&self, work: impl Future<Output = Result<T, E>>) -> Result<T, E> {
-        let unit = Unit {
-            began_ms: self.clock.now().timestamp_millis(),
-            ..Unit::default()
-        };
-        let (result, unit) = UNIT
-            .scope(RefCell::new(unit), async {
-                let result = work.await;
-                (result, UNIT.with(|u| u.take()))
-            })
-            .await;
-        // Whether it committed or not: a unit of work outside a transaction
-        // may have written before it failed.
-        if unit.merchant_written {
+    fn began_ms(&self) -> i64 {
+        self.clock.now().timestamp_millis()
+    }
+
+    /// Acts on what a unit of work did once it has ended: when it
+    /// committed, tells the orders it wrote and, if it made a callback
+    /// due, wakes the delivery worker.
+    fn after(&self, done: Effects, committed: bool) {
+        // Committed or not: a unit of work outside a transaction may have
+        // written before it failed.
+        if done.merchant_written {
             self.merchants_written
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
-        if result.is_ok() {
-            for order in unit.orders {
+        if committed {
+            for order in done.orders {
                 order.tell();
             }
-            if unit.callback_queued {
+            if done.callback_queued {
                 self.callbacks_due.notify_one();
             }
         }
-        result
     }
 
     /// Moves on each time a unit of work on this instance has written a
@@ -401,6 +328,46 @@ impl Db {
         }
     }
 
+    /// Compiles every raw statement (`raw_statements`) against this
+    /// database's schema without running it: a query is prepared
+    /// (PostgreSQL) or explained (SQLite), a utility statement runs in a
+    /// transaction that is then rolled back. Each statement's name with
+    /// what its database said; the tests run this on both backends.
+    pub async fn check_raw_statements(&self) -> StoreResult<Vec<(&'static str, StoreResult<()>)>> {
+        let mut checked = Vec::new();
+        match self.conn().await? {
+            Conn::Postgres(mut c) => {
+                for s in raw_statements(Backend::Postgres) {
+                    let result = match s.kind {
+                        RawKind::Query => {
+                            let prepared = c
+                                .batch_execute(&format!("PREPARE raw_check AS {}", s.sql))
+                                .await;
+                            match prepared {
+                                Ok(()) => c.batch_execute("DEALLOCATE raw_check").await,
+                                Err(e) => Err(e),
+                            }
+                        }
+                        RawKind::Utility => {
+                            c.batch_execute("BEGIN").await?;
+                            let ran = c.batch_execute(&s.sql).await;
+                            c.batch_execute("ROLLBACK").await?;
+                            ran
+                        }
+                    };
+                    checked.push((s.name, result.map_err(StoreError::from)));
+                }
+            }
+            Conn::Sqlite(mut c) => {
+                for s in raw_statements(Backend::Sqlite) {
+                    let result = c.batch_execute(&format!("EXPLAIN {}", s.sql)).await;
+                    checked.push((s.name, result.map_err(StoreError::from)));
+                }
+            }
+        }
+        Ok(checked)
+    }
+
     /// The newest migration the database has applied and the newest this
     /// build carries: equal when the schema is the one the code expects.
     pub async fn schema_versions(&self) -> StoreResult<SchemaVersions> {
@@ -409,7 +376,7 @@ impl Db {
             #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
             version: Option<String>,
         }
-        const NEWEST: &str = "SELECT MAX(version) AS version FROM __diesel_schema_migrations";
+        const NEWEST: &str = dialect::NEWEST_MIGRATION;
         use diesel_async::RunQueryDsl;
         let (applied, migrations) = match self.conn().await? {
             Conn::Postgres(mut c) => {
@@ -471,7 +438,6 @@ pub struct SchemaVersions {
 }
 
 /// The channel the `callback_deliveries_due` trigger notifies.
-const CALLBACKS_DUE_CHANNEL: &str = "payments_callback_due";
 
 async fn listen(url: String, bell: Arc<Notify>, listening: Arc<std::sync::atomic::AtomicBool>) {
     use diesel_async::RunQueryDsl;
@@ -489,8 +455,10 @@ async fn listen(url: String, bell: Arc<Notify>, listening: Arc<std::sync::atomic
                 continue;
             }
         };
-        let sql = format!("LISTEN {CALLBACKS_DUE_CHANNEL}");
-        if let Err(e) = diesel::sql_query(sql).execute(&mut conn).await {
+        if let Err(e) = diesel::sql_query(dialect::LISTEN_CALLBACKS_DUE)
+            .execute(&mut conn)
+            .await
+        {
             tracing::warn!(error = %e, "callback LISTEN failed; polling meanwhile");
             tokio::time::sleep(RECONNECT).await;
             continue;
@@ -518,7 +486,7 @@ async fn listen(url: String, bell: Arc<Notify>, listening: Arc<std::sync::atomic
                     }
                 }
             }
-            if diesel::sql_query("SELECT 1")
+            if diesel::sql_query(dialect::PING)
                 .execute(&mut conn)
                 .await
                 .is_err()

@@ -101,7 +101,7 @@ async fn enqueue(
         updated_at: now,
         signature: None,
         claim_token: None,
-        queued_at_ms: crate::store::unit_began_ms(),
+        queued_at_ms: Some(tx.began_ms()),
     })
     .await?;
     Ok(true)

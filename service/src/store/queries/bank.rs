@@ -47,7 +47,7 @@ macro_rules! impl_bank {
                 &mut self,
                 row: &BankTransactionRow,
             ) -> StoreResult<()> {
-                insert_one!(self, bank_transactions::table, row)
+                insert_one!(self.c(), bank_transactions::table, row)
             }
 
             async fn bank_transaction_by_reference(
@@ -56,7 +56,7 @@ macro_rules! impl_bank {
                 bank_reference: &str,
             ) -> StoreResult<Option<BankTransactionRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     BankTransactionRow,
                     bank_transactions::table
                         .filter(bank_transactions::account_id.eq(account_id))
@@ -71,7 +71,7 @@ macro_rules! impl_bank {
                 id: &str,
             ) -> StoreResult<Option<BankTransactionRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     BankTransactionRow,
                     bank_transactions::table.filter(bank_transactions::id.eq(id)),
                     "bank_transactions",
@@ -96,7 +96,7 @@ macro_rules! impl_bank {
                     bank_transactions::matched_at.eq(Some(now)),
                     bank_transactions::updated_at.eq(now),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?;
                 Ok(n == 1)
             }
@@ -114,12 +114,12 @@ macro_rules! impl_bank {
                 }
                 Ok(newest_after!(q, bank_transactions, id, filter)
                     .select(BankTransactionRow::as_select())
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
         }
     };
 }
 
-impl_bank!(diesel_async::AsyncPgConnection);
-impl_bank!(crate::store::SqliteConn);
+impl_bank!(crate::store::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_bank!(crate::store::Tx<'_, crate::store::SqliteConn>);

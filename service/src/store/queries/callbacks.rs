@@ -2,7 +2,7 @@
 
 use super::first_or_none;
 use crate::domain::status::{CallbackStatus, DeliveryStatus, OrderKind};
-use crate::store::dialect::Dialect;
+use crate::store::dialect::{self, Dialect};
 use crate::store::paging::{newest_after, ListFilter};
 use crate::store::rows::*;
 use crate::store::schema::*;
@@ -147,9 +147,10 @@ fn order_table(kind: OrderKind) -> &'static str {
 /// deposits, withdrawals): on PostgreSQL each statement is a round trip,
 /// and a drained backlog writes thousands of outcomes a second.
 async fn finish_set_based(
-    conn: &mut diesel_async::AsyncPgConnection,
+    tx: &mut crate::store::Tx<'_, diesel_async::AsyncPgConnection>,
     batch: &[AttemptOutcome],
 ) -> StoreResult<Vec<bool>> {
+    let conn = tx.c();
     use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
     #[derive(QueryableByName)]
     struct Kept {
@@ -160,29 +161,42 @@ async fn finish_set_based(
         return Ok(Vec::new());
     }
     let column = |f: fn(&AttemptOutcome) -> String| batch.iter().map(f).collect::<Vec<_>>();
-    let kept: Vec<Kept> = diesel::sql_query(
-        "UPDATE callback_deliveries AS d SET status = u.status, attempts = u.attempts, \
-         next_attempt_at = u.next_attempt_at, signature = u.signature, updated_at = u.updated_at \
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int8[]) \
-         WITH ORDINALITY AS u(id, token, status, attempts, next_attempt_at, signature, updated_at, n) \
-         WHERE d.id = u.id AND d.status = $8 AND d.claim_token = u.token RETURNING u.n",
-    )
-    .bind::<Array<Text>, _>(column(|o| o.delivery.id.clone()))
-    .bind::<Array<Nullable<Text>>, _>(
-        batch.iter().map(|o| o.delivery.claim_token.clone()).collect::<Vec<_>>(),
-    )
-    .bind::<Array<Text>, _>(column(|o| o.delivery.status.as_str().to_string()))
-    .bind::<Array<Integer>, _>(batch.iter().map(|o| o.delivery.attempts).collect::<Vec<_>>())
-    .bind::<Array<Nullable<BigInt>>, _>(
-        batch.iter().map(|o| o.delivery.next_attempt_at).collect::<Vec<_>>(),
-    )
-    .bind::<Array<Nullable<Text>>, _>(
-        batch.iter().map(|o| o.delivery.signature.clone()).collect::<Vec<_>>(),
-    )
-    .bind::<Array<BigInt>, _>(batch.iter().map(|o| o.delivery.updated_at).collect::<Vec<_>>())
-    .bind::<Text, _>(DeliveryStatus::Sending)
-    .load(conn)
-    .await?;
+    let kept: Vec<Kept> = diesel::sql_query(dialect::FINISH_DELIVERIES)
+        .bind::<Array<Text>, _>(column(|o| o.delivery.id.clone()))
+        .bind::<Array<Nullable<Text>>, _>(
+            batch
+                .iter()
+                .map(|o| o.delivery.claim_token.clone())
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Text>, _>(column(|o| o.delivery.status.as_str().to_string()))
+        .bind::<Array<Integer>, _>(
+            batch
+                .iter()
+                .map(|o| o.delivery.attempts)
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<BigInt>>, _>(
+            batch
+                .iter()
+                .map(|o| o.delivery.next_attempt_at)
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<Nullable<Text>>, _>(
+            batch
+                .iter()
+                .map(|o| o.delivery.signature.clone())
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Array<BigInt>, _>(
+            batch
+                .iter()
+                .map(|o| o.delivery.updated_at)
+                .collect::<Vec<_>>(),
+        )
+        .bind::<Text, _>(DeliveryStatus::Sending)
+        .load(conn)
+        .await?;
     // By position, not by id: an outcome whose claim was lost names the
     // same record as the one that holds it now.
     let mut flags = vec![false; batch.len()];
@@ -232,20 +246,21 @@ async fn note_orders_set_based(
         if mine.is_empty() {
             continue;
         }
-        diesel::sql_query(format!(
-            "UPDATE {table} AS o SET callback_status = u.status, \
-             callback_count = o.callback_count + u.n, updated_at = u.now \
-             FROM unnest($1::text[], $2::text[], $3::int4[], $4::int8[]) AS u(order_no, status, n, now) \
-             WHERE o.order_no = u.order_no"
-        ))
-        .bind::<Array<Text>, _>(mine.iter().map(|((_, no), _)| no.to_string()).collect::<Vec<_>>())
-        .bind::<Array<Text>, _>(
-            mine.iter().map(|(_, (s, _, _))| s.as_str().to_string()).collect::<Vec<_>>(),
-        )
-        .bind::<Array<Integer>, _>(mine.iter().map(|(_, (_, n, _))| *n).collect::<Vec<_>>())
-        .bind::<Array<BigInt>, _>(mine.iter().map(|(_, (_, _, now))| *now).collect::<Vec<_>>())
-        .execute(conn)
-        .await?;
+        diesel::sql_query(dialect::note_orders(table))
+            .bind::<Array<Text>, _>(
+                mine.iter()
+                    .map(|((_, no), _)| no.to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Text>, _>(
+                mine.iter()
+                    .map(|(_, (s, _, _))| s.as_str().to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Integer>, _>(mine.iter().map(|(_, (_, n, _))| *n).collect::<Vec<_>>())
+            .bind::<Array<BigInt>, _>(mine.iter().map(|(_, (_, _, now))| *now).collect::<Vec<_>>())
+            .execute(conn)
+            .await?;
     }
     Ok(())
 }
@@ -276,9 +291,9 @@ macro_rules! impl_callbacks {
             ) -> StoreResult<()> {
                 diesel::insert_into(callback_deliveries::table)
                     .values(row)
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
-                crate::store::callback_queued();
+                self.done.callback_queued = true;
                 Ok(())
             }
 
@@ -290,7 +305,7 @@ macro_rules! impl_callbacks {
                     .filter(callback_deliveries::order_no.eq(order_no))
                     .order(callback_deliveries::created_at.asc())
                     .select(CallbackDeliveryRow::as_select())
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
@@ -299,7 +314,7 @@ macro_rules! impl_callbacks {
                 id: &str,
             ) -> StoreResult<Option<CallbackDeliveryRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     CallbackDeliveryRow,
                     callback_deliveries::table.filter(callback_deliveries::id.eq(id)),
                     "callback_deliveries",
@@ -318,7 +333,7 @@ macro_rules! impl_callbacks {
                         callback_attempts::attempt.asc(),
                     ))
                     .select(CallbackAttemptRow::as_select())
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
@@ -335,7 +350,7 @@ macro_rules! impl_callbacks {
                 }
                 Ok(newest_after!(q, callback_deliveries, id, filter)
                     .select(CallbackDeliveryRow::as_select())
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
@@ -351,7 +366,7 @@ macro_rules! impl_callbacks {
                     .bind::<diesel::sql_types::Text, _>(claimer)
                     .bind::<diesel::sql_types::Text, _>(DeliveryStatus::Sending)
                     .bind::<diesel::sql_types::Text, _>(DeliveryStatus::WaitingRetry)
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
@@ -374,10 +389,10 @@ macro_rules! impl_callbacks {
                     callback_deliveries::status.eq(DeliveryStatus::WaitingRetry),
                     callback_deliveries::claim_token.eq(None::<String>),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?;
                 if n > 0 {
-                    crate::store::callback_queued();
+                    self.done.callback_queued = true;
                 }
                 Ok(n)
             }
@@ -386,7 +401,7 @@ macro_rules! impl_callbacks {
                 Ok(callback_deliveries::table
                     .filter(callback_deliveries::status.eq(DeliveryStatus::WaitingRetry))
                     .select(diesel::dsl::min(callback_deliveries::next_attempt_at))
-                    .first::<Option<i64>>(self)
+                    .first::<Option<i64>>(self.c())
                     .await?)
             }
 
@@ -408,12 +423,12 @@ macro_rules! impl_callbacks {
                     callback_deliveries::signature.eq(&delivery.signature),
                     callback_deliveries::updated_at.eq(delivery.updated_at),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?;
                 if n == 1 {
                     diesel::insert_into(callback_attempts::table)
                         .values(attempt)
-                        .execute(self)
+                        .execute(self.c())
                         .await?;
                 }
                 Ok(n == 1)
@@ -435,7 +450,7 @@ macro_rules! impl_callbacks {
                         withdrawal_orders::callback_count.eq(withdrawal_orders::callback_count + 1),
                         withdrawal_orders::updated_at.eq(now),
                     ))
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 } else {
                     diesel::update(
@@ -446,7 +461,7 @@ macro_rules! impl_callbacks {
                         deposit_orders::callback_count.eq(deposit_orders::callback_count + 1),
                         deposit_orders::updated_at.eq(now),
                     ))
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 }
                 Ok(())
@@ -463,7 +478,7 @@ macro_rules! impl_callbacks {
                     callback_deliveries::next_attempt_at.eq(Some(now)),
                     callback_deliveries::updated_at.eq(now),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?)
             }
 
@@ -479,10 +494,10 @@ macro_rules! impl_callbacks {
                     callback_deliveries::next_attempt_at.eq(Some(now)),
                     callback_deliveries::updated_at.eq(now),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?;
                 if n == 1 {
-                    crate::store::callback_queued();
+                    self.done.callback_queued = true;
                 }
                 Ok(n == 1)
             }
@@ -498,7 +513,7 @@ macro_rules! impl_callbacks {
                     callback_deliveries::status.eq(DeliveryStatus::WaitingRetry),
                     callback_deliveries::claim_token.eq(None::<String>),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?;
                 Ok(n == 1)
             }
@@ -511,13 +526,13 @@ macro_rules! impl_callbacks {
                     )
                     .group_by(callback_deliveries::status)
                     .select((callback_deliveries::status, diesel::dsl::count_star()))
-                    .load(self)
+                    .load(self.c())
                     .await?;
                 let oldest_due_at = callback_deliveries::table
                     .filter(callback_deliveries::status.eq(DeliveryStatus::WaitingRetry))
                     .filter(callback_deliveries::next_attempt_at.le(now))
                     .select(diesel::dsl::min(callback_deliveries::next_attempt_at))
-                    .first::<Option<i64>>(self)
+                    .first::<Option<i64>>(self.c())
                     .await?;
                 let count = |s: DeliveryStatus| {
                     counts
@@ -535,5 +550,8 @@ macro_rules! impl_callbacks {
     };
 }
 
-impl_callbacks!(diesel_async::AsyncPgConnection, finish_set_based);
-impl_callbacks!(crate::store::SqliteConn, finish_each);
+impl_callbacks!(
+    crate::store::Tx<'_, diesel_async::AsyncPgConnection>,
+    finish_set_based
+);
+impl_callbacks!(crate::store::Tx<'_, crate::store::SqliteConn>, finish_each);

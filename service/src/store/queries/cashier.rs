@@ -32,7 +32,7 @@ macro_rules! impl_cashier {
         #[async_trait]
         impl CashierQueries for $conn {
             async fn insert_cashier_session(&mut self, row: &CashierSessionRow) -> StoreResult<()> {
-                insert_one!(self, cashier_sessions::table, row)
+                insert_one!(self.c(), cashier_sessions::table, row)
             }
 
             async fn cashier_session_by_token_hash(
@@ -40,7 +40,7 @@ macro_rules! impl_cashier {
                 token_hash: &str,
             ) -> StoreResult<Option<CashierSessionRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     CashierSessionRow,
                     cashier_sessions::table.filter(cashier_sessions::token_hash.eq(token_hash)),
                     "cashier_sessions",
@@ -53,7 +53,7 @@ macro_rules! impl_cashier {
                 id: &str,
             ) -> StoreResult<Option<CashierSessionRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     CashierSessionRow,
                     cashier_sessions::table.filter(cashier_sessions::id.eq(id)),
                     "cashier_sessions",
@@ -67,7 +67,7 @@ macro_rules! impl_cashier {
                 merchant_order_no: &str,
             ) -> StoreResult<Option<CashierSessionRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     CashierSessionRow,
                     cashier_sessions::table
                         .filter(cashier_sessions::merchant_id.eq(merchant_id))
@@ -80,5 +80,5 @@ macro_rules! impl_cashier {
     };
 }
 
-impl_cashier!(diesel_async::AsyncPgConnection);
-impl_cashier!(crate::store::SqliteConn);
+impl_cashier!(crate::store::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_cashier!(crate::store::Tx<'_, crate::store::SqliteConn>);

@@ -94,9 +94,9 @@ macro_rules! impl_deposits {
         #[async_trait]
         impl DepositQueries for $conn {
             async fn insert_deposit(&mut self, row: &DepositRow) -> StoreResult<()> {
-                let inserted: StoreResult<()> = insert_one!(self, deposit_orders::table, row);
+                let inserted: StoreResult<()> = insert_one!(self.c(), deposit_orders::table, row);
                 inserted?;
-                crate::store::order_written(row.written(true));
+                self.done.orders.push(row.written(true));
                 Ok(())
             }
 
@@ -110,7 +110,7 @@ macro_rules! impl_deposits {
                         .filter(deposit_orders::cashier_session_id.eq(id))
                         .into_boxed(),
                 };
-                first_or_none!(self, DepositRow, query, "deposit_orders", key)
+                first_or_none!(self.c(), DepositRow, query, "deposit_orders", key)
             }
 
             async fn pending_deposit_by_match_amount(
@@ -119,7 +119,7 @@ macro_rules! impl_deposits {
                 amount: i64,
             ) -> StoreResult<Option<DepositRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     DepositRow,
                     deposit_orders::table
                         .filter(deposit_orders::account_id.eq(account_id))
@@ -142,7 +142,7 @@ macro_rules! impl_deposits {
                     .filter(deposit_orders::match_amount.ge(from))
                     .filter(deposit_orders::match_amount.lt(to))
                     .select(deposit_orders::match_amount)
-                    .load(self)
+                    .load(self.c())
                     .await?;
                 Ok(taken.into_iter().flatten().collect())
             }
@@ -174,7 +174,7 @@ macro_rules! impl_deposits {
                     deposit_orders::payer_account_last4.eq(last4),
                     deposit_orders::updated_at.eq(now),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?;
                 Ok(n == 1)
             }
@@ -190,7 +190,7 @@ macro_rules! impl_deposits {
                     .order(deposit_orders::expire_at.asc())
                     .limit(limit)
                     .select(deposit_orders::order_no)
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
@@ -198,16 +198,16 @@ macro_rules! impl_deposits {
                 Ok(deposit_orders::table
                     .filter(deposit_orders::status.eq(DepositStatus::Pending))
                     .select(diesel::dsl::min(deposit_orders::expire_at))
-                    .first(self)
+                    .first(self.c())
                     .await?)
             }
 
             async fn list_deposits(&mut self, filter: &ListFilter) -> StoreResult<Vec<DepositRow>> {
-                list_orders!(self, deposit_orders, DepositRow, filter)
+                list_orders!(self.c(), deposit_orders, DepositRow, filter)
             }
         }
     };
 }
 
-impl_deposits!(diesel_async::AsyncPgConnection);
-impl_deposits!(crate::store::SqliteConn);
+impl_deposits!(crate::store::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_deposits!(crate::store::Tx<'_, crate::store::SqliteConn>);

@@ -1,6 +1,6 @@
 //! Balances and the double-entry journal.
 
-use crate::store::dialect::Dialect;
+use crate::store::dialect::{self, Dialect};
 use crate::store::rows::*;
 use crate::store::schema::*;
 use crate::store::StoreResult;
@@ -55,7 +55,7 @@ macro_rules! impl_ledger {
                     .values(row)
                     .on_conflict((balances::merchant_id, balances::currency))
                     .do_nothing()
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 Ok(())
             }
@@ -65,14 +65,14 @@ macro_rules! impl_ledger {
                     .filter(balances::merchant_id.eq(merchant_id))
                     .order(balances::currency.asc())
                     .select(BalanceRow::as_select())
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
             async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>> {
                 Ok(balances::table
                     .select(BalanceRow::as_select())
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
@@ -99,7 +99,7 @@ macro_rules! impl_ledger {
                     balances::version.eq(balances::version + 1),
                     balances::updated_at.eq(now),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?;
                 Ok(n == 1)
             }
@@ -111,12 +111,12 @@ macro_rules! impl_ledger {
             ) -> StoreResult<()> {
                 diesel::insert_into(journal_entries::table)
                     .values(entry)
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 for row in rows {
                     diesel::insert_into(postings::table)
                         .values(row)
-                        .execute(self)
+                        .execute(self.c())
                         .await?;
                 }
                 Ok(())
@@ -124,35 +124,29 @@ macro_rules! impl_ledger {
 
             async fn read_one_snapshot(&mut self) -> StoreResult<()> {
                 if let Some(sql) = <$conn as Dialect>::SNAPSHOT {
-                    diesel::sql_query(sql).execute(self).await?;
+                    diesel::sql_query(sql).execute(self.c()).await?;
                 }
                 Ok(())
             }
 
             async fn account_sums(&mut self) -> StoreResult<Vec<AccountSum>> {
-                Ok(diesel::sql_query(
-                    "SELECT account, currency, CAST(SUM(amount) AS BIGINT) AS total \
-                     FROM postings GROUP BY account, currency",
-                )
-                .load(self)
-                .await?)
+                Ok(diesel::sql_query(dialect::ACCOUNT_SUMS)
+                    .load(self.c())
+                    .await?)
             }
 
             async fn unbalanced_entries(&mut self) -> StoreResult<Vec<EntrySum>> {
-                Ok(diesel::sql_query(
-                    "SELECT entry_id, CAST(SUM(amount) AS BIGINT) AS total \
-                     FROM postings GROUP BY entry_id HAVING SUM(amount) <> 0",
-                )
-                .load(self)
-                .await?)
+                Ok(diesel::sql_query(dialect::UNBALANCED_ENTRIES)
+                    .load(self.c())
+                    .await?)
             }
 
             async fn count_journal_entries(&mut self) -> StoreResult<i64> {
-                Ok(journal_entries::table.count().get_result(self).await?)
+                Ok(journal_entries::table.count().get_result(self.c()).await?)
             }
         }
     };
 }
 
-impl_ledger!(diesel_async::AsyncPgConnection);
-impl_ledger!(crate::store::SqliteConn);
+impl_ledger!(crate::store::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_ledger!(crate::store::Tx<'_, crate::store::SqliteConn>);

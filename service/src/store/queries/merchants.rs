@@ -88,13 +88,13 @@ macro_rules! impl_merchants {
         #[async_trait]
         impl MerchantQueries for $conn {
             async fn insert_merchant(&mut self, row: &MerchantRow) -> StoreResult<()> {
-                crate::store::merchant_written();
-                insert_one!(self, merchants::table, row)
+                self.done.merchant_written = true;
+                insert_one!(self.c(), merchants::table, row)
             }
 
             async fn merchant_by_id(&mut self, id: &str) -> StoreResult<Option<MerchantRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     MerchantRow,
                     merchants::table.filter(merchants::id.eq(id)),
                     "merchants",
@@ -104,7 +104,7 @@ macro_rules! impl_merchants {
 
             async fn merchant_by_code(&mut self, code: &str) -> StoreResult<Option<MerchantRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     MerchantRow,
                     merchants::table.filter(merchants::code.eq(code)),
                     "merchants",
@@ -116,26 +116,26 @@ macro_rules! impl_merchants {
                 if let Some(sql) = <$conn as Dialect>::LOCK_MERCHANT {
                     diesel::sql_query(sql)
                         .bind::<diesel::sql_types::Text, _>(merchant_id)
-                        .execute(self)
+                        .execute(self.c())
                         .await?;
                 }
                 Ok(())
             }
 
             async fn insert_api_key(&mut self, row: &ApiKeyRow) -> StoreResult<()> {
-                crate::store::merchant_written();
-                insert_one!(self, api_keys::table, row)
+                self.done.merchant_written = true;
+                insert_one!(self.c(), api_keys::table, row)
             }
 
             async fn rate_bucket(&mut self, fresh: &RateBucketRow) -> StoreResult<RateBucketRow> {
                 diesel::insert_into(rate_buckets::table)
                     .values(fresh)
                     .on_conflict_do_nothing()
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 Ok(diesel::sql_query(<$conn as Dialect>::RATE_BUCKET)
                     .bind::<diesel::sql_types::Text, _>(&fresh.merchant_id)
-                    .get_result(self)
+                    .get_result(self.c())
                     .await?)
             }
 
@@ -147,7 +147,7 @@ macro_rules! impl_merchants {
                     rate_buckets::units.eq(row.units),
                     rate_buckets::at_ms.eq(row.at_ms),
                 ))
-                .execute(self)
+                .execute(self.c())
                 .await?;
                 Ok(())
             }
@@ -165,7 +165,7 @@ macro_rules! impl_merchants {
                             MerchantRow::as_select(),
                             Option::<FeeRow>::as_select(),
                         ))
-                        .load(self)
+                        .load(self.c())
                         .await;
                 let rows = match read.map_err(StoreError::from) {
                     Ok(rows) => rows,
@@ -175,7 +175,7 @@ macro_rules! impl_merchants {
                         let merchant: Option<String> = api_keys::table
                             .filter(api_keys::key_hash.eq(key_hash))
                             .select(api_keys::merchant_id)
-                            .first(self)
+                            .first(self.c())
                             .await
                             .optional()?;
                         let merchant = merchant.unwrap_or_else(|| "(gone)".into());
@@ -198,7 +198,7 @@ macro_rules! impl_merchants {
                     .filter(api_keys::merchant_id.eq(merchant_id))
                     .order(api_keys::created_at.desc())
                     .select(ApiKeyRow::as_select())
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
@@ -207,19 +207,19 @@ macro_rules! impl_merchants {
                 merchant_id: &str,
                 expires_at: i64,
             ) -> StoreResult<usize> {
-                crate::store::merchant_written();
+                self.done.merchant_written = true;
                 Ok(diesel::update(
                     api_keys::table
                         .filter(api_keys::merchant_id.eq(merchant_id))
                         .filter(api_keys::expires_at.is_null()),
                 )
                 .set(api_keys::expires_at.eq(Some(expires_at)))
-                .execute(self)
+                .execute(self.c())
                 .await?)
             }
 
             async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()> {
-                crate::store::merchant_written();
+                self.done.merchant_written = true;
                 diesel::insert_into(merchant_fees::table)
                     .values(row)
                     .on_conflict((
@@ -229,7 +229,7 @@ macro_rules! impl_merchants {
                     ))
                     .do_update()
                     .set(row)
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 Ok(())
             }
@@ -241,7 +241,7 @@ macro_rules! impl_merchants {
                 direction: &str,
             ) -> StoreResult<Option<FeeRow>> {
                 first_or_none!(
-                    self,
+                    self.c(),
                     FeeRow,
                     merchant_fees::table
                         .filter(merchant_fees::merchant_id.eq(merchant_id))
@@ -257,14 +257,14 @@ macro_rules! impl_merchants {
                 limits: &str,
                 now: i64,
             ) -> StoreResult<bool> {
-                crate::store::merchant_written();
+                self.done.merchant_written = true;
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::auto_approval.eq(mode),
                         merchants::auto_approval_limits.eq(limits),
                         merchants::updated_at.eq(now),
                     ))
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 Ok(n == 1)
             }
@@ -276,14 +276,14 @@ macro_rules! impl_merchants {
                 burst: i32,
                 now: i64,
             ) -> StoreResult<bool> {
-                crate::store::merchant_written();
+                self.done.merchant_written = true;
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::rate_limit_per_minute.eq(Some(per_minute)),
                         merchants::rate_limit_burst.eq(Some(burst)),
                         merchants::updated_at.eq(now),
                     ))
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 Ok(n == 1)
             }
@@ -294,13 +294,13 @@ macro_rules! impl_merchants {
                 seconds: i32,
                 now: i64,
             ) -> StoreResult<bool> {
-                crate::store::merchant_written();
+                self.done.merchant_written = true;
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::callback_timeout_seconds.eq(seconds),
                         merchants::updated_at.eq(now),
                     ))
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 Ok(n == 1)
             }
@@ -311,13 +311,13 @@ macro_rules! impl_merchants {
                 accounts: &str,
                 now: i64,
             ) -> StoreResult<bool> {
-                crate::store::merchant_written();
+                self.done.merchant_written = true;
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
                     .set((
                         merchants::receiving_accounts.eq(accounts),
                         merchants::updated_at.eq(now),
                     ))
-                    .execute(self)
+                    .execute(self.c())
                     .await?;
                 Ok(n == 1)
             }
@@ -325,5 +325,5 @@ macro_rules! impl_merchants {
     };
 }
 
-impl_merchants!(diesel_async::AsyncPgConnection);
-impl_merchants!(crate::store::SqliteConn);
+impl_merchants!(crate::store::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_merchants!(crate::store::Tx<'_, crate::store::SqliteConn>);

@@ -144,8 +144,9 @@ macro_rules! list_orders {
 use list_orders;
 
 /// Writes a move (`DepositMove`, `WithdrawalMove`) to the order `$id` of
-/// either table while its status is one of `$from`; the row as written, or
-/// `None` when it had moved.
+/// either table while its status is one of `$from`, in the unit of work
+/// `$conn` (a `Tx`, which tells the move once committed); the row as
+/// written, or `None` when it had moved.
 macro_rules! write_move {
     ($conn:expr, $table:ident, $row:ty, $id:expr, $from:expr, $change:expr) => {{
         let written = diesel::update(
@@ -155,11 +156,11 @@ macro_rules! write_move {
         )
         .set($change)
         .returning(<$row>::as_returning())
-        .get_result($conn)
+        .get_result($conn.c())
         .await
         .optional()?;
         if let Some(row) = &written {
-            crate::store::order_written(row.written(false));
+            $conn.done.orders.push(row.written(false));
         }
         Ok(written)
     }};
@@ -170,11 +171,11 @@ use write_move;
 /// has them all (both backends' connections).
 macro_rules! all_queries {
     ($($queries:ident),+) => {
-        /// A connection or transaction that can run every query: what
-        /// `Db::run` and `Db::transaction` hand to a unit of work.
-        pub trait Store: $($queries +)+ {}
+        /// A unit of work that can run every query: what `Db::run` and
+        /// `Db::transaction` hand over (a `Tx` on either backend).
+        pub trait Store: crate::store::UnitOfWork + $($queries +)+ {}
 
-        impl<T: $($queries +)+ ?Sized> Store for T {}
+        impl<T: crate::store::UnitOfWork + $($queries +)+ ?Sized> Store for T {}
     };
 }
 

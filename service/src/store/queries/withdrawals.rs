@@ -39,9 +39,10 @@ macro_rules! impl_withdrawals {
         #[async_trait]
         impl WithdrawalQueries for $conn {
             async fn insert_withdrawal(&mut self, row: &WithdrawalRow) -> StoreResult<()> {
-                let inserted: StoreResult<()> = insert_one!(self, withdrawal_orders::table, row);
+                let inserted: StoreResult<()> =
+                    insert_one!(self.c(), withdrawal_orders::table, row);
                 inserted?;
-                crate::store::order_written(row.written(true));
+                self.done.orders.push(row.written(true));
                 Ok(())
             }
 
@@ -50,7 +51,7 @@ macro_rules! impl_withdrawals {
                 key: OrderKey<'_>,
             ) -> StoreResult<Option<WithdrawalRow>> {
                 let query = by_order_key!(withdrawal_orders, key);
-                first_or_none!(self, WithdrawalRow, query, "withdrawal_orders", key)
+                first_or_none!(self.c(), WithdrawalRow, query, "withdrawal_orders", key)
             }
 
             async fn transition_withdrawal(
@@ -68,7 +69,7 @@ macro_rules! impl_withdrawals {
                     .order(withdrawal_orders::approved_at.asc())
                     .limit(limit)
                     .select(withdrawal_orders::order_no)
-                    .load(self)
+                    .load(self.c())
                     .await?)
             }
 
@@ -76,11 +77,11 @@ macro_rules! impl_withdrawals {
                 &mut self,
                 filter: &ListFilter,
             ) -> StoreResult<Vec<WithdrawalRow>> {
-                list_orders!(self, withdrawal_orders, WithdrawalRow, filter)
+                list_orders!(self.c(), withdrawal_orders, WithdrawalRow, filter)
             }
         }
     };
 }
 
-impl_withdrawals!(diesel_async::AsyncPgConnection);
-impl_withdrawals!(crate::store::SqliteConn);
+impl_withdrawals!(crate::store::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_withdrawals!(crate::store::Tx<'_, crate::store::SqliteConn>);
