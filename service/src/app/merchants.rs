@@ -9,7 +9,7 @@ use crate::domain::money;
 use crate::domain::status::{AutoApprovalMode, MerchantStatus};
 use crate::keys::new_api_key;
 use crate::store::error::Key;
-use crate::store::rows::{ApiKeyRow, FeeRow, MerchantRow};
+use crate::store::rows::{ApiKeyRow, FeeRow, MerchantChange, MerchantRow};
 use crate::store::StoreError;
 use anyhow::{anyhow, Result};
 use rust_decimal::Decimal;
@@ -294,11 +294,23 @@ pub async fn set_callback_timeout(
         .ok_or_else(|| {
             ApiError::invalid_field("callback_timeout_seconds", "must be between 1 and 60")
         })?;
+    let change = MerchantChange {
+        callback_timeout_seconds: Some(seconds),
+        ..MerchantChange::at(app.now_unix())
+    };
+    change_merchant(app, merchant_id, change).await
+}
+
+/// Writes `change` to the merchant and reads it back as it now is.
+async fn change_merchant(
+    app: &App,
+    merchant_id: &str,
+    change: MerchantChange,
+) -> Result<Merchant, ApiError> {
     let id = merchant_id.to_string();
-    let now = app.now_unix();
     let found = app
         .db
-        .run(|s| Box::pin(async move { s.set_callback_timeout(&id, seconds, now).await }))
+        .run(|s| Box::pin(async move { s.change_merchant(&id, &change).await }))
         .await?;
     if !found {
         return Err(ApiError::MerchantNotFound(merchant_id.to_string()));
@@ -337,7 +349,11 @@ pub async fn set_receiving_account(
                 merchant.receiving_accounts.insert(currency, account);
                 let accounts = serde_json::to_string(&merchant.receiving_accounts)
                     .map_err(|e| ApiError::Internal(e.to_string()))?;
-                tx.set_receiving_accounts(&id, &accounts, now).await?;
+                let change = MerchantChange {
+                    receiving_accounts: Some(accounts),
+                    ..MerchantChange::at(now)
+                };
+                tx.change_merchant(&id, &change).await?;
                 Ok(merchant)
             })
         })
@@ -390,18 +406,14 @@ pub async fn set_auto_approval(
     merchant_id: &str,
     setting: AutoApproval,
 ) -> Result<Merchant, ApiError> {
-    let (id, mode) = (merchant_id.to_string(), setting.mode());
     let limits =
         serde_json::to_string(&setting.limits()).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let now = app.now_unix();
-    let found = app
-        .db
-        .run(|s| Box::pin(async move { s.set_auto_approval(&id, mode, &limits, now).await }))
-        .await?;
-    if !found {
-        return Err(ApiError::MerchantNotFound(merchant_id.to_string()));
-    }
-    find(app, merchant_id).await
+    let change = MerchantChange {
+        auto_approval: Some(setting.mode()),
+        auto_approval_limits: Some(limits),
+        ..MerchantChange::at(app.now_unix())
+    };
+    change_merchant(app, merchant_id, change).await
 }
 
 /// A merchant's own rate limit: each figure between 1 and 1 000 000.
@@ -418,17 +430,12 @@ pub async fn set_rate_limit(
             .ok_or_else(|| ApiError::invalid_field(field, "must be between 1 and 1000000"))
     };
     let per_minute = bounded("requests_per_minute", per_minute)?;
-    let burst = bounded("burst", burst)?;
-    let id = merchant_id.to_string();
-    let now = app.now_unix();
-    let found = app
-        .db
-        .run(|s| Box::pin(async move { s.set_rate_limit(&id, per_minute, burst, now).await }))
-        .await?;
-    if !found {
-        return Err(ApiError::MerchantNotFound(merchant_id.to_string()));
-    }
-    find(app, merchant_id).await
+    let change = MerchantChange {
+        rate_limit_per_minute: Some(per_minute),
+        rate_limit_burst: Some(bounded("burst", burst)?),
+        ..MerchantChange::at(app.now_unix())
+    };
+    change_merchant(app, merchant_id, change).await
 }
 
 /// Auto-approval up to a limit per currency: each currency configured,

@@ -327,20 +327,7 @@ pub async fn record_approval(
     operator: &str,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    let operator = operator.to_string();
-    apply(
-        app,
-        order_no,
-        WithdrawalEvent::Approve,
-        move |change, _| WithdrawalMove {
-            approved_at: Some(change.updated_at),
-            approved_by: Some(operator),
-            approval_remarks: remarks,
-            ..change
-        },
-        Effect::None,
-    )
-    .await
+    decide(app, order_no, Decision::Approve, operator, remarks).await
 }
 
 pub async fn reject(
@@ -349,18 +336,52 @@ pub async fn reject(
     operator: &str,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
+    decide(app, order_no, Decision::Reject, operator, remarks).await
+}
+
+/// An operator's decision on a pending withdrawal.
+#[derive(Clone, Copy)]
+enum Decision {
+    Approve,
+    Reject,
+}
+
+/// Records `decision` with who made it, when and why: approved, or
+/// rejected with the frozen funds released.
+async fn decide(
+    app: &App,
+    order_no: &str,
+    decision: Decision,
+    operator: &str,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let (event, effect) = match decision {
+        Decision::Approve => (WithdrawalEvent::Approve, Effect::None),
+        Decision::Reject => (
+            WithdrawalEvent::Reject,
+            Effect::Release("withdrawal_rejected"),
+        ),
+    };
     let operator = operator.to_string();
     apply(
         app,
         order_no,
-        WithdrawalEvent::Reject,
-        move |change, _| WithdrawalMove {
-            rejected_at: Some(change.updated_at),
-            approved_by: Some(operator),
-            approval_remarks: remarks,
-            ..change
+        event,
+        move |change, _| {
+            let at = Some(change.updated_at);
+            let (approved_at, rejected_at) = match decision {
+                Decision::Approve => (at, None),
+                Decision::Reject => (None, at),
+            };
+            WithdrawalMove {
+                approved_at,
+                rejected_at,
+                approved_by: Some(operator),
+                approval_remarks: remarks,
+                ..change
+            }
         },
-        Effect::Release("withdrawal_rejected"),
+        effect,
     )
     .await
 }

@@ -329,6 +329,36 @@ impl DepositMove {
     }
 }
 
+/// One change to a merchant's settings as it is written: when, and only
+/// the columns it sets (`None` leaves a column as it is). Built in
+/// `app::merchants`, one constructor per setting.
+#[derive(Debug, Clone, PartialEq, AsChangeset)]
+#[diesel(table_name = merchants)]
+pub struct MerchantChange {
+    pub updated_at: i64,
+    pub auto_approval: Option<AutoApprovalMode>,
+    pub auto_approval_limits: Option<String>,
+    pub rate_limit_per_minute: Option<i32>,
+    pub rate_limit_burst: Option<i32>,
+    pub callback_timeout_seconds: Option<i32>,
+    pub receiving_accounts: Option<String>,
+}
+
+impl MerchantChange {
+    /// At `now`, nothing set yet.
+    pub fn at(now: i64) -> MerchantChange {
+        MerchantChange {
+            updated_at: now,
+            auto_approval: None,
+            auto_approval_limits: None,
+            rate_limit_per_minute: None,
+            rate_limit_burst: None,
+            callback_timeout_seconds: None,
+            receiving_accounts: None,
+        }
+    }
+}
+
 /// One withdrawal move as it is written, as `DepositMove` is for deposits
 /// (built in `app::withdrawals`).
 #[derive(Debug, Clone, PartialEq, AsChangeset)]

@@ -441,29 +441,23 @@ macro_rules! impl_callbacks {
                 status: CallbackStatus,
                 now: i64,
             ) -> StoreResult<()> {
-                if order_kind == OrderKind::Withdrawal {
-                    diesel::update(
-                        withdrawal_orders::table.filter(withdrawal_orders::order_no.eq(order_no)),
-                    )
-                    .set((
-                        withdrawal_orders::callback_status.eq(status),
-                        withdrawal_orders::callback_count.eq(withdrawal_orders::callback_count + 1),
-                        withdrawal_orders::updated_at.eq(now),
-                    ))
-                    .execute(self.c())
-                    .await?;
-                } else {
-                    diesel::update(
-                        deposit_orders::table.filter(deposit_orders::order_no.eq(order_no)),
-                    )
-                    .set((
-                        deposit_orders::callback_status.eq(status),
-                        deposit_orders::callback_count.eq(deposit_orders::callback_count + 1),
-                        deposit_orders::updated_at.eq(now),
-                    ))
-                    .execute(self.c())
-                    .await?;
+                // One statement per table: diesel types each table apart.
+                macro_rules! note {
+                    ($t:ident) => {
+                        diesel::update($t::table.filter($t::order_no.eq(order_no)))
+                            .set((
+                                $t::callback_status.eq(status),
+                                $t::callback_count.eq($t::callback_count + 1),
+                                $t::updated_at.eq(now),
+                            ))
+                            .execute(self.c())
+                            .await?
+                    };
                 }
+                match order_kind {
+                    OrderKind::Withdrawal => note!(withdrawal_orders),
+                    OrderKind::Deposit => note!(deposit_orders),
+                };
                 Ok(())
             }
 

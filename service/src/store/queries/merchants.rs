@@ -1,7 +1,6 @@
 //! Merchants, their API keys, fee rates and settings.
 
 use super::{first_or_none, insert_one};
-use crate::domain::status::AutoApprovalMode;
 use crate::store::dialect::Dialect;
 use crate::store::error::Key;
 use crate::store::rows::*;
@@ -52,34 +51,11 @@ pub trait MerchantQueries: Send {
         direction: &str,
     ) -> StoreResult<Option<FeeRow>>;
 
-    async fn set_auto_approval(
+    /// Writes `change` to the merchant; false when there is no such merchant.
+    async fn change_merchant(
         &mut self,
         merchant_id: &str,
-        mode: AutoApprovalMode,
-        limits: &str,
-        now: i64,
-    ) -> StoreResult<bool>;
-
-    async fn set_rate_limit(
-        &mut self,
-        merchant_id: &str,
-        per_minute: i32,
-        burst: i32,
-        now: i64,
-    ) -> StoreResult<bool>;
-
-    async fn set_callback_timeout(
-        &mut self,
-        merchant_id: &str,
-        seconds: i32,
-        now: i64,
-    ) -> StoreResult<bool>;
-
-    async fn set_receiving_accounts(
-        &mut self,
-        merchant_id: &str,
-        accounts: &str,
-        now: i64,
+        change: &MerchantChange,
     ) -> StoreResult<bool>;
 }
 
@@ -250,73 +226,14 @@ macro_rules! impl_merchants {
                 )
             }
 
-            async fn set_auto_approval(
+            async fn change_merchant(
                 &mut self,
                 merchant_id: &str,
-                mode: AutoApprovalMode,
-                limits: &str,
-                now: i64,
+                change: &MerchantChange,
             ) -> StoreResult<bool> {
                 self.done.merchant_written = true;
                 let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
-                    .set((
-                        merchants::auto_approval.eq(mode),
-                        merchants::auto_approval_limits.eq(limits),
-                        merchants::updated_at.eq(now),
-                    ))
-                    .execute(self.c())
-                    .await?;
-                Ok(n == 1)
-            }
-
-            async fn set_rate_limit(
-                &mut self,
-                merchant_id: &str,
-                per_minute: i32,
-                burst: i32,
-                now: i64,
-            ) -> StoreResult<bool> {
-                self.done.merchant_written = true;
-                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
-                    .set((
-                        merchants::rate_limit_per_minute.eq(Some(per_minute)),
-                        merchants::rate_limit_burst.eq(Some(burst)),
-                        merchants::updated_at.eq(now),
-                    ))
-                    .execute(self.c())
-                    .await?;
-                Ok(n == 1)
-            }
-
-            async fn set_callback_timeout(
-                &mut self,
-                merchant_id: &str,
-                seconds: i32,
-                now: i64,
-            ) -> StoreResult<bool> {
-                self.done.merchant_written = true;
-                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
-                    .set((
-                        merchants::callback_timeout_seconds.eq(seconds),
-                        merchants::updated_at.eq(now),
-                    ))
-                    .execute(self.c())
-                    .await?;
-                Ok(n == 1)
-            }
-
-            async fn set_receiving_accounts(
-                &mut self,
-                merchant_id: &str,
-                accounts: &str,
-                now: i64,
-            ) -> StoreResult<bool> {
-                self.done.merchant_written = true;
-                let n = diesel::update(merchants::table.filter(merchants::id.eq(merchant_id)))
-                    .set((
-                        merchants::receiving_accounts.eq(accounts),
-                        merchants::updated_at.eq(now),
-                    ))
+                    .set(change)
                     .execute(self.c())
                     .await?;
                 Ok(n == 1)
