@@ -131,42 +131,14 @@ async fn unknown_stored_values_are_errors_naming_row_and_column() {
     .await;
     let path = |order: &str| format!("/api/v1/merchant/query/deposit/{order}");
 
-    let reply = merchant_get(
-        &http,
-        base,
-        key,
-        &path(&status_order),
-        &[("order_no", &status_order)],
-    )
-    .await;
-    assert_named(
-        &data,
-        &reply,
-        &[
-            "deposit_orders",
-            &format!("order_no={status_order}"),
-            "column status",
-            "paid-ish",
-        ],
-    );
-    let reply = merchant_get(
-        &http,
-        base,
-        key,
-        &path(&type_order),
-        &[("order_no", &type_order)],
-    )
-    .await;
-    assert_named(
-        &data,
-        &reply,
-        &[
-            "deposit_orders",
-            &format!("order_no={type_order}"),
-            "column order_type",
-            "hosted",
-        ],
-    );
+    for (order, column, value) in [
+        (&status_order, "status", "paid-ish"),
+        (&type_order, "order_type", "hosted"),
+    ] {
+        let reply = merchant_get(&http, base, key, &path(order), &[("order_no", order)]).await;
+        let (row, column) = (format!("order_no={order}"), format!("column {column}"));
+        assert_named(&data, &reply, &["deposit_orders", &row, &column, value]);
+    }
 
     // The merchant's own row: every signed request reads it first.
     let merchant_id: String = {

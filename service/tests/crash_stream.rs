@@ -14,7 +14,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{database_url, free_port, merchant_post, operator, start, wait_ready};
+use support::{
+    assert_ledger_clean, database_url, free_port, merchant_post, operator, start, wait_ready,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -229,15 +231,7 @@ async fn kill_9_during_a_stream_loses_nothing_acknowledged() {
     let most = seen.lock().unwrap().values().copied().max().unwrap_or(0);
     assert!(most <= 1 + KILLS, "a callback arrived {most} times");
 
-    let check = operator(
-        &http,
-        &service,
-        "GET",
-        "/api/v1/operator/ledger/check",
-        json!({}),
-    )
-    .await;
-    assert_eq!(check["ok"], true, "{check}");
+    assert_ledger_clean(&http, &service).await;
     println!(
         "crash stream: {KILLS} kills, {} deposits ({} paid) and {} withdrawals acknowledged, all present; callbacks: {} distinct, at most {most} each; ledger clean",
         acked.deposits.len(),

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{free_port, merchant_post, operator, start, wait_ready};
+use support::{assert_ledger_clean, free_port, merchant_post, operator, start, wait_ready};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::AbortHandle;
 
@@ -204,15 +204,7 @@ async fn the_service_answers_503_while_postgres_is_away_and_recovers_by_itself()
         .await;
         assert_eq!(order["order_no"], Value::String(order_no.clone()));
     }
-    let check = operator(
-        &http,
-        &service,
-        "GET",
-        "/api/v1/operator/ledger/check",
-        json!({}),
-    )
-    .await;
-    assert_eq!(check["ok"], true, "{check}");
+    assert_ledger_clean(&http, &service).await;
     service.child.kill().unwrap();
     service.child.wait().unwrap();
     let _ = std::fs::remove_dir_all(&data);

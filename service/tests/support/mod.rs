@@ -90,6 +90,12 @@ pub async fn wait_ready(http: &reqwest::Client, base: &str) {
     panic!("the service did not answer");
 }
 
+/// The operator's ledger check: every balance equals its postings.
+pub async fn assert_ledger_clean(http: &reqwest::Client, s: &Service) {
+    let check = operator(http, s, "GET", "/api/v1/operator/ledger/check", json!({})).await;
+    assert_eq!(check["ok"], true, "{check}");
+}
+
 pub async fn operator(
     http: &reqwest::Client,
     s: &Service,
