@@ -147,58 +147,38 @@ async fn unknown_stored_values_are_errors_naming_row_and_column() {
         assert_eq!(status, 200, "{balance}");
         balance["merchant_id"].as_str().unwrap().to_string()
     };
-    execute(
-        &database_url,
-        &data,
-        &format!("UPDATE merchants SET auto_approval = 'sometimes' WHERE id = '{merchant_id}'"),
-    )
-    .await;
-    forget_merchants(&http, &s).await;
-    let reply = merchant_get(&http, base, key, "/api/v1/merchant/balance", &[]).await;
-    assert_named(
-        &data,
-        &reply,
-        &[
-            "merchants",
-            &format!("id={merchant_id}"),
-            "column auto_approval",
-            "sometimes",
-        ],
-    );
-
-    for (column, document) in [
-        ("receiving_accounts", "{\"THB\": 7"),
-        ("auto_approval_limits", "[\"THB\", 100]"),
+    // Each bad value alone, the row made sound again after it; the value
+    // itself is named where it is one word.
+    for (set, column, value) in [
+        (
+            "auto_approval = 'sometimes'",
+            "auto_approval",
+            Some("sometimes"),
+        ),
+        (
+            "auto_approval = 'up_to', receiving_accounts = '{\"THB\": 7'",
+            "receiving_accounts",
+            None,
+        ),
+        (
+            "auto_approval = 'up_to', auto_approval_limits = '[\"THB\", 100]'",
+            "auto_approval_limits",
+            None,
+        ),
     ] {
-        execute(
-            &database_url,
-            &data,
-            &format!(
-                "UPDATE merchants SET auto_approval = 'up_to', {column} = '{document}' \
-                 WHERE id = '{merchant_id}'"
-            ),
-        )
-        .await;
+        let sql = format!("UPDATE merchants SET {set} WHERE id = '{merchant_id}'");
+        execute(&database_url, &data, &sql).await;
         forget_merchants(&http, &s).await;
         let reply = merchant_get(&http, base, key, "/api/v1/merchant/balance", &[]).await;
-        assert_named(
-            &data,
-            &reply,
-            &[
-                "merchants",
-                &format!("id={merchant_id}"),
-                &format!("column {column}"),
-            ],
+        let (row, column) = (format!("id={merchant_id}"), format!("column {column}"));
+        let mut names = vec!["merchants", &row, &column];
+        names.extend(value);
+        assert_named(&data, &reply, &names);
+        let sound = format!(
+            "UPDATE merchants SET auto_approval = 'off', receiving_accounts = '{{}}', \
+             auto_approval_limits = '{{}}' WHERE id = '{merchant_id}'"
         );
-        execute(
-            &database_url,
-            &data,
-            &format!(
-                "UPDATE merchants SET auto_approval = 'off', receiving_accounts = '{{}}', \
-                 auto_approval_limits = '{{}}' WHERE id = '{merchant_id}'"
-            ),
-        )
-        .await;
+        execute(&database_url, &data, &sound).await;
     }
     forget_merchants(&http, &s).await;
     let (status, _) = merchant_get(&http, base, key, "/api/v1/merchant/balance", &[]).await;

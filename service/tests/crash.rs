@@ -125,36 +125,34 @@ async fn killed_mid_attempt(name: &str, env: &[(&str, &str)]) -> Killed {
 /// old claims: the stuck sweep returns the delivery after 5 minutes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_callback_survives_kill_9_mid_attempt() {
-    let Killed {
-        http,
-        second,
-        order_no,
-        seen,
-        data,
-    } = killed_mid_attempt("crash", &[]).await;
-    let stuck = delivery(&http, &second, &order_no).await;
+    let killed = killed_mid_attempt("crash", &[]).await;
+    let (http, second) = (&killed.http, &killed.second);
+    let stuck = delivery(http, second, &killed.order_no).await;
     assert_eq!(stuck["status"], "SENDING", "{stuck}");
     // Five minutes later on the sandbox's clock the sweep returns it.
+    let advance = json!({"seconds": 301});
     operator(
-        &http,
-        &second,
+        http,
+        second,
         "POST",
         "/api/v1/sandbox/clock/advance",
-        json!({"seconds": 301}),
+        advance,
     )
     .await;
-    delivered_once_more(&http, second, &order_no, &seen, &data).await;
+    delivered_once_more(killed).await;
 }
 
 /// The delivery cut off by the crash reaches SUCCESS (polled, within 10 s)
 /// with exactly one more attempt; then the instance and its data go.
-async fn delivered_once_more(
-    http: &reqwest::Client,
-    mut second: Service,
-    order_no: &str,
-    seen: &AtomicUsize,
-    data: &std::path::Path,
-) {
+async fn delivered_once_more(killed: Killed) {
+    let Killed {
+        http,
+        mut second,
+        order_no,
+        seen,
+        data,
+    } = killed;
+    let (http, order_no) = (&http, order_no.as_str());
     let mut last = Value::Null;
     for _ in 0..400 {
         last = delivery(http, &second, order_no).await;
@@ -167,7 +165,7 @@ async fn delivered_once_more(
     assert_eq!(seen.load(Ordering::SeqCst), 2, "sent once more, not lost");
     second.child.kill().unwrap();
     second.child.wait().unwrap();
-    let _ = std::fs::remove_dir_all(data);
+    let _ = std::fs::remove_dir_all(&data);
 }
 
 /// With `PAYMENTS_INSTANCE_ID` the restarted instance gives back what it
@@ -175,12 +173,6 @@ async fn delivered_once_more(
 /// moved for the sweep.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_instance_gives_back_its_claims_at_once() {
-    let Killed {
-        http,
-        second,
-        order_no,
-        seen,
-        data,
-    } = killed_mid_attempt("reclaim", &[("PAYMENTS_INSTANCE_ID", "payments-0")]).await;
-    delivered_once_more(&http, second, &order_no, &seen, &data).await;
+    let killed = killed_mid_attempt("reclaim", &[("PAYMENTS_INSTANCE_ID", "payments-0")]).await;
+    delivered_once_more(killed).await;
 }

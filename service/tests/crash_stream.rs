@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::{
-    assert_ledger_clean, database_url, free_port, merchant_post, operator, start, wait_ready,
+    assert_ledger_clean, database_url, free_port, merchant_post, operator, operator_deposit, start,
+    wait_ready,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -179,14 +180,7 @@ async fn kill_9_during_a_stream_loses_nothing_acknowledged() {
         completed.len()
     );
     for (order_no, status) in &acked.deposits {
-        let order = operator(
-            &http,
-            &service,
-            "GET",
-            &format!("/api/v1/operator/deposits/{order_no}"),
-            json!({}),
-        )
-        .await;
+        let order = operator_deposit(&http, &service, order_no).await;
         // Acknowledged pending may since have been paid (the pay call died
         // with the process after its commit), never the other way round.
         let now = order["status"].as_str().unwrap_or_default();

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{assert_ledger_clean, free_port, merchant_post, operator, start, wait_ready};
+use support::{assert_ledger_clean, free_port, merchant_post, operator_deposit, start, wait_ready};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::AbortHandle;
 
@@ -194,14 +194,7 @@ async fn the_service_answers_503_while_postgres_is_away_and_recovers_by_itself()
     }
     let acked = acked.lock().unwrap().clone();
     for order_no in &acked {
-        let order = operator(
-            &http,
-            &service,
-            "GET",
-            &format!("/api/v1/operator/deposits/{order_no}"),
-            json!({}),
-        )
-        .await;
+        let order = operator_deposit(&http, &service, order_no).await;
         assert_eq!(order["order_no"], Value::String(order_no.clone()));
     }
     assert_ledger_clean(&http, &service).await;

@@ -90,6 +90,12 @@ pub async fn wait_ready(http: &reqwest::Client, base: &str) {
     panic!("the service did not answer");
 }
 
+/// A deposit as the operator API shows it.
+pub async fn operator_deposit(http: &reqwest::Client, s: &Service, order_no: &str) -> Value {
+    let path = format!("/api/v1/operator/deposits/{order_no}");
+    operator(http, s, "GET", &path, json!({})).await
+}
+
 /// The operator's ledger check: every balance equals its postings.
 pub async fn assert_ledger_clean(http: &reqwest::Client, s: &Service) {
     let check = operator(http, s, "GET", "/api/v1/operator/ledger/check", json!({})).await;

@@ -1,5 +1,5 @@
 //! The merchant contract rendered for people at `/docs`: Redoc's
-//! standalone bundle (vendored in `service/assets/redoc/`, see its README)
+//! standalone bundle (vendored in `vendor/redoc/`, see its README)
 //! reads the current document from `/api/v1/merchant/openapi.json`. Both
 //! come from this service, so the page works where nothing else can be
 //! reached, and its policy lets nothing else in.
@@ -9,7 +9,7 @@ use crate::app::App;
 use dropshot::{endpoint, Body, HttpError, RequestContext};
 use std::sync::Arc;
 
-const REDOC: &str = include_str!("../../../assets/redoc/redoc.standalone.js");
+const REDOC: &str = include_str!("../../../../vendor/redoc/redoc.standalone.js");
 
 /// Redoc styles through `<style>` elements it writes and searches in a
 /// worker it makes from a blob; everything else only from this origin.
