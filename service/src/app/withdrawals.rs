@@ -393,11 +393,9 @@ pub async fn settle(
     bank_reference: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
     let current = find_any(app, order_no).await?;
-    let digits = app
-        .config
-        .currencies
-        .get(&current.row.currency)
-        .map_or(2, |c| c.fraction_digits);
+    // An order in a currency no longer configured is refused, not rounded
+    // to a guessed number of digits.
+    let digits = app.config.currency(&current.row.currency)?.fraction_digits;
     let cost = current
         .row
         .channel_id

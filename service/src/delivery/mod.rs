@@ -380,7 +380,15 @@ impl Loop {
         if busy {
             return longest;
         }
-        let next_due = attempts::next_due(&self.app).await.ok().flatten();
+        // Unknown after an error: look again at the latest by `longest`
+        // (below), and say so.
+        let next_due = match attempts::next_due(&self.app).await {
+            Ok(due) => due,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading when the next callback is due failed");
+                None
+            }
+        };
         let now = self.app.now_unix();
         // Other instances queue callbacks this one hears nothing of: look
         // at least every few seconds.
