@@ -437,8 +437,8 @@ pub struct SchemaVersions {
     pub expected: String,
 }
 
-/// The channel the `callback_deliveries_due` trigger notifies.
-
+/// Listens on the channel the `callback_deliveries_due` trigger notifies
+/// and rings `bell` for each notice, reconnecting when the connection is lost.
 async fn listen(url: String, bell: Arc<Notify>, listening: Arc<std::sync::atomic::AtomicBool>) {
     use diesel_async::RunQueryDsl;
     use futures::StreamExt;
