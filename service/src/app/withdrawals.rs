@@ -13,13 +13,12 @@ use crate::domain::events::WithdrawalCallback;
 use crate::domain::fees::Direction;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::{from_units, to_units};
-use crate::domain::status::{CallbackStatus, WithdrawalStatus};
+use crate::domain::status::{CallbackStatus, PayoutMethod, WithdrawalStatus};
 use crate::store::rows::{WithdrawalMove, WithdrawalRow};
 use crate::store::{OrderKey, Store, StoreError, StoreResult, UniqueKey};
 use futures::future::BoxFuture;
 use rust_decimal::Decimal;
 
-pub const PAYOUT_BANK_TRANSFER: &str = "bank_transfer";
 /// Who approved an auto-approved withdrawal.
 pub const AUTO_APPROVER: &str = "auto-approval";
 
@@ -165,7 +164,7 @@ async fn new_row(
         beneficiary_bank_code: req.beneficiary_bank_code.clone(),
         beneficiary_bank_name: None,
         beneficiary_bank_branch: req.beneficiary_bank_branch.clone(),
-        payout_method: PAYOUT_BANK_TRANSFER.into(),
+        payout_method: PayoutMethod::BankTransfer,
         is_auto_approved: auto,
         approved_at: auto.then_some(now),
         approved_by: auto.then(|| AUTO_APPROVER.to_string()),

@@ -135,6 +135,13 @@ stored_as_text! {
 }
 
 stored_as_text! {
+    /// How a withdrawal pays its beneficiary.
+    PayoutMethod in "payout_method" {
+        BankTransfer => "bank_transfer",
+    }
+}
+
+stored_as_text! {
     /// Whether a merchant's withdrawals are approved at creation: never,
     /// always, or up to a limit per currency (the limits are a setting of
     /// their own).
@@ -215,6 +222,7 @@ mod tests {
         );
         round_trip(OrderType::ALL, OrderType::as_str, OrderType::parse);
         round_trip(OrderKind::ALL, OrderKind::as_str, OrderKind::parse);
+        round_trip(PayoutMethod::ALL, PayoutMethod::as_str, PayoutMethod::parse);
         round_trip(
             AutoApprovalMode::ALL,
             AutoApprovalMode::as_str,

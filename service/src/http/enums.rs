@@ -4,7 +4,7 @@
 
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus, OrderType,
+    BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus, OrderType, PayoutMethod,
     WithdrawalStatus,
 };
 use merchant_api::{merchant, operator, sandbox};
@@ -46,6 +46,10 @@ spelled_as!(CallbackStatus => [merchant::types::CallbackStatus] {
     Pending => Pending,
     Success => Success,
     Failed => Failed,
+});
+
+spelled_as!(PayoutMethod => [merchant::types::PayoutMethod] {
+    BankTransfer => BankTransfer,
 });
 
 spelled_as!(OrderType => [merchant::types::OrderType] {

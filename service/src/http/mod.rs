@@ -157,7 +157,7 @@ pub(crate) fn withdrawal_order(
         beneficiary_bank_code: r.beneficiary_bank_code.clone(),
         beneficiary_bank_name: r.beneficiary_bank_name.clone(),
         beneficiary_bank_branch: r.beneficiary_bank_branch.clone(),
-        payout_method: types::PayoutMethod::BankTransfer,
+        payout_method: r.payout_method.into(),
         status: order.status.into(),
         is_auto_approved: r.is_auto_approved,
         approved_at: time_opt(r.approved_at)?,

@@ -12,7 +12,7 @@ use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus,
-    MerchantStatus, OrderKind, OrderType, WithdrawalStatus,
+    MerchantStatus, OrderKind, OrderType, PayoutMethod, WithdrawalStatus,
 };
 use diesel::prelude::*;
 
@@ -158,7 +158,7 @@ pub struct WithdrawalRow {
     pub beneficiary_bank_code: String,
     pub beneficiary_bank_name: Option<String>,
     pub beneficiary_bank_branch: Option<String>,
-    pub payout_method: String,
+    pub payout_method: PayoutMethod,
     pub is_auto_approved: bool,
     pub approved_at: Option<i64>,
     pub approved_by: Option<String>,
