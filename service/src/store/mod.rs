@@ -201,7 +201,10 @@ impl Db {
         })
     }
 
-    /// Runs `f` on a connection outside a transaction (single reads).
+    /// Runs `f` on a connection without a transaction of its own: for
+    /// single statements, reads or writes (behind PgBouncer it is wrapped
+    /// in BEGIN/COMMIT sent by the simple protocol). Its effects are acted
+    /// on only when it succeeded.
     pub async fn run<T, F>(&self, f: F) -> StoreResult<T>
     where
         T: Send,
