@@ -5,7 +5,9 @@
 
 use crate::app::App;
 use crate::domain::error::ApiError;
-use crate::store::rows::{AccountSum, BalanceRow, JournalEntryRow, PostingRow};
+use crate::store::rows::{
+    AccountSum, BalanceRow, DepositRow, JournalEntryRow, PostingRow, WithdrawalRow,
+};
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
 
@@ -36,6 +38,30 @@ impl Account {
     }
 }
 
+/// An order row names what its entries book for.
+macro_rules! entry_for_row {
+    ($($row:ty),+) => {$(
+        impl<'a> From<&'a $row> for EntryFor<'a> {
+            fn from(row: &'a $row) -> Self {
+                EntryFor {
+                    merchant_id: &row.merchant_id,
+                    currency: &row.currency,
+                    order_no: &row.order_no,
+                }
+            }
+        }
+    )+};
+}
+entry_for_row!(DepositRow, WithdrawalRow);
+
+impl EntryFor<'_> {
+    /// The merchant's available and frozen accounts.
+    fn merchant_accounts(&self) -> (Account, Account) {
+        let m = self.merchant_id;
+        (Account::Available(m.into()), Account::Frozen(m.into()))
+    }
+}
+
 /// A journal entry about to be booked. Amounts are stored units.
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -46,108 +72,72 @@ pub struct Entry {
     pub postings: Vec<(Account, i64)>,
 }
 
+/// The order an entry books for: whose balance, in which currency.
+#[derive(Clone, Copy, Debug)]
+pub struct EntryFor<'a> {
+    pub merchant_id: &'a str,
+    pub currency: &'a str,
+    pub order_no: &'a str,
+}
+
 impl Entry {
-    fn new(
-        merchant_id: &str,
-        currency: &str,
-        kind: &'static str,
-        order_no: &str,
-        postings: Vec<(Account, i64)>,
-    ) -> Entry {
+    fn new(order: EntryFor<'_>, kind: &'static str, postings: Vec<(Account, i64)>) -> Entry {
         Entry {
-            merchant_id: merchant_id.to_string(),
-            currency: currency.to_string(),
+            merchant_id: order.merchant_id.to_string(),
+            currency: order.currency.to_string(),
             kind,
-            order_no: order_no.to_string(),
+            order_no: order.order_no.to_string(),
             postings,
         }
     }
 
     /// A completed deposit: the payer's money leaves clearing, the fee goes
     /// to the service, the rest to the merchant's available balance.
-    pub fn deposit_completed(
-        merchant_id: &str,
-        currency: &str,
-        order_no: &str,
-        actual: i64,
-        fee: i64,
-    ) -> Entry {
-        Entry::new(
-            merchant_id,
-            currency,
-            "deposit_completed",
-            order_no,
-            vec![
-                (Account::Clearing, -actual),
-                (Account::Available(merchant_id.into()), actual - fee),
-                (Account::Fees, fee),
-            ],
-        )
+    pub fn deposit_completed(order: EntryFor<'_>, actual: i64, fee: i64) -> Entry {
+        let available = Account::Available(order.merchant_id.into());
+        let postings = vec![
+            (Account::Clearing, -actual),
+            (available, actual - fee),
+            (Account::Fees, fee),
+        ];
+        Entry::new(order, "deposit_completed", postings)
     }
 
     /// A withdrawal created: its amount and fee move from available to
     /// frozen.
-    pub fn withdrawal_frozen(
-        merchant_id: &str,
-        currency: &str,
-        order_no: &str,
-        amount: i64,
-        fee: i64,
-    ) -> Entry {
+    pub fn withdrawal_frozen(order: EntryFor<'_>, amount: i64, fee: i64) -> Entry {
+        let held = amount + fee;
+        let (available, frozen) = order.merchant_accounts();
         Entry::new(
-            merchant_id,
-            currency,
+            order,
             "withdrawal_frozen",
-            order_no,
-            vec![
-                (Account::Available(merchant_id.into()), -(amount + fee)),
-                (Account::Frozen(merchant_id.into()), amount + fee),
-            ],
+            vec![(available, -held), (frozen, held)],
         )
     }
 
     /// A withdrawal settled: the frozen amount is paid out and the fee
     /// earned.
-    pub fn withdrawal_completed(
-        merchant_id: &str,
-        currency: &str,
-        order_no: &str,
-        amount: i64,
-        fee: i64,
-    ) -> Entry {
-        Entry::new(
-            merchant_id,
-            currency,
-            "withdrawal_completed",
-            order_no,
-            vec![
-                (Account::Frozen(merchant_id.into()), -(amount + fee)),
-                (Account::Payouts, amount),
-                (Account::Fees, fee),
-            ],
-        )
+    pub fn withdrawal_completed(order: EntryFor<'_>, amount: i64, fee: i64) -> Entry {
+        let (_, frozen) = order.merchant_accounts();
+        let postings = vec![
+            (frozen, -(amount + fee)),
+            (Account::Payouts, amount),
+            (Account::Fees, fee),
+        ];
+        Entry::new(order, "withdrawal_completed", postings)
     }
 
-    /// A withdrawal rejected or failed: what was frozen returns to
-    /// available.
+    /// A withdrawal rejected or failed (`kind` says which): what was frozen
+    /// returns to available.
     pub fn withdrawal_released(
-        merchant_id: &str,
-        currency: &str,
-        order_no: &str,
+        order: EntryFor<'_>,
         kind: &'static str,
         amount: i64,
         fee: i64,
     ) -> Entry {
-        Entry::new(
-            merchant_id,
-            currency,
-            kind,
-            order_no,
-            vec![
-                (Account::Frozen(merchant_id.into()), -(amount + fee)),
-                (Account::Available(merchant_id.into()), amount + fee),
-            ],
-        )
+        let held = amount + fee;
+        let (available, frozen) = order.merchant_accounts();
+        Entry::new(order, kind, vec![(frozen, -held), (available, held)])
     }
 
     fn delta(&self, account: &Account) -> i64 {
@@ -361,11 +351,16 @@ mod tests {
 
     #[test]
     fn every_entry_kind_balances() {
+        let order = |order_no| EntryFor {
+            merchant_id: "m",
+            currency: "THB",
+            order_no,
+        };
         for e in [
-            Entry::deposit_completed("m", "THB", "D1", 10_000, 150),
-            Entry::withdrawal_frozen("m", "THB", "W1", 5_000, 100),
-            Entry::withdrawal_completed("m", "THB", "W1", 5_000, 100),
-            Entry::withdrawal_released("m", "THB", "W1", "withdrawal_rejected", 5_000, 100),
+            Entry::deposit_completed(order("D1"), 10_000, 150),
+            Entry::withdrawal_frozen(order("W1"), 5_000, 100),
+            Entry::withdrawal_completed(order("W1"), 5_000, 100),
+            Entry::withdrawal_released(order("W1"), "withdrawal_rejected", 5_000, 100),
         ] {
             assert_eq!(e.postings.iter().map(|(_, v)| v).sum::<i64>(), 0, "{e:?}");
         }

@@ -81,13 +81,7 @@ pub async fn create(
     let merchant = &crate::app::merchants::find(app, &merchant.id).await?;
     let row = new_row(app, merchant, &req).await?;
     let now = row.created_at;
-    let entry = Entry::withdrawal_frozen(
-        &merchant.id,
-        &req.currency,
-        &row.order_no,
-        row.amount,
-        row.fee,
-    );
+    let entry = Entry::withdrawal_frozen((&row).into(), row.amount, row.fee);
     let insert = row.clone();
     let result = app
         .db
@@ -258,20 +252,12 @@ async fn apply(
     let entry = match effect {
         Effect::None => None,
         Effect::Release(kind) => Some(Entry::withdrawal_released(
-            &row.merchant_id,
-            &row.currency,
-            &row.order_no,
+            row.into(),
             kind,
             row.amount,
             row.fee,
         )),
-        Effect::Complete => Some(Entry::withdrawal_completed(
-            &row.merchant_id,
-            &row.currency,
-            &row.order_no,
-            row.amount,
-            row.fee,
-        )),
+        Effect::Complete => Some(Entry::withdrawal_completed(row.into(), row.amount, row.fee)),
     };
     let sources = lifecycle::withdrawal_sources(event);
     let (id, order) = (row.id.clone(), order_no.to_string());

@@ -294,115 +294,81 @@ pub struct CashierSessionRow {
     pub expire_at: i64,
 }
 
-/// One deposit move as it is written: the new status, when, and only the
-/// columns that move sets (`None` leaves a column as it is). The use cases
-/// build one per move (`app::deposits::moves`); nothing writes a whole
-/// order row after its insert.
-#[derive(Debug, Clone, PartialEq, AsChangeset)]
-#[diesel(table_name = deposit_orders)]
-pub struct DepositMove {
-    pub status: DepositStatus,
-    pub updated_at: i64,
-    pub callback_status: Option<CallbackStatus>,
-    pub matched_at: Option<i64>,
-    pub completed_at: Option<i64>,
-    pub actual_amount: Option<i64>,
-    pub fee: Option<i64>,
-    pub actual_channel_cost: Option<i64>,
-    pub actual_profit: Option<i64>,
+/// Declares a named update: a changeset whose leading columns every
+/// update of its kind sets, and whose `Option` columns only the moves that
+/// change them set (`None` leaves a column as it is). The constructor takes
+/// the leading columns and leaves every other one `None`, so a column added
+/// to the update is never written by a move that does not name it.
+macro_rules! named_update {
+    (
+        $(#[$meta:meta])*
+        $name:ident on $table:ident, fn $ctor:ident($($set:ident: $set_ty:ty),+ $(,)?)
+        { $($column:ident: $column_ty:ty),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, AsChangeset)]
+        #[diesel(table_name = $table)]
+        pub struct $name {
+            $(pub $set: $set_ty,)+
+            $(pub $column: Option<$column_ty>,)+
+        }
+
+        impl $name {
+            pub fn $ctor($($set: $set_ty),+) -> $name {
+                $name { $($set,)+ $($column: None,)+ }
+            }
+        }
+    };
 }
 
-impl DepositMove {
-    /// To `status` at `now`, nothing else yet.
-    pub fn to(status: DepositStatus, now: i64) -> DepositMove {
-        DepositMove {
-            status,
-            updated_at: now,
-            callback_status: None,
-            matched_at: None,
-            completed_at: None,
-            actual_amount: None,
-            fee: None,
-            actual_channel_cost: None,
-            actual_profit: None,
-        }
+named_update! {
+    /// One deposit move as it is written: the new status, when, and only
+    /// the columns that move sets. The use cases build one per move
+    /// (`app::deposits::moves`); nothing writes a whole order row after its
+    /// insert.
+    DepositMove on deposit_orders, fn to(status: DepositStatus, updated_at: i64) {
+        callback_status: CallbackStatus,
+        matched_at: i64,
+        completed_at: i64,
+        actual_amount: i64,
+        fee: i64,
+        actual_channel_cost: i64,
+        actual_profit: i64,
     }
 }
 
-/// One change to a merchant's settings as it is written: when, and only
-/// the columns it sets (`None` leaves a column as it is). Built in
-/// `app::merchants`, one constructor per setting.
-#[derive(Debug, Clone, PartialEq, AsChangeset)]
-#[diesel(table_name = merchants)]
-pub struct MerchantChange {
-    pub updated_at: i64,
-    pub auto_approval: Option<AutoApprovalMode>,
-    pub auto_approval_limits: Option<String>,
-    pub rate_limit_per_minute: Option<i32>,
-    pub rate_limit_burst: Option<i32>,
-    pub callback_timeout_seconds: Option<i32>,
-    pub receiving_accounts: Option<String>,
-}
-
-impl MerchantChange {
-    /// At `now`, nothing set yet.
-    pub fn at(now: i64) -> MerchantChange {
-        MerchantChange {
-            updated_at: now,
-            auto_approval: None,
-            auto_approval_limits: None,
-            rate_limit_per_minute: None,
-            rate_limit_burst: None,
-            callback_timeout_seconds: None,
-            receiving_accounts: None,
-        }
+named_update! {
+    /// One change to a merchant's settings as it is written: when, and only
+    /// the columns it sets. Built in `app::merchants`, one constructor per
+    /// setting.
+    MerchantChange on merchants, fn at(updated_at: i64) {
+        auto_approval: AutoApprovalMode,
+        auto_approval_limits: String,
+        rate_limit_per_minute: i32,
+        rate_limit_burst: i32,
+        callback_timeout_seconds: i32,
+        receiving_accounts: String,
     }
 }
 
-/// One withdrawal move as it is written, as `DepositMove` is for deposits
-/// (built in `app::withdrawals`).
-#[derive(Debug, Clone, PartialEq, AsChangeset)]
-#[diesel(table_name = withdrawal_orders)]
-pub struct WithdrawalMove {
-    pub status: WithdrawalStatus,
-    pub updated_at: i64,
-    pub callback_status: Option<CallbackStatus>,
-    pub approved_at: Option<i64>,
-    pub approved_by: Option<String>,
-    pub approval_remarks: Option<String>,
-    pub rejected_at: Option<i64>,
-    pub processed_at: Option<i64>,
-    pub completed_at: Option<i64>,
-    pub failed_at: Option<i64>,
-    pub actual_amount: Option<i64>,
-    pub bank_reference: Option<String>,
-    pub channel_order_no: Option<String>,
-    pub actual_channel_cost: Option<i64>,
-    pub actual_profit: Option<i64>,
-    pub manual_reason: Option<String>,
-}
-
-impl WithdrawalMove {
-    /// To `status` at `now`, nothing else yet.
-    pub fn to(status: WithdrawalStatus, now: i64) -> WithdrawalMove {
-        WithdrawalMove {
-            status,
-            updated_at: now,
-            callback_status: None,
-            approved_at: None,
-            approved_by: None,
-            approval_remarks: None,
-            rejected_at: None,
-            processed_at: None,
-            completed_at: None,
-            failed_at: None,
-            actual_amount: None,
-            bank_reference: None,
-            channel_order_no: None,
-            actual_channel_cost: None,
-            actual_profit: None,
-            manual_reason: None,
-        }
+named_update! {
+    /// One withdrawal move as it is written, as `DepositMove` is for
+    /// deposits (built in `app::withdrawals`).
+    WithdrawalMove on withdrawal_orders, fn to(status: WithdrawalStatus, updated_at: i64) {
+        callback_status: CallbackStatus,
+        approved_at: i64,
+        approved_by: String,
+        approval_remarks: String,
+        rejected_at: i64,
+        processed_at: i64,
+        completed_at: i64,
+        failed_at: i64,
+        actual_amount: i64,
+        bank_reference: String,
+        channel_order_no: String,
+        actual_channel_cost: i64,
+        actual_profit: i64,
+        manual_reason: String,
     }
 }
 

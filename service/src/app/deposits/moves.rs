@@ -188,13 +188,7 @@ pub async fn apply_completion(
         now,
     )
     .await?;
-    let entry = Entry::deposit_completed(
-        &completed.merchant_id,
-        &completed.currency,
-        &completed.order_no,
-        plan.actual,
-        plan.fee,
-    );
+    let entry = Entry::deposit_completed((&completed).into(), plan.actual, plan.fee);
     ledger::post(tx, &entry, now).await?;
     Ok(Moved::Done(completed))
 }
