@@ -13,6 +13,24 @@ pub struct ChannelPayment {
     pub payment_url: String,
 }
 
+/// Why a channel call did not give its answer. The two are never confused:
+/// only the channel's own word fails an order; anything else leaves the
+/// outcome unknown, to be found out (asked again under the same order
+/// number, which every call is idempotent on) before money moves.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ChannelError {
+    /// The channel answered, and said no.
+    #[error("the channel refused: {reason}")]
+    Refused { reason: String },
+    /// No answer to trust: a timeout, a connection that broke off, a 5xx.
+    /// The channel may have acted on the call.
+    #[error("the channel's answer is unknown: {detail}")]
+    Unknown { detail: String },
+}
+
+/// How a channel takes calls. Every call is idempotent per `order_no`: a
+/// call repeated after an unknown outcome asks again, never twice.
+#[async_trait::async_trait]
 pub trait Channel: Send + Sync {
     fn id(&self) -> &str;
     fn code(&self) -> &str;
@@ -20,20 +38,20 @@ pub trait Channel: Send + Sync {
     fn currencies(&self) -> &[String];
     /// What the channel charges the service, per direction.
     fn costs(&self) -> &DirectionRates;
-    /// Registers a payment for `order_no`. Must be idempotent per
-    /// `order_no`: a retried create asks again.
-    fn create_payment(&self, order_no: &str) -> ChannelPayment;
-    /// Hands a payout to the channel and returns the channel's reference.
-    /// Must be idempotent per `order_no`: a retried dispatch asks again.
-    fn dispatch_payout(&self, order_no: &str) -> String;
+    /// Registers a payment for `order_no`.
+    async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError>;
+    /// Hands a payout to the channel; its reference once accepted.
+    async fn dispatch_payout(&self, order_no: &str) -> Result<String, ChannelError>;
 }
 
-/// The sandbox's channel: its payment page is served by the service itself.
+/// The sandbox's channel: its payment page is served by the service itself,
+/// and it accepts every call.
 pub struct SimulatorChannel {
     config: ChannelConfig,
     public_base_url: String,
 }
 
+#[async_trait::async_trait]
 impl Channel for SimulatorChannel {
     fn id(&self) -> &str {
         &self.config.id
@@ -50,17 +68,17 @@ impl Channel for SimulatorChannel {
     fn costs(&self) -> &DirectionRates {
         &self.config.costs
     }
-    fn dispatch_payout(&self, order_no: &str) -> String {
-        format!("SIMPAY-{order_no}")
+    async fn dispatch_payout(&self, order_no: &str) -> Result<String, ChannelError> {
+        Ok(format!("SIMPAY-{order_no}"))
     }
-    fn create_payment(&self, order_no: &str) -> ChannelPayment {
-        ChannelPayment {
+    async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError> {
+        Ok(ChannelPayment {
             channel_order_no: format!("SIM-{order_no}"),
             payment_url: format!(
                 "{}/sandbox/simulator/pay/{order_no}",
                 self.public_base_url.trim_end_matches('/')
             ),
-        }
+        })
     }
 }
 
@@ -84,6 +102,17 @@ impl Channels {
             out.insert(c.id.clone(), channel);
         }
         Ok(Channels(out))
+    }
+
+    /// Exactly these channels, by id (a test's own, in place of the
+    /// configured ones).
+    pub fn of(channels: impl IntoIterator<Item = Arc<dyn Channel>>) -> Channels {
+        Channels(
+            channels
+                .into_iter()
+                .map(|c| (c.id().to_string(), c))
+                .collect(),
+        )
     }
 
     /// The first channel that collects `currency`.

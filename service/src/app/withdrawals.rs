@@ -8,6 +8,7 @@ use crate::app::ledger::{self, Entry};
 use crate::app::merchants::Merchant;
 use crate::app::orders;
 use crate::app::App;
+use crate::channels::ChannelError;
 use crate::domain::error::ApiError;
 use crate::domain::events::WithdrawalCallback;
 use crate::domain::fees::Direction;
@@ -430,7 +431,10 @@ pub async fn fail(
 }
 
 /// Hands an approved withdrawal to its channel: `approved` → `processing`,
-/// with the channel's reference. No callback is sent for it.
+/// with the channel's reference. No callback is sent for it. A refusal is
+/// the channel's own word and fails the order (its funds released); an
+/// unknown outcome leaves it `approved`, so the next dispatch asks again
+/// under the same order number, which the channel answers once.
 pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
     let current = find_any(app, order_no).await?;
     let channel = current
@@ -439,19 +443,27 @@ pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError>
         .as_deref()
         .and_then(|id| app.channels.get(id))
         .ok_or_else(|| ApiError::Internal(format!("withdrawal {order_no} has no channel")))?;
-    let reference = channel.dispatch_payout(order_no);
-    apply(
-        app,
-        order_no,
-        WithdrawalEvent::Dispatch,
-        move |change, _| WithdrawalMove {
-            processed_at: Some(change.updated_at),
-            channel_order_no: Some(reference),
-            ..change
-        },
-        Effect::None,
-    )
-    .await
+    match channel.dispatch_payout(order_no).await {
+        Ok(reference) => {
+            apply(
+                app,
+                order_no,
+                WithdrawalEvent::Dispatch,
+                move |change, _| WithdrawalMove {
+                    processed_at: Some(change.updated_at),
+                    channel_order_no: Some(reference),
+                    ..change
+                },
+                Effect::None,
+            )
+            .await
+        }
+        Err(ChannelError::Refused { reason }) => fail(app, order_no, Some(reason)).await,
+        Err(unknown @ ChannelError::Unknown { .. }) => Err(ApiError::Unavailable(format!(
+            "channel {}, payout {order_no}: {unknown}",
+            channel.code()
+        ))),
+    }
 }
 
 /// Dispatches right after approval. The approval has committed either way:
@@ -482,6 +494,11 @@ pub async fn dispatch_due(app: &App) -> Result<usize, ApiError> {
                 }
             }
             Err(ApiError::InvalidStateTransition { .. }) => {}
+            // One channel that cannot answer does not hold up the others'
+            // payouts; this one stays approved and is asked again.
+            Err(ApiError::Unavailable(why)) => {
+                tracing::warn!(order_no = %order_no, "payout not dispatched: {why}");
+            }
             Err(e) => return Err(e),
         }
     }

@@ -5,6 +5,7 @@
 use anyhow::{Context, Result};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use payments_service::app::merchants::{self, NewMerchant};
+use payments_service::app::App;
 use payments_service::clock::Clock;
 use payments_service::config::Config;
 use payments_service::domain::routing::Profile;
@@ -35,6 +36,17 @@ impl TestService {
         clock: Arc<dyn Clock>,
         adjust: impl FnOnce(&mut Config),
     ) -> Result<TestService> {
+        Self::start_adjusting(profile, clock, adjust, |_| {}).await
+    }
+
+    /// Like `start_with`, and the built application adjusted by
+    /// `adjust_app` before it serves (a test's own channels, say).
+    pub async fn start_adjusting(
+        profile: Profile,
+        clock: Arc<dyn Clock>,
+        adjust: impl FnOnce(&mut Config),
+        adjust_app: impl FnOnce(&mut App),
+    ) -> Result<TestService> {
         let port = free_port()?;
         let mut config = Config::defaults(profile);
         let scratch = std::env::temp_dir().join(format!("payments-test-{}", uuid::Uuid::new_v4()));
@@ -63,7 +75,9 @@ impl TestService {
         adjust(&mut config);
         config.validate()?;
         let database_url = config.database_url.clone();
-        let app = server::build_app(config, clock).await?;
+        let mut app = server::build_app(config, clock).await?;
+        let only = Arc::get_mut(&mut app).context("the built app is shared before it serves")?;
+        adjust_app(only);
         let service = server::start(app)?;
         Ok(TestService {
             service,

@@ -7,6 +7,7 @@ use crate::app::fees;
 use crate::app::merchants::Merchant;
 use crate::app::orders;
 use crate::app::App;
+use crate::channels::ChannelError;
 use crate::config::ReceivingAccountConfig;
 use crate::domain::error::ApiError;
 use crate::domain::fees::{Direction, RateConfig};
@@ -49,7 +50,7 @@ pub async fn create_linked(
     }
     let requested = to_units(req.amount).ok_or_else(too_large)?;
     let mut row = new_row(app, merchant, &req, route, link, requested);
-    let collection = Collection::prepare(app, merchant, &req.currency, &mut row)?;
+    let collection = Collection::prepare(app, merchant, &req.currency, &mut row).await?;
     let pricing = Pricing {
         rate: fees::rate_for(app, merchant, &req.currency, Direction::Deposit).await?,
         cost: collection.cost.clone(),
@@ -149,9 +150,15 @@ struct Collection {
     floating: Option<String>,
 }
 
+/// A payment the channel did not register: the request is answered 503 and
+/// nothing is stored; the merchant may retry under the same order number.
+fn channel_unavailable(code: &str, order_no: &str, e: ChannelError) -> ApiError {
+    ApiError::Unavailable(format!("channel {code}, payment for {order_no}: {e}"))
+}
+
 impl Collection {
     /// Chooses where `row` is paid and records it on the row.
-    fn prepare(
+    async fn prepare(
         app: &App,
         merchant: &Merchant,
         currency: &str,
@@ -185,7 +192,12 @@ impl Collection {
                     .channels
                     .for_currency(currency)
                     .ok_or_else(|| ApiError::UnsupportedCurrency(currency.to_string()))?;
-                let payment = channel.create_payment(&row.order_no);
+                // Nothing is stored yet: whatever the channel answered, the
+                // merchant's retry makes a new order number and asks again.
+                let payment = channel
+                    .create_payment(&row.order_no)
+                    .await
+                    .map_err(|e| channel_unavailable(channel.code(), &row.order_no, e))?;
                 row.channel_id = Some(channel.id().to_string());
                 row.channel_order_no = Some(payment.channel_order_no);
                 row.payment_url = Some(payment.payment_url.clone());
