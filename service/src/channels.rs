@@ -32,12 +32,25 @@ pub enum ChannelError {
 /// call repeated after an unknown outcome asks again, never twice.
 #[async_trait::async_trait]
 pub trait Channel: Send + Sync {
-    fn id(&self) -> &str;
-    fn code(&self) -> &str;
-    fn name(&self) -> &str;
-    fn currencies(&self) -> &[String];
+    /// What the configuration says of this channel: every kind is
+    /// configured the same way, so what follows is read from it.
+    fn config(&self) -> &ChannelConfig;
+    fn id(&self) -> &str {
+        &self.config().id
+    }
+    fn code(&self) -> &str {
+        &self.config().code
+    }
+    fn name(&self) -> &str {
+        &self.config().name
+    }
+    fn currencies(&self) -> &[String] {
+        &self.config().currencies
+    }
     /// What the channel charges the service, per direction.
-    fn costs(&self) -> &DirectionRates;
+    fn costs(&self) -> &DirectionRates {
+        &self.config().costs
+    }
     /// Registers a payment for `order_no`.
     async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError>;
     /// Hands a payout to the channel; its reference once accepted.
@@ -53,20 +66,8 @@ pub struct SimulatorChannel {
 
 #[async_trait::async_trait]
 impl Channel for SimulatorChannel {
-    fn id(&self) -> &str {
-        &self.config.id
-    }
-    fn code(&self) -> &str {
-        &self.config.code
-    }
-    fn name(&self) -> &str {
-        &self.config.name
-    }
-    fn currencies(&self) -> &[String] {
-        &self.config.currencies
-    }
-    fn costs(&self) -> &DirectionRates {
-        &self.config.costs
+    fn config(&self) -> &ChannelConfig {
+        &self.config
     }
     async fn dispatch_payout(&self, order_no: &str) -> Result<String, ChannelError> {
         Ok(format!("SIMPAY-{order_no}"))

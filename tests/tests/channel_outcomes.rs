@@ -14,7 +14,6 @@ use payments_service::channels::{Channel, ChannelError, ChannelPayment, Channels
 use payments_service::clock::ManualClock;
 use payments_service::config::ChannelConfig;
 use payments_service::domain::error::ApiError;
-use payments_service::domain::fees::DirectionRates;
 use payments_service::domain::status::WithdrawalStatus;
 use payments_service::Profile;
 use payments_testing::{TestService, TEST_OPERATOR};
@@ -44,20 +43,8 @@ impl ScriptedChannel {
 
 #[async_trait]
 impl Channel for ScriptedChannel {
-    fn id(&self) -> &str {
-        &self.config.id
-    }
-    fn code(&self) -> &str {
-        &self.config.code
-    }
-    fn name(&self) -> &str {
-        &self.config.name
-    }
-    fn currencies(&self) -> &[String] {
-        &self.config.currencies
-    }
-    fn costs(&self) -> &DirectionRates {
-        &self.config.costs
+    fn config(&self) -> &ChannelConfig {
+        &self.config
     }
     async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError> {
         self.answer(order_no)?;
