@@ -3,6 +3,7 @@
 
 use crate::config::ChannelConfig;
 use crate::domain::fees::DirectionRates;
+use crate::telemetry::metrics;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -83,6 +84,43 @@ impl Channel for SimulatorChannel {
     }
 }
 
+/// Any channel, with every call it takes counted by outcome and timed
+/// (`payments_channel_calls_total`, `payments_channel_call_duration_seconds`).
+struct Measured(Arc<dyn Channel>);
+
+impl Measured {
+    async fn call<T>(
+        &self,
+        call: &'static str,
+        answer: impl std::future::Future<Output = Result<T, ChannelError>>,
+    ) -> Result<T, ChannelError> {
+        let started = std::time::Instant::now();
+        let result = answer.await;
+        let outcome = match &result {
+            Ok(_) => "accepted",
+            Err(ChannelError::Refused { .. }) => "refused",
+            Err(ChannelError::Unknown { .. }) => "unknown",
+        };
+        metrics::channel_call(self.0.code(), call, outcome, started.elapsed());
+        result
+    }
+}
+
+#[async_trait::async_trait]
+impl Channel for Measured {
+    fn config(&self) -> &ChannelConfig {
+        self.0.config()
+    }
+    async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError> {
+        self.call("create_payment", self.0.create_payment(order_no))
+            .await
+    }
+    async fn dispatch_payout(&self, order_no: &str) -> Result<String, ChannelError> {
+        self.call("dispatch_payout", self.0.dispatch_payout(order_no))
+            .await
+    }
+}
+
 #[derive(Clone, Default)]
 pub struct Channels(BTreeMap<String, Arc<dyn Channel>>);
 
@@ -91,29 +129,27 @@ impl Channels {
         configs: &[ChannelConfig],
         public_base_url: &str,
     ) -> anyhow::Result<Channels> {
-        let mut out = BTreeMap::new();
+        let mut out: Vec<Arc<dyn Channel>> = Vec::new();
         for c in configs {
-            let channel: Arc<dyn Channel> = match c.kind.as_str() {
+            out.push(match c.kind.as_str() {
                 "simulator" => Arc::new(SimulatorChannel {
                     config: c.clone(),
                     public_base_url: public_base_url.to_string(),
                 }),
                 other => anyhow::bail!("channel {}: unknown kind `{other}`", c.id),
-            };
-            out.insert(c.id.clone(), channel);
+            });
         }
-        Ok(Channels(out))
+        Ok(Channels::of(out))
     }
 
     /// Exactly these channels, by id (a test's own, in place of the
     /// configured ones).
     pub fn of(channels: impl IntoIterator<Item = Arc<dyn Channel>>) -> Channels {
-        Channels(
-            channels
-                .into_iter()
-                .map(|c| (c.id().to_string(), c))
-                .collect(),
-        )
+        let measured = channels.into_iter().map(|c| {
+            let c: Arc<dyn Channel> = Arc::new(Measured(c));
+            (c.id().to_string(), c)
+        });
+        Channels(measured.collect())
     }
 
     /// The first channel that collects `currency`.

@@ -61,13 +61,16 @@ impl Channel for ScriptedChannel {
 
 struct Fixture {
     _service: TestService,
+    code: String,
     app: Arc<App>,
     script: Arc<Mutex<Script>>,
     merchant: payments_service::app::merchants::Merchant,
 }
 
 impl Fixture {
-    async fn start() -> Fixture {
+    /// `code` names the scripted channel, so that this test's calls are
+    /// told apart in the process's metrics from its neighbours'.
+    async fn start(code: &str) -> Fixture {
         let script = Arc::new(Mutex::new(Script::default()));
         let shared = script.clone();
         let service = TestService::start_adjusting(
@@ -75,7 +78,8 @@ impl Fixture {
             Arc::new(ManualClock::at(1_800_000_000)),
             |_| {},
             move |app| {
-                let config = app.config.channels[0].clone();
+                let mut config = app.config.channels[0].clone();
+                config.code = code.to_string();
                 app.channels = Channels::of([Arc::new(ScriptedChannel {
                     config,
                     script: shared,
@@ -88,6 +92,7 @@ impl Fixture {
         let merchant = service.new_merchant("Channels").await.unwrap().merchant;
         Fixture {
             _service: service,
+            code: code.to_string(),
             app,
             script,
             merchant,
@@ -96,6 +101,22 @@ impl Fixture {
 
     fn next_answer(&self, answer: Option<ChannelError>) {
         self.script.lock().unwrap().answer = answer;
+    }
+
+    /// `payments_channel_calls_total` for this fixture's channel.
+    fn counted(&self, call: &str, outcome: &str) -> u64 {
+        let scrape = payments_service::telemetry::metrics::render().unwrap();
+        let labels = [
+            format!("channel=\"{}\"", self.code),
+            format!("call=\"{call}\""),
+            format!("outcome=\"{outcome}\""),
+        ];
+        scrape
+            .lines()
+            .filter(|l| l.starts_with("payments_channel_calls_total{"))
+            .filter(|l| labels.iter().all(|label| l.contains(label.as_str())))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
     }
 
     fn asked(&self) -> Vec<String> {
@@ -156,7 +177,7 @@ fn unknown() -> Option<ChannelError> {
 
 #[tokio::test]
 async fn an_unknown_payout_outcome_stays_approved_and_is_asked_again_under_the_same_order_number() {
-    let f = Fixture::start().await;
+    let f = Fixture::start("SCRIPT-UNKNOWN-PAYOUT").await;
     f.fund().await;
     let before = f.balance().await;
 
@@ -192,6 +213,8 @@ async fn an_unknown_payout_outcome_stays_approved_and_is_asked_again_under_the_s
         3,
         "asked three times, always under {order_no}"
     );
+    assert_eq!(f.counted("dispatch_payout", "unknown"), 2);
+    assert_eq!(f.counted("dispatch_payout", "accepted"), 1);
     assert_eq!(
         f.balance().await,
         held,
@@ -201,7 +224,7 @@ async fn an_unknown_payout_outcome_stays_approved_and_is_asked_again_under_the_s
 
 #[tokio::test]
 async fn a_refused_payout_fails_the_order_and_releases_what_was_frozen() {
-    let f = Fixture::start().await;
+    let f = Fixture::start("SCRIPT-REFUSED-PAYOUT").await;
     f.fund().await;
     let before = f.balance().await;
 
@@ -220,11 +243,12 @@ async fn a_refused_payout_fails_the_order_and_releases_what_was_frozen() {
         before,
         "the frozen amount and fee are back"
     );
+    assert_eq!(f.counted("dispatch_payout", "refused"), 1);
 }
 
 #[tokio::test]
 async fn a_channel_deposit_without_the_channels_answer_is_a_503_and_stores_nothing() {
-    let f = Fixture::start().await;
+    let f = Fixture::start("SCRIPT-UNKNOWN-PAYMENT").await;
     let new = || payments_testing::new_deposit("IN-UNKNOWN", Decimal::from(500), "BDT", None);
 
     f.next_answer(unknown());
@@ -238,6 +262,7 @@ async fn a_channel_deposit_without_the_channels_answer_is_a_503_and_stores_nothi
             .await
             .unwrap();
     assert!(stored.is_none(), "no order without a payment to show");
+    assert_eq!(f.counted("create_payment", "unknown"), 1);
 
     f.next_answer(None);
     let order = deposits::create(&f.app, &f.merchant, new()).await.unwrap();

@@ -20,6 +20,8 @@ pub const CALLBACK_ATTEMPT_DURATION: &str = "payments_callback_attempt_duration_
 pub const CALLBACK_DELIVERIES: &str = "payments_callback_deliveries";
 pub const CALLBACK_OLDEST_DUE_AGE: &str = "payments_callback_oldest_due_age_seconds";
 pub const CALLBACK_FIRST_ATTEMPT_DELAY: &str = "payments_callback_first_attempt_delay_seconds";
+pub const CHANNEL_CALLS: &str = "payments_channel_calls_total";
+pub const CHANNEL_CALL_DURATION: &str = "payments_channel_call_duration_seconds";
 pub const WORKER_RUNS: &str = "payments_worker_runs_total";
 pub const WORKER_ERRORS: &str = "payments_worker_errors_total";
 pub const WORKER_LAG: &str = "payments_worker_lag_seconds";
@@ -92,6 +94,15 @@ fn describe() {
         CALLBACK_FIRST_ATTEMPT_DELAY,
         metrics::Unit::Seconds,
         "Time from the commit that queued a callback to the start of its first attempt."
+    );
+    describe_counter!(
+        CHANNEL_CALLS,
+        "Calls to a payment channel, by channel code, call (create_payment, dispatch_payout) and outcome: accepted, refused (the channel said no), unknown (no answer to trust; asked again)."
+    );
+    describe_histogram!(
+        CHANNEL_CALL_DURATION,
+        metrics::Unit::Seconds,
+        "Time a call to a payment channel took, by channel code and call."
     );
     describe_counter!(
         WORKER_RUNS,
@@ -174,6 +185,14 @@ pub fn callback_backlog(state: &'static str, count: i64) {
 
 pub fn callback_oldest_due_age(seconds: i64) {
     gauge!(CALLBACK_OLDEST_DUE_AGE).set(seconds.max(0) as f64);
+}
+
+/// `channel` is a configured channel's code, so the label set is bounded.
+pub fn channel_call(channel: &str, call: &'static str, outcome: &'static str, took: Duration) {
+    counter!(CHANNEL_CALLS, "channel" => channel.to_string(), "call" => call, "outcome" => outcome)
+        .increment(1);
+    histogram!(CHANNEL_CALL_DURATION, "channel" => channel.to_string(), "call" => call)
+        .record(took.as_secs_f64());
 }
 
 pub fn worker_run(worker: &'static str, ok: bool) {
