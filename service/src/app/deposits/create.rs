@@ -151,7 +151,8 @@ struct Collection {
 }
 
 /// A payment the channel did not register: the request is answered 503 and
-/// nothing is stored; the merchant may retry under the same order number.
+/// nothing is stored; the merchant may retry under the same
+/// `merchant_order_no`.
 fn channel_unavailable(code: &str, order_no: &str, e: ChannelError) -> ApiError {
     ApiError::Unavailable(format!("channel {code}, payment for {order_no}: {e}"))
 }
@@ -193,7 +194,7 @@ impl Collection {
                     .for_currency(currency)
                     .ok_or_else(|| ApiError::UnsupportedCurrency(currency.to_string()))?;
                 // Nothing is stored yet: whatever the channel answered, the
-                // merchant's retry makes a new order number and asks again.
+                // merchant's retry draws a new `order_no` and asks again.
                 let payment = channel
                     .create_payment(&row.order_no)
                     .await
