@@ -169,11 +169,24 @@ fn rewrite_path_items<'a>(doc: &Value, items: impl Iterator<Item = &'a mut Value
             let Some(op) = item.get_mut(method) else {
                 continue;
             };
+            // A callback may offer alternatives (a scheme each merchant
+            // chooses): the first stands for headers as a single one does;
+            // the others stay as written, so a comparison sees them.
+            let others = match op.get("security").and_then(Value::as_array) {
+                Some(list) if list.len() > 1 => Some(list[1..].to_vec()),
+                _ => None,
+            };
+            if let Some(list) = op.get_mut("security").and_then(Value::as_array_mut) {
+                list.truncate(1);
+            }
             let headers = security_headers(doc, op)?;
             let Some(op) = op.as_object_mut() else {
                 continue;
             };
-            op.remove("security");
+            match others {
+                Some(others) => op.insert("security".into(), Value::Array(others)),
+                None => op.remove("security"),
+            };
             if let Some(headers) = headers {
                 let params = op
                     .entry("parameters")

@@ -283,13 +283,38 @@ impl<'a> Compare<'a> {
                 "requestBody" => self.request_body(at, a0, b0, asks),
                 "responses" => self.responses(at, a0, b0, answers),
                 "callbacks" => self.callbacks(at, a0, b0),
-                "security" => self.breaking(at, "security requirements changed"),
+                "security" => self.security(at, a0, b0),
                 k if is_words(k) => self.push(Class::Cosmetic, at, format!("{k} changed")),
                 other => self.breaking(
                     at,
                     format!("`{other}` changed, and this check does not know what that does to merchants"),
                 ),
             }
+        }
+    }
+
+    /// An operation's security alternatives beyond the first (which became
+    /// header parameters): one added keeps every integration working (it
+    /// is one more way, taken only by whoever chooses it); one removed or
+    /// changed breaks whoever took it.
+    fn security(&mut self, at: &str, old: &Value, new: &Value) {
+        let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
+        let (old, new) = (list(old), list(new));
+        if old.iter().all(|a| new.contains(a)) {
+            for added in new.iter().filter(|b| !old.contains(b)) {
+                let names: Vec<&str> = added
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|m| m.keys().map(String::as_str))
+                    .collect();
+                self.push(
+                    Class::Compatible,
+                    at,
+                    format!("security alternative added ({})", names.join(", ")),
+                );
+            }
+        } else {
+            self.breaking(at, "a security alternative was removed or changed");
         }
     }
 
@@ -1183,6 +1208,32 @@ mod tests {
         only_breaking(
             &kinds(&old, &new),
             "header parameter `x-token`: added as required",
+        );
+    }
+
+    #[test]
+    fn a_security_alternative_added_is_compatible_and_one_removed_breaks() {
+        let (req, res, ev) = base();
+        let schemes = json!({
+            "key": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+            "id": {"type": "apiKey", "in": "header", "name": "webhook-id"}});
+        let mut old = doc(req, res, ev);
+        old["components"]["securitySchemes"] = schemes;
+        old["paths"]["/orders"]["post"]["security"] = json!([{"key": []}]);
+        let mut new = old.clone();
+        new["paths"]["/orders"]["post"]["security"] = json!([{"key": []}, {"id": []}]);
+        let c = kinds(&old, &new);
+        assert!(
+            c.iter()
+                .any(|(k, t)| *k == Class::Compatible
+                    && t.contains("security alternative added (id)")),
+            "{c:#?}"
+        );
+        assert!(c.iter().all(|(k, _)| *k != Class::Breaking), "{c:#?}");
+
+        only_breaking(
+            &kinds(&new, &old),
+            "a security alternative was removed or changed",
         );
     }
 }
