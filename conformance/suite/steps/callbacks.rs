@@ -15,7 +15,7 @@ use std::time::Duration;
 /// is woken at once; this only bounds a failure).
 const PATIENCE: Duration = Duration::from_secs(20);
 
-fn receiver(world: &PaymentsWorld) -> &Receiver {
+pub(super) fn receiver(world: &PaymentsWorld) -> &Receiver {
     world
         .receiver
         .as_ref()
@@ -129,7 +129,7 @@ async fn receiver_gets(world: &mut PaymentsWorld, count: usize) {
     assert_eq!(got.len(), count, "{got:#?}");
 }
 
-fn last(world: &PaymentsWorld) -> Received {
+pub(super) fn last(world: &PaymentsWorld) -> Received {
     receiver(world)
         .received()
         .last()

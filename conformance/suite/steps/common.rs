@@ -31,6 +31,9 @@ pub struct PaymentsWorld {
     pub session: Option<Value>,
     /// The merchant's callback endpoint, when the scenario starts one.
     pub receiver: Option<conformance::receiver::Receiver>,
+    /// The merchant's callback secrets as an operator was shown them,
+    /// oldest first.
+    pub callback_secrets: Vec<String>,
 }
 
 impl PaymentsWorld {

@@ -11,5 +11,6 @@ mod expiry;
 mod money;
 mod operations;
 mod signing;
+mod webhooks;
 
 pub use common::PaymentsWorld;

@@ -291,6 +291,7 @@ pub mod types {
         pub event: ::std::string::String,
         ///Every attempt ever made, oldest first.
         pub history: ::std::vec::Vec<CallbackAttempt>,
+        ///The record's id; a `standard_webhooks` callback carries it as `webhook-id` on every attempt.
         pub id: ::std::string::String,
         pub merchant_id: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -362,6 +363,84 @@ pub mod types {
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for CallbackDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One of the merchant's callback secrets, without its value.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackSecretSummary {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When it stops signing; absent for the current secret.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
+    ///A merchant's callback signing: its scheme and the callback secrets that sign `standard_webhooks` callbacks now, newest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackSigning {
+        ///Present only when this request created the merchant's first callback secret (`whsec_` and base64 of 32 random bytes). It is shown only in this response.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub callback_secret: ::std::option::Option<::std::string::String>,
+        pub merchant_id: ::std::string::String,
+        pub scheme: CallbackSigningScheme,
+        pub secrets: ::std::vec::Vec<CallbackSecretSummary>,
+    }
+    ///`CallbackSigningRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackSigningRequest {
+        pub scheme: CallbackSigningScheme,
+    }
+    /**How the merchant's callbacks are signed.
+
+    - `seed` (the default): the customer's scheme, unchanged: headers `X-API-Key` (the merchant's API key itself), `X-Timestamp`, `X-Signature` (MD5 over the body's sorted fields with the API key appended).
+    - `standard_webhooks`: the Standard Webhooks specification (standardwebhooks.com): headers `webhook-id` (the delivery record's id, the same on every attempt and on an operator's retry, for deduplication), `webhook-timestamp` (Unix seconds at the attempt), `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the merchant's callback secret; during a rotation's overlap one such signature per secret, separated by a space). No API key and no secret travels in any header.*/
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CallbackSigningScheme {
+        #[serde(rename = "seed")]
+        Seed,
+        #[serde(rename = "standard_webhooks")]
+        StandardWebhooks,
+    }
+    impl ::std::fmt::Display for CallbackSigningScheme {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Seed => f.write_str("seed"),
+                Self::StandardWebhooks => f.write_str("standard_webhooks"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CallbackSigningScheme {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "seed" => Ok(Self::Seed),
+                "standard_webhooks" => Ok(Self::StandardWebhooks),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CallbackSigningScheme {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CallbackSigningScheme {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -955,6 +1034,15 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub grace_seconds: ::std::option::Option<i64>,
     }
+    ///`IssueCallbackSecretRequest`
+    #[derive(
+        ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
+    )]
+    pub struct IssueCallbackSecretRequest {
+        ///How long the older secrets keep signing beside the new one: 0 to 2592000 (30 days); 86400 when omitted. 0 ends them at once.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub overlap_seconds: ::std::option::Option<i64>,
+    }
     ///`IssuedApiKey`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct IssuedApiKey {
@@ -965,6 +1053,18 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub previous_keys_expire_at:
             ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
+    ///`IssuedCallbackSecret`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssuedCallbackSecret {
+        ///The new secret (`whsec_` and base64 of 32 random bytes). It is shown only in this response.
+        pub callback_secret: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        ///When the secrets issued before this one stop signing; absent when there were none still signing.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub previous_secrets_expire_at:
+            ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub scheme: CallbackSigningScheme,
     }
     ///`LedgerDifference`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1522,6 +1622,24 @@ pub struct ReadCashierSessionPath {
     /// The session's `session_id`.
     pub session_id: String,
 }
+/// Path parameters of `read_callback_signing`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReadCallbackSigningPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
+/// Path parameters of `set_callback_signing`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct SetCallbackSigningPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
+/// Path parameters of `issue_callback_secret`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct IssueCallbackSecretPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -1815,6 +1933,44 @@ pub trait OperatorApi {
         headers: ::payments_wire::server::BearerToken,
         path: ::dropshot::Path<ReadCashierSessionPath>,
     ) -> Result<::dropshot::HttpResponseOk<types::CashierSessionRecord>, ::dropshot::HttpError>;
+    /// Read a merchant's callback signing
+    ///
+    /// The merchant's callback signing scheme and its callback secrets that sign now (never their values).
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/merchants/{merchant_id}/callback-signing",
+    tags = ["merchants"],
+    }]
+    async fn read_callback_signing(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReadCallbackSigningPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::CallbackSigning>, ::dropshot::HttpError>;
+    /// Choose how a merchant's callbacks are signed
+    ///
+    /// Sets the scheme every later attempt of the merchant's callbacks is signed with, retries of earlier events included (their body stays the same). Choosing `standard_webhooks` for a merchant that has no callback secret yet creates one and shows it only in this response; the merchant must have it before the next callback arrives. Choosing `seed` keeps the secrets for a later switch back.
+    #[endpoint{method = PUT,
+    path = "/api/v1/operator/merchants/{merchant_id}/callback-signing",
+    tags = ["merchants"],
+    }]
+    async fn set_callback_signing(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<SetCallbackSigningPath>,
+        body: ::payments_wire::server::SignedJson<types::CallbackSigningRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::CallbackSigning>, ::dropshot::HttpError>;
+    /// Issue a new callback secret
+    ///
+    /// Issues a new callback secret (rotation), whatever the scheme. From this moment `standard_webhooks` callbacks carry one signature per secret still signing, newest first: the older secrets that have no expiry yet keep signing for `overlap_seconds` more, an older secret already expiring keeps its earlier expiry. After the overlap only the new secret signs. The new secret is shown only in this response.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/merchants/{merchant_id}/callback-secrets",
+    tags = ["merchants"],
+    }]
+    async fn issue_callback_secret(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<IssueCallbackSecretPath>,
+        body: ::payments_wire::server::SignedJson<types::IssueCallbackSecretRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::IssuedCallbackSecret>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -2099,6 +2255,42 @@ where
         )
         .summary("Read a cashier session")
         .tag("cashier"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_callback_signing".to_string(),
+            <ServerImpl as OperatorApi>::read_callback_signing,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/callback-signing",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a merchant's callback signing")
+        .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "set_callback_signing".to_string(),
+            <ServerImpl as OperatorApi>::set_callback_signing,
+            ::http::Method::PUT,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/callback-signing",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Choose how a merchant's callbacks are signed")
+        .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "issue_callback_secret".to_string(),
+            <ServerImpl as OperatorApi>::issue_callback_secret,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/callback-secrets",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Issue a new callback secret")
+        .tag("merchants"),
     )?;
     Ok(())
 }

@@ -1925,7 +1925,7 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
 
-Version: 0.2.0*/
+Version: 0.3.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1969,7 +1969,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.2.0"
+        "0.3.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

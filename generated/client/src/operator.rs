@@ -291,6 +291,7 @@ pub mod types {
         pub event: ::std::string::String,
         ///Every attempt ever made, oldest first.
         pub history: ::std::vec::Vec<CallbackAttempt>,
+        ///The record's id; a `standard_webhooks` callback carries it as `webhook-id` on every attempt.
         pub id: ::std::string::String,
         pub merchant_id: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -361,6 +362,83 @@ pub mod types {
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for CallbackDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One of the merchant's callback secrets, without its value.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackSecretSummary {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When it stops signing; absent for the current secret.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
+    ///A merchant's callback signing: its scheme and the callback secrets that sign `standard_webhooks` callbacks now, newest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackSigning {
+        ///Present only when this request created the merchant's first callback secret (`whsec_` and base64 of 32 random bytes). It is shown only in this response.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub callback_secret: ::std::option::Option<::std::string::String>,
+        pub merchant_id: ::std::string::String,
+        pub scheme: CallbackSigningScheme,
+        pub secrets: ::std::vec::Vec<CallbackSecretSummary>,
+    }
+    ///`CallbackSigningRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackSigningRequest {
+        pub scheme: CallbackSigningScheme,
+    }
+    /**How the merchant's callbacks are signed.
+
+    - `seed` (the default): the customer's scheme, unchanged: headers `X-API-Key` (the merchant's API key itself), `X-Timestamp`, `X-Signature` (MD5 over the body's sorted fields with the API key appended).
+    - `standard_webhooks`: the Standard Webhooks specification (standardwebhooks.com): headers `webhook-id` (the delivery record's id, the same on every attempt and on an operator's retry, for deduplication), `webhook-timestamp` (Unix seconds at the attempt), `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the merchant's callback secret; during a rotation's overlap one such signature per secret, separated by a space). No API key and no secret travels in any header.*/
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CallbackSigningScheme {
+        #[serde(rename = "seed")]
+        Seed,
+        #[serde(rename = "standard_webhooks")]
+        StandardWebhooks,
+    }
+    impl ::std::fmt::Display for CallbackSigningScheme {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Seed => f.write_str("seed"),
+                Self::StandardWebhooks => f.write_str("standard_webhooks"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CallbackSigningScheme {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "seed" => Ok(Self::Seed),
+                "standard_webhooks" => Ok(Self::StandardWebhooks),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CallbackSigningScheme {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CallbackSigningScheme {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -953,6 +1031,13 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub grace_seconds: ::std::option::Option<i64>,
     }
+    ///`IssueCallbackSecretRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    pub struct IssueCallbackSecretRequest {
+        ///How long the older secrets keep signing beside the new one: 0 to 2592000 (30 days); 86400 when omitted. 0 ends them at once.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub overlap_seconds: ::std::option::Option<i64>,
+    }
     ///`IssuedApiKey`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct IssuedApiKey {
@@ -963,6 +1048,18 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub previous_keys_expire_at:
             ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
+    ///`IssuedCallbackSecret`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssuedCallbackSecret {
+        ///The new secret (`whsec_` and base64 of 32 random bytes). It is shown only in this response.
+        pub callback_secret: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        ///When the secrets issued before this one stop signing; absent when there were none still signing.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub previous_secrets_expire_at:
+            ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub scheme: CallbackSigningScheme,
     }
     ///`LedgerDifference`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1377,7 +1474,7 @@ The operator interface of the payment service: merchants, their keys and setting
 
 Every request carries `authorization: Bearer <token>` with an operator token from the service's configuration; each token names its operator. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
 
-Version: 0.2.0*/
+Version: 0.3.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1421,7 +1518,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.2.0"
+        "0.3.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -2959,6 +3056,204 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Read a merchant's callback signing
+
+    The merchant's callback signing scheme and its callback secrets that sign now (never their values).
+
+    Sends a `GET` request to `/api/v1/operator/merchants/{merchant_id}/callback-signing`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    */
+    pub async fn read_callback_signing<'a>(
+        &'a self,
+        merchant_id: &'a str,
+    ) -> Result<ResponseValue<types::CallbackSigning>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/callback-signing",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_callback_signing",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Choose how a merchant's callbacks are signed
+
+    Sets the scheme every later attempt of the merchant's callbacks is signed with, retries of earlier events included (their body stays the same). Choosing `standard_webhooks` for a merchant that has no callback secret yet creates one and shows it only in this response; the merchant must have it before the next callback arrives. Choosing `seed` keeps the secrets for a later switch back.
+
+    Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/callback-signing`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    - `body`
+    */
+    pub async fn set_callback_signing<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::CallbackSigningRequest,
+    ) -> Result<ResponseValue<types::CallbackSigning>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/callback-signing",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "set_callback_signing",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Issue a new callback secret
+
+    Issues a new callback secret (rotation), whatever the scheme. From this moment `standard_webhooks` callbacks carry one signature per secret still signing, newest first: the older secrets that have no expiry yet keep signing for `overlap_seconds` more, an older secret already expiring keeps its earlier expiry. After the overlap only the new secret signs. The new secret is shown only in this response.
+
+    Sends a `POST` request to `/api/v1/operator/merchants/{merchant_id}/callback-secrets`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    - `body`
+    */
+    pub async fn issue_callback_secret<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::IssueCallbackSecretRequest,
+    ) -> Result<ResponseValue<types::IssuedCallbackSecret>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/callback-secrets",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "issue_callback_secret",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -2984,6 +3279,8 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/callbacks/{delivery_id}",
     "/api/v1/operator/callbacks/{delivery_id}/retry",
     "/api/v1/operator/cashier-sessions/{session_id}",
+    "/api/v1/operator/merchants/{merchant_id}/callback-signing",
+    "/api/v1/operator/merchants/{merchant_id}/callback-secrets",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

@@ -6,11 +6,11 @@ use crate::app::{balances, fees, App};
 use crate::domain::error::ApiError;
 use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::money;
-use crate::domain::status::{AutoApprovalMode, MerchantStatus};
+use crate::domain::status::{AutoApprovalMode, CallbackScheme, MerchantStatus};
 use crate::keys::new_api_key;
 use crate::store::error::Key;
 use crate::store::rows::{ApiKeyRow, FeeRow, MerchantChange, MerchantRow};
-use crate::store::StoreError;
+use crate::store::{Store, StoreError};
 use anyhow::{anyhow, Result};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
@@ -172,6 +172,8 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, Ap
         rate_limit_per_minute: None,
         rate_limit_burst: None,
         receiving_accounts: "{}".into(),
+        callback_scheme: CallbackScheme::Seed,
+        callback_secrets: "[]".into(),
     };
     let (api_key, key_row) = new_key_row(app, &row.id, now)?;
     let balances = balances::zero_rows(app, &row.id, now);
@@ -340,12 +342,7 @@ pub async fn set_receiving_account(
     app.db
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move {
-                tx.lock_merchant(&id).await?;
-                let row = tx
-                    .merchant_by_id(&id)
-                    .await?
-                    .ok_or_else(|| ApiError::MerchantNotFound(id.clone()))?;
-                let mut merchant = Merchant::from_row(row)?;
+                let mut merchant = Merchant::from_row(locked_row(tx, &id).await?)?;
                 merchant.receiving_accounts.insert(currency, account);
                 let accounts = serde_json::to_string(&merchant.receiving_accounts)
                     .map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -393,12 +390,26 @@ pub async fn ensure_demo(app: &App) -> Result<(NewMerchant, bool)> {
 }
 
 pub async fn find(app: &App, merchant_id: &str) -> Result<Merchant, ApiError> {
+    Ok(Merchant::from_row(find_row(app, merchant_id).await?)?)
+}
+
+/// The merchant's row as stored, for what reads more than `Merchant` holds
+/// (its callback signing).
+pub async fn find_row(app: &App, merchant_id: &str) -> Result<MerchantRow, ApiError> {
     let id = merchant_id.to_string();
     app.db
         .run(|s| Box::pin(async move { s.merchant_by_id(&id).await }))
         .await?
-        .map(|row| Ok(Merchant::from_row(row)?))
-        .unwrap_or_else(|| Err(ApiError::MerchantNotFound(merchant_id.to_string())))
+        .ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))
+}
+
+/// The merchant's row, held until the transaction ends: a read-modify-write
+/// of a settings document starts here, so that two at once lose nothing.
+pub async fn locked_row(tx: &mut dyn Store, merchant_id: &str) -> Result<MerchantRow, ApiError> {
+    tx.lock_merchant(merchant_id).await?;
+    tx.merchant_by_id(merchant_id)
+        .await?
+        .ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))
 }
 
 pub async fn set_auto_approval(

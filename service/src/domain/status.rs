@@ -152,6 +152,16 @@ stored_as_text! {
     }
 }
 
+stored_as_text! {
+    /// How a merchant's callbacks are signed: the customer's scheme (the
+    /// API key in a header, MD5 over sorted fields) or Standard Webhooks
+    /// (HMAC-SHA256 under a callback secret of the merchant's own).
+    CallbackScheme in "callback_scheme" {
+        Seed => "seed",
+        StandardWebhooks => "standard_webhooks",
+    }
+}
+
 /// A cashier session's state, derived from its expiry and its order (not
 /// stored: it is what the session and its order say at a moment).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,6 +237,11 @@ mod tests {
             AutoApprovalMode::ALL,
             AutoApprovalMode::as_str,
             AutoApprovalMode::parse,
+        );
+        round_trip(
+            CallbackScheme::ALL,
+            CallbackScheme::as_str,
+            CallbackScheme::parse,
         );
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus, OrderType, PayoutMethod,
-    WithdrawalStatus,
+    BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus, DepositStatus,
+    OrderType, PayoutMethod, WithdrawalStatus,
 };
 use merchant_api::{merchant, operator, sandbox};
 
@@ -75,3 +75,19 @@ spelled_as!(BankTransactionStatus => [operator::types::BankTransactionStatus] {
     Matched => Matched,
     Unmatched => Unmatched,
 });
+
+spelled_as!(CallbackScheme => [operator::types::CallbackSigningScheme] {
+    Seed => Seed,
+    StandardWebhooks => StandardWebhooks,
+});
+
+impl From<operator::types::CallbackSigningScheme> for CallbackScheme {
+    fn from(value: operator::types::CallbackSigningScheme) -> CallbackScheme {
+        match value {
+            operator::types::CallbackSigningScheme::Seed => CallbackScheme::Seed,
+            operator::types::CallbackSigningScheme::StandardWebhooks => {
+                CallbackScheme::StandardWebhooks
+            }
+        }
+    }
+}

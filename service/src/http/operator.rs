@@ -4,6 +4,7 @@
 use super::{body_error, deposit_order, reshape, time, time_opt, withdrawal_order};
 use crate::app::bank::BankTransaction;
 use crate::app::bank::{self, Ingested};
+use crate::app::callbacks::signing::{self, Signing};
 use crate::app::callbacks::{AttemptRecord, Delivery};
 use crate::app::deposits::{self, Deposit};
 use crate::app::listings::{self, Listing};
@@ -18,11 +19,12 @@ use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
     ApproveWithdrawalPath, CancelDepositPath, CompleteDepositPath, IssueApiKeyPath,
-    ListBankTransactionsQuery, ListCallbackDeliveriesQuery, ListDepositsQuery,
-    ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi, ReadCallbackDeliveryPath,
-    ReadCashierSessionPath, ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath,
-    RetryCallbackDeliveryPath, SetAutoApprovalPath, SetCallbackTimeoutPath, SetMerchantFeePath,
-    SetRateLimitPath, SetReceivingAccountPath,
+    IssueCallbackSecretPath, ListBankTransactionsQuery, ListCallbackDeliveriesQuery,
+    ListDepositsQuery, ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi,
+    ReadCallbackDeliveryPath, ReadCallbackSigningPath, ReadCashierSessionPath, ReadDepositPath,
+    ReadWithdrawalPath, RejectWithdrawalPath, RetryCallbackDeliveryPath, SetAutoApprovalPath,
+    SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath,
+    SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use payments_wire::DecimalString;
@@ -40,6 +42,27 @@ fn acted_on_order(action: &'static str, order_no: &str) {
 /// An operator's change to a merchant's settings or keys (never the key).
 fn acted_on_merchant(action: &'static str, merchant_id: &str) {
     tracing::info!(action, merchant_id, "operator action");
+}
+
+/// A merchant's signing in the operator contract's shape (a secret only
+/// when this request created it).
+fn signing_view(merchant_id: String, signing: Signing) -> Result<types::CallbackSigning, ApiError> {
+    let secrets = signing
+        .secrets
+        .iter()
+        .map(|&(created, expires)| {
+            Ok(types::CallbackSecretSummary {
+                created_at: time(created)?,
+                expires_at: time_opt(expires)?,
+            })
+        })
+        .collect::<Result<_, ApiError>>()?;
+    Ok(types::CallbackSigning {
+        merchant_id,
+        scheme: signing.scheme.into(),
+        callback_secret: signing.new_secret,
+        secrets,
+    })
 }
 
 fn parse<T: DeserializeOwned>(body: &SignedJson<T>) -> Result<T, ApiError> {
@@ -462,6 +485,59 @@ impl OperatorApi for OperatorApiImpl {
                 merchant_id,
                 api_key: issued.api_key,
                 previous_keys_expire_at: time_opt(issued.previous_keys_expire_at)?,
+            })
+        })
+        .await
+    }
+
+    async fn read_callback_signing(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadCallbackSigningPath>,
+    ) -> Result<HttpResponseOk<types::CallbackSigning>, HttpError> {
+        operate(&rqctx, &headers, |app, _| async move {
+            let merchant_id = path.into_inner().merchant_id;
+            let signing = signing::read(&app, &merchant_id).await?;
+            signing_view(merchant_id, signing)
+        })
+        .await
+    }
+
+    async fn set_callback_signing(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetCallbackSigningPath>,
+        body: SignedJson<types::CallbackSigningRequest>,
+    ) -> Result<HttpResponseOk<types::CallbackSigning>, HttpError> {
+        operate(&rqctx, &headers, |app, _| async move {
+            let merchant_id = path.into_inner().merchant_id;
+            let scheme = parse(&body)?.scheme.into();
+            let signing = signing::set_scheme(&app, &merchant_id, scheme).await?;
+            acted_on_merchant("set_callback_signing", &merchant_id);
+            signing_view(merchant_id, signing)
+        })
+        .await
+    }
+
+    async fn issue_callback_secret(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<IssueCallbackSecretPath>,
+        body: SignedJson<types::IssueCallbackSecretRequest>,
+    ) -> Result<HttpResponseOk<types::IssuedCallbackSecret>, HttpError> {
+        operate(&rqctx, &headers, |app, _| async move {
+            let merchant_id = path.into_inner().merchant_id;
+            let overlap = parse(&body)?.overlap_seconds;
+            let (signing, previous_end) =
+                signing::issue_secret(&app, &merchant_id, overlap).await?;
+            acted_on_merchant("issue_callback_secret", &merchant_id);
+            Ok(types::IssuedCallbackSecret {
+                merchant_id,
+                scheme: signing.scheme.into(),
+                callback_secret: signing
+                    .new_secret
+                    .ok_or_else(|| ApiError::Internal("a rotation issued no secret".into()))?,
+                previous_secrets_expire_at: time_opt(previous_end)?,
             })
         })
         .await

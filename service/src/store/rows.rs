@@ -11,8 +11,8 @@ use super::schema::*;
 use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    AutoApprovalMode, BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus,
-    MerchantStatus, OrderKind, OrderType, PayoutMethod, WithdrawalStatus,
+    AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
+    DepositStatus, MerchantStatus, OrderKind, OrderType, PayoutMethod, WithdrawalStatus,
 };
 use diesel::prelude::*;
 
@@ -44,6 +44,10 @@ pub struct MerchantRow {
     pub rate_limit_burst: Option<i32>,
     /// Currency → receiving account id, JSON.
     pub receiving_accounts: String,
+    pub callback_scheme: CallbackScheme,
+    /// The callback secrets, encrypted, with when each was made and stops
+    /// signing: a JSON array read by `app::callbacks::signing`.
+    pub callback_secrets: String,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -348,6 +352,8 @@ named_update! {
         rate_limit_burst: i32,
         callback_timeout_seconds: i32,
         receiving_accounts: String,
+        callback_scheme: CallbackScheme,
+        callback_secrets: String,
     }
 }
 

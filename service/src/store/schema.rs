@@ -15,6 +15,8 @@ diesel::table! {
         rate_limit_per_minute -> Nullable<Integer>,
         rate_limit_burst -> Nullable<Integer>,
         receiving_accounts -> Text,
+        callback_scheme -> Text,
+        callback_secrets -> Text,
     }
 }
 

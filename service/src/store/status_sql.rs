@@ -1,5 +1,5 @@
 //! How the enums a row holds (statuses, order type and kind, route,
-//! auto-approval mode, payout method, attempt outcome) are stored: as the text each
+//! auto-approval mode, callback scheme, payout method, attempt outcome) are stored: as the text each
 //! names, on both backends. A stored value no enum names is an error on
 //! reading that names its column and value (`UnknownStoredValue`; the
 //! query that read it adds the table and row), never a silent default.
@@ -7,8 +7,8 @@
 use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    AutoApprovalMode, BankTransactionStatus, CallbackStatus, DeliveryStatus, DepositStatus,
-    MerchantStatus, OrderKind, OrderType, PayoutMethod, WithdrawalStatus,
+    AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
+    DepositStatus, MerchantStatus, OrderKind, OrderType, PayoutMethod, WithdrawalStatus,
 };
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
@@ -81,6 +81,7 @@ stored_as_text!(
     OrderKind,
     Route,
     AutoApprovalMode,
+    CallbackScheme,
     PayoutMethod,
     Outcome
 );

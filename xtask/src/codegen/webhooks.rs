@@ -59,7 +59,7 @@ pub fn document(merchant: &Value) -> Result<String> {
         "openapi": "3.1.0",
         "info": {
             "title": "Merchant Payment Service: callbacks",
-            "description": "The signed callbacks the service posts to an order's `callback_url`, as OpenAPI 3.1 webhooks, for generators that make types or handlers from webhooks. Derived from the merchant API's document of the same version: the same operations and schemas. Verify each callback as that document's description and `signing-test-vectors.json` define it.",
+            "description": "The signed callbacks the service posts to an order's `callback_url`, as OpenAPI 3.1 webhooks, for generators that make types or handlers from webhooks. Derived from the merchant API's document of the same version: the same operations and schemas. Each merchant's callbacks are signed by the scheme an operator chose for it (the two security alternatives of each webhook): `seed` (`X-API-Key`, `X-Timestamp`, `X-Signature`; verify as that document's description and `signing-test-vectors.json` define it) or `standard_webhooks` (`webhook-id`, `webhook-timestamp`, `webhook-signature` as the Standard Webhooks specification defines them; verify with its `standardwebhooks` library).",
             "version": info.get("version").cloned().unwrap_or(Value::Null),
             "contact": info.get("contact").cloned().unwrap_or(Value::Null),
             "license": info.get("license").cloned().unwrap_or(Value::Null),

@@ -6,10 +6,11 @@
 //! finished together. `delivery` posts, waits and reports; it decides
 //! nothing.
 
+use super::signing::{self, Signer};
 use crate::app::{merchants, App, PostFailure};
 use crate::domain::error::ApiError;
 use crate::domain::schedule::{judge, Outcome};
-use crate::domain::status::{CallbackStatus, DeliveryStatus};
+use crate::domain::status::{CallbackScheme, CallbackStatus, DeliveryStatus};
 use crate::store::queries::callbacks::AttemptOutcome;
 use crate::store::rows::{CallbackAttemptRow, CallbackDeliveryRow};
 use crate::telemetry::redact;
@@ -31,18 +32,18 @@ pub struct Attempt {
     scheduled_at: i64,
 }
 
-/// What an attempt needs of its merchant: the key that signs and how long
-/// the receiver may take.
+/// What an attempt needs of its merchant: how it signs and how long the
+/// receiver may take.
 #[derive(Clone)]
 struct Sender {
-    key: String,
+    signer: Signer,
     timeout: Duration,
 }
 
 /// What is posted, as the courier takes it.
 pub struct Post<'a> {
     pub url: &'a str,
-    pub headers: [(&'static str, String); 3],
+    pub headers: Vec<(&'static str, String)>,
     pub body: &'a str,
     pub timeout: Duration,
 }
@@ -84,10 +85,16 @@ pub async fn claim_due(app: &App, limit: usize) -> Result<Vec<Claimed>, ApiError
 }
 
 async fn sender_of(app: &App, merchant_id: &str) -> Result<Sender, ApiError> {
-    let merchant = merchants::find(app, merchant_id).await?;
+    let row = merchants::find_row(app, merchant_id).await?;
+    let signer = match row.callback_scheme {
+        CallbackScheme::Seed => Signer::Seed {
+            api_key: merchants::signing_key(app, merchant_id).await?,
+        },
+        CallbackScheme::StandardWebhooks => signing::standard_signer(app, &row, app.now_unix())?,
+    };
     Ok(Sender {
-        key: merchants::signing_key(app, merchant_id).await?,
-        timeout: merchant.callback_timeout(),
+        signer,
+        timeout: merchants::Merchant::from_row(row)?.callback_timeout(),
     })
 }
 
@@ -108,29 +115,24 @@ impl Attempt {
         })
     }
 
-    /// What to post now. The signature is computed at the first attempt
-    /// and reused by every retry; the timestamp is real time on every
-    /// profile: the receiver checks it against its own clock (a 300 s
-    /// window in the seed's sample), and a sandbox clock moved forward to
-    /// make schedules run must not make every callback look stale.
+    /// What to post now, signed by the merchant's scheme. A seed signature
+    /// is computed at the first attempt and reused by every retry; a
+    /// Standard Webhooks one covers the timestamp, so each attempt has its
+    /// own, under the same `webhook-id` (the record's id). The timestamp
+    /// is real time on every profile: the receiver checks it against its
+    /// own clock (a 300 s window in the seed's sample and in Standard
+    /// Webhooks' libraries), and a sandbox clock moved forward to make
+    /// schedules run must not make every callback look stale.
     pub fn post(&mut self, app: &App) -> Result<Post<'_>, ApiError> {
-        let signature = match &self.delivery.signature {
-            Some(s) => s.clone(),
-            None => {
-                let body = self.delivery.body.as_bytes();
-                let fields = payments_wire::SigningFields::from_json_body(body)
-                    .map_err(|e| ApiError::Internal(format!("stored callback body: {e}")))?;
-                payments_wire::sign(&fields, &self.sender.key)
-            }
-        };
-        self.delivery.signature = Some(signature.clone());
+        let headers = self.sender.signer.headers(
+            &self.delivery.id,
+            app.wall_unix(),
+            &self.delivery.body,
+            &mut self.delivery.signature,
+        )?;
         Ok(Post {
             url: &self.delivery.callback_url,
-            headers: [
-                ("x-api-key", self.sender.key.clone()),
-                ("x-timestamp", app.wall_unix().to_string()),
-                ("x-signature", signature),
-            ],
+            headers,
             body: &self.delivery.body,
             timeout: self.sender.timeout,
         })

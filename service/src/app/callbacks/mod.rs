@@ -5,6 +5,7 @@
 //! records due, judges each answer and writes the outcomes.
 
 pub mod attempts;
+pub mod signing;
 
 /// A delivery record and one attempt's record as the store keeps them;
 /// operators read them as they are.
