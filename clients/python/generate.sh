@@ -3,7 +3,7 @@
 # openapi-python-client, in a virtualenv of its own (.venv, from PyPI).
 set -euo pipefail
 cd "$(dirname "$0")"
-if ! .venv/bin/python -c 'import openapi_python_client' 2>/dev/null; then
+if ! .venv/bin/python -c 'import openapi_python_client, standardwebhooks' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
 fi

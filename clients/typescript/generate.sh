@@ -4,7 +4,7 @@
 # the kit and its smoke suite against them.
 set -euo pipefail
 cd "$(dirname "$0")"
-[ -x node_modules/.bin/openapi-typescript ] || npm ci --no-audit --no-fund --loglevel=error
+[ -x node_modules/.bin/openapi-typescript ] && [ -d node_modules/standardwebhooks ] || npm ci --no-audit --no-fund --loglevel=error
 rm -rf src/generated dist
 node_modules/.bin/openapi-typescript ../../openapi/merchant.json -o src/generated/merchant.ts > /dev/null
 # The same events as OpenAPI 3.1 webhooks (derived by `cargo xtask codegen`).

@@ -1,11 +1,16 @@
 package kit
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	merchant "payments.example/merchant"
 )
@@ -58,6 +63,56 @@ func VerifyCallback(h http.Header, body []byte, apiKey string, opts VerifyOption
 	if !SameSignature(Sign(fields, apiKey), signature) {
 		return nil, &CallbackError{"the signature does not match the body", 401}
 	}
+	return decodeEvent(body)
+}
+
+// VerifyStandardCallback checks a callback of a merchant on the
+// `standard_webhooks` scheme (webhook-id, webhook-timestamp,
+// webhook-signature: any one `v1` signature of `{id}.{timestamp}.{body}`
+// under the callback secret `whsec_...`; MaxSkewSeconds 300 unless set),
+// then decodes it as VerifyCallback does.
+func VerifyStandardCallback(h http.Header, body []byte, secret string, opts VerifyOptions) (interface{}, error) {
+	id, timestamp, signatures := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
+	if id == "" || timestamp == "" || signatures == "" {
+		return nil, &CallbackError{"a Standard Webhooks header is missing", 401}
+	}
+	sentAt, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil {
+		return nil, &CallbackError{"webhook-timestamp is not Unix seconds", 401}
+	}
+	now, window := time.Now().Unix(), int64(300)
+	if opts.Now != nil {
+		now = opts.Now()
+	}
+	if opts.MaxSkewSeconds > 0 {
+		window = opts.MaxSkewSeconds
+	}
+	if now-sentAt > window || sentAt-now > window {
+		return nil, &CallbackError{"webhook-timestamp is outside the tolerated window", 401}
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return nil, fmt.Errorf("the callback secret is not base64: %w", err)
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + timestamp + "."))
+	mac.Write(body)
+	expected := []byte(base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	// Every offered signature is compared, so the time taken does not say which matched.
+	matched := 0
+	for _, s := range strings.Split(signatures, " ") {
+		if strings.HasPrefix(s, "v1,") {
+			matched |= subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(s, "v1,")), expected)
+		}
+	}
+	if matched != 1 {
+		return nil, &CallbackError{"no signature matches the body", 401}
+	}
+	return decodeEvent(body)
+}
+
+// decodeEvent reads a verified body as its event's generated model.
+func decodeEvent(body []byte) (interface{}, error) {
 	var head struct {
 		Event string `json:"event"`
 	}

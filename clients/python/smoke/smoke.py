@@ -12,7 +12,8 @@ from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
-from payments_kit import MerchantSigner, verify_callback
+from payments_kit import MerchantSigner, verify_callback, verify_standard_callback
+from standardwebhooks import Webhook
 from payments_merchant_client import Client
 from payments_merchant_client.api.balances import get_balances
 from payments_merchant_client.api.deposits import create_deposit
@@ -153,4 +154,46 @@ match event:
         check(event.actual_amount == "1234567.8900", "the callback's amount arrives as written")
     case _:
         raise SystemExit(f"smoke: unexpected first event {event!r}")
+
+# The merchant switches to Standard Webhooks (through an operator): the
+# next callback carries no API key and verifies with the secret, by the
+# kit and by the specification's own package from PyPI.
+operator = {"authorization": f"Bearer {OPERATOR}"}
+merchant_id = balances.merchant_id
+switched = httpx.put(f"{BASE}/api/v1/operator/merchants/{merchant_id}/callback-signing",
+                     headers=operator, json={"scheme": "standard_webhooks"})
+check(switched.status_code == 200, f"the merchant signs with standard_webhooks ({switched.status_code})")
+secret = switched.json()["callback_secret"]
+server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+r = create_deposit.sync_detailed(
+    client=client,
+    body=CreateDepositRequest(
+        merchant_order_no=f"{RUN}-swh",
+        amount="10.00",
+        currency_code="THB",
+        callback_url=f"http://127.0.0.1:{server.server_address[1]}/callbacks",
+    ),
+)
+paid = httpx.post(f"{BASE}/api/v1/sandbox/deposits/{r.parsed.order_no}/pay", headers=operator, json={})
+check(paid.status_code == 200, f"the sandbox pays the second deposit ({paid.status_code})")
+headers, body = bodies.get(timeout=30)
+server.shutdown()
+lower = {k.lower(): v for k, v in headers.items()}
+check("x-api-key" not in lower and KEY not in str(headers), "no API key in any header")
+Webhook(secret).verify(body, headers)
+check(True, f"the standardwebhooks package from PyPI verifies webhook-id {lower['webhook-id']}")
+event = verify_standard_callback(headers, body, secret)
+check(isinstance(event, DepositCompletedEvent) and event.order_no == r.parsed.order_no,
+      f"the kit verifies it too and dispatches {event.event.value}")
+try:
+    verify_standard_callback(headers, body + b" ", secret)
+    raise SystemExit("smoke: an altered body verified")
+except Exception as e:  # CallbackError
+    check(getattr(e, "status", None) == 401, "an altered body does not verify")
+# For .ci/clients: the same callback, checked next by the Rust crate.
+if os.environ.get("PAYMENTS_DELIVERED_STANDARD"):
+    import json
+    with open(os.environ["PAYMENTS_DELIVERED_STANDARD"], "w") as f:
+        json.dump({"secret": secret, "headers": dict(headers), "body": body.decode("utf-8")}, f)
 print("python smoke: passed")

@@ -12,7 +12,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import createClient from "openapi-fetch";
 import type { paths } from "../src/generated/merchant.js";
-import { verifyCallback, type CallbackEvent } from "../src/callbacks.js";
+import { Webhook } from "standardwebhooks";
+import { verifyCallback, verifyStandardCallback, type CallbackEvent } from "../src/callbacks.js";
 import { signRequests } from "../src/signing.js";
 
 function env(name: string): string {
@@ -148,4 +149,69 @@ switch (event.event) {
 }
 const file = process.env["PAYMENTS_DELIVERED_BODY"];
 if (file) writeFileSync(file, callback.body);
+
+// The merchant switches to Standard Webhooks (through an operator): the
+// next callback carries no API key and verifies with the secret, by the
+// kit and by the specification's own package from npm.
+const operator = { authorization: `Bearer ${operatorToken}`, "content-type": "application/json" };
+const switched = await fetch(`${base}/api/v1/operator/merchants/${balances.data?.merchant_id}/callback-signing`, {
+  method: "PUT",
+  headers: operator,
+  body: JSON.stringify({ scheme: "standard_webhooks" }),
+});
+check(switched.status === 200, `the merchant signs with standard_webhooks (${switched.status})`);
+const secret = ((await switched.json()) as { callback_secret: string }).callback_secret;
+let receivedStandard: (v: { headers: Record<string, string | string[] | undefined>; body: string }) => void;
+const deliveredStandard = new Promise<{ headers: Record<string, string | string[] | undefined>; body: string }>(
+  (resolve) => (receivedStandard = resolve),
+);
+const second = createServer((req, res) => {
+  let body = "";
+  req.setEncoding("utf8");
+  req.on("data", (chunk: string) => (body += chunk));
+  req.on("end", () => {
+    res.writeHead(200).end();
+    receivedStandard({ headers: req.headers, body });
+  });
+});
+await new Promise<void>((resolve) => second.listen(0, "127.0.0.1", resolve));
+const standardOrder = await client.POST("/api/v1/merchant/orders/deposit", {
+  body: {
+    merchant_order_no: `${run}-swh`,
+    amount: "10.00",
+    currency_code: "THB",
+    callback_url: `http://127.0.0.1:${(second.address() as AddressInfo).port}/callbacks`,
+  },
+});
+check(standardOrder.data, "a second deposit created");
+const paidStandard = await fetch(`${base}/api/v1/sandbox/deposits/${standardOrder.data.order_no}/pay`, {
+  method: "POST",
+  headers: operator,
+  body: "{}",
+});
+check(paidStandard.status === 200, `the sandbox pays the second deposit (${paidStandard.status})`);
+const waiting = setTimeout(() => {
+  console.error("smoke: no Standard Webhooks callback within 30 s");
+  process.exit(1);
+}, 30_000);
+const standard = await deliveredStandard;
+clearTimeout(waiting);
+second.close();
+const flat: Record<string, string> = {};
+for (const [k, v] of Object.entries(standard.headers)) if (typeof v === "string") flat[k] = v;
+check(!("x-api-key" in flat) && !JSON.stringify(flat).includes(apiKey), "no API key in any header");
+new Webhook(secret).verify(standard.body, flat);
+check(true, `the standardwebhooks package from npm verifies webhook-id ${flat["webhook-id"]}`);
+const standardEvent = verifyStandardCallback(standard.headers, standard.body, secret);
+check(
+  standardEvent.event === "deposit.completed" && standardEvent.order_no === standardOrder.data.order_no,
+  `the kit verifies it too and dispatches ${standardEvent.event}`,
+);
+let altered = false;
+try {
+  verifyStandardCallback(standard.headers, `${standard.body} `, secret);
+} catch (e) {
+  altered = (e as { status?: number }).status === 401;
+}
+check(altered, "an altered body does not verify");
 console.log("typescript smoke: passed");

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -149,6 +150,40 @@ func main() {
 		}
 	case <-time.After(30 * time.Second):
 		check(false, "no callback within 30 s")
+	}
+
+	// The merchant switches to Standard Webhooks (through an operator): the
+	// next callback carries no API key and verifies with the secret.
+	put, _ := http.NewRequest(http.MethodPut, base+"/api/v1/operator/merchants/"+balances.MerchantId+"/callback-signing",
+		strings.NewReader(`{"scheme":"standard_webhooks"}`))
+	put.Header.Set("authorization", "Bearer "+operator)
+	put.Header.Set("content-type", "application/json")
+	switched, err := http.DefaultClient.Do(put)
+	check(err == nil && switched.StatusCode == 200, "the merchant signs with standard_webhooks")
+	var signing struct {
+		CallbackSecret string `json:"callback_secret"`
+	}
+	check(json.NewDecoder(switched.Body).Decode(&signing) == nil && signing.CallbackSecret != "", "a callback secret shown once")
+	second := merchant.NewCreateDepositRequest(run+"-swh", amount("10.00"), "THB")
+	second.SetCallbackUrl(callbackURL)
+	order := must(client.DepositsAPI.CreateDeposit(ctx).CreateDepositRequest(*second).Execute())
+	pay, _ = http.NewRequest(http.MethodPost, base+"/api/v1/sandbox/deposits/"+order.OrderNo+"/pay", strings.NewReader("{}"))
+	pay.Header.Set("authorization", "Bearer "+operator)
+	pay.Header.Set("content-type", "application/json")
+	paid, err = http.DefaultClient.Do(pay)
+	check(err == nil && paid.StatusCode == 200, "the sandbox pays the second deposit")
+	select {
+	case d := <-deliveries:
+		check(d.header.Get("x-api-key") == "" && !strings.Contains(fmt.Sprint(d.header), key), "no API key in any header")
+		event, err := kit.VerifyStandardCallback(d.header, d.body, signing.CallbackSecret, kit.VerifyOptions{})
+		check(err == nil, fmt.Sprintf("the kit verifies webhook-id %s (%v)", d.header.Get("webhook-id"), err))
+		e, ok := event.(*merchant.DepositCompletedEvent)
+		check(ok && e.OrderNo == order.OrderNo, "and dispatches deposit.completed")
+		_, err = kit.VerifyStandardCallback(d.header, append(d.body, ' '), signing.CallbackSecret, kit.VerifyOptions{})
+		var ce *kit.CallbackError
+		check(errors.As(err, &ce) && ce.Status == 401, "an altered body does not verify")
+	case <-time.After(30 * time.Second):
+		check(false, "no Standard Webhooks callback within 30 s")
 	}
 	fmt.Println("go smoke: passed")
 }

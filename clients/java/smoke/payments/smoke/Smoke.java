@@ -161,6 +161,39 @@ public final class Smoke {
         } else {
             check(false, "unexpected first event " + event);
         }
+
+        // The merchant switches to Standard Webhooks (through an operator): the
+        // next callback carries no API key and verifies with the secret.
+        String merchantId = new BalancesApi(api).getBalances().getMerchantId();
+        HttpResponse<String> switched = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create(base + "/api/v1/operator/merchants/" + merchantId + "/callback-signing"))
+                .header("authorization", "Bearer " + operator).header("content-type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString("{\"scheme\":\"standard_webhooks\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        check(switched.statusCode() == 200, "the merchant signs with standard_webhooks (" + switched.statusCode() + ")");
+        String secret = ApiClient.createDefaultObjectMapper().readTree(switched.body()).path("callback_secret").asText();
+        CreateDepositResponse second = deposits.createDeposit(new CreateDepositRequest()
+                .merchantOrderNo(run + "-swh").amount(new AmountNumber(new BigDecimal("10.00")))
+                .currencyCode("THB").callbackUrl(callbackUrl));
+        HttpResponse<String> paidSecond = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create(base + "/api/v1/sandbox/deposits/" + second.getOrderNo() + "/pay"))
+                .header("authorization", "Bearer " + operator).header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+        check(paidSecond.statusCode() == 200, "the sandbox pays the second deposit");
+        Delivery s = deliveries.poll(30, TimeUnit.SECONDS);
+        check(s != null, "a Standard Webhooks callback arrived");
+        check(!s.headers().containsKey("X-api-key") && !s.headers().toString().contains(key), "no API key in any header");
+        Object standard = Callbacks.verifyStandard(s.headers(), s.body(), secret, 300, () -> System.currentTimeMillis() / 1000);
+        check(standard instanceof DepositCompletedEvent c && c.getOrderNo().equals(second.getOrderNo()),
+                "the kit verifies it and dispatches deposit.completed");
+        byte[] altered = java.util.Arrays.copyOf(s.body(), s.body().length + 1);
+        altered[altered.length - 1] = ' ';
+        try {
+            Callbacks.verifyStandard(s.headers(), altered, secret, 300, () -> System.currentTimeMillis() / 1000);
+            check(false, "an altered body verified");
+        } catch (Callbacks.CallbackException e) {
+            check(e.status == 401, "an altered body does not verify");
+        }
         receiver.stop(0);
         System.out.println("java smoke: passed");
     }

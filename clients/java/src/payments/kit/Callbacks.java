@@ -2,9 +2,13 @@ package payments.kit;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -91,6 +95,53 @@ public final class Callbacks {
         if (!Signing.sameSignature(Signing.sign(fields, apiKey), signature)) {
             throw new CallbackException("the signature does not match the body", 401);
         }
+        return decode(text);
+    }
+
+    /**
+     * Checks a callback of a merchant on the {@code standard_webhooks} scheme
+     * ({@code webhook-id}, {@code webhook-timestamp}, {@code webhook-signature}:
+     * any one {@code v1} signature of {@code {id}.{timestamp}.{body}} under the
+     * callback secret {@code whsec_...}), the timestamp within
+     * {@code maxSkewSeconds} of {@code now}, then returns it as {@link #verify} does.
+     */
+    public static Object verifyStandard(Map<String, List<String>> headers, byte[] body, String secret,
+            long maxSkewSeconds, LongSupplier now) throws CallbackException {
+        String id = header(headers, "webhook-id");
+        String timestamp = header(headers, "webhook-timestamp");
+        String signatures = header(headers, "webhook-signature");
+        if (id == null || timestamp == null || signatures == null) {
+            throw new CallbackException("a Standard Webhooks header is missing", 401);
+        }
+        long sentAt;
+        try {
+            sentAt = Long.parseLong(timestamp);
+        } catch (NumberFormatException e) {
+            throw new CallbackException("webhook-timestamp is not Unix seconds", 401);
+        }
+        if (Math.abs(now.getAsLong() - sentAt) > maxSkewSeconds) {
+            throw new CallbackException("webhook-timestamp is outside the tolerated window", 401);
+        }
+        byte[] expected;
+        try {
+            byte[] key = Base64.getDecoder().decode(secret.startsWith("whsec_") ? secret.substring(6) : secret);
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            mac.update((id + "." + timestamp + ".").getBytes(StandardCharsets.UTF_8));
+            expected = Base64.getEncoder().encode(mac.doFinal(body));
+        } catch (java.security.GeneralSecurityException | IllegalArgumentException e) {
+            throw new IllegalArgumentException("the callback secret is not usable: " + e.getMessage());
+        }
+        // Every offered signature is compared, so the time taken does not say which matched.
+        boolean matched = false;
+        for (String s : signatures.split(" ")) {
+            if (s.startsWith("v1,")) matched |= MessageDigest.isEqual(s.substring(3).getBytes(StandardCharsets.UTF_8), expected);
+        }
+        if (!matched) throw new CallbackException("no signature matches the body", 401);
+        return decode(new String(body, StandardCharsets.UTF_8));
+    }
+
+    private static Object decode(String text) throws CallbackException {
         // The mapper the generated API classes read responses with: it
         // reads the decimal strings into BigDecimal.
         ObjectMapper mapper = ApiClient.createDefaultObjectMapper();
