@@ -880,7 +880,7 @@ pub mod types {
         pub payer_account_last4: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payer_bank_code: ::std::option::Option<::std::string::String>,
-        ///The payment instructions given when the order was created.
+        ///The payment instructions given when the order was created, as strings: `amount` and `currency_code`; for an account order `account_no`, `account_holder`, `bank_code`, `bank_name`, `bank_branch` (when the account has one), `promptpay_id` (when a THB account has a PromptPay ID: the cashier page then shows a PromptPay QR code) and `remark`; for a channel order `channel_code` and `payment_url`.
         pub payment_snapshot:
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]

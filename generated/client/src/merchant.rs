@@ -872,7 +872,7 @@ pub mod types {
         pub payer_account_last4: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payer_bank_code: ::std::option::Option<::std::string::String>,
-        ///The payment instructions given when the order was created.
+        ///The payment instructions given when the order was created, as strings: `amount` and `currency_code`; for an account order `account_no`, `account_holder`, `bank_code`, `bank_name`, `bank_branch` (when the account has one), `promptpay_id` (when a THB account has a PromptPay ID: the cashier page then shows a PromptPay QR code) and `remark`; for a channel order `channel_code` and `payment_url`.
         pub payment_snapshot:
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1925,7 +1925,7 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
 
-Version: 0.3.0*/
+Version: 0.3.1*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1969,7 +1969,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.3.0"
+        "0.3.1"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

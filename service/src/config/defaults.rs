@@ -104,14 +104,21 @@ fn sandbox_accounts() -> Vec<ReceivingAccountConfig> {
             deposit_cost: RateConfig::default(),
             floating_amount: false,
             reports_match_first: false,
+            promptpay_id: None,
         };
     vec![
-        account(
-            "acct-thb-1",
-            "Sandbox collection account",
-            "1234567890",
-            ("KBANK", "Kasikornbank", Some("Silom")),
-        ),
+        ReceivingAccountConfig {
+            // A tax number no one holds (its check digit is valid, its
+            // digits are all zero): a sandbox QR code a real bank app
+            // scans cannot pay anybody.
+            promptpay_id: Some("0000000000001".into()),
+            ..account(
+                "acct-thb-1",
+                "Sandbox collection account",
+                "1234567890",
+                ("KBANK", "Kasikornbank", Some("Silom")),
+            )
+        },
         ReceivingAccountConfig {
             floating_amount: true,
             ..account(

@@ -58,6 +58,11 @@ pub struct ReceivingAccountConfig {
     /// order waits in `matched` until an operator completes it.
     #[serde(default)]
     pub reports_match_first: bool,
+    /// The account's PromptPay ID (THB only): the cashier page shows a QR
+    /// code for it. Checked at start-up: a Thai mobile number or a 13-digit
+    /// tax number with a valid check digit.
+    #[serde(default)]
+    pub promptpay_id: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -122,6 +122,22 @@ impl Config {
                     account.currency
                 );
             }
+            if let Some(id) = &account.promptpay_id {
+                if account.currency != "THB" {
+                    bail!(
+                        "receiving account {} has a promptpay_id, but PromptPay pays only THB \
+                         and the account's currency is {}",
+                        account.id,
+                        account.currency
+                    );
+                }
+                if let Err(why) = id.parse::<crate::domain::promptpay::PromptPayId>() {
+                    bail!(
+                        "receiving account {}: promptpay_id is not a valid PromptPay ID: {why}",
+                        account.id
+                    );
+                }
+            }
         }
         for route in self
             .routing
@@ -134,5 +150,31 @@ impl Config {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(edit: impl FnOnce(&mut ReceivingAccountConfig)) -> String {
+        let mut config = Config::defaults(Profile::Sandbox);
+        edit(&mut config.receiving_accounts[0]);
+        config.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_promptpay_id_that_is_not_a_phone_or_tax_number_is_refused_naming_the_account() {
+        let why = refusal(|a| a.promptpay_id = Some("0212345678".into()));
+        assert!(
+            why.contains("receiving account acct-thb-1: promptpay_id"),
+            "{why}"
+        );
+        assert!(why.contains("06, 08 or 09"), "{why}");
+        let why = refusal(|a| a.promptpay_id = Some("1234567890122".into()));
+        assert!(why.contains("check digit"), "{why}");
+        let why = refusal(|a| a.currency = "BDT".into());
+        assert!(why.contains("PromptPay pays only THB"), "{why}");
+        assert!(Config::defaults(Profile::Sandbox).validate().is_ok());
     }
 }

@@ -1,13 +1,14 @@
 //! The rules and values of payments, with no I/O: money, statuses, the
-//! lifecycle tables and the callback each move sends, fees, routing, the
-//! retry discipline and the errors a client can cause. Nothing here knows
-//! a connection, a request or `App`.
+//! lifecycle tables and the callback each move sends, fees, routing,
+//! PromptPay payloads, the retry discipline and the errors a client can
+//! cause. Nothing here knows a connection, a request or `App`.
 
 pub mod error;
 pub mod events;
 pub mod fees;
 pub mod lifecycle;
 pub mod money;
+pub mod promptpay;
 pub mod routing;
 pub mod schedule;
 pub mod status;

@@ -177,6 +177,7 @@ impl Collection {
                     ("bank_branch", account.bank_branch.as_ref()),
                     ("account_no", Some(&account.account_no)),
                     ("account_holder", Some(&account.account_holder)),
+                    ("promptpay_id", account.promptpay_id.as_ref()),
                 ] {
                     if let Some(value) = value {
                         shown.insert(key.to_string(), value.clone());

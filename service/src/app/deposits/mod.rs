@@ -36,6 +36,8 @@ pub struct ShownAccount {
     pub bank_code: String,
     pub bank_name: String,
     pub bank_branch: Option<String>,
+    /// As configured when the order was made (checked then).
+    pub promptpay_id: Option<String>,
 }
 
 impl ShownAccount {
@@ -62,6 +64,7 @@ impl ShownAccount {
             bank_code: field("bank_code")?,
             bank_name: field("bank_name")?,
             bank_branch: snapshot.get("bank_branch").cloned(),
+            promptpay_id: snapshot.get("promptpay_id").cloned(),
             id,
         }))
     }
