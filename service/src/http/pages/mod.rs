@@ -4,6 +4,7 @@
 
 pub mod cashier;
 pub mod docs;
+pub mod locale;
 pub mod simulator;
 
 use dropshot::{Body, HttpError};
@@ -15,6 +16,26 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; st
 
 pub fn html(status: http::StatusCode, text: &str) -> Result<http::Response<Body>, HttpError> {
     respond(status, "text/html; charset=utf-8", text.to_string())
+}
+
+/// A page in one language: says which, and that the language depends on
+/// the request's `Accept-Language` (so no cache serves one payer's
+/// language to another).
+pub fn localized_html(
+    status: http::StatusCode,
+    language: &str,
+    text: &str,
+) -> Result<http::Response<Body>, HttpError> {
+    let mut response = html(status, text)?;
+    let headers = response.headers_mut();
+    if let Ok(value) = http::HeaderValue::from_str(language) {
+        headers.insert(http::header::CONTENT_LANGUAGE, value);
+    }
+    headers.insert(
+        http::header::VARY,
+        http::HeaderValue::from_static("Accept-Language"),
+    );
+    Ok(response)
 }
 
 /// A response with the page headers; `content_type` says what `body` is.

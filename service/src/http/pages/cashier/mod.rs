@@ -1,19 +1,23 @@
 //! The hosted cashier page a payer is sent to: server-rendered HTML that
-//! works without JavaScript; a small script adds copy buttons and follows
-//! the order's status live. Nothing secret reaches the browser: the page
-//! knows the session only by its URL token, and shows only what the payer
-//! needs to pay.
+//! works without JavaScript, in the payer's language (English, Thai or
+//! Bangla), with the time left to pay; a small script adds copy buttons,
+//! counts the time down and follows the order's status live. Nothing
+//! secret reaches the browser: the page knows the session only by its URL
+//! token, and shows only what the payer needs to pay.
+
+mod instructions;
 
 use crate::app::cashier::{self, Choice, Session};
 use crate::app::deposits::Deposit;
 use crate::app::App;
 use crate::domain::error::ApiError;
-use crate::domain::routing::Route;
 use crate::domain::status::DepositStatus;
 use crate::domain::status::SessionStatus;
 use crate::http::observe::in_span;
-use crate::http::pages::{escape, html, respond, see_other};
-use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
+use crate::http::pages::locale::Language;
+use crate::http::pages::{escape, localized_html, respond, see_other};
+use dropshot::{endpoint, Body, HttpError, Path, RequestContext, RequestInfo, UntypedBody};
+use instructions::{card_form, choose_form, instructions};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -21,8 +25,8 @@ use std::fmt::Write as _;
 use std::str::FromStr;
 use std::sync::Arc;
 
-const STYLE: &str = include_str!("../../../assets/cashier.css");
-const SCRIPT: &str = include_str!("../../../assets/cashier.js");
+const STYLE: &str = include_str!("../../../../assets/cashier.css");
+const SCRIPT: &str = include_str!("../../../../assets/cashier.js");
 
 #[derive(Deserialize, JsonSchema)]
 pub struct TokenPath {
@@ -34,6 +38,27 @@ pub struct AssetPath {
     name: String,
 }
 
+/// The page's language: `?lang=` (the page's own switcher), else
+/// `Accept-Language`, else English.
+fn language(request: &RequestInfo) -> Language {
+    let chosen = request.uri().query().and_then(|query| {
+        url::form_urlencoded::parse(query.as_bytes())
+            .find(|(key, _)| key == "lang")
+            .map(|(_, value)| value.into_owned())
+    });
+    let accept = request
+        .headers()
+        .get(http::header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok());
+    Language::negotiate(chosen.as_deref(), accept)
+}
+
+/// The page's own address in `lang`: where its form posts and its
+/// switcher links.
+fn address(token: &str, lang: Language) -> String {
+    format!("/cashier/{token}?lang={}", lang.tag())
+}
+
 /// The page of a session.
 #[endpoint { method = GET, path = "/cashier/{token}", unpublished = true }]
 pub async fn cashier_page(
@@ -42,10 +67,11 @@ pub async fn cashier_page(
 ) -> Result<http::Response<Body>, HttpError> {
     in_span(&rqctx, async {
         let app = rqctx.context();
+        let lang = language(&rqctx.request);
         match cashier::by_token(app, &path.into_inner().token).await {
-            Ok(Some(session)) => render(app, &session, None).await,
-            Ok(None) => not_found(),
-            Err(e) => failure(e),
+            Ok(Some(session)) => render(app, lang, &session, None).await,
+            Ok(None) => not_found(lang),
+            Err(e) => failure(lang, e),
         }
     })
     .await
@@ -60,29 +86,25 @@ pub async fn cashier_choice(
 ) -> Result<http::Response<Body>, HttpError> {
     in_span(&rqctx, async {
         let app = rqctx.context();
+        let lang = language(&rqctx.request);
         let token = path.into_inner().token;
         let session = match cashier::by_token(app, &token).await {
             Ok(Some(session)) => session,
-            Ok(None) => return not_found(),
-            Err(e) => return failure(e),
+            Ok(None) => return not_found(lang),
+            Err(e) => return failure(lang, e),
         };
         let choice = match read_form(body.as_bytes()) {
             Ok(choice) => choice,
-            Err(message) => return render(app, &session, Some(message)).await,
+            Err(problem) => return render(app, lang, &session, Some(problem)).await,
         };
         match cashier::choose(app, &session, choice).await {
             // Post, redirect, get: a reload never posts twice.
-            Ok(_) => see_other(&format!("/cashier/{token}")),
-            Err(ApiError::InvalidField { message, .. }) => {
-                render(
-                    app,
-                    &session,
-                    Some(format!("Please choose again: the amount {message}.")),
-                )
-                .await
+            Ok(_) => see_other(&address(&token, lang)),
+            Err(ApiError::InvalidField { .. }) => {
+                render(app, lang, &session, Some("problem-amount")).await
             }
-            Err(ApiError::InvalidStateTransition { .. }) => render(app, &session, None).await,
-            Err(e) => failure(e),
+            Err(ApiError::InvalidStateTransition { .. }) => render(app, lang, &session, None).await,
+            Err(e) => failure(lang, e),
         }
     })
     .await
@@ -133,13 +155,13 @@ pub async fn cashier_asset(
             "text/javascript; charset=utf-8",
             SCRIPT.into(),
         ),
-        _ => not_found(),
+        _ => not_found(Language::En),
     }
 }
 
 /// Reads `amount` (a decimal, never through a float) and `card` (an index,
-/// or empty for another account).
-pub fn read_form(body: &[u8]) -> Result<Choice, String> {
+/// or empty for another account). A refusal is the catalogue's message id.
+pub fn read_form(body: &[u8]) -> Result<Choice, &'static str> {
     let mut choice = Choice::default();
     for (key, value) in url::form_urlencoded::parse(body) {
         let value = value.trim();
@@ -150,20 +172,30 @@ pub fn read_form(body: &[u8]) -> Result<Choice, String> {
                     Decimal::from_str(value)
                         .ok()
                         .filter(|_| plain)
-                        .ok_or("Please choose one of the amounts shown.")?,
+                        .ok_or("problem-amount")?,
                 );
             }
             "card" if !value.is_empty() => {
-                choice.card = Some(
-                    value
-                        .parse()
-                        .map_err(|_| "Please choose a saved account again.")?,
-                );
+                choice.card = Some(value.parse().map_err(|_| "problem-card")?);
             }
             _ => {}
         }
     }
     Ok(choice)
+}
+
+/// The session's state as the page shows it. An order still awaiting
+/// payment past its deadline is shown expired at once, before the expiry
+/// job gets to it: a payer must not be told to transfer for it any more.
+fn shown_status(session: &Session, now: i64) -> SessionStatus {
+    match (session.status(now), &session.order) {
+        (SessionStatus::OrderCreated, Some(order))
+            if order.status == DepositStatus::Pending && now >= order.expire_at.timestamp() =>
+        {
+            SessionStatus::Expired
+        }
+        (status, _) => status,
+    }
 }
 
 /// Changes whenever what the page shows would: the session's state and
@@ -174,31 +206,32 @@ fn page_state(app: &App, session: &Session) -> String {
         .as_ref()
         .map(|o| o.status.as_str())
         .unwrap_or("none");
-    format!("{}:{order}", session.status(app.now_unix()).as_str())
+    format!("{}:{order}", shown_status(session, app.now_unix()).as_str())
 }
 
 async fn render(
     app: &App,
+    lang: Language,
     session: &Session,
-    problem: Option<String>,
+    problem: Option<&str>,
 ) -> Result<http::Response<Body>, HttpError> {
     let merchant = match crate::app::merchants::find(app, &session.merchant_id).await {
         Ok(m) => m,
-        Err(e) => return failure(e),
+        Err(e) => return failure(lang, e),
     };
-    let status = session.status(app.now_unix());
+    let now = app.now_unix();
+    let status = shown_status(session, now);
     let digits = match app.config.currency(&session.currency) {
         Ok(c) => c.fraction_digits,
-        Err(e) => return failure(e),
+        Err(e) => return failure(lang, e),
     };
-    let money = |a: Decimal| money(a, digits);
     let mut body = String::new();
     let shown_amount = session.order.as_ref().map(|o| o.amount).or(session.amount);
     if let Some(amount) = shown_amount {
         let _ = writeln!(
             body,
             "<p class=\"amount\" id=\"amount\">{} <span class=\"currency\">{}</span></p>",
-            money(amount),
+            lang.amount(amount, digits),
             escape(&session.currency)
         );
     }
@@ -206,56 +239,90 @@ async fn render(
         body,
         "<p class=\"status status-{}\" id=\"status\" role=\"status\" aria-live=\"polite\">{}</p>",
         status.as_str(),
-        escape(&status_text(status, session.order.as_ref()))
+        escape(&lang.text(status_text(status, session.order.as_ref())))
     );
-    if let Some(problem) = &problem {
+    body.push_str(&time_left(lang, session, status, now));
+    if let Some(problem) = problem {
         let _ = writeln!(
             body,
             "<p class=\"problem\" id=\"problem\" role=\"alert\">{}</p>",
-            escape(problem)
+            escape(&lang.text(problem))
         );
     }
-    let code = section(app, session, status, &merchant, digits, &mut body);
+    let code = section(app, lang, session, status, &merchant, digits, &mut body);
     let code = if problem.is_some() && code == http::StatusCode::OK {
         http::StatusCode::BAD_REQUEST
     } else {
         code
     };
-    let footer = match footer(session, status) {
+    let footer = match footer(lang, session, status) {
         Ok(footer) => footer,
-        Err(e) => return failure(e.into()),
+        Err(e) => return failure(lang, e.into()),
     };
     let document = layout(
-        &format!("Pay {}", merchant.name),
+        lang,
+        Some(&session.token),
+        &lang.format("page-title", &[("merchant", &merchant.name)]),
         &format!(
             "<main class=\"sheet\" data-status-url=\"/cashier/{token}/status\" data-page=\"{state}\">\n\
-             <header>\n<p class=\"merchant\" id=\"merchant\">{merchant}</p>\n<h1>Payment</h1>\n</header>\n\
+             <header>\n<p class=\"merchant\" id=\"merchant\">{merchant}</p>\n<h1>{heading}</h1>\n</header>\n\
              {body}<footer><p id=\"expires\">{footer}</p>\n\
-             <noscript><p><a href=\"/cashier/{token}\">Check the status again</a></p></noscript></footer>\n</main>\n",
+             <noscript><p><a href=\"{again}\">{check}</a></p></noscript></footer>\n</main>\n",
             token = escape(&session.token),
             state = escape(&page_state(app, session)),
             merchant = escape(&merchant.name),
+            heading = escape(&lang.text("heading")),
+            again = escape(&address(&session.token, lang)),
+            check = escape(&lang.text("check-again")),
         ),
     );
-    html(code, &document)
+    localized_html(code, lang.tag(), &document)
+}
+
+/// The time left to choose or to pay, while there is any: rendered here
+/// so it is right without JavaScript, counted down by the script (which
+/// reloads the page at zero, when the server shows what happened).
+fn time_left(lang: Language, session: &Session, status: SessionStatus, now: i64) -> String {
+    let (deadline, label) = match (status, &session.order) {
+        (SessionStatus::Open, _) => (session.expire_at, "time-left-choose"),
+        (SessionStatus::OrderCreated, Some(order)) => (order.expire_at.timestamp(), "time-left"),
+        _ => return String::new(),
+    };
+    let left = (deadline - now).max(0);
+    format!(
+        "<p class=\"time-left\" id=\"time-left-line\">{}: <time id=\"time-left\" datetime=\"PT{left}S\" \
+         data-seconds=\"{left}\" data-digits=\"{}\">{}</time></p>\n",
+        escape(&lang.text(label)),
+        lang.digit_set().iter().collect::<String>(),
+        lang.time_left(left)
+    )
 }
 
 /// The page's main section for the session's state, and the status code
 /// it is answered with.
 fn section(
     app: &App,
+    lang: Language,
     session: &Session,
     status: SessionStatus,
     merchant: &crate::app::merchants::Merchant,
     digits: u32,
     body: &mut String,
 ) -> http::StatusCode {
+    let action = address(&session.token, lang);
+    let outcome = |kind: &str, heading: String, text: String| {
+        format!(
+            "<section class=\"outcome {kind}\" id=\"outcome\">\n<h2>{}</h2>\n<p>{}</p>\n</section>\n",
+            escape(&heading),
+            escape(&text)
+        )
+    };
     match (status, &session.order) {
         (SessionStatus::Open, _) => {
             let amounts = app
                 .config
                 .denominations_for(&merchant.code, &session.currency);
-            body.push_str(&choose_form(session, &amounts, digits));
+            body.push_str(&choose_form(lang, &action, session, &amounts, digits));
             http::StatusCode::OK
         }
         (SessionStatus::OrderCreated, Some(order)) => {
@@ -263,267 +330,172 @@ fn section(
                 && order.payer_bank_code.is_none()
                 && !session.cards.is_empty()
             {
-                body.push_str(&card_form(session));
+                body.push_str(&card_form(lang, &action, session));
             }
-            body.push_str(&instructions(order, digits));
+            body.push_str(&instructions(app, lang, order, digits));
             http::StatusCode::OK
         }
         (SessionStatus::Completed, Some(order)) => {
-            let _ = write!(
-                body,
-                "<section class=\"outcome done\" id=\"outcome\">\n<h2>Payment received</h2>\n\
-                 <p>{} {} reached {}. You can close this page or return to the merchant.</p>\n</section>\n",
-                money(order.actual_amount, digits),
-                escape(&order.currency),
-                escape(&merchant.name)
-            );
+            body.push_str(&outcome(
+                "done",
+                lang.text("paid-heading"),
+                lang.format(
+                    "paid-body",
+                    &[
+                        ("amount", &lang.amount(order.actual_amount, digits)),
+                        ("currency", &order.currency),
+                        ("merchant", &merchant.name),
+                    ],
+                ),
+            ));
             http::StatusCode::OK
         }
         (SessionStatus::Cancelled, _) => {
-            body.push_str(
-                "<section class=\"outcome over\" id=\"outcome\">\n<h2>This payment was cancelled</h2>\n\
-                 <p>The payment did not go through and nothing more is expected from you here. \
-                 To try again, return to the merchant and start a new payment.</p>\n</section>\n",
-            );
+            body.push_str(&outcome(
+                "over",
+                lang.text("cancelled-heading"),
+                lang.text("cancelled-body"),
+            ));
             http::StatusCode::GONE
         }
         _ => {
-            body.push_str(
-                "<section class=\"outcome over\" id=\"outcome\">\n<h2>This payment page has expired</h2>\n\
-                 <p>The time to pay has run out. Do not transfer money for it any more. \
-                 To pay, return to the merchant and start a new payment.</p>\n</section>\n",
-            );
+            body.push_str(&outcome(
+                "over",
+                lang.text("expired-heading"),
+                lang.text("expired-body"),
+            ));
             http::StatusCode::GONE
         }
     }
 }
 
 /// What the page's footer says of the order and its deadline.
-fn footer(session: &Session, status: SessionStatus) -> Result<String, crate::clock::OutOfRange> {
-    let when = |t: chrono::DateTime<chrono::Utc>| t.format("%H:%M UTC, %d %b %Y").to_string();
+fn footer(
+    lang: Language,
+    session: &Session,
+    status: SessionStatus,
+) -> Result<String, crate::clock::OutOfRange> {
     let deadline = crate::clock::from_unix(session.expire_at)?;
-    Ok(match (&session.order, status) {
-        (Some(order), SessionStatus::OrderCreated) => format!(
-            "Order {} · pay before {}",
-            escape(&order.order_no),
-            when(order.expire_at)
+    let text = match (&session.order, status) {
+        (Some(order), SessionStatus::OrderCreated) => lang.format(
+            "order-pay-before",
+            &[
+                ("order", &order.order_no),
+                ("deadline", &lang.date_time(order.expire_at)),
+            ],
         ),
-        (Some(order), SessionStatus::Expired) => format!(
-            "Order {} · expired at {}",
-            escape(&order.order_no),
-            when(order.expire_at)
+        (Some(order), SessionStatus::Expired) => lang.format(
+            "order-expired-at",
+            &[
+                ("order", &order.order_no),
+                ("deadline", &lang.date_time(order.expire_at)),
+            ],
         ),
-        (Some(order), _) => format!("Order {}", escape(&order.order_no)),
-        (None, SessionStatus::Open) => format!("Choose before {}", when(deadline)),
-        (None, _) => format!("Expired at {}", when(deadline)),
-    })
-}
-
-fn choose_form(session: &Session, amounts: &[Decimal], digits: u32) -> String {
-    let mut form = String::from("<form method=\"post\" class=\"choose\" id=\"choose\">\n");
-    if session.amount.is_none() {
-        form.push_str(
-            "<fieldset>\n<legend>Choose an amount</legend>\n<div class=\"options amounts\">\n",
-        );
-        for (i, amount) in amounts.iter().enumerate() {
-            let _ = writeln!(
-                form,
-                "<label class=\"option\" for=\"amount-{i}\"><input type=\"radio\" name=\"amount\" \
-                 id=\"amount-{i}\" value=\"{}\" required><span>{} {}</span></label>",
-                amount.normalize(),
-                money(*amount, digits),
-                escape(&session.currency)
-            );
+        (Some(order), _) => lang.format("order", &[("order", &order.order_no)]),
+        (None, SessionStatus::Open) => {
+            lang.format("choose-before", &[("deadline", &lang.date_time(deadline))])
         }
-        form.push_str("</div>\n</fieldset>\n");
-    }
-    form.push_str(&card_choices(session));
-    form.push_str(
-        "<button type=\"submit\" class=\"primary\" id=\"continue\">Continue</button>\n</form>\n",
-    );
-    form
+        (None, _) => lang.format("expired-at", &[("deadline", &lang.date_time(deadline))]),
+    };
+    Ok(escape(&text))
 }
 
-/// Offered once the order exists (the merchant fixed the amount): which
-/// saved account the payer will pay from.
-fn card_form(session: &Session) -> String {
-    format!(
-        "<form method=\"post\" class=\"choose\" id=\"card-form\">\n{}\
-         <button type=\"submit\" class=\"secondary\" id=\"use-card\">Use this account</button>\n</form>\n",
-        card_choices(session)
-    )
-}
-
-fn card_choices(session: &Session) -> String {
-    if session.cards.is_empty() {
-        return String::new();
-    }
-    let mut out =
-        String::from("<fieldset>\n<legend>Pay from</legend>\n<div class=\"options cards\">\n");
-    for (i, card) in session.cards.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "<label class=\"option\" for=\"card-{i}\"><input type=\"radio\" name=\"card\" id=\"card-{i}\" \
-             value=\"{i}\"{}><span>{} <span aria-label=\"account ending in\">•••• </span>{}</span></label>",
-            if i == 0 { " checked" } else { "" },
-            escape(&card.bank_code),
-            escape(&card.account_last4)
-        );
-    }
-    out.push_str(
-        "<label class=\"option\" for=\"card-other\"><input type=\"radio\" name=\"card\" id=\"card-other\" \
-         value=\"\"><span>Another account</span></label>\n</div>\n</fieldset>\n",
-    );
-    out
-}
-
-fn instructions(order: &Deposit, digits: u32) -> String {
-    let amount = money(order.amount, digits);
-    match (order.route, order.payment_url.as_deref()) {
-        (Route::Channel, None) => {
-            "<p class=\"problem\" role=\"alert\">The payment page is not available. Please contact the merchant.</p>\n".into()
-        }
-        (Route::Channel, Some(url)) => format!(
-            "<section class=\"instructions\" aria-labelledby=\"how\">\n<h2 id=\"how\">Pay with your provider</h2>\n\
-             <a class=\"primary button\" id=\"pay\" href=\"{}\" rel=\"noopener noreferrer\">Pay {amount} {}</a>\n\
-             <p class=\"note\">You continue on the payment provider's page. Come back to this page afterwards: \
-             it shows when the payment has arrived.</p>\n</section>\n",
-            escape(url),
-            escape(&order.currency)
-        ),
-        (Route::Account, _) => {
-            // Every account order is created with both; one without is
-            // not shown half-made.
-            let (Some(account), Some(remark)) = (&order.account, order.expected_remark.as_deref()) else {
-                return "<p class=\"problem\" role=\"alert\">The bank details are not available. Please contact the merchant.</p>\n".into();
-            };
-            let copy = |target: &str, what: &str| {
-                format!(
-                    "<button type=\"button\" class=\"copy\" data-copy=\"{target}\" aria-label=\"Copy the {what}\" hidden>Copy</button>"
-                )
-            };
-            let mut out = String::from(
-                "<section class=\"instructions\" aria-labelledby=\"how\">\n<h2 id=\"how\">Transfer exactly this amount</h2>\n<dl class=\"details\">\n",
-            );
-            let _ = write!(
-                out,
-                "<div><dt>Bank</dt><dd id=\"bank-name\">{} ({})</dd></div>\n\
-                 <div><dt>Account number</dt><dd><span class=\"value\" id=\"account-no\">{}</span>{}</dd></div>\n\
-                 <div><dt>Account holder</dt><dd id=\"account-holder\">{}</dd></div>\n\
-                 <div><dt>Amount ({})</dt><dd><span class=\"value\" id=\"pay-amount\">{}</span>{}</dd></div>\n\
-                 <div class=\"remark\"><dt>Remark</dt><dd><span class=\"value\" id=\"remark\">{}</span>{}</dd></div>\n</dl>\n",
-                escape(&account.bank_name),
-                escape(&account.bank_code),
-                escape(&account.account_no),
-                copy("account-no", "account number"),
-                escape(&account.account_holder),
-                escape(&order.currency),
-                amount.replace(',', ""),
-                copy("pay-amount", "amount"),
-                escape(remark),
-                copy("remark", "remark"),
-            );
-            let exact = if order.amount != order.requested_amount {
-                " The amount includes a few extra cents that identify your payment: send it to the cent."
-            } else {
-                ""
-            };
-            let _ = write!(
-                out,
-                "<p class=\"note\">Write the remark in your transfer's note exactly as shown: it is how your payment is recognised.{exact}</p>\n</section>\n"
-            );
-            out
-        }
-    }
-}
-
-fn status_text(status: SessionStatus, order: Option<&Deposit>) -> String {
+/// The catalogue's message id for the status line.
+fn status_text(status: SessionStatus, order: Option<&Deposit>) -> &'static str {
     match (status, order.map(|o| o.status)) {
-        (SessionStatus::Open, _) => "Waiting for you to choose".into(),
-        (SessionStatus::OrderCreated, Some(DepositStatus::Matched)) => {
-            "Payment found, being confirmed".into()
-        }
-        (SessionStatus::OrderCreated, _) => "Waiting for your payment".into(),
-        (SessionStatus::Completed, _) => "Paid".into(),
-        (SessionStatus::Expired, _) => "Expired".into(),
-        (SessionStatus::Cancelled, _) => "Cancelled".into(),
+        (SessionStatus::Open, _) => "status-open",
+        (SessionStatus::OrderCreated, Some(DepositStatus::Matched)) => "status-matched",
+        (SessionStatus::OrderCreated, _) => "status-waiting",
+        (SessionStatus::Completed, _) => "status-paid",
+        (SessionStatus::Expired, _) => "status-expired",
+        (SessionStatus::Cancelled, _) => "status-cancelled",
     }
 }
 
-/// `1234.5` in a two-digit currency → `1,234.50`.
-pub fn money(amount: Decimal, digits: u32) -> String {
-    let fixed = format!("{:.*}", digits as usize, amount.round_dp(digits));
-    let (whole, fraction) = match fixed.split_once('.') {
-        Some((w, f)) => (w.to_string(), Some(f.to_string())),
-        None => (fixed.clone(), None),
-    };
-    let (sign, digits_only) = match whole.strip_prefix('-') {
-        Some(rest) => ("-", rest.to_string()),
-        None => ("", whole),
-    };
-    let mut grouped = String::new();
-    for (i, c) in digits_only.chars().enumerate() {
-        if i > 0 && (digits_only.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    match fraction {
-        Some(f) => format!("{sign}{grouped}.{f}"),
-        None => format!("{sign}{grouped}"),
-    }
-}
-
-fn layout(title: &str, main: &str) -> String {
+/// The document around a page's `main`; with the session's token, the
+/// language switcher too.
+fn layout(lang: Language, token: Option<&str>, title: &str, main: &str) -> String {
+    let switcher = token.map_or_else(String::new, |token| {
+        let links: Vec<String> =
+            Language::ALL
+                .iter()
+                .map(|other| {
+                    format!(
+                    "<a href=\"{}\" hreflang=\"{tag}\" lang=\"{tag}\" id=\"lang-{tag}\"{}>{}</a>",
+                    escape(&address(token, *other)),
+                    if *other == lang { " aria-current=\"true\"" } else { "" },
+                    escape(&other.text("language-name")),
+                    tag = other.tag(),
+                )
+                })
+                .collect();
+        format!(
+            "<nav class=\"languages\" aria-label=\"{}\">{}</nav>\n",
+            escape(&lang.text("languages-label")),
+            links.join(" ")
+        )
+    });
     format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+        "<!doctype html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"referrer\" content=\"no-referrer\">\n<title>{}</title>\n\
          <link rel=\"stylesheet\" href=\"/cashier-assets/cashier.css\">\n\
-         <script src=\"/cashier-assets/cashier.js\" defer></script>\n</head>\n<body>\n{main}</body>\n</html>\n",
+         <script src=\"/cashier-assets/cashier.js\" defer></script>\n</head>\n<body>\n{switcher}{main}</body>\n</html>\n",
+        lang.tag(),
         escape(title)
     )
 }
 
-fn not_found() -> Result<http::Response<Body>, HttpError> {
-    html(
-        http::StatusCode::NOT_FOUND,
+/// A page with only a heading and a paragraph.
+fn notice(
+    lang: Language,
+    code: http::StatusCode,
+    title: &str,
+    heading: &str,
+    text: &str,
+) -> Result<http::Response<Body>, HttpError> {
+    localized_html(
+        code,
+        lang.tag(),
         &layout(
-            "Payment page not found",
-            "<main class=\"sheet\">\n<header>\n<h1>Payment page not found</h1>\n</header>\n\
-             <section class=\"outcome over\" id=\"outcome\">\n<p>This link does not lead to a payment. \
-             Check that it was copied whole, or return to the merchant and start the payment again.</p>\n\
-             </section>\n</main>\n",
+            lang,
+            None,
+            &lang.text(title),
+            &format!(
+                "<main class=\"sheet\">\n<header>\n<h1>{}</h1>\n</header>\n\
+                 <section class=\"outcome over\" id=\"outcome\">\n<p>{}</p>\n</section>\n</main>\n",
+                escape(&lang.text(heading)),
+                escape(&lang.text(text))
+            ),
         ),
     )
 }
 
+fn not_found(lang: Language) -> Result<http::Response<Body>, HttpError> {
+    notice(
+        lang,
+        http::StatusCode::NOT_FOUND,
+        "not-found-title",
+        "not-found-title",
+        "not-found-body",
+    )
+}
+
 /// Never a trace: a page that says to try again, with the details logged.
-fn failure(e: ApiError) -> Result<http::Response<Body>, HttpError> {
+fn failure(lang: Language, e: ApiError) -> Result<http::Response<Body>, HttpError> {
     tracing::error!(error = ?e, "the cashier page failed");
-    html(
+    notice(
+        lang,
         http::StatusCode::SERVICE_UNAVAILABLE,
-        &layout(
-            "Payment page unavailable",
-            "<main class=\"sheet\">\n<header>\n<h1>Please try again in a moment</h1>\n</header>\n\
-             <section class=\"outcome over\" id=\"outcome\">\n<p>The payment page could not be shown just now. \
-             Nothing was charged by this page. Reload it in a minute.</p>\n</section>\n</main>\n",
-        ),
+        "unavailable-title",
+        "unavailable-heading",
+        "unavailable-body",
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn money_is_grouped_with_the_currency_digits() {
-        let d = |s: &str| Decimal::from_str(s).unwrap();
-        assert_eq!(money(d("1234.5"), 2), "1,234.50");
-        assert_eq!(money(d("100"), 2), "100.00");
-        assert_eq!(money(d("1000000"), 0), "1,000,000");
-        assert_eq!(money(d("999.999"), 2), "1,000.00");
-    }
 
     #[test]
     fn the_form_reads_amount_and_card_exactly() {
@@ -535,8 +507,26 @@ mod tests {
             }
         );
         assert_eq!(read_form(b"card=").unwrap(), Choice::default());
-        assert!(read_form(b"amount=5e2").is_err());
-        assert!(read_form(b"amount=-5").is_err());
-        assert!(read_form(b"card=x").is_err());
+        assert_eq!(read_form(b"amount=5e2"), Err("problem-amount"));
+        assert_eq!(read_form(b"amount=-5"), Err("problem-amount"));
+        assert_eq!(read_form(b"card=x"), Err("problem-card"));
+    }
+
+    #[test]
+    fn every_status_line_and_form_refusal_is_in_the_catalogues() {
+        for language in Language::ALL {
+            for id in [
+                "status-open",
+                "status-matched",
+                "status-waiting",
+                "status-paid",
+                "status-expired",
+                "status-cancelled",
+                "problem-amount",
+                "problem-card",
+            ] {
+                assert_ne!(language.text(id), id, "{} {id}", language.tag());
+            }
+        }
     }
 }
