@@ -12,6 +12,7 @@
 
 pub mod examples;
 pub mod features;
+pub mod promptpay;
 pub mod receiver;
 pub mod report;
 pub mod requests;

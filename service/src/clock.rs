@@ -43,6 +43,13 @@ impl ManualClock {
         ManualClock(Arc::new(AtomicI64::new(unix_seconds)))
     }
 
+    /// Stopped at the system's time now: for tests whose signed requests
+    /// are checked against the real time while the service's clock is
+    /// moved by hand.
+    pub fn at_system_time() -> Self {
+        ManualClock::at(SystemClock.unix())
+    }
+
     pub fn advance(&self, seconds: i64) {
         self.0.fetch_add(seconds, Ordering::SeqCst);
     }

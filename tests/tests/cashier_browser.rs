@@ -3,6 +3,7 @@
 //! the page turn to paid; and the pages for an expired or unknown token.
 //! Screenshots of every step land in `target/cashier-screenshots/`.
 
+#[allow(dead_code)] // each test binary uses its own part of this module
 mod browser;
 
 use browser::Browser;
@@ -228,11 +229,7 @@ async fn a_payer_on_a_phone_picks_by_keyboard_copies_the_details_and_sees_the_pa
 #[tokio::test]
 async fn expired_and_unknown_tokens_show_pages_that_say_so() {
     // Request timestamps are checked against real time: start there.
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let clock = ManualClock::at(i64::try_from(now).unwrap());
+    let clock = ManualClock::at_system_time();
     let service = TestService::start(Profile::Sandbox, Arc::new(clock.clone()))
         .await
         .unwrap();

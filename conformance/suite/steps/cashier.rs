@@ -17,7 +17,7 @@ fn session(world: &PaymentsWorld) -> &Value {
         .expect("the merchant created a cashier session")
 }
 
-fn session_field(world: &PaymentsWorld, name: &str) -> String {
+pub(super) fn session_field(world: &PaymentsWorld, name: &str) -> String {
     session(world)[name]
         .as_str()
         .unwrap_or_else(|| panic!("the session has `{name}`: {}", session(world)))
@@ -145,7 +145,7 @@ async fn same_session(world: &mut PaymentsWorld) {
     }
 }
 
-async fn page_url(world: &PaymentsWorld) -> String {
+pub(super) async fn page_url(world: &PaymentsWorld) -> String {
     // The service may sit behind another address than the one it puts in
     // its URLs: keep the path, use the address the suite reaches it at.
     let url = session_field(world, "cashier_url");
@@ -156,7 +156,7 @@ async fn page_url(world: &PaymentsWorld) -> String {
     format!("{}{path}", harness().await.base_url())
 }
 
-async fn fetch(world: &mut PaymentsWorld, request: reqwest::RequestBuilder) {
+pub(super) async fn fetch(world: &mut PaymentsWorld, request: reqwest::RequestBuilder) {
     let response = request.send().await.expect("the page answers");
     let status = response.status().as_u16();
     let text = response.text().await.unwrap_or_default();

@@ -34,6 +34,8 @@ pub struct PaymentsWorld {
     /// The merchant's callback secrets as an operator was shown them,
     /// oldest first.
     pub callback_secrets: Vec<String>,
+    /// The seconds left the cashier page showed last.
+    pub time_left: Option<i64>,
 }
 
 impl PaymentsWorld {

@@ -4,6 +4,7 @@ mod balance;
 mod bank;
 mod callbacks;
 mod cashier;
+mod cashier_page;
 mod common;
 mod deposit;
 mod envelope;

@@ -12,23 +12,31 @@ use std::time::Duration;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// Thai and Bangla glyphs for the screenshots (Debian's fonts-noto-core).
+const FONTS: [&str; 2] = [
+    "/usr/share/fonts/truetype/noto/NotoSansThai-Regular.ttf",
+    "/usr/share/fonts/truetype/noto/NotoSansBengali-Regular.ttf",
+];
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 static INSTALL: Mutex<Option<Result<(), String>>> = Mutex::new(None);
 
-/// Installs Debian's chromium and chromium-driver when they are missing,
-/// so the README's test command needs nothing else first.
+/// Installs Debian's chromium, chromium-driver and fonts-noto-core when
+/// they are missing, so the README's test command needs nothing else first.
 fn ensure_installed() -> Result<()> {
     let mut done = INSTALL
         .lock()
         .map_err(|_| anyhow!("install lock poisoned"))?;
     if done.is_none() {
-        let present = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
+        let present = [CHROMIUM, CHROMEDRIVER]
+            .iter()
+            .chain(FONTS.iter())
+            .all(|p| Path::new(p).exists());
         *done = Some(if present {
             Ok(())
         } else {
             eprintln!(
-                "browser tests: installing chromium and chromium-driver with apt-get (once)…"
+                "browser tests: installing chromium, chromium-driver and fonts-noto-core with apt-get (once)…"
             );
             let install = || {
                 Command::new("apt-get")
@@ -38,6 +46,7 @@ fn ensure_installed() -> Result<()> {
                         "--no-install-recommends",
                         "chromium",
                         "chromium-driver",
+                        "fonts-noto-core",
                     ])
                     .env("DEBIAN_FRONTEND", "noninteractive")
                     .stdout(Stdio::null())
@@ -55,8 +64,8 @@ fn ensure_installed() -> Result<()> {
                 Ok(())
             } else {
                 Err(format!(
-                    "the browser tests need {CHROMIUM} and {CHROMEDRIVER}: \
-                     `apt-get install chromium chromium-driver` failed; install them and rerun"
+                    "the browser tests need {CHROMIUM}, {CHROMEDRIVER} and Noto fonts: \
+                     `apt-get install chromium chromium-driver fonts-noto-core` failed; install them and rerun"
                 ))
             }
         });
@@ -77,10 +86,39 @@ pub struct Browser {
     shots: PathBuf,
 }
 
+/// How the browser presents itself: the payer's languages, and whether
+/// pages may run scripts.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `Accept-Language`, e.g. `th-TH,th`; Chromium's own default when None.
+    pub accept_language: Option<String>,
+    pub javascript: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            accept_language: None,
+            javascript: true,
+        }
+    }
+}
+
 impl Browser {
     /// A headless Chromium with a `width`×`height` window; screenshots go
     /// to `shots`.
     pub async fn start(width: u32, height: u32, scale: u32, shots: &Path) -> Result<Browser> {
+        Browser::start_with(width, height, scale, shots, Options::default()).await
+    }
+
+    /// `start`, as a payer with these languages and script setting.
+    pub async fn start_with(
+        width: u32,
+        height: u32,
+        scale: u32,
+        shots: &Path,
+        options: Options,
+    ) -> Result<Browser> {
         ensure_installed()?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
@@ -121,7 +159,7 @@ impl Browser {
             bail!("chromedriver did not answer on port {port}");
         }
         // The flags keep Chromium off the network it cannot reach here.
-        let args = vec![
+        let mut args = vec![
             "--headless=new".to_string(),
             "--no-sandbox".into(),
             "--disable-gpu".into(),
@@ -139,13 +177,28 @@ impl Browser {
             format!("--window-size={width},{height}"),
             format!("--user-data-dir={}", browser.profile.display()),
         ];
+        let mut prefs = serde_json::Map::new();
+        if let Some(languages) = &options.accept_language {
+            args.push(format!(
+                "--lang={}",
+                languages.split(',').next().unwrap_or("en")
+            ));
+            prefs.insert("intl.accept_languages".into(), json!(languages));
+        }
+        if !options.javascript {
+            // The page's own scripts are off; WebDriver's commands still run.
+            prefs.insert(
+                "profile.managed_default_content_settings.javascript".into(),
+                json!(2),
+            );
+        }
         let created = browser
             .raw(
                 reqwest::Method::POST,
                 "/session",
                 json!({"capabilities": {"alwaysMatch": {
                     "browserName": "chrome",
-                    "goog:chromeOptions": {"binary": CHROMIUM, "args": args}
+                    "goog:chromeOptions": {"binary": CHROMIUM, "args": args, "prefs": prefs}
                 }}}),
             )
             .await?;
@@ -280,7 +333,10 @@ impl Browser {
     /// A PNG of the whole page (not only the window), saved as `name`.
     pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
         let size = self
-            .script("return [document.documentElement.scrollWidth, document.documentElement.scrollHeight];")
+            .script(
+                "window.scrollTo(0, 0); \
+                 return [document.documentElement.scrollWidth, document.documentElement.scrollHeight];",
+            )
             .await?;
         let rect = self
             .cmd(reqwest::Method::GET, "/window/rect", Value::Null)
@@ -306,6 +362,21 @@ impl Browser {
         let path = self.shots.join(name);
         std::fs::write(&path, bytes)?;
         Ok(path)
+    }
+
+    /// A PNG of one element as the page shows it.
+    pub async fn element_png(&self, css: &str) -> Result<Vec<u8>> {
+        let id = self.find(css).await?;
+        let png = self
+            .cmd(
+                reqwest::Method::GET,
+                &format!("/element/{id}/screenshot"),
+                Value::Null,
+            )
+            .await?;
+        base64::engine::general_purpose::STANDARD
+            .decode(png.as_str().unwrap_or_default())
+            .context("decoding the element's screenshot")
     }
 
     pub async fn quit(mut self) -> Result<()> {
