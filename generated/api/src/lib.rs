@@ -2,6 +2,7 @@
 // change the spec and regenerate.
 
 //! Dropshot API traits and their types, generated from openapi/.
+pub mod channel;
 pub mod merchant;
 pub mod operator;
 pub mod sandbox;
@@ -36,6 +37,16 @@ pub fn stub_documents() -> Vec<(&'static str, Result<::serde_json::Value, String
                 .map_err(|e| e.to_string())
                 .and_then(|api| {
                     api.openapi("openapi/sandbox.json", ::semver::Version::new(0, 1, 0))
+                        .json()
+                        .map_err(|e| e.to_string())
+                }),
+        ),
+        (
+            "openapi/channel.json",
+            channel::channel_adapter_api_mod::stub_api_description()
+                .map_err(|e| e.to_string())
+                .and_then(|api| {
+                    api.openapi("openapi/channel.json", ::semver::Version::new(0, 1, 0))
                         .json()
                         .map_err(|e| e.to_string())
                 }),

@@ -56,21 +56,22 @@ impl SignatureHeaders {
     }
 }
 
+/// A header's trimmed value. One that is empty or not visible ASCII is
+/// treated as absent: the caller then hears which header is wrong.
+fn header(headers: &hyper::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
 #[async_trait]
 impl SharedExtractor for SignatureHeaders {
     async fn from_request<Context: ServerContext>(
         rqctx: &RequestContext<Context>,
     ) -> Result<Self, HttpError> {
-        let headers = rqctx.request.headers();
-        // A header that is not visible ASCII is treated as absent: the
-        // caller then hears which header is wrong.
-        let get = |name: &str| {
-            headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-        };
+        let get = |name: &str| header(rqctx.request.headers(), name);
         let query = rqctx
             .request
             .uri()
@@ -120,6 +121,52 @@ impl SharedExtractor for BearerToken {
     fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
         <dropshot::Header<AuthorizationHeader> as SharedExtractor>::metadata(content_type)
     }
+}
+
+/// What checking a channel's signature needs besides the body: its two
+/// headers (absent ones as `None`: the receiver answers 401 in its own
+/// envelope), the method, and the path with its query as received.
+#[derive(Debug, Clone)]
+pub struct ChannelSignatureHeaders {
+    pub timestamp: Option<String>,
+    pub signature: Option<String>,
+    pub method: String,
+    pub path_and_query: String,
+}
+
+#[async_trait]
+impl SharedExtractor for ChannelSignatureHeaders {
+    async fn from_request<Context: ServerContext>(
+        rqctx: &RequestContext<Context>,
+    ) -> Result<Self, HttpError> {
+        let get = |name: &str| header(rqctx.request.headers(), name);
+        let uri = rqctx.request.uri();
+        Ok(ChannelSignatureHeaders {
+            timestamp: get(crate::channel::HEADER_TIMESTAMP),
+            signature: get(crate::channel::HEADER_SIGNATURE),
+            method: rqctx.request.method().as_str().to_string(),
+            path_and_query: uri
+                .path_and_query()
+                .map(|p| p.as_str().to_string())
+                .unwrap_or_else(|| uri.path().to_string()),
+        })
+    }
+
+    fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        <dropshot::Header<ChannelSecurityHeaders> as SharedExtractor>::metadata(content_type)
+    }
+}
+
+/// The documented shape of a channel's signature headers.
+#[derive(serde::Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct ChannelSecurityHeaders {
+    /// Unix seconds at signing time.
+    #[serde(rename = "x-channel-timestamp")]
+    timestamp: String,
+    /// Lowercase hex HMAC-SHA256 of the request under the channel's secret.
+    #[serde(rename = "x-channel-signature")]
+    signature: String,
 }
 
 /// The documented shape of the operator's header.

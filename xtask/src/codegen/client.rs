@@ -14,9 +14,11 @@ pub fn lib_rs(modules: &[&str]) -> Result<String> {
         quote!(pub mod #m;)
     });
     let tokens = quote! {
-        //! Clients of the service's APIs, generated from openapi/. Every
-        //! request is signed with the [`Credentials`] the client was built with.
-        pub use ::payments_wire::client::{BearerToken, Credentials};
+        //! Clients of the service's APIs and of a channel's adapter,
+        //! generated from openapi/. Every request carries what its client was
+        //! built with: [`Credentials`] (merchant, signed), [`BearerToken`]
+        //! (operator, sandbox) or [`ChannelSecret`] (channel adapter, signed).
+        pub use ::payments_wire::client::{BearerToken, ChannelSecret, Credentials};
         pub use ::payments_wire::{AmountNumber, DecimalString, MerchantOrderNo};
         #(#mods)*
     };
@@ -46,6 +48,11 @@ pub fn oldest_lib_rs(file: &str, version: &str) -> Result<String> {
 /// schema (the schema's `event` enum names it), after the signature checks
 /// of `payments_wire::callback`. `None` when the spec declares none.
 pub fn callbacks_rs(api: &ApiSpec, doc: &Value) -> Result<Option<String>> {
+    // Only the merchant's callbacks get a typed verifier here: a channel's
+    // notifications are the service's to verify.
+    if api.auth != Auth::Signature {
+        return Ok(None);
+    }
     let mut events: Vec<(String, String)> = Vec::new();
     let schemas = doc
         .pointer("/components/schemas")
@@ -159,6 +166,7 @@ pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
     let inner = match api.auth {
         Auth::Signature => quote!(::payments_wire::client::Credentials),
         Auth::Bearer => quote!(::payments_wire::client::BearerToken),
+        Auth::ChannelSignature => quote!(::payments_wire::client::ChannelSecret),
     };
     let mut settings = progenitor::GenerationSettings::new();
     settings

@@ -50,8 +50,12 @@ pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
     let trait_name = Ident::new(api.trait_name, Span::call_site());
     let (structs, methods, registrations) = operations(api, &trait_name, doc)?;
     let document_path = format!("../../../{}", api.file);
+    let implementer = match api.auth {
+        Auth::ChannelSignature => "a channel's adapter",
+        Auth::Signature | Auth::Bearer => "the service",
+    };
     let doc_comment = format!(
-        " The operations of `{}`, one method each. Implement it in the service;\n \
+        " The operations of `{}`, one method each. Implement it in {implementer};\n \
          `{}_mod::stub_api_description()` describes it without an implementation.",
         api.file,
         to_snake(api.trait_name)
@@ -248,6 +252,9 @@ fn operation(
         args.push(match api.auth {
             Auth::Signature => quote!(headers: ::payments_wire::server::SignatureHeaders),
             Auth::Bearer => quote!(headers: ::payments_wire::server::BearerToken),
+            Auth::ChannelSignature => {
+                quote!(headers: ::payments_wire::server::ChannelSignatureHeaders)
+            }
         });
     }
     // Queries parse through the wire crate's extractor, which refuses in

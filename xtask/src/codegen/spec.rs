@@ -21,6 +21,9 @@ pub enum Auth {
     Signature,
     /// `authorization: Bearer <token>`, set by a hook.
     Bearer,
+    /// A channel's HMAC headers (`x-channel-timestamp`,
+    /// `x-channel-signature`), set by a signing hook.
+    ChannelSignature,
 }
 
 impl Auth {
@@ -31,6 +34,7 @@ impl Auth {
         match self {
             Auth::Signature => &SIGNATURE_HEADERS,
             Auth::Bearer => &["authorization"],
+            Auth::ChannelSignature => &CHANNEL_SIGNATURE_HEADERS,
         }
     }
 }
@@ -54,9 +58,18 @@ pub const SPECS: &[ApiSpec] = &[
         trait_name: "SandboxApi",
         auth: Auth::Bearer,
     },
+    // Implemented by a channel's adapter (and the simulator), called by
+    // the service through the generated client.
+    ApiSpec {
+        file: "openapi/channel.json",
+        module: "channel",
+        trait_name: "ChannelAdapterApi",
+        auth: Auth::ChannelSignature,
+    },
 ];
 
 pub const SIGNATURE_HEADERS: [&str; 3] = ["x-api-key", "x-timestamp", "x-signature"];
+pub const CHANNEL_SIGNATURE_HEADERS: [&str; 2] = ["x-channel-signature", "x-channel-timestamp"];
 
 pub fn load(root: &Path, api: &ApiSpec) -> Result<Value> {
     let path = root.join(api.file);

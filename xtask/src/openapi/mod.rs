@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// The documents under the gate.
-pub const DOCUMENTS: &[&str] = &["merchant", "operator", "sandbox"];
+pub const DOCUMENTS: &[&str] = &["merchant", "operator", "sandbox", "channel"];
 
 pub const USAGE: &str = "\
   openapi check [--dir DIR]
