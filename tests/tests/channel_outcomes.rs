@@ -9,8 +9,10 @@ use async_trait::async_trait;
 use payments_service::app::deposits;
 use payments_service::app::orders;
 use payments_service::app::withdrawals::{self, NewWithdrawal, Withdrawal};
-use payments_service::app::{balances, App};
-use payments_service::channels::{Channel, ChannelError, ChannelPayment, Channels};
+use payments_service::app::App;
+use payments_service::channels::{
+    Channel, ChannelError, ChannelPayment, Channels, PaymentAsk, PayoutAsk,
+};
 use payments_service::clock::ManualClock;
 use payments_service::config::ChannelConfig;
 use payments_service::domain::error::ApiError;
@@ -46,14 +48,16 @@ impl Channel for ScriptedChannel {
     fn config(&self) -> &ChannelConfig {
         &self.config
     }
-    async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError> {
+    async fn create_payment(&self, ask: &PaymentAsk) -> Result<ChannelPayment, ChannelError> {
+        let order_no = &ask.order_no;
         self.answer(order_no)?;
         Ok(ChannelPayment {
             channel_order_no: format!("SCRIPT-{order_no}"),
             payment_url: format!("http://127.0.0.1:9/pay/{order_no}"),
         })
     }
-    async fn dispatch_payout(&self, order_no: &str) -> Result<String, ChannelError> {
+    async fn dispatch_payout(&self, ask: &PayoutAsk) -> Result<String, ChannelError> {
+        let order_no = &ask.order_no;
         self.answer(order_no)?;
         Ok(format!("SCRIPTPAY-{order_no}"))
     }
@@ -123,21 +127,23 @@ impl Fixture {
         self.script.lock().unwrap().asked.clone()
     }
 
-    /// A THB balance from a completed account deposit.
+    /// A THB balance from a completed account deposit (no channel).
     async fn fund(&self) {
-        let new = payments_testing::new_deposit("FUND-1", Decimal::from(1_000), "THB", None);
-        let order = deposits::create(&self.app, &self.merchant, new)
-            .await
-            .unwrap();
-        deposits::complete(&self.app, &order.order_no, None)
-            .await
-            .unwrap();
+        payments_testing::fund(
+            &self.app,
+            &self.merchant,
+            "FUND-1",
+            Decimal::from(1_000),
+            "THB",
+        )
+        .await
+        .unwrap();
     }
 
     async fn balance(&self) -> (Decimal, Decimal) {
-        let all = balances::list(&self.app, &self.merchant.id).await.unwrap();
-        let thb = all.iter().find(|b| b.currency == "THB").unwrap();
-        (thb.available, thb.frozen)
+        payments_testing::balance(&self.app, &self.merchant.id, "THB")
+            .await
+            .unwrap()
     }
 
     async fn approved_withdrawal(&self, no: &str) -> Withdrawal {

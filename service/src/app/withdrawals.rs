@@ -443,7 +443,16 @@ pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError>
         .as_deref()
         .and_then(|id| app.channels.get(id))
         .ok_or_else(|| ApiError::Internal(format!("withdrawal {order_no} has no channel")))?;
-    match channel.dispatch_payout(order_no).await {
+    let row = &current.row;
+    let ask = crate::channels::PayoutAsk {
+        order_no: row.order_no.clone(),
+        amount: crate::domain::money::from_units(row.amount),
+        currency: row.currency.clone(),
+        bank_code: row.beneficiary_bank_code.clone(),
+        account_no: row.beneficiary_account.clone(),
+        account_holder: row.beneficiary_name.clone(),
+    };
+    match channel.dispatch_payout(&ask).await {
         Ok(reference) => {
             apply(
                 app,

@@ -159,5 +159,8 @@ fn simulator() -> ChannelConfig {
                 ..Default::default()
             },
         },
+        base_url: None,
+        secret: None,
+        request_timeout_ms: None,
     }
 }

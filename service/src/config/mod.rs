@@ -65,18 +65,43 @@ pub struct ReceivingAccountConfig {
     pub promptpay_id: Option<String>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChannelConfig {
     pub id: String,
     pub code: String,
     pub name: String,
-    /// Only `simulator` exists so far.
+    /// `simulator` (the sandbox's, in process) or `http` (an adapter
+    /// speaking `openapi/channel.json`).
     pub kind: String,
     pub currencies: Vec<String>,
     /// What the channel charges, per direction.
     #[serde(default)]
     pub costs: DirectionRates,
+    /// `http`: the adapter's base URL.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// `http`: the secret both sides sign with (at least 32 bytes).
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// `http`: how long one call may take before its outcome is unknown
+    /// (100 to 60000 ms; 10000 if not set).
+    #[serde(default)]
+    pub request_timeout_ms: Option<u64>,
+}
+
+impl std::fmt::Debug for ChannelConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret is never printed.
+        f.debug_struct("ChannelConfig")
+            .field("id", &self.id)
+            .field("code", &self.code)
+            .field("kind", &self.kind)
+            .field("currencies", &self.currencies)
+            .field("base_url", &self.base_url)
+            .field("request_timeout_ms", &self.request_timeout_ms)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -11,7 +11,8 @@ impl Config {
         self.validate_production()?;
         self.validate_money()?;
         self.validate_schedules()?;
-        self.validate_accounts_and_routes()
+        self.validate_accounts_and_routes()?;
+        self.validate_channels()
     }
 
     fn validate_process(&self) -> Result<()> {
@@ -109,6 +110,44 @@ impl Config {
         Ok(())
     }
 
+    /// Each channel names a kind the service has, with what that kind
+    /// needs; nothing else reaches `channels::Channels::from_config`.
+    fn validate_channels(&self) -> Result<()> {
+        for c in &self.channels {
+            match c.kind.as_str() {
+                "simulator" => {}
+                "http" => {
+                    let url = c.base_url.as_deref().unwrap_or_default();
+                    let parsed = url::Url::parse(url).ok().filter(|u| {
+                        matches!(u.scheme(), "http" | "https") && u.host_str().is_some()
+                    });
+                    if parsed.is_none() {
+                        bail!("channel {}: kind http needs base_url, an http(s) URL", c.id);
+                    }
+                    if c.secret.as_deref().map_or(0, str::len) < 32 {
+                        bail!(
+                            "channel {}: kind http needs a secret of at least 32 bytes",
+                            c.id
+                        );
+                    }
+                    if let Some(ms) = c.request_timeout_ms {
+                        if !(100..=60_000).contains(&ms) {
+                            bail!(
+                                "channel {}: request_timeout_ms is outside 100 to 60000",
+                                c.id
+                            );
+                        }
+                    }
+                }
+                other => bail!(
+                    "channel {}: unknown kind `{other}` (simulator or http)",
+                    c.id
+                ),
+            }
+        }
+        Ok(())
+    }
+
     fn validate_accounts_and_routes(&self) -> Result<()> {
         let mut ids = std::collections::BTreeSet::new();
         for account in &self.receiving_accounts {
@@ -176,5 +215,32 @@ mod tests {
         let why = refusal(|a| a.currency = "BDT".into());
         assert!(why.contains("PromptPay pays only THB"), "{why}");
         assert!(Config::defaults(Profile::Sandbox).validate().is_ok());
+    }
+
+    fn channel_refusal(edit: impl FnOnce(&mut ChannelConfig)) -> Option<String> {
+        let mut config = Config::defaults(Profile::Sandbox);
+        let channel = &mut config.channels[0];
+        channel.kind = "http".into();
+        channel.base_url = Some("https://adapter.example.com/bkash".into());
+        channel.secret = Some("s".repeat(32));
+        edit(channel);
+        config.validate().err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_http_channel_needs_a_url_a_long_secret_and_a_sane_timeout() {
+        assert_eq!(channel_refusal(|_| {}), None);
+        let why = channel_refusal(|c| c.base_url = Some("ftp://adapter".into())).unwrap();
+        assert!(
+            why.contains("chan-sim-1: kind http needs base_url"),
+            "{why}"
+        );
+        let why = channel_refusal(|c| c.secret = Some("short".into())).unwrap();
+        assert!(why.contains("secret of at least 32 bytes"), "{why}");
+        assert!(!why.contains("short"), "the secret is not repeated: {why}");
+        let why = channel_refusal(|c| c.request_timeout_ms = Some(99)).unwrap();
+        assert!(why.contains("request_timeout_ms"), "{why}");
+        let why = channel_refusal(|c| c.kind = "carrier-pigeon".into()).unwrap();
+        assert!(why.contains("unknown kind `carrier-pigeon`"), "{why}");
     }
 }

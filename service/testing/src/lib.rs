@@ -115,6 +115,37 @@ pub fn new_deposit(
     }
 }
 
+/// Gives `merchant` a balance in `currency` through a completed deposit on
+/// the currency's route (an account, for THB in the sandbox), numbered
+/// `merchant_order_no`.
+pub async fn fund(
+    app: &App,
+    merchant: &payments_service::app::merchants::Merchant,
+    merchant_order_no: &str,
+    amount: rust_decimal::Decimal,
+    currency: &str,
+) -> Result<()> {
+    use payments_service::app::deposits;
+    let new = new_deposit(merchant_order_no, amount, currency, None);
+    let order = deposits::create(app, merchant, new).await?;
+    deposits::complete(app, &order.order_no, None).await?;
+    Ok(())
+}
+
+/// `merchant`'s (available, frozen) in `currency`.
+pub async fn balance(
+    app: &App,
+    merchant_id: &str,
+    currency: &str,
+) -> Result<(rust_decimal::Decimal, rust_decimal::Decimal)> {
+    let all = payments_service::app::balances::list(app, merchant_id).await?;
+    let one = all
+        .iter()
+        .find(|b| b.currency == currency)
+        .with_context(|| format!("no {currency} balance"))?;
+    Ok((one.available, one.frozen))
+}
+
 fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
     Ok(listener.local_addr()?.port())

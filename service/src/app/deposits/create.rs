@@ -196,8 +196,15 @@ impl Collection {
                     .ok_or_else(|| ApiError::UnsupportedCurrency(currency.to_string()))?;
                 // Nothing is stored yet: whatever the channel answered, the
                 // merchant's retry draws a new `order_no` and asks again.
+                let ask = crate::channels::PaymentAsk {
+                    order_no: row.order_no.clone(),
+                    amount: from_units(row.requested_amount),
+                    currency: currency.to_string(),
+                    expire_at: crate::clock::from_unix(row.expire_at)
+                        .map_err(|e| ApiError::Internal(e.to_string()))?,
+                };
                 let payment = channel
-                    .create_payment(&row.order_no)
+                    .create_payment(&ask)
                     .await
                     .map_err(|e| channel_unavailable(channel.code(), &row.order_no, e))?;
                 row.channel_id = Some(channel.id().to_string());

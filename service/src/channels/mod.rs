@@ -1,11 +1,61 @@
-//! Payment channels: where a channel order's payer pays. The sandbox has a
-//! simulator; real channels plug in behind the same trait.
+//! Payment channels: where a channel order's payer pays and who pays out
+//! approved withdrawals. The sandbox has an in-process simulator; a real
+//! channel is an adapter over HTTP (`http.rs`, `openapi/channel.json`).
+
+mod http;
 
 use crate::config::ChannelConfig;
 use crate::domain::fees::DirectionRates;
 use crate::telemetry::metrics;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+pub use http::HttpChannel;
+
+/// A payment to collect for a channel deposit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PaymentAsk {
+    pub order_no: String,
+    pub amount: Decimal,
+    pub currency: String,
+    /// After this the order no longer takes the payment.
+    pub expire_at: DateTime<Utc>,
+}
+
+/// An approved withdrawal to pay out.
+#[derive(Clone, PartialEq)]
+pub struct PayoutAsk {
+    pub order_no: String,
+    pub amount: Decimal,
+    pub currency: String,
+    pub bank_code: String,
+    pub account_no: String,
+    pub account_holder: String,
+}
+
+impl std::fmt::Debug for PayoutAsk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A full account number never reaches a log line.
+        let last4: String = self
+            .account_no
+            .chars()
+            .rev()
+            .take(4)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        f.debug_struct("PayoutAsk")
+            .field("order_no", &self.order_no)
+            .field("amount", &self.amount)
+            .field("currency", &self.currency)
+            .field("bank_code", &self.bank_code)
+            .field("account_no", &format_args!("…{last4}"))
+            .finish_non_exhaustive()
+    }
+}
 
 /// What a channel answers when asked to collect a payment.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,10 +102,10 @@ pub trait Channel: Send + Sync {
     fn costs(&self) -> &DirectionRates {
         &self.config().costs
     }
-    /// Registers a payment for `order_no`.
-    async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError>;
+    /// Registers a payment for `ask.order_no`.
+    async fn create_payment(&self, ask: &PaymentAsk) -> Result<ChannelPayment, ChannelError>;
     /// Hands a payout to the channel; its reference once accepted.
-    async fn dispatch_payout(&self, order_no: &str) -> Result<String, ChannelError>;
+    async fn dispatch_payout(&self, ask: &PayoutAsk) -> Result<String, ChannelError>;
 }
 
 /// The sandbox's channel: its payment page is served by the service itself,
@@ -70,15 +120,16 @@ impl Channel for SimulatorChannel {
     fn config(&self) -> &ChannelConfig {
         &self.config
     }
-    async fn dispatch_payout(&self, order_no: &str) -> Result<String, ChannelError> {
-        Ok(format!("SIMPAY-{order_no}"))
+    async fn dispatch_payout(&self, ask: &PayoutAsk) -> Result<String, ChannelError> {
+        Ok(format!("SIMPAY-{}", ask.order_no))
     }
-    async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError> {
+    async fn create_payment(&self, ask: &PaymentAsk) -> Result<ChannelPayment, ChannelError> {
         Ok(ChannelPayment {
-            channel_order_no: format!("SIM-{order_no}"),
+            channel_order_no: format!("SIM-{}", ask.order_no),
             payment_url: format!(
-                "{}/sandbox/simulator/pay/{order_no}",
-                self.public_base_url.trim_end_matches('/')
+                "{}/sandbox/simulator/pay/{}",
+                self.public_base_url.trim_end_matches('/'),
+                ask.order_no
             ),
         })
     }
@@ -111,12 +162,12 @@ impl Channel for Measured {
     fn config(&self) -> &ChannelConfig {
         self.0.config()
     }
-    async fn create_payment(&self, order_no: &str) -> Result<ChannelPayment, ChannelError> {
-        self.call("create_payment", self.0.create_payment(order_no))
+    async fn create_payment(&self, ask: &PaymentAsk) -> Result<ChannelPayment, ChannelError> {
+        self.call("create_payment", self.0.create_payment(ask))
             .await
     }
-    async fn dispatch_payout(&self, order_no: &str) -> Result<String, ChannelError> {
-        self.call("dispatch_payout", self.0.dispatch_payout(order_no))
+    async fn dispatch_payout(&self, ask: &PayoutAsk) -> Result<String, ChannelError> {
+        self.call("dispatch_payout", self.0.dispatch_payout(ask))
             .await
     }
 }
@@ -136,6 +187,7 @@ impl Channels {
                     config: c.clone(),
                     public_base_url: public_base_url.to_string(),
                 }),
+                "http" => Arc::new(HttpChannel::new(c, public_base_url)?),
                 other => anyhow::bail!("channel {}: unknown kind `{other}`", c.id),
             });
         }
