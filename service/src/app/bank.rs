@@ -84,7 +84,9 @@ pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiE
         amount,
         remark,
         payer_name,
-        payer_account_last4: payer_account_no.as_deref().map(last4),
+        payer_account_last4: payer_account_no
+            .as_deref()
+            .map(crate::domain::validate::last4),
         fingerprint: fingerprint.clone(),
         status: BankTransactionStatus::Unmatched,
         order_no: None,
@@ -393,11 +395,6 @@ fn fingerprint(req: &NewBankTransaction, amount: i64) -> String {
     hex::encode(h.finalize())
 }
 
-fn last4(account_no: &str) -> String {
-    let chars: Vec<char> = account_no.chars().collect();
-    chars[chars.len().saturating_sub(4)..].iter().collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,11 +409,5 @@ mod tests {
         assert_eq!(remark_tokens("ABCDE FGH23"), vec!["ABCDEFGH23"]);
         assert!(remark_tokens("").is_empty());
         assert!(remark_tokens("short").is_empty());
-    }
-
-    #[test]
-    fn last_four_of_short_and_long_numbers() {
-        assert_eq!(last4("1234567890"), "7890");
-        assert_eq!(last4("12"), "12");
     }
 }

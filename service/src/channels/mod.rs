@@ -38,15 +38,7 @@ pub struct PayoutAsk {
 impl std::fmt::Debug for PayoutAsk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // A full account number never reaches a log line.
-        let last4: String = self
-            .account_no
-            .chars()
-            .rev()
-            .take(4)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let last4 = crate::domain::validate::last4(&self.account_no);
         f.debug_struct("PayoutAsk")
             .field("order_no", &self.order_no)
             .field("amount", &self.amount)

@@ -109,6 +109,13 @@ pub fn account_number(field: &str, value: String) -> Result<String, ApiError> {
     Ok(value)
 }
 
+/// The last four characters of an account number: all that is kept of a
+/// payer's, and all a log line may show of anyone's.
+pub fn last4(account_no: &str) -> String {
+    let skip = account_no.chars().count().saturating_sub(4);
+    account_no.chars().skip(skip).collect()
+}
+
 /// A bank or similar code: 1 to 32 characters of letters, digits, `_` or `-`.
 pub fn code(field: &str, value: String) -> Result<String, ApiError> {
     let ok = !value.is_empty()
@@ -127,6 +134,14 @@ pub fn code(field: &str, value: String) -> Result<String, ApiError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn last_four_of_short_and_long_numbers() {
+        assert_eq!(last4("1234567890"), "7890");
+        assert_eq!(last4("12"), "12");
+        assert_eq!(last4("๑๒๓๔๕"), "๒๓๔๕");
+    }
+
     use super::*;
 
     #[test]

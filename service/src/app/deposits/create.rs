@@ -14,6 +14,7 @@ use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::money::{from_units, to_units};
 use crate::domain::routing::Route;
 use crate::domain::status::{CallbackStatus, DepositStatus};
+use crate::domain::validate;
 use crate::store::rows::DepositRow;
 use crate::store::{StoreError, UniqueKey};
 use chrono::{DateTime, Utc};
@@ -120,7 +121,8 @@ fn new_row(
         payer_mobile: req.payer.mobile.clone(),
         payer_email: req.payer.email.clone(),
         payer_bank_code: req.payer.bank_code.clone(),
-        payer_account_last4: chosen_last4.or_else(|| req.payer.account_no.as_deref().map(last4)),
+        payer_account_last4: chosen_last4
+            .or_else(|| req.payer.account_no.as_deref().map(validate::last4)),
         payer_account_no: req.payer.account_no.clone(),
         cashier_session_id: session_id,
         estimated_channel_cost: None,
@@ -134,11 +136,6 @@ fn new_row(
         updated_at: now,
         match_amount: None,
     }
-}
-
-fn last4(account_no: &str) -> String {
-    let skip = account_no.chars().count().saturating_sub(4);
-    account_no.chars().skip(skip).collect()
 }
 
 /// Where the payer pays (a receiving account or a channel), what
