@@ -90,6 +90,10 @@ pub fn api_description(profile: Profile, metrics_on_api: bool) -> Result<ApiDesc
     let mut api = ops_description(metrics_on_api)?;
     merchant_api::merchant::register::<MerchantApiImpl>(&mut api)
         .map_err(|e| anyhow!("merchant API: {e}"))?;
+    merchant_api::channel_notifications::register::<
+        crate::http::channel_notifications::ChannelNotificationsApiImpl,
+    >(&mut api)
+    .map_err(|e| anyhow!("registering the channel notifications API: {e}"))?;
     merchant_api::operator::register::<OperatorApiImpl>(&mut api)
         .map_err(|e| anyhow!("operator API: {e}"))?;
     if profile == Profile::Sandbox {

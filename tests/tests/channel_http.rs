@@ -9,95 +9,20 @@
 #[allow(dead_code)] // each test binary uses its own part of this module
 mod adapter;
 
+use adapter::fixture::Fixture;
+
 use payments_service::app::deposits;
 use payments_service::app::orders;
-use payments_service::app::withdrawals::{self, NewWithdrawal, Withdrawal};
-use payments_service::app::App;
 use payments_service::clock::SystemClock;
 use payments_service::domain::error::ApiError;
 use payments_service::domain::status::WithdrawalStatus;
-use payments_service::Profile;
-use payments_testing::{TestService, TEST_OPERATOR};
 use rust_decimal::Decimal;
 use std::sync::Arc;
-
-struct Fixture {
-    service: TestService,
-    app: Arc<App>,
-    merchant: payments_service::app::merchants::Merchant,
-}
-
-impl Fixture {
-    /// The sandbox with its channel (THB and BDT) turned into an `http`
-    /// channel at `base_url`, signing with `secret`.
-    async fn start(base_url: &str, secret: &[u8]) -> Fixture {
-        let (base_url, secret) = (base_url.to_string(), secret.to_vec());
-        let service = TestService::start_with(Profile::Sandbox, Arc::new(SystemClock), |c| {
-            let channel = &mut c.channels[0];
-            channel.kind = "http".into();
-            channel.base_url = Some(base_url);
-            channel.secret = Some(String::from_utf8(secret).unwrap());
-            channel.request_timeout_ms = Some(2_000);
-        })
-        .await
-        .unwrap();
-        let app = service.service.app().clone();
-        let merchant = service.new_merchant("Adapters").await.unwrap().merchant;
-        Fixture {
-            service,
-            app,
-            merchant,
-        }
-    }
-
-    /// A THB balance from a completed account deposit (no channel).
-    async fn fund(&self) {
-        payments_testing::fund(
-            &self.app,
-            &self.merchant,
-            "FUND-1",
-            Decimal::from(1_000),
-            "THB",
-        )
-        .await
-        .unwrap();
-    }
-
-    async fn balance(&self) -> (Decimal, Decimal) {
-        payments_testing::balance(&self.app, &self.merchant.id, "THB")
-            .await
-            .unwrap()
-    }
-
-    async fn approved_withdrawal(&self, no: &str, account: &str) -> Withdrawal {
-        let new = NewWithdrawal {
-            merchant_order_no: no.into(),
-            amount: Decimal::from(100),
-            currency: "THB".into(),
-            beneficiary_name: "Somchai Jaidee".into(),
-            beneficiary_account: account.into(),
-            beneficiary_bank_code: "SCB".into(),
-            beneficiary_bank_branch: None,
-            callback_url: None,
-            extra_data: None,
-            fingerprint: no.into(),
-        };
-        let w = withdrawals::create(&self.app, &self.merchant, new)
-            .await
-            .unwrap();
-        withdrawals::approve(&self.app, &w.row.order_no, TEST_OPERATOR, None)
-            .await
-            .unwrap();
-        orders::any::<Withdrawal>(&self.app, &w.row.order_no)
-            .await
-            .unwrap()
-    }
-}
 
 #[tokio::test]
 async fn a_deposit_and_a_payout_reach_the_adapter_signed_and_once() {
     let (adapter, url) = adapter::start();
-    let f = Fixture::start(&url, adapter::SECRET).await;
+    let f = Fixture::start(&url, adapter::SECRET, Arc::new(SystemClock)).await;
     f.fund().await;
 
     let new = payments_testing::new_deposit("CH-D1", Decimal::from(1_000), "BDT", None);
@@ -144,7 +69,7 @@ async fn a_deposit_and_a_payout_reach_the_adapter_signed_and_once() {
 #[tokio::test]
 async fn the_adapter_s_refusal_fails_the_payout_and_releases_its_funds() {
     let (adapter, url) = adapter::start();
-    let f = Fixture::start(&url, adapter::SECRET).await;
+    let f = Fixture::start(&url, adapter::SECRET, Arc::new(SystemClock)).await;
     f.fund().await;
     let before = f.balance().await;
     let w = f.approved_withdrawal("PAY-NO", "0000111122").await;
@@ -164,7 +89,12 @@ async fn an_adapter_that_disagrees_or_is_gone_leaves_the_outcome_unknown() {
     // The adapter refuses the service's signature (another secret): not the
     // channel's word on the payout, so it stays approved to be asked again.
     let (adapter, url) = adapter::start();
-    let f = Fixture::start(&url, b"a secret the adapter does not share!!").await;
+    let f = Fixture::start(
+        &url,
+        b"a secret the adapter does not share!!",
+        Arc::new(SystemClock),
+    )
+    .await;
     f.fund().await;
     let w = f.approved_withdrawal("PAY-401", "1234567890").await;
     assert_eq!(w.row.status, WithdrawalStatus::Approved);
@@ -185,7 +115,7 @@ async fn an_adapter_that_disagrees_or_is_gone_leaves_the_outcome_unknown() {
     // Nothing listens at the adapter's address: no deposit is stored, and
     // the merchant may send the same request again.
     adapter.close().await.unwrap();
-    let gone = Fixture::start(&url, adapter::SECRET).await;
+    let gone = Fixture::start(&url, adapter::SECRET, Arc::new(SystemClock)).await;
     let new = payments_testing::new_deposit("CH-GONE", Decimal::from(500), "BDT", None);
     assert!(matches!(
         deposits::create(&gone.app, &gone.merchant, new).await,

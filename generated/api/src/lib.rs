@@ -3,6 +3,7 @@
 
 //! Dropshot API traits and their types, generated from openapi/.
 pub mod channel;
+pub mod channel_notifications;
 pub mod merchant;
 pub mod operator;
 pub mod sandbox;
@@ -49,6 +50,19 @@ pub fn stub_documents() -> Vec<(&'static str, Result<::serde_json::Value, String
                     api.openapi("openapi/channel.json", ::semver::Version::new(0, 1, 0))
                         .json()
                         .map_err(|e| e.to_string())
+                }),
+        ),
+        (
+            "openapi/channel-notifications.json",
+            channel_notifications::channel_notifications_api_mod::stub_api_description()
+                .map_err(|e| e.to_string())
+                .and_then(|api| {
+                    api.openapi(
+                        "openapi/channel-notifications.json",
+                        ::semver::Version::new(0, 1, 0),
+                    )
+                    .json()
+                    .map_err(|e| e.to_string())
                 }),
         ),
     ]

@@ -486,7 +486,7 @@ How the payment service talks to a payment channel (a wallet, a payout provider)
 
 `path` is the request's path and query as this document writes the operation (parameters filled in, percent-encoded as sent), without the adapter's base URL; for a notification, the path of `notify_url`. `body` is the request body's exact bytes, empty for a `GET`. A receiver recomputes the signature over the bytes it received, compares in constant time, and refuses a timestamp more than 300 seconds from its clock; a refused request is answered 401 and changes nothing.
 
-Version: 0.1.1*/
+Version: 0.1.2*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -530,7 +530,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::ChannelSecret> for Client {
     fn api_version() -> &'static str {
-        "0.1.1"
+        "0.1.2"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

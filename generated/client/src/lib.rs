@@ -9,6 +9,7 @@ pub use ::payments_wire::client::{BearerToken, ChannelSecret, Credentials};
 pub use ::payments_wire::{AmountNumber, DecimalString, MerchantOrderNo};
 pub mod callbacks;
 pub mod channel;
+pub mod channel_notifications;
 pub mod merchant;
 pub mod operator;
 pub mod sandbox;

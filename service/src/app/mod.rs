@@ -14,6 +14,7 @@ pub mod ledger;
 pub mod limits;
 pub mod listings;
 pub mod merchants;
+pub mod notifications;
 pub mod orders;
 pub mod withdrawals;
 

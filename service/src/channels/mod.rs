@@ -204,6 +204,11 @@ impl Channels {
             .cloned()
     }
 
+    /// The channel configured with this `code` (what notifications name).
+    pub fn by_code(&self, code: &str) -> Option<Arc<dyn Channel>> {
+        self.0.values().find(|c| c.code() == code).cloned()
+    }
+
     pub fn get(&self, id: &str) -> Option<Arc<dyn Channel>> {
         self.0.get(id).cloned()
     }

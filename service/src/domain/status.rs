@@ -110,6 +110,32 @@ stored_as_text! {
 }
 
 stored_as_text! {
+    /// What a channel's notification says happened (`openapi/channel.json`).
+    NotificationKind in "kind" {
+        PaymentMatched => "payment.matched",
+        PaymentCompleted => "payment.completed",
+        PayoutCompleted => "payout.completed",
+        PayoutFailed => "payout.failed",
+    }
+}
+
+stored_as_text! {
+    /// What a channel's notification did to its order.
+    NotificationOutcome in "outcome" {
+        /// It moved the order.
+        Applied => "applied",
+        /// The order already showed it; nothing moved.
+        Unchanged => "unchanged",
+        /// Money for an order that had expired or was cancelled: nothing
+        /// moved, and it waits for an operator, as a late transfer does.
+        Held => "held",
+        /// It contradicts what the order shows: nothing moved, and the
+        /// order waits for an operator.
+        Contradictory => "contradictory",
+    }
+}
+
+stored_as_text! {
     /// Whether a merchant may use the API.
     MerchantStatus in "status" {
         Active => "active",
@@ -224,6 +250,16 @@ mod tests {
             BankTransactionStatus::ALL,
             BankTransactionStatus::as_str,
             BankTransactionStatus::parse,
+        );
+        round_trip(
+            NotificationKind::ALL,
+            NotificationKind::as_str,
+            NotificationKind::parse,
+        );
+        round_trip(
+            NotificationOutcome::ALL,
+            NotificationOutcome::as_str,
+            NotificationOutcome::parse,
         );
         round_trip(
             MerchantStatus::ALL,

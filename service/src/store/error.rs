@@ -69,6 +69,7 @@ pub enum UniqueKey {
     CashierSessionMerchantOrderNo,
     BankReference,
     MerchantCode,
+    ChannelNotification,
     /// A key no use case tells apart (an order number, a key hash, …).
     Other,
 }
@@ -113,6 +114,11 @@ const UNIQUE_KEYS: &[(UniqueKey, &str, &str)] = &[
         UniqueKey::MerchantCode,
         "merchants_code_key",
         "merchants.code",
+    ),
+    (
+        UniqueKey::ChannelNotification,
+        "channel_notifications_once",
+        "channel_notifications.channel_id, channel_notifications.notification_id",
     ),
 ];
 

@@ -12,7 +12,8 @@ use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, MerchantStatus, OrderKind, OrderType, PayoutMethod, WithdrawalStatus,
+    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OrderKind, OrderType,
+    PayoutMethod, WithdrawalStatus,
 };
 use diesel::prelude::*;
 
@@ -186,6 +187,7 @@ pub struct WithdrawalRow {
     pub extra_data: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    pub payout_sent_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
@@ -276,6 +278,24 @@ pub struct BankTransactionRow {
     pub matched_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+/// One notification from a channel's adapter, as recorded.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = channel_notifications, treat_none_as_default_value = false)]
+pub struct ChannelNotificationRow {
+    pub id: String,
+    pub channel_id: String,
+    pub notification_id: String,
+    pub kind: NotificationKind,
+    pub order_no: String,
+    pub amount: Option<i64>,
+    pub channel_cost: Option<i64>,
+    pub reference: Option<String>,
+    pub reason: Option<String>,
+    pub outcome: NotificationOutcome,
+    pub occurred_at: i64,
+    pub received_at: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
@@ -375,6 +395,8 @@ named_update! {
         actual_channel_cost: i64,
         actual_profit: i64,
         manual_reason: String,
+        needs_manual_intervention: bool,
+        payout_sent_at: i64,
     }
 }
 

@@ -153,6 +153,24 @@ diesel::table! {
         extra_data -> Nullable<Text>,
         created_at -> BigInt,
         updated_at -> BigInt,
+        payout_sent_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    channel_notifications (id) {
+        id -> Text,
+        channel_id -> Text,
+        notification_id -> Text,
+        kind -> Text,
+        order_no -> Text,
+        amount -> Nullable<BigInt>,
+        channel_cost -> Nullable<BigInt>,
+        reference -> Nullable<Text>,
+        reason -> Nullable<Text>,
+        outcome -> Text,
+        occurred_at -> BigInt,
+        received_at -> BigInt,
     }
 }
 
@@ -267,4 +285,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     callback_attempts,
     cashier_sessions,
     rate_buckets,
+    channel_notifications,
 );

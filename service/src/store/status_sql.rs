@@ -8,7 +8,8 @@ use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, MerchantStatus, OrderKind, OrderType, PayoutMethod, WithdrawalStatus,
+    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OrderKind, OrderType,
+    PayoutMethod, WithdrawalStatus,
 };
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
@@ -83,5 +84,7 @@ stored_as_text!(
     AutoApprovalMode,
     CallbackScheme,
     PayoutMethod,
+    NotificationKind,
+    NotificationOutcome,
     Outcome
 );

@@ -22,6 +22,7 @@ pub const CALLBACK_OLDEST_DUE_AGE: &str = "payments_callback_oldest_due_age_seco
 pub const CALLBACK_FIRST_ATTEMPT_DELAY: &str = "payments_callback_first_attempt_delay_seconds";
 pub const CHANNEL_CALLS: &str = "payments_channel_calls_total";
 pub const CHANNEL_CALL_DURATION: &str = "payments_channel_call_duration_seconds";
+pub const CHANNEL_NOTIFICATIONS: &str = "payments_channel_notifications_total";
 pub const WORKER_RUNS: &str = "payments_worker_runs_total";
 pub const WORKER_ERRORS: &str = "payments_worker_errors_total";
 pub const WORKER_LAG: &str = "payments_worker_lag_seconds";
@@ -95,15 +96,7 @@ fn describe() {
         metrics::Unit::Seconds,
         "Time from the commit that queued a callback to the start of its first attempt."
     );
-    describe_counter!(
-        CHANNEL_CALLS,
-        "Calls to a payment channel, by channel code, call (create_payment, dispatch_payout) and outcome: accepted, refused (the channel said no), unknown (no answer to trust; asked again)."
-    );
-    describe_histogram!(
-        CHANNEL_CALL_DURATION,
-        metrics::Unit::Seconds,
-        "Time a call to a payment channel took, by channel code and call."
-    );
+    describe_channels();
     describe_counter!(
         WORKER_RUNS,
         "Passes of a background worker (expiry, dispatch, delivery, sweep)."
@@ -139,6 +132,23 @@ fn describe() {
     describe_gauge!(
         BUILD_INFO,
         "Always 1; the labels say which build runs: version, commit, profile."
+    );
+}
+
+/// What the service says of the channels it calls and hears from.
+fn describe_channels() {
+    describe_counter!(
+        CHANNEL_CALLS,
+        "Calls to a payment channel, by channel code, call (create_payment, dispatch_payout) and outcome: accepted, refused (the channel said no), unknown (no answer to trust; asked again)."
+    );
+    describe_histogram!(
+        CHANNEL_CALL_DURATION,
+        metrics::Unit::Seconds,
+        "Time a call to a payment channel took, by channel code and call."
+    );
+    describe_counter!(
+        CHANNEL_NOTIFICATIONS,
+        "Notifications taken from a channel's adapter, by channel code, type and outcome: applied, unchanged, held (money for an expired or cancelled order, for an operator), contradictory (for an operator), duplicate, refused."
     );
 }
 
@@ -193,6 +203,13 @@ pub fn channel_call(channel: &str, call: &'static str, outcome: &'static str, to
         .increment(1);
     histogram!(CHANNEL_CALL_DURATION, "channel" => channel.to_string(), "call" => call)
         .record(took.as_secs_f64());
+}
+
+/// `channel` is a configured channel's code; `kind` one of the protocol's
+/// four types: the label set is bounded.
+pub fn channel_notification(channel: &str, kind: &'static str, outcome: &'static str) {
+    counter!(CHANNEL_NOTIFICATIONS, "channel" => channel.to_string(), "type" => kind, "outcome" => outcome)
+        .increment(1);
 }
 
 pub fn worker_run(worker: &'static str, ok: bool) {

@@ -5,6 +5,8 @@
 //! sketch of what the README asks of a team writing an adapter, not the
 //! channel simulator.
 
+pub mod fixture;
+
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::channel::types as api;
 use merchant_api::channel::{ChannelAdapterApi, InquirePaymentPath, InquirePayoutPath};

@@ -50,10 +50,7 @@ pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
     let trait_name = Ident::new(api.trait_name, Span::call_site());
     let (structs, methods, registrations) = operations(api, &trait_name, doc)?;
     let document_path = format!("../../../{}", api.file);
-    let implementer = match api.auth {
-        Auth::ChannelSignature => "a channel's adapter",
-        Auth::Signature | Auth::Bearer => "the service",
-    };
+    let implementer = api.implementer;
     let doc_comment = format!(
         " The operations of `{}`, one method each. Implement it in {implementer};\n \
          `{}_mod::stub_api_description()` describes it without an implementation.",

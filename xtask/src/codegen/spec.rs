@@ -13,6 +13,8 @@ pub struct ApiSpec {
     pub trait_name: &'static str,
     /// How the generated client authenticates its requests.
     pub auth: Auth,
+    /// Who implements the trait, for its doc comment.
+    pub implementer: &'static str,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -45,18 +47,21 @@ pub const SPECS: &[ApiSpec] = &[
         module: "merchant",
         trait_name: "MerchantApi",
         auth: Auth::Signature,
+        implementer: "the service",
     },
     ApiSpec {
         file: "openapi/operator.json",
         module: "operator",
         trait_name: "OperatorApi",
         auth: Auth::Bearer,
+        implementer: "the service",
     },
     ApiSpec {
         file: "openapi/sandbox.json",
         module: "sandbox",
         trait_name: "SandboxApi",
         auth: Auth::Bearer,
+        implementer: "the service",
     },
     // Implemented by a channel's adapter (and the simulator), called by
     // the service through the generated client.
@@ -65,6 +70,16 @@ pub const SPECS: &[ApiSpec] = &[
         module: "channel",
         trait_name: "ChannelAdapterApi",
         auth: Auth::ChannelSignature,
+        implementer: "a channel's adapter",
+    },
+    // Implemented by the service, called by adapters (and the simulator)
+    // through the generated client.
+    ApiSpec {
+        file: "openapi/channel-notifications.json",
+        module: "channel_notifications",
+        trait_name: "ChannelNotificationsApi",
+        auth: Auth::ChannelSignature,
+        implementer: "the service",
     },
 ];
 

@@ -25,7 +25,13 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// The documents under the gate.
-pub const DOCUMENTS: &[&str] = &["merchant", "operator", "sandbox", "channel"];
+pub const DOCUMENTS: &[&str] = &[
+    "merchant",
+    "operator",
+    "sandbox",
+    "channel",
+    "channel-notifications",
+];
 
 pub const USAGE: &str = "\
   openapi check [--dir DIR]

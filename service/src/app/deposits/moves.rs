@@ -28,6 +28,18 @@ pub struct Completion {
     profit: Option<i64>,
 }
 
+impl Completion {
+    /// What the channel says it charged, in place of the configured rate's
+    /// estimate.
+    pub fn with_channel_cost(self, cost: i64) -> Completion {
+        Completion {
+            cost: Some(cost),
+            profit: self.fee.checked_sub(cost),
+            ..self
+        }
+    }
+}
+
 /// The payment arrived in full (`paid` is `None`) or as `paid`. The fee
 /// and the channel cost are computed on what arrived.
 pub async fn plan_completion(

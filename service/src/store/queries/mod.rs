@@ -9,6 +9,7 @@ pub mod cashier;
 pub mod deposits;
 pub mod ledger;
 pub mod merchants;
+pub mod notifications;
 pub mod withdrawals;
 
 pub use bank::BankQueries;
@@ -17,6 +18,7 @@ pub use cashier::CashierQueries;
 pub use deposits::DepositQueries;
 pub use ledger::LedgerQueries;
 pub use merchants::MerchantQueries;
+pub use notifications::NotificationQueries;
 pub use withdrawals::WithdrawalQueries;
 
 /// Inserts one row; the query bodies' most common shape, written once.
@@ -186,5 +188,6 @@ all_queries!(
     LedgerQueries,
     CallbackQueries,
     BankQueries,
-    CashierQueries
+    CashierQueries,
+    NotificationQueries
 );

@@ -1,6 +1,13 @@
 //! Withdrawal orders: creation (validated, fee computed, auto-approved by
 //! the merchant's setting, amount and fee frozen in the same transaction),
-//! idempotent resend, queries, and the moves operators and channels make.
+//! idempotent resend, queries, and the moves operators make; what the
+//! channels do with a payout is `payouts`.
+
+mod payouts;
+
+use payouts::dispatch_or_keep;
+pub use payouts::{dispatch, dispatch_due, fail, settle};
+pub(crate) use payouts::{flag, plan_fail, plan_settle};
 
 use crate::app::callbacks;
 use crate::app::fees;
@@ -8,7 +15,6 @@ use crate::app::ledger::{self, Entry};
 use crate::app::merchants::Merchant;
 use crate::app::orders;
 use crate::app::App;
-use crate::channels::ChannelError;
 use crate::domain::error::ApiError;
 use crate::domain::events::WithdrawalCallback;
 use crate::domain::fees::Direction;
@@ -187,6 +193,7 @@ async fn new_row(
         extra_data: req.extra_data.clone(),
         created_at: now,
         updated_at: now,
+        payout_sent_at: None,
     })
 }
 
@@ -223,28 +230,37 @@ impl crate::app::orders::Order for Withdrawal {
 }
 
 /// What a move does besides changing the status.
-enum Effect {
+pub(crate) enum Effect {
     None,
     Release(&'static str),
     Complete,
 }
 
-/// Applies `event` to the withdrawal: the move `change` makes of it (its
-/// columns, given the order as read), its ledger entry and its callback
-/// record commit together, and a withdrawal that moved meanwhile is
-/// refused.
-async fn apply(
-    app: &App,
-    order_no: &str,
+/// A move worked out from the order as read: what `write` commits.
+pub(crate) struct Planned {
+    id: String,
+    order_no: String,
+    event: WithdrawalEvent,
+    sources: Vec<WithdrawalStatus>,
+    change: WithdrawalMove,
+    entry: Option<Entry>,
+    callback_event: Option<WithdrawalCallback>,
+    now: i64,
+}
+
+/// Plans `event` on `current`: the move `change` makes of it (its columns,
+/// given the order as read), its ledger entry and its callback; refused
+/// here if the order's state does not take the event.
+pub(crate) fn plan(
+    current: &Withdrawal,
     event: WithdrawalEvent,
     change: impl FnOnce(WithdrawalMove, &WithdrawalRow) -> WithdrawalMove,
     effect: Effect,
-) -> Result<Withdrawal, ApiError> {
-    let current = find_any(app, order_no).await?;
-    let next = lifecycle::withdrawal_next(current.status, event)
-        .ok_or_else(|| lifecycle::refused(order_no, current.status, event))?;
-    let now = app.now_unix();
+    now: i64,
+) -> Result<Planned, ApiError> {
     let row = &current.row;
+    let next = lifecycle::withdrawal_next(current.status, event)
+        .ok_or_else(|| lifecycle::refused(&row.order_no, current.status, event))?;
     let mut change = change(WithdrawalMove::to(next, now), row);
     let callback_event = lifecycle::withdrawal_callback(event);
     if callback_event.is_some() && row.callback_url.is_some() {
@@ -260,34 +276,69 @@ async fn apply(
         )),
         Effect::Complete => Some(Entry::withdrawal_completed(row.into(), row.amount, row.fee)),
     };
-    let sources = lifecycle::withdrawal_sources(event);
-    let (id, order) = (row.id.clone(), order_no.to_string());
+    Ok(Planned {
+        id: row.id.clone(),
+        order_no: row.order_no.clone(),
+        event,
+        sources: lifecycle::withdrawal_sources(event),
+        change,
+        entry,
+        callback_event,
+        now,
+    })
+}
+
+/// Inside `tx`: the planned move, its ledger entry and its callback record.
+/// A withdrawal that moved since it was read is refused, naming the state
+/// it is in now.
+pub(crate) async fn write(tx: &mut dyn Store, planned: Planned) -> Result<WithdrawalRow, ApiError> {
+    let Planned {
+        id,
+        order_no,
+        event,
+        sources,
+        change,
+        entry,
+        callback_event,
+        now,
+    } = planned;
+    let Some(written) = tx.transition_withdrawal(&id, &sources, &change).await? else {
+        return Err(
+            match tx.withdrawal_by(OrderKey::AnyOrderNo(&order_no)).await? {
+                Some(now) => lifecycle::refused(&order_no, now.status, event),
+                None => ApiError::OrderNotFound {
+                    kind: "withdrawal",
+                    reference: order_no.clone(),
+                },
+            },
+        );
+    };
+    if let Some(entry) = entry {
+        ledger::post(tx, &entry, now).await?;
+    }
+    if let Some(callback_event) = callback_event {
+        callbacks::enqueue_withdrawal(tx, &written, callback_event, now).await?;
+    }
+    Ok(written)
+}
+
+/// Applies `event` to the withdrawal in one transaction (`plan`, `write`).
+pub(crate) async fn apply(
+    app: &App,
+    order_no: &str,
+    event: WithdrawalEvent,
+    change: impl FnOnce(WithdrawalMove, &WithdrawalRow) -> WithdrawalMove,
+    effect: Effect,
+) -> Result<Withdrawal, ApiError> {
+    let current = find_any(app, order_no).await?;
+    commit(app, plan(&current, event, change, effect, app.now_unix())?).await
+}
+
+/// Writes a planned move in a transaction of its own.
+pub(crate) async fn commit(app: &App, planned: Planned) -> Result<Withdrawal, ApiError> {
     let written = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(async move {
-                let Some(written) = tx.transition_withdrawal(&id, &sources, &change).await? else {
-                    // Moved (or gone) since it was read: the refusal names
-                    // the state it is in now.
-                    return Err(
-                        match tx.withdrawal_by(OrderKey::AnyOrderNo(&order)).await? {
-                            Some(now) => lifecycle::refused(&order, now.status, event),
-                            None => ApiError::OrderNotFound {
-                                kind: "withdrawal",
-                                reference: order.clone(),
-                            },
-                        },
-                    );
-                };
-                if let Some(entry) = entry {
-                    ledger::post(tx, &entry, now).await?;
-                }
-                if let Some(callback_event) = callback_event {
-                    callbacks::enqueue_withdrawal(tx, &written, callback_event, now).await?;
-                }
-                Ok(written)
-            })
-        })
+        .transaction::<_, ApiError, _>(move |tx| Box::pin(async move { write(tx, planned).await }))
         .await?;
     Withdrawal::from_row(written)
 }
@@ -370,146 +421,4 @@ async fn decide(
         effect,
     )
     .await
-}
-
-/// The channel paid the beneficiary.
-pub async fn settle(
-    app: &App,
-    order_no: &str,
-    bank_reference: Option<String>,
-) -> Result<Withdrawal, ApiError> {
-    let current = find_any(app, order_no).await?;
-    // An order in a currency no longer configured is refused, not rounded
-    // to a guessed number of digits.
-    let digits = app.config.currency(&current.row.currency)?.fraction_digits;
-    let cost = current
-        .row
-        .channel_id
-        .as_deref()
-        .and_then(|id| app.channels.get(id))
-        .map(|c| crate::domain::fees::apply(&c.costs().withdrawal, current.amount(), digits));
-    let cost_units = cost.and_then(to_units);
-    let profit_units = cost.and_then(|c| to_units(current.fee() - c));
-    let reference = bank_reference.unwrap_or_else(|| format!("SIM-{}", current.row.order_no));
-    apply(
-        app,
-        order_no,
-        WithdrawalEvent::Settle,
-        move |change, row| WithdrawalMove {
-            actual_amount: Some(row.amount),
-            completed_at: Some(change.updated_at),
-            processed_at: row.processed_at.or(Some(change.updated_at)),
-            bank_reference: Some(reference),
-            actual_channel_cost: cost_units,
-            actual_profit: profit_units,
-            ..change
-        },
-        Effect::Complete,
-    )
-    .await
-}
-
-/// The channel could not pay the beneficiary.
-pub async fn fail(
-    app: &App,
-    order_no: &str,
-    reason: Option<String>,
-) -> Result<Withdrawal, ApiError> {
-    apply(
-        app,
-        order_no,
-        WithdrawalEvent::Fail,
-        move |change, row| WithdrawalMove {
-            failed_at: Some(change.updated_at),
-            processed_at: row.processed_at.or(Some(change.updated_at)),
-            manual_reason: reason,
-            ..change
-        },
-        Effect::Release("withdrawal_failed"),
-    )
-    .await
-}
-
-/// Hands an approved withdrawal to its channel: `approved` → `processing`,
-/// with the channel's reference. No callback is sent for it. A refusal is
-/// the channel's own word and fails the order (its funds released); an
-/// unknown outcome leaves it `approved`, so the next dispatch asks again
-/// under the same order number, which the channel answers once.
-pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
-    let current = find_any(app, order_no).await?;
-    let channel = current
-        .row
-        .channel_id
-        .as_deref()
-        .and_then(|id| app.channels.get(id))
-        .ok_or_else(|| ApiError::Internal(format!("withdrawal {order_no} has no channel")))?;
-    let row = &current.row;
-    let ask = crate::channels::PayoutAsk {
-        order_no: row.order_no.clone(),
-        amount: crate::domain::money::from_units(row.amount),
-        currency: row.currency.clone(),
-        bank_code: row.beneficiary_bank_code.clone(),
-        account_no: row.beneficiary_account.clone(),
-        account_holder: row.beneficiary_name.clone(),
-    };
-    match channel.dispatch_payout(&ask).await {
-        Ok(reference) => {
-            apply(
-                app,
-                order_no,
-                WithdrawalEvent::Dispatch,
-                move |change, _| WithdrawalMove {
-                    processed_at: Some(change.updated_at),
-                    channel_order_no: Some(reference),
-                    ..change
-                },
-                Effect::None,
-            )
-            .await
-        }
-        Err(ChannelError::Refused { reason }) => fail(app, order_no, Some(reason)).await,
-        Err(unknown @ ChannelError::Unknown { .. }) => Err(ApiError::Unavailable(format!(
-            "channel {}, payout {order_no}: {unknown}",
-            channel.code()
-        ))),
-    }
-}
-
-/// Dispatches right after approval. The approval has committed either way:
-/// if the dispatch cannot happen now, the dispatch worker finds the order
-/// still `approved` and tries again, so the caller hears of the approval.
-async fn dispatch_or_keep(app: &App, approved: Withdrawal) -> Withdrawal {
-    let _ = dispatch(app, &approved.row.order_no).await;
-    approved
-}
-
-/// Dispatches every approved withdrawal still waiting (after a crash or a
-/// channel outage). Each dispatch is a conditional update, so two workers
-/// never dispatch one order twice.
-pub async fn dispatch_due(app: &App) -> Result<usize, ApiError> {
-    let due = app
-        .db
-        .run(|s| Box::pin(async move { s.withdrawals_to_dispatch(500).await }))
-        .await?;
-    let mut dispatched = 0;
-    for order_no in due {
-        match dispatch(app, &order_no).await {
-            Ok(order) => {
-                dispatched += 1;
-                if let (Some(approved), Some(processed)) =
-                    (order.row.approved_at, order.row.processed_at)
-                {
-                    crate::telemetry::metrics::worker_lag("dispatch", processed - approved);
-                }
-            }
-            Err(ApiError::InvalidStateTransition { .. }) => {}
-            // One channel that cannot answer does not hold up the others'
-            // payouts; this one stays approved and is asked again.
-            Err(ApiError::Unavailable(why)) => {
-                tracing::warn!(order_no = %order_no, "payout not dispatched: {why}");
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(dispatched)
 }

@@ -1,0 +1,2 @@
+ALTER TABLE withdrawal_orders DROP COLUMN payout_sent_at;
+DROP TABLE channel_notifications;

@@ -1,0 +1,85 @@
+//! The sandbox with its channel turned into an `http` channel, for the
+//! tests that talk to an adapter.
+
+use payments_service::app::merchants::Merchant;
+use payments_service::app::orders;
+use payments_service::app::withdrawals::{self, NewWithdrawal, Withdrawal};
+use payments_service::app::App;
+use payments_service::clock::Clock;
+use payments_service::Profile;
+use payments_testing::{TestService, TEST_OPERATOR};
+use rust_decimal::Decimal;
+use std::sync::Arc;
+
+pub struct Fixture {
+    pub service: TestService,
+    pub app: Arc<App>,
+    pub merchant: Merchant,
+}
+
+impl Fixture {
+    /// The sandbox with its channel (THB and BDT) turned into an `http`
+    /// channel at `base_url`, signing with `secret`.
+    pub async fn start(base_url: &str, secret: &[u8], clock: Arc<dyn Clock>) -> Fixture {
+        let (base_url, secret) = (base_url.to_string(), secret.to_vec());
+        let service = TestService::start_with(Profile::Sandbox, clock, |c| {
+            let channel = &mut c.channels[0];
+            channel.kind = "http".into();
+            channel.base_url = Some(base_url);
+            channel.secret = Some(String::from_utf8(secret).unwrap());
+            channel.request_timeout_ms = Some(2_000);
+        })
+        .await
+        .unwrap();
+        let app = service.service.app().clone();
+        let merchant = service.new_merchant("Adapters").await.unwrap().merchant;
+        Fixture {
+            service,
+            app,
+            merchant,
+        }
+    }
+
+    /// A THB balance from a completed account deposit (no channel).
+    pub async fn fund(&self) {
+        payments_testing::fund(
+            &self.app,
+            &self.merchant,
+            "FUND-1",
+            Decimal::from(1_000),
+            "THB",
+        )
+        .await
+        .unwrap();
+    }
+
+    pub async fn balance(&self) -> (Decimal, Decimal) {
+        payments_testing::balance(&self.app, &self.merchant.id, "THB")
+            .await
+            .unwrap()
+    }
+
+    pub async fn approved_withdrawal(&self, no: &str, account: &str) -> Withdrawal {
+        let new = NewWithdrawal {
+            merchant_order_no: no.into(),
+            amount: Decimal::from(100),
+            currency: "THB".into(),
+            beneficiary_name: "Somchai Jaidee".into(),
+            beneficiary_account: account.into(),
+            beneficiary_bank_code: "SCB".into(),
+            beneficiary_bank_branch: None,
+            callback_url: None,
+            extra_data: None,
+            fingerprint: no.into(),
+        };
+        let w = withdrawals::create(&self.app, &self.merchant, new)
+            .await
+            .unwrap();
+        withdrawals::approve(&self.app, &w.row.order_no, TEST_OPERATOR, None)
+            .await
+            .unwrap();
+        orders::any::<Withdrawal>(&self.app, &w.row.order_no)
+            .await
+            .unwrap()
+    }
+}
