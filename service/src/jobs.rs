@@ -35,6 +35,12 @@ pub async fn expiry_loop(app: Arc<App>, longest_sleep: Duration) {
             tracing::error!(error = %e, "dispatching approved withdrawals failed");
             failed = true;
         }
+        let inquired = crate::app::withdrawals::inquire_due(&app).await;
+        metrics::worker_run("inquiry", inquired.is_ok());
+        if let Err(e) = inquired {
+            tracing::error!(error = %e, "asking channels about payouts under way failed");
+            failed = true;
+        }
         let next = match deposits::next_expiry(&app).await {
             Ok(next) => next,
             Err(e) => {

@@ -13,6 +13,7 @@ use adapter::fixture::Fixture;
 
 use payments_service::app::deposits;
 use payments_service::app::orders;
+use payments_service::channels::PayoutState;
 use payments_service::clock::SystemClock;
 use payments_service::domain::error::ApiError;
 use payments_service::domain::status::WithdrawalStatus;
@@ -53,17 +54,35 @@ async fn a_deposit_and_a_payout_reach_the_adapter_signed_and_once() {
 
     let w = f.approved_withdrawal("PAY-1", "1234567890").await;
     assert_eq!(w.row.status, WithdrawalStatus::Processing);
-    let records = adapter.app_private().records.lock().unwrap();
-    assert_eq!(records.payouts.len(), 1);
-    let (asked, payout) = &records.payouts[&w.row.order_no];
+    let reference = {
+        let records = adapter.app_private().records.lock().unwrap();
+        assert_eq!(records.payouts.len(), 1);
+        let (asked, payout) = &records.payouts[&w.row.order_no];
+        assert_eq!(
+            w.row.channel_order_no.as_deref(),
+            Some(payout.payout_reference.as_str())
+        );
+        assert_eq!(asked.amount.to_string(), "100.0000");
+        assert_eq!(asked.account_no, "1234567890");
+        assert_eq!(asked.account_holder, "Somchai Jaidee");
+        assert_eq!(asked.bank_code, "SCB");
+        payout.payout_reference.clone()
+    };
+
+    // Asked about it, the adapter answers what it has; about an order it
+    // never took, that it has no record (sending it is then safe).
+    let channel = f.app.channels.by_code("SIMULATOR").unwrap();
     assert_eq!(
-        w.row.channel_order_no.as_deref(),
-        Some(payout.payout_reference.as_str())
+        channel.inquire_payout(&w.row.order_no).await.unwrap(),
+        Some(PayoutState::Accepted { reference })
     );
-    assert_eq!(asked.amount.to_string(), "100.0000");
-    assert_eq!(asked.account_no, "1234567890");
-    assert_eq!(asked.account_holder, "Somchai Jaidee");
-    assert_eq!(asked.bank_code, "SCB");
+    assert_eq!(
+        channel
+            .inquire_payout("W20990101NEVERSENT01")
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 #[tokio::test]

@@ -1,9 +1,11 @@
 //! A channel's answer decides what happens to money, and only its own word
 //! fails an order: a refusal fails a payout (its funds released), while an
 //! unknown outcome (a timeout, a broken connection) leaves the payout
-//! approved to be asked again under the same order number, and stores no
-//! deposit at all. The sandbox's channel is replaced by a scripted one with
-//! the same configuration.
+//! approved and in doubt: the channel is asked about it, and it is sent
+//! again only when the channel has no record, always under the same order
+//! number; in doubt too long, it is set aside for an operator. An unknown
+//! outcome stores no deposit at all. The sandbox's channel is replaced by a
+//! scripted one with the same configuration.
 
 use async_trait::async_trait;
 use payments_service::app::deposits;
@@ -11,7 +13,7 @@ use payments_service::app::orders;
 use payments_service::app::withdrawals::{self, NewWithdrawal, Withdrawal};
 use payments_service::app::App;
 use payments_service::channels::{
-    Channel, ChannelError, ChannelPayment, Channels, PaymentAsk, PayoutAsk,
+    Channel, ChannelError, ChannelPayment, Channels, PaymentAsk, PayoutAsk, PayoutState,
 };
 use payments_service::clock::ManualClock;
 use payments_service::config::ChannelConfig;
@@ -28,6 +30,14 @@ use std::sync::{Arc, Mutex};
 struct Script {
     answer: Option<ChannelError>,
     asked: Vec<String>,
+    /// An unknown answer to a payout came after the channel took it (the
+    /// timeout that hides a payment).
+    acts_anyway: bool,
+    /// What the channel answers an inquiry instead of what it has.
+    inquiry: Option<ChannelError>,
+    inquired: Vec<String>,
+    /// The payouts the channel has, by order number.
+    payouts: std::collections::BTreeMap<String, PayoutState>,
 }
 
 struct ScriptedChannel {
@@ -58,13 +68,32 @@ impl Channel for ScriptedChannel {
     }
     async fn dispatch_payout(&self, ask: &PayoutAsk) -> Result<String, ChannelError> {
         let order_no = &ask.order_no;
-        self.answer(order_no)?;
-        Ok(format!("SCRIPTPAY-{order_no}"))
+        let answer = self.answer(order_no);
+        let mut script = self.script.lock().unwrap();
+        let reference = format!("SCRIPTPAY-{order_no}");
+        if answer.is_ok() || script.acts_anyway {
+            script.payouts.insert(
+                order_no.clone(),
+                PayoutState::Accepted {
+                    reference: reference.clone(),
+                },
+            );
+        }
+        answer.map(|()| reference)
+    }
+    async fn inquire_payout(&self, order_no: &str) -> Result<Option<PayoutState>, ChannelError> {
+        let mut script = self.script.lock().unwrap();
+        script.inquired.push(order_no.to_string());
+        match script.inquiry.clone() {
+            Some(e) => Err(e),
+            None => Ok(script.payouts.get(order_no).cloned()),
+        }
     }
 }
 
 struct Fixture {
     _service: TestService,
+    clock: ManualClock,
     code: String,
     app: Arc<App>,
     script: Arc<Mutex<Script>>,
@@ -77,9 +106,10 @@ impl Fixture {
     async fn start(code: &str) -> Fixture {
         let script = Arc::new(Mutex::new(Script::default()));
         let shared = script.clone();
+        let clock = ManualClock::at(1_800_000_000);
         let service = TestService::start_adjusting(
             Profile::Sandbox,
-            Arc::new(ManualClock::at(1_800_000_000)),
+            Arc::new(clock.clone()),
             |_| {},
             move |app| {
                 let mut config = app.config.channels[0].clone();
@@ -96,6 +126,7 @@ impl Fixture {
         let merchant = service.new_merchant("Channels").await.unwrap().merchant;
         Fixture {
             _service: service,
+            clock,
             code: code.to_string(),
             app,
             script,
@@ -125,6 +156,16 @@ impl Fixture {
 
     fn asked(&self) -> Vec<String> {
         self.script.lock().unwrap().asked.clone()
+    }
+
+    fn inquired(&self) -> Vec<String> {
+        self.script.lock().unwrap().inquired.clone()
+    }
+
+    /// Past the time after which a payout without an answer is asked about.
+    fn wait_for_inquiry(&self) {
+        self.clock
+            .advance(self.app.config.payout_inquire_after_seconds);
     }
 
     /// A THB balance from a completed account deposit (no channel).
@@ -182,7 +223,7 @@ fn unknown() -> Option<ChannelError> {
 }
 
 #[tokio::test]
-async fn an_unknown_payout_outcome_stays_approved_and_is_asked_again_under_the_same_order_number() {
+async fn an_unknown_payout_outcome_is_inquired_and_sent_again_only_under_the_same_order_number() {
     let f = Fixture::start("SCRIPT-UNKNOWN-PAYOUT").await;
     f.fund().await;
     let before = f.balance().await;
@@ -195,10 +236,20 @@ async fn an_unknown_payout_outcome_stays_approved_and_is_asked_again_under_the_s
         w.row.channel_order_no, None,
         "no reference without an answer"
     );
+    assert!(
+        w.row.payout_sent_at.is_some(),
+        "noted as sent before the call"
+    );
     let held = f.balance().await;
     assert_eq!(held.1 - before.1, Decimal::from(100) + w.fee());
 
-    // The dispatcher asks again; the order is still not failed.
+    // Not asked again before its time.
+    assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 0);
+    assert_eq!(f.asked().len(), 1);
+
+    // Then the channel is asked first: it has no record, so the payout is
+    // sent again, under the same number; still no answer.
+    f.wait_for_inquiry();
     assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 0);
     assert_eq!(
         f.withdrawal(&order_no).await.row.status,
@@ -206,6 +257,7 @@ async fn an_unknown_payout_outcome_stays_approved_and_is_asked_again_under_the_s
     );
 
     f.next_answer(None);
+    f.wait_for_inquiry();
     assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 1);
     let dispatched = f.withdrawal(&order_no).await;
     assert_eq!(dispatched.row.status, WithdrawalStatus::Processing);
@@ -213,11 +265,15 @@ async fn an_unknown_payout_outcome_stays_approved_and_is_asked_again_under_the_s
         dispatched.row.channel_order_no.as_deref(),
         Some(format!("SCRIPTPAY-{order_no}").as_str())
     );
-    let payouts: Vec<String> = f.asked().into_iter().filter(|n| *n == order_no).collect();
     assert_eq!(
-        payouts.len(),
-        3,
-        "asked three times, always under {order_no}"
+        f.asked(),
+        vec![order_no.clone(); 3],
+        "always under {order_no}"
+    );
+    assert_eq!(
+        f.inquired(),
+        vec![order_no.clone(); 2],
+        "asked before each resend"
     );
     assert_eq!(f.counted("dispatch_payout", "unknown"), 2);
     assert_eq!(f.counted("dispatch_payout", "accepted"), 1);
@@ -226,6 +282,98 @@ async fn an_unknown_payout_outcome_stays_approved_and_is_asked_again_under_the_s
         held,
         "nothing moved until the channel's word"
     );
+}
+
+#[tokio::test]
+async fn a_payout_the_channel_took_before_its_answer_was_lost_is_found_by_inquiry_not_sent_twice() {
+    // The channel takes the payout and its answer never arrives (a timeout
+    // after acting; or this process killed between the call and recording
+    // the answer: the order is noted as sent before the call either way).
+    let f = Fixture::start("SCRIPT-LOST-ANSWER").await;
+    f.fund().await;
+    f.script.lock().unwrap().acts_anyway = true;
+    f.next_answer(unknown());
+    let w = f.approved_withdrawal("OUT-LOST").await;
+    let order_no = w.row.order_no.clone();
+    assert_eq!(w.row.status, WithdrawalStatus::Approved);
+
+    f.next_answer(None);
+    f.wait_for_inquiry();
+    assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 1);
+    let found = f.withdrawal(&order_no).await;
+    assert_eq!(found.row.status, WithdrawalStatus::Processing);
+    assert_eq!(f.asked(), vec![order_no.clone()], "sent once");
+    assert_eq!(f.inquired(), vec![order_no.clone()]);
+
+    // Under way and not reported on: asked again, and the channel's word
+    // that it was paid settles it, with what the channel charged.
+    f.script.lock().unwrap().payouts.insert(
+        order_no.clone(),
+        PayoutState::Completed {
+            reference: "BANK-9".into(),
+            cost: Some(Decimal::new(125, 2)),
+        },
+    );
+    assert_eq!(
+        withdrawals::inquire_due(&f.app).await.unwrap(),
+        0,
+        "not yet due"
+    );
+    f.wait_for_inquiry();
+    assert_eq!(withdrawals::inquire_due(&f.app).await.unwrap(), 1);
+    let paid = f.withdrawal(&order_no).await;
+    assert_eq!(paid.row.status, WithdrawalStatus::Completed);
+    assert_eq!(paid.row.bank_reference.as_deref(), Some("BANK-9"));
+    assert_eq!(paid.row.actual_channel_cost, Some(12_500));
+    assert_eq!(f.asked(), vec![order_no.clone()], "still sent once");
+}
+
+#[tokio::test]
+async fn a_payout_in_doubt_too_long_is_set_aside_for_an_operator_and_counted() {
+    let f = Fixture::start("SCRIPT-IN-DOUBT").await;
+    f.fund().await;
+    f.next_answer(unknown());
+    f.script.lock().unwrap().inquiry = unknown();
+    let w = f.approved_withdrawal("OUT-DOUBT").await;
+    let order_no = w.row.order_no.clone();
+    let gauge = |name: &str| -> f64 {
+        let scrape = payments_service::telemetry::metrics::render().unwrap();
+        scrape
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}{{channel=\"SCRIPT-IN-DOUBT\"}}")))
+            .and_then(|l| l.rsplit(' ').next())
+            .map_or(-1.0, |v| v.parse().unwrap())
+    };
+
+    f.wait_for_inquiry();
+    withdrawals::dispatch_due(&f.app).await.unwrap();
+    assert!(!f.withdrawal(&order_no).await.row.needs_manual_intervention);
+    f.clock.advance(f.app.config.payout_in_doubt_after_seconds);
+    withdrawals::dispatch_due(&f.app).await.unwrap();
+    let set_aside = f.withdrawal(&order_no).await;
+    assert_eq!(
+        set_aside.row.status,
+        WithdrawalStatus::Approved,
+        "never failed without the channel's word"
+    );
+    assert!(set_aside.row.needs_manual_intervention);
+    assert!(set_aside
+        .row
+        .manual_reason
+        .as_deref()
+        .unwrap()
+        .starts_with("in doubt"));
+    assert_eq!(f.asked(), vec![order_no.clone()], "never sent blind");
+
+    let in_doubt = withdrawals::payouts_in_doubt(&f.app).await.unwrap();
+    let (_, count, oldest) = in_doubt
+        .iter()
+        .find(|(c, _, _)| c == "SCRIPT-IN-DOUBT")
+        .unwrap();
+    assert_eq!(*count, 1);
+    assert!(*oldest >= f.app.config.payout_in_doubt_after_seconds);
+    payments_service::telemetry::metrics::payouts_in_doubt("SCRIPT-IN-DOUBT", *count, *oldest);
+    assert_eq!(gauge("payments_channel_payouts_in_doubt"), 1.0);
 }
 
 #[tokio::test]

@@ -1650,11 +1650,13 @@ pub mod types {
         pub fee: ::payments_wire::DecimalString,
         pub id: ::std::string::String,
         pub is_auto_approved: bool,
+        ///Why the order failed (the channel's words) or waits for an operator.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub manual_reason: ::std::option::Option<::std::string::String>,
         pub merchant: MerchantSummary,
         pub merchant_id: ::std::string::String,
         pub merchant_order_no: ::std::string::String,
+        ///`true` when the order waits for an operator: its payout has been in doubt at the channel too long (no answer to trust), or the channel said something that contradicts the order. The status does not change until the operator or the channel settles it.
         pub needs_manual_intervention: bool,
         pub order_no: ::std::string::String,
         pub payout_method: PayoutMethod,
@@ -1772,7 +1774,9 @@ pub mod types {
             value.parse()
         }
     }
-    ///State of a withdrawal order. `pending` awaits approval; `approved` is queued for the channel; `processing` has been dispatched to the channel (no callback is sent for it); `completed`, `rejected` and `failed` are final.
+    /**State of a withdrawal order. `pending` awaits approval; `approved` is queued for the channel; `processing` has been dispatched to the channel (no callback is sent for it); `completed`, `rejected` and `failed` are final.
+
+    The lifecycle: `pending` → `approved` (by an operator, or at creation by auto-approval) or `rejected`; `approved` → `processing` when the channel takes the payout; `approved` or `processing` → `completed` (paid out) or `failed`. A payout fails only on the channel's word (a refusal, or its report that the payout failed); its frozen amount and fee then return to the available balance. While the channel's answer is unknown (a timeout, a broken connection) the order stays `approved` or `processing` and the service asks the channel; a payout in doubt too long keeps its status and sets `needs_manual_intervention` with a `manual_reason` for an operator. `completed`, `rejected` and `failed` are final. Callbacks: `withdrawal.approved`, `withdrawal.rejected`, `withdrawal.completed`, `withdrawal.failed`; the hand-over to the channel (`processing`) sends none.*/
     #[derive(
         ::schemars::JsonSchema,
         ::serde::Deserialize,

@@ -1640,11 +1640,13 @@ pub mod types {
         pub fee: ::payments_wire::DecimalString,
         pub id: ::std::string::String,
         pub is_auto_approved: bool,
+        ///Why the order failed (the channel's words) or waits for an operator.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub manual_reason: ::std::option::Option<::std::string::String>,
         pub merchant: MerchantSummary,
         pub merchant_id: ::std::string::String,
         pub merchant_order_no: ::std::string::String,
+        ///`true` when the order waits for an operator: its payout has been in doubt at the channel too long (no answer to trust), or the channel said something that contradicts the order. The status does not change until the operator or the channel settles it.
         pub needs_manual_intervention: bool,
         pub order_no: ::std::string::String,
         pub payout_method: PayoutMethod,
@@ -1760,7 +1762,9 @@ pub mod types {
             value.parse()
         }
     }
-    ///State of a withdrawal order. `pending` awaits approval; `approved` is queued for the channel; `processing` has been dispatched to the channel (no callback is sent for it); `completed`, `rejected` and `failed` are final.
+    /**State of a withdrawal order. `pending` awaits approval; `approved` is queued for the channel; `processing` has been dispatched to the channel (no callback is sent for it); `completed`, `rejected` and `failed` are final.
+
+    The lifecycle: `pending` → `approved` (by an operator, or at creation by auto-approval) or `rejected`; `approved` → `processing` when the channel takes the payout; `approved` or `processing` → `completed` (paid out) or `failed`. A payout fails only on the channel's word (a refusal, or its report that the payout failed); its frozen amount and fee then return to the available balance. While the channel's answer is unknown (a timeout, a broken connection) the order stays `approved` or `processing` and the service asks the channel; a payout in doubt too long keeps its status and sets `needs_manual_intervention` with a `manual_reason` for an operator. `completed`, `rejected` and `failed` are final. Callbacks: `withdrawal.approved`, `withdrawal.rejected`, `withdrawal.completed`, `withdrawal.failed`; the hand-over to the channel (`processing`) sends none.*/
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -1925,7 +1929,7 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
 
-Version: 0.3.1*/
+Version: 0.3.2*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1969,7 +1973,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.3.1"
+        "0.3.2"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -6,7 +6,7 @@
 //! and also a 400, 401 or 409, which say the two sides disagree, not that
 //! the channel declined) leaves the outcome unknown.
 
-use super::{Channel, ChannelError, ChannelPayment, PaymentAsk, PayoutAsk};
+use super::{Channel, ChannelError, ChannelPayment, PaymentAsk, PayoutAsk, PayoutState};
 use crate::config::ChannelConfig;
 use merchant_client::channel::types as wire;
 use merchant_client::channel::{Client, Error, ResponseValue};
@@ -133,5 +133,35 @@ impl Channel for HttpChannel {
                 Ok(payout.payout_reference)
             }
         }
+    }
+
+    async fn inquire_payout(&self, order_no: &str) -> Result<Option<PayoutState>, ChannelError> {
+        let asked = self
+            .client
+            .inquire_payout(&wire::OrderNo(order_no.to_string()))
+            .await;
+        let payout = match asked {
+            Err(Error::ErrorResponse(answer))
+                if answer.status().as_u16() == 404
+                    && answer.error_code == wire::ChannelErrorCode::OrderNotFound =>
+            {
+                return Ok(None)
+            }
+            other => outcome(other)?,
+        };
+        Ok(Some(match payout.status {
+            wire::PayoutStatus::Accepted => PayoutState::Accepted {
+                reference: payout.payout_reference,
+            },
+            wire::PayoutStatus::Completed => PayoutState::Completed {
+                reference: payout.payout_reference,
+                cost: payout.channel_cost.map(|c| c.0),
+            },
+            wire::PayoutStatus::Failed => PayoutState::Failed {
+                reason: payout
+                    .failure_reason
+                    .unwrap_or_else(|| "the channel reports the payout failed".into()),
+            },
+        }))
     }
 }

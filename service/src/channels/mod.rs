@@ -56,6 +56,20 @@ pub struct ChannelPayment {
     pub payment_url: String,
 }
 
+/// What a channel says of a payout it was asked about.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PayoutState {
+    /// Taken, not paid yet.
+    Accepted { reference: String },
+    /// Paid; `cost` (what the channel charged) when it says.
+    Completed {
+        reference: String,
+        cost: Option<Decimal>,
+    },
+    /// It will not be paid.
+    Failed { reason: String },
+}
+
 /// Why a channel call did not give its answer. The two are never confused:
 /// only the channel's own word fails an order; anything else leaves the
 /// outcome unknown, to be found out (asked again under the same order
@@ -98,6 +112,9 @@ pub trait Channel: Send + Sync {
     async fn create_payment(&self, ask: &PaymentAsk) -> Result<ChannelPayment, ChannelError>;
     /// Hands a payout to the channel; its reference once accepted.
     async fn dispatch_payout(&self, ask: &PayoutAsk) -> Result<String, ChannelError>;
+    /// What the channel knows of the payout of `order_no`; `None` when it
+    /// has no record of it (it never arrived: sending it again is safe).
+    async fn inquire_payout(&self, order_no: &str) -> Result<Option<PayoutState>, ChannelError>;
 }
 
 /// The sandbox's channel: its payment page is served by the service itself,
@@ -114,6 +131,13 @@ impl Channel for SimulatorChannel {
     }
     async fn dispatch_payout(&self, ask: &PayoutAsk) -> Result<String, ChannelError> {
         Ok(format!("SIMPAY-{}", ask.order_no))
+    }
+    /// Every payout the simulator took stays accepted until the sandbox's
+    /// API settles or fails it.
+    async fn inquire_payout(&self, order_no: &str) -> Result<Option<PayoutState>, ChannelError> {
+        Ok(Some(PayoutState::Accepted {
+            reference: format!("SIMPAY-{order_no}"),
+        }))
     }
     async fn create_payment(&self, ask: &PaymentAsk) -> Result<ChannelPayment, ChannelError> {
         Ok(ChannelPayment {
@@ -162,6 +186,10 @@ impl Channel for Measured {
         self.call("dispatch_payout", self.0.dispatch_payout(ask))
             .await
     }
+    async fn inquire_payout(&self, order_no: &str) -> Result<Option<PayoutState>, ChannelError> {
+        self.call("inquire_payout", self.0.inquire_payout(order_no))
+            .await
+    }
 }
 
 #[derive(Clone, Default)]
@@ -202,6 +230,11 @@ impl Channels {
             .values()
             .find(|c| c.currencies().iter().any(|x| x == currency))
             .cloned()
+    }
+
+    /// Every channel, by id.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Channel>> {
+        self.0.values()
     }
 
     /// The channel configured with this `code` (what notifications name).

@@ -39,22 +39,10 @@ impl Config {
             timestamp_skew_seconds: 300,
             deposit_validity_seconds: 30 * 60,
             validity: ValidityConfig::default(),
-            denominations: DenominationConfig {
-                currencies: BTreeMap::from([
-                    (
-                        "THB".into(),
-                        ["100", "300", "500", "1000", "2000", "5000"]
-                            .map(String::from)
-                            .to_vec(),
-                    ),
-                    (
-                        "BDT".into(),
-                        ["500", "1000", "2000", "5000"].map(String::from).to_vec(),
-                    ),
-                ]),
-                merchants: BTreeMap::new(),
-            },
+            denominations: sandbox_denominations(),
             key_rotation_grace_seconds: 24 * 60 * 60,
+            payout_inquire_after_seconds: 60,
+            payout_in_doubt_after_seconds: 15 * 60,
             expiry_interval_seconds: 15,
             request_body_max_bytes: 64 * 1024,
             log_level: "info".into(),
@@ -66,8 +54,6 @@ impl Config {
             shutdown_grace_seconds: 25,
             currencies,
             routing,
-            // The first is every THB merchant's unless an operator assigns
-            // another; the other two show the other ways banks behave.
             receiving_accounts: sandbox_accounts(),
             channels: vec![simulator()],
             default_fees: BTreeMap::new(),
@@ -84,6 +70,25 @@ impl Config {
             callback_ca_bundle: None,
             controllable_clock: profile == Profile::Sandbox,
         }
+    }
+}
+
+/// The denominations a payer picks from on a cashier page, per currency.
+fn sandbox_denominations() -> DenominationConfig {
+    DenominationConfig {
+        currencies: BTreeMap::from([
+            (
+                "THB".into(),
+                ["100", "300", "500", "1000", "2000", "5000"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            (
+                "BDT".into(),
+                ["500", "1000", "2000", "5000"].map(String::from).to_vec(),
+            ),
+        ]),
+        merchants: BTreeMap::new(),
     }
 }
 

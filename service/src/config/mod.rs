@@ -223,6 +223,13 @@ pub struct Config {
     /// How long older API keys keep working after a new one is issued,
     /// unless the operator says otherwise.
     pub key_rotation_grace_seconds: i64,
+    /// How long a payout may sit at its channel (`processing`) without a
+    /// word before the service asks the channel about it, and again after
+    /// each answer that says it is still under way.
+    pub payout_inquire_after_seconds: i64,
+    /// How long a payout sent without an answer to trust may stay in doubt
+    /// before it is set aside for an operator (`needs_manual_intervention`).
+    pub payout_in_doubt_after_seconds: i64,
     /// How often the expiry worker looks for due deposits (0: never, for
     /// tests that drive expiry themselves).
     pub expiry_interval_seconds: u64,

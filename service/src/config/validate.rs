@@ -107,6 +107,12 @@ impl Config {
         if !(0..=30 * 24 * 3600).contains(&self.key_rotation_grace_seconds) {
             bail!("key_rotation_grace_seconds is outside 0 to 2592000");
         }
+        if !(1..=86_400).contains(&self.payout_inquire_after_seconds) {
+            bail!("payout_inquire_after_seconds is outside 1 to 86400");
+        }
+        if !(1..=7 * 86_400).contains(&self.payout_in_doubt_after_seconds) {
+            bail!("payout_in_doubt_after_seconds is outside 1 to 604800");
+        }
         Ok(())
     }
 

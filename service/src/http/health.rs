@@ -174,4 +174,12 @@ async fn refresh_gauges(app: &App) {
         }
         Err(e) => tracing::warn!(error = %e, "metrics: reading the callback backlog failed"),
     }
+    match crate::app::withdrawals::payouts_in_doubt(app).await {
+        Ok(channels) => {
+            for (code, count, oldest) in channels {
+                metrics::payouts_in_doubt(&code, count, oldest);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "metrics: reading the payouts in doubt failed"),
+    }
 }

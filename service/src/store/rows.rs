@@ -188,6 +188,7 @@ pub struct WithdrawalRow {
     pub created_at: i64,
     pub updated_at: i64,
     pub payout_sent_at: Option<i64>,
+    pub payout_inquired_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
@@ -397,6 +398,7 @@ named_update! {
         manual_reason: String,
         needs_manual_intervention: bool,
         payout_sent_at: i64,
+        payout_inquired_at: i64,
     }
 }
 

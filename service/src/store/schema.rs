@@ -154,6 +154,7 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         payout_sent_at -> Nullable<BigInt>,
+        payout_inquired_at -> Nullable<BigInt>,
     }
 }
 

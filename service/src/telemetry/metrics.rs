@@ -23,6 +23,8 @@ pub const CALLBACK_FIRST_ATTEMPT_DELAY: &str = "payments_callback_first_attempt_
 pub const CHANNEL_CALLS: &str = "payments_channel_calls_total";
 pub const CHANNEL_CALL_DURATION: &str = "payments_channel_call_duration_seconds";
 pub const CHANNEL_NOTIFICATIONS: &str = "payments_channel_notifications_total";
+pub const PAYOUTS_IN_DOUBT: &str = "payments_channel_payouts_in_doubt";
+pub const PAYOUT_OLDEST_IN_DOUBT: &str = "payments_channel_payout_oldest_in_doubt_seconds";
 pub const WORKER_RUNS: &str = "payments_worker_runs_total";
 pub const WORKER_ERRORS: &str = "payments_worker_errors_total";
 pub const WORKER_LAG: &str = "payments_worker_lag_seconds";
@@ -137,6 +139,15 @@ fn describe() {
 
 /// What the service says of the channels it calls and hears from.
 fn describe_channels() {
+    describe_gauge!(
+        PAYOUTS_IN_DOUBT,
+        "Approved payouts sent to a channel without an answer to trust (a timeout, a broken connection, a 5xx, a crash), by channel code, at the last scrape: inquired, and re-sent under the same order number only when the channel has no record."
+    );
+    describe_gauge!(
+        PAYOUT_OLDEST_IN_DOUBT,
+        metrics::Unit::Seconds,
+        "How long the oldest payout in doubt at a channel has been, by channel code (0 when none)."
+    );
     describe_counter!(
         CHANNEL_CALLS,
         "Calls to a payment channel, by channel code, call (create_payment, dispatch_payout) and outcome: accepted, refused (the channel said no), unknown (no answer to trust; asked again)."
@@ -203,6 +214,12 @@ pub fn channel_call(channel: &str, call: &'static str, outcome: &'static str, to
         .increment(1);
     histogram!(CHANNEL_CALL_DURATION, "channel" => channel.to_string(), "call" => call)
         .record(took.as_secs_f64());
+}
+
+/// `channel` is a configured channel's code.
+pub fn payouts_in_doubt(channel: &str, count: i64, oldest_seconds: i64) {
+    gauge!(PAYOUTS_IN_DOUBT, "channel" => channel.to_string()).set(count as f64);
+    gauge!(PAYOUT_OLDEST_IN_DOUBT, "channel" => channel.to_string()).set(oldest_seconds as f64);
 }
 
 /// `channel` is a configured channel's code; `kind` one of the protocol's

@@ -27,3 +27,6 @@ CREATE INDEX channel_notifications_outcome ON channel_notifications (outcome, re
 -- a broken connection the order is known to be in doubt: it is inquired
 -- about, and re-sent only under the same order number.
 ALTER TABLE withdrawal_orders ADD COLUMN payout_sent_at BIGINT;
+-- When the service last asked the channel about a payout under way, so
+-- that it asks again only after `payout_inquire_after_seconds`.
+ALTER TABLE withdrawal_orders ADD COLUMN payout_inquired_at BIGINT;

@@ -1,12 +1,15 @@
 //! Withdrawal orders: creation (validated, fee computed, auto-approved by
 //! the merchant's setting, amount and fee frozen in the same transaction),
 //! idempotent resend, queries, and the moves operators make; what the
-//! channels do with a payout is `payouts`.
+//! channels do with a payout is `dispatch` (sending it, and finding out
+//! what became of it) and `payouts` (its end).
 
+mod dispatch;
 mod payouts;
 
-use payouts::dispatch_or_keep;
-pub use payouts::{dispatch, dispatch_due, fail, settle};
+use dispatch::dispatch_or_keep;
+pub use dispatch::{dispatch, dispatch_due, inquire_due, payouts_in_doubt};
+pub use payouts::{fail, settle};
 pub(crate) use payouts::{flag, plan_fail, plan_settle};
 
 use crate::app::callbacks;
@@ -194,6 +197,7 @@ async fn new_row(
         created_at: now,
         updated_at: now,
         payout_sent_at: None,
+        payout_inquired_at: None,
     })
 }
 

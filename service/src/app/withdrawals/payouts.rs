@@ -1,9 +1,8 @@
-//! A payout at its channel: dispatch after approval, the channel's word
-//! (accepted, paid, failed) and what the service does when it has none.
+//! A payout's end at its channel: paid (settled, with the channel's cost)
+//! or failed (its funds released), and an order set aside for an operator.
 
-use super::{apply, commit, find_any, plan, Effect, Planned, Withdrawal};
+use super::{commit, find_any, plan, Effect, Planned, Withdrawal};
 use crate::app::App;
-use crate::channels::ChannelError;
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::WithdrawalEvent;
 use crate::domain::money::to_units;
@@ -89,90 +88,6 @@ pub(crate) fn plan_fail(
         Effect::Release("withdrawal_failed"),
         now,
     )
-}
-
-/// Hands an approved withdrawal to its channel: `approved` → `processing`,
-/// with the channel's reference. No callback is sent for it. A refusal is
-/// the channel's own word and fails the order (its funds released); an
-/// unknown outcome leaves it `approved`, so the next dispatch asks again
-/// under the same order number, which the channel answers once.
-pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
-    let current = find_any(app, order_no).await?;
-    let channel = current
-        .row
-        .channel_id
-        .as_deref()
-        .and_then(|id| app.channels.get(id))
-        .ok_or_else(|| ApiError::Internal(format!("withdrawal {order_no} has no channel")))?;
-    let row = &current.row;
-    let ask = crate::channels::PayoutAsk {
-        order_no: row.order_no.clone(),
-        amount: crate::domain::money::from_units(row.amount),
-        currency: row.currency.clone(),
-        bank_code: row.beneficiary_bank_code.clone(),
-        account_no: row.beneficiary_account.clone(),
-        account_holder: row.beneficiary_name.clone(),
-    };
-    match channel.dispatch_payout(&ask).await {
-        Ok(reference) => {
-            apply(
-                app,
-                order_no,
-                WithdrawalEvent::Dispatch,
-                move |change, _| WithdrawalMove {
-                    processed_at: Some(change.updated_at),
-                    channel_order_no: Some(reference),
-                    ..change
-                },
-                Effect::None,
-            )
-            .await
-        }
-        Err(ChannelError::Refused { reason }) => fail(app, order_no, Some(reason)).await,
-        Err(unknown @ ChannelError::Unknown { .. }) => Err(ApiError::Unavailable(format!(
-            "channel {}, payout {order_no}: {unknown}",
-            channel.code()
-        ))),
-    }
-}
-
-/// Dispatches right after approval. The approval has committed either way:
-/// if the dispatch cannot happen now, the dispatch worker finds the order
-/// still `approved` and tries again, so the caller hears of the approval.
-pub(super) async fn dispatch_or_keep(app: &App, approved: Withdrawal) -> Withdrawal {
-    let _ = dispatch(app, &approved.row.order_no).await;
-    approved
-}
-
-/// Dispatches every approved withdrawal still waiting (after a crash or a
-/// channel outage). Each dispatch is a conditional update, so two workers
-/// never dispatch one order twice.
-pub async fn dispatch_due(app: &App) -> Result<usize, ApiError> {
-    let due = app
-        .db
-        .run(|s| Box::pin(async move { s.withdrawals_to_dispatch(500).await }))
-        .await?;
-    let mut dispatched = 0;
-    for order_no in due {
-        match dispatch(app, &order_no).await {
-            Ok(order) => {
-                dispatched += 1;
-                if let (Some(approved), Some(processed)) =
-                    (order.row.approved_at, order.row.processed_at)
-                {
-                    crate::telemetry::metrics::worker_lag("dispatch", processed - approved);
-                }
-            }
-            Err(ApiError::InvalidStateTransition { .. }) => {}
-            // One channel that cannot answer does not hold up the others'
-            // payouts; this one stays approved and is asked again.
-            Err(ApiError::Unavailable(why)) => {
-                tracing::warn!(order_no = %order_no, "payout not dispatched: {why}");
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(dispatched)
 }
 
 /// Inside `tx`: sets the withdrawal aside for an operator

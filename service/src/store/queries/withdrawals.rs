@@ -28,8 +28,28 @@ pub trait WithdrawalQueries: Send {
         change: &WithdrawalMove,
     ) -> StoreResult<Option<WithdrawalRow>>;
 
-    /// Order numbers of approved withdrawals not yet handed to a channel.
-    async fn withdrawals_to_dispatch(&mut self, limit: i64) -> StoreResult<Vec<String>>;
+    /// Order numbers of approved withdrawals not yet handed to a channel:
+    /// never sent, or sent at or before `sent_before` without an answer.
+    async fn withdrawals_to_dispatch(
+        &mut self,
+        limit: i64,
+        sent_before: i64,
+    ) -> StoreResult<Vec<String>>;
+
+    /// Notes that the payout of approved withdrawal `id` is being sent, if
+    /// it never was: whether this call noted it.
+    async fn mark_payout_sent(&mut self, id: &str, now: i64) -> StoreResult<bool>;
+
+    /// Order numbers of payouts under way (`processing`) the service last
+    /// heard of or asked about at or before `before`.
+    async fn payouts_to_inquire(&mut self, limit: i64, before: i64) -> StoreResult<Vec<String>>;
+
+    /// Notes that the service asked the channel about payout `id`.
+    async fn mark_payout_inquired(&mut self, id: &str, now: i64) -> StoreResult<()>;
+
+    /// Per channel id: how many approved withdrawals were sent without an
+    /// answer, and when the oldest of them was sent.
+    async fn payouts_in_doubt(&mut self) -> StoreResult<Vec<(Option<String>, i64, Option<i64>)>>;
 
     async fn list_withdrawals(&mut self, filter: &ListFilter) -> StoreResult<Vec<WithdrawalRow>>;
 }
@@ -63,12 +83,79 @@ macro_rules! impl_withdrawals {
                 write_move!(self, withdrawal_orders, WithdrawalRow, id, from, change)
             }
 
-            async fn withdrawals_to_dispatch(&mut self, limit: i64) -> StoreResult<Vec<String>> {
+            async fn withdrawals_to_dispatch(
+                &mut self,
+                limit: i64,
+                sent_before: i64,
+            ) -> StoreResult<Vec<String>> {
                 Ok(withdrawal_orders::table
                     .filter(withdrawal_orders::status.eq(WithdrawalStatus::Approved))
+                    .filter(
+                        withdrawal_orders::payout_sent_at
+                            .is_null()
+                            .or(withdrawal_orders::payout_sent_at.le(sent_before)),
+                    )
                     .order(withdrawal_orders::approved_at.asc())
                     .limit(limit)
                     .select(withdrawal_orders::order_no)
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn mark_payout_sent(&mut self, id: &str, now: i64) -> StoreResult<bool> {
+                let changed = diesel::update(
+                    withdrawal_orders::table
+                        .filter(withdrawal_orders::id.eq(id))
+                        .filter(withdrawal_orders::status.eq(WithdrawalStatus::Approved))
+                        .filter(withdrawal_orders::payout_sent_at.is_null()),
+                )
+                .set(withdrawal_orders::payout_sent_at.eq(now))
+                .execute(self.c())
+                .await?;
+                Ok(changed == 1)
+            }
+
+            async fn payouts_to_inquire(
+                &mut self,
+                limit: i64,
+                before: i64,
+            ) -> StoreResult<Vec<String>> {
+                Ok(withdrawal_orders::table
+                    .filter(withdrawal_orders::status.eq(WithdrawalStatus::Processing))
+                    .filter(
+                        withdrawal_orders::payout_inquired_at.le(before).or(
+                            withdrawal_orders::payout_inquired_at
+                                .is_null()
+                                .and(withdrawal_orders::processed_at.le(before)),
+                        ),
+                    )
+                    .order(withdrawal_orders::processed_at.asc())
+                    .limit(limit)
+                    .select(withdrawal_orders::order_no)
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn mark_payout_inquired(&mut self, id: &str, now: i64) -> StoreResult<()> {
+                diesel::update(withdrawal_orders::table.filter(withdrawal_orders::id.eq(id)))
+                    .set(withdrawal_orders::payout_inquired_at.eq(now))
+                    .execute(self.c())
+                    .await?;
+                Ok(())
+            }
+
+            async fn payouts_in_doubt(
+                &mut self,
+            ) -> StoreResult<Vec<(Option<String>, i64, Option<i64>)>> {
+                Ok(withdrawal_orders::table
+                    .filter(withdrawal_orders::status.eq(WithdrawalStatus::Approved))
+                    .filter(withdrawal_orders::payout_sent_at.is_not_null())
+                    .group_by(withdrawal_orders::channel_id)
+                    .select((
+                        withdrawal_orders::channel_id,
+                        diesel::dsl::count_star(),
+                        diesel::dsl::min(withdrawal_orders::payout_sent_at),
+                    ))
                     .load(self.c())
                     .await?)
             }
