@@ -374,6 +374,62 @@ async fn a_payout_in_doubt_too_long_is_set_aside_for_an_operator_and_counted() {
     assert!(*oldest >= f.app.config.payout_in_doubt_after_seconds);
     payments_service::telemetry::metrics::payouts_in_doubt("SCRIPT-IN-DOUBT", *count, *oldest);
     assert_eq!(gauge("payments_channel_payouts_in_doubt"), 1.0);
+
+    // The operator, having read the channel's records, resolves it through
+    // the operator API: not paid, so the funds come back.
+    let held = f.balance().await;
+    let resolve = |order_no: &str, body: serde_json::Value| {
+        let url = format!(
+            "{}/api/v1/operator/withdrawals/{order_no}/resolve",
+            f._service.base_url()
+        );
+        async move {
+            let answer = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(payments_testing::TEST_OPERATOR_TOKEN)
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let status = answer.status().as_u16();
+            (status, answer.json::<serde_json::Value>().await.unwrap())
+        }
+    };
+    let (status, order) = resolve(
+        &order_no,
+        serde_json::json!({"outcome": "failed", "remarks": "not in the channel's settlement report"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{order}");
+    assert_eq!(order["status"], "failed");
+    assert_eq!(order["needs_manual_intervention"], false);
+    assert_eq!(
+        order["manual_reason"],
+        format!("resolved as failed by {TEST_OPERATOR}: not in the channel's settlement report")
+    );
+    assert_eq!(f.balance().await.0 - held.0, Decimal::from(100) + w.fee());
+    assert_eq!(
+        f.asked(),
+        vec![order_no.clone()],
+        "the channel was not called"
+    );
+
+    // Nothing else is resolved by hand: a final order, or one not set
+    // aside, is refused and does not move.
+    let (status, refused) = resolve(
+        &order_no,
+        serde_json::json!({"outcome": "completed", "remarks": "again"}),
+    )
+    .await;
+    assert_eq!(
+        (status, refused["error_code"].as_str()),
+        (409, Some("INVALID_STATE_TRANSITION"))
+    );
+    let (status, refused) = resolve(&order_no, serde_json::json!({"outcome": "completed"})).await;
+    assert_eq!(
+        (status, refused["error_code"].as_str()),
+        (400, Some("INVALID_FIELD"))
+    );
 }
 
 #[tokio::test]

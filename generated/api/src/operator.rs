@@ -1297,6 +1297,16 @@ pub mod types {
         ///A configured receiving account's `id`.
         pub account_id: ::std::string::String,
     }
+    ///An operator's resolution of a withdrawal set aside.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ResolveWithdrawalRequest {
+        ///`completed` only: the payout's reference at the channel or bank, 1 to 128 characters; the order's `channel_order_no` when omitted.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub bank_reference: ::std::option::Option<::std::string::String>,
+        pub outcome: WithdrawalResolution,
+        ///Why, and on what evidence: 1 to 512 characters, kept in `manual_reason`.
+        pub remarks: ::std::string::String,
+    }
     ///`ReviewRequest`
     #[derive(
         ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
@@ -1382,6 +1392,58 @@ pub mod types {
         ///Pass as `cursor` for the next page; absent on the last page.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///What the channel's records say became of the payout.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum WithdrawalResolution {
+        #[serde(rename = "completed")]
+        Completed,
+        #[serde(rename = "failed")]
+        Failed,
+    }
+    impl ::std::fmt::Display for WithdrawalResolution {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Completed => f.write_str("completed"),
+                Self::Failed => f.write_str("failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WithdrawalResolution {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "completed" => Ok(Self::Completed),
+                "failed" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WithdrawalResolution {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalResolution {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///State of a withdrawal order. `pending` awaits approval; `approved` is queued for the channel; `processing` has been dispatched to the channel (no callback is sent for it); `completed`, `rejected` and `failed` are final.
     #[derive(
@@ -1639,6 +1701,12 @@ pub struct SetCallbackSigningPath {
 pub struct IssueCallbackSecretPath {
     /// The merchant's id.
     pub merchant_id: String,
+}
+/// Path parameters of `resolve_withdrawal`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ResolveWithdrawalPath {
+    /// The service's order number.
+    pub order_no: String,
 }
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
@@ -1971,6 +2039,19 @@ pub trait OperatorApi {
         path: ::dropshot::Path<IssueCallbackSecretPath>,
         body: ::payments_wire::server::SignedJson<types::IssueCallbackSecretRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::IssuedCallbackSecret>, ::dropshot::HttpError>;
+    /// Resolve a withdrawal set aside for an operator
+    ///
+    /// Settles a withdrawal that waits for an operator (`needs_manual_intervention`: its payout has been in doubt at the channel too long) by what the operator learned from the channel's own records: `completed` (paid out; `withdrawal.completed`, the frozen amount and fee leave the balance) or `failed` (not paid; `withdrawal.failed`, the frozen amount and fee return to the available balance). The order must be `approved` or `processing` and set aside; any other is refused with 409 `INVALID_STATE_TRANSITION`, and nothing moves. `needs_manual_intervention` becomes `false` and `manual_reason` records who resolved it and why. The channel is not called: resolve only what the channel's records settle, since a payout the channel still holds may yet be paid.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/withdrawals/{order_no}/resolve",
+    tags = ["withdrawals"],
+    }]
+    async fn resolve_withdrawal(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ResolveWithdrawalPath>,
+        body: ::payments_wire::server::SignedJson<types::ResolveWithdrawalRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -2291,6 +2372,18 @@ where
         )
         .summary("Issue a new callback secret")
         .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "resolve_withdrawal".to_string(),
+            <ServerImpl as OperatorApi>::resolve_withdrawal,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/withdrawals/{order_no}/resolve",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Resolve a withdrawal set aside for an operator")
+        .tag("withdrawals"),
     )?;
     Ok(())
 }

@@ -1289,6 +1289,16 @@ pub mod types {
         ///A configured receiving account's `id`.
         pub account_id: ::std::string::String,
     }
+    ///An operator's resolution of a withdrawal set aside.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ResolveWithdrawalRequest {
+        ///`completed` only: the payout's reference at the channel or bank, 1 to 128 characters; the order's `channel_order_no` when omitted.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub bank_reference: ::std::option::Option<::std::string::String>,
+        pub outcome: WithdrawalResolution,
+        ///Why, and on what evidence: 1 to 512 characters, kept in `manual_reason`.
+        pub remarks: ::std::string::String,
+    }
     ///`ReviewRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct ReviewRequest {
@@ -1372,6 +1382,57 @@ pub mod types {
         ///Pass as `cursor` for the next page; absent on the last page.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///What the channel's records say became of the payout.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum WithdrawalResolution {
+        #[serde(rename = "completed")]
+        Completed,
+        #[serde(rename = "failed")]
+        Failed,
+    }
+    impl ::std::fmt::Display for WithdrawalResolution {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Completed => f.write_str("completed"),
+                Self::Failed => f.write_str("failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WithdrawalResolution {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "completed" => Ok(Self::Completed),
+                "failed" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WithdrawalResolution {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WithdrawalResolution {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///State of a withdrawal order. `pending` awaits approval; `approved` is queued for the channel; `processing` has been dispatched to the channel (no callback is sent for it); `completed`, `rejected` and `failed` are final.
     #[derive(
@@ -1474,7 +1535,7 @@ The operator interface of the payment service: merchants, their keys and setting
 
 Every request carries `authorization: Bearer <token>` with an operator token from the service's configuration; each token names its operator. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
 
-Version: 0.3.0*/
+Version: 0.4.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1518,7 +1579,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.3.0"
+        "0.4.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -3254,6 +3315,79 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Resolve a withdrawal set aside for an operator
+
+    Settles a withdrawal that waits for an operator (`needs_manual_intervention`: its payout has been in doubt at the channel too long) by what the operator learned from the channel's own records: `completed` (paid out; `withdrawal.completed`, the frozen amount and fee leave the balance) or `failed` (not paid; `withdrawal.failed`, the frozen amount and fee return to the available balance). The order must be `approved` or `processing` and set aside; any other is refused with 409 `INVALID_STATE_TRANSITION`, and nothing moves. `needs_manual_intervention` becomes `false` and `manual_reason` records who resolved it and why. The channel is not called: resolve only what the channel's records settle, since a payout the channel still holds may yet be paid.
+
+    Sends a `POST` request to `/api/v1/operator/withdrawals/{order_no}/resolve`
+
+    Arguments:
+    - `order_no`: The service's order number.
+    - `body`
+    */
+    pub async fn resolve_withdrawal<'a>(
+        &'a self,
+        order_no: &'a str,
+        body: &'a types::ResolveWithdrawalRequest,
+    ) -> Result<ResponseValue<types::WithdrawalOrder>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/withdrawals/{}/resolve",
+            self.baseurl,
+            encode_path(&order_no.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "resolve_withdrawal",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -3281,6 +3415,7 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/cashier-sessions/{session_id}",
     "/api/v1/operator/merchants/{merchant_id}/callback-signing",
     "/api/v1/operator/merchants/{merchant_id}/callback-secrets",
+    "/api/v1/operator/withdrawals/{order_no}/resolve",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

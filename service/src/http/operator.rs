@@ -22,9 +22,9 @@ use merchant_api::operator::{
     IssueCallbackSecretPath, ListBankTransactionsQuery, ListCallbackDeliveriesQuery,
     ListDepositsQuery, ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi,
     ReadCallbackDeliveryPath, ReadCallbackSigningPath, ReadCashierSessionPath, ReadDepositPath,
-    ReadWithdrawalPath, RejectWithdrawalPath, RetryCallbackDeliveryPath, SetAutoApprovalPath,
-    SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath,
-    SetReceivingAccountPath,
+    ReadWithdrawalPath, RejectWithdrawalPath, ResolveWithdrawalPath, RetryCallbackDeliveryPath,
+    SetAutoApprovalPath, SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath,
+    SetRateLimitPath, SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use payments_wire::DecimalString;
@@ -312,6 +312,36 @@ impl OperatorApi for OperatorApiImpl {
                 withdrawals::approve(app, &path.into_inner().order_no, &name, remarks(&body)?)
                     .await?;
             acted_on_order("approve_withdrawal", &order.row.order_no);
+            reviewed(app, order).await
+        })
+        .await
+    }
+
+    async fn resolve_withdrawal(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ResolveWithdrawalPath>,
+        body: SignedJson<types::ResolveWithdrawalRequest>,
+    ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+        operate(&rqctx, &headers, |app, Operator { name }| async move {
+            let app = &*app;
+            let request = parse(&body)?;
+            let resolution = match request.outcome {
+                types::WithdrawalResolution::Completed => withdrawals::Resolution::Completed,
+                types::WithdrawalResolution::Failed => withdrawals::Resolution::Failed,
+            };
+            let remarks = validate::required_text("remarks", request.remarks, 512)?;
+            let reference = validate::optional_text("bank_reference", request.bank_reference, 128)?;
+            let order = withdrawals::resolve(
+                app,
+                &path.into_inner().order_no,
+                &name,
+                resolution,
+                remarks,
+                reference,
+            )
+            .await?;
+            acted_on_order("resolve_withdrawal", &order.row.order_no);
             reviewed(app, order).await
         })
         .await

@@ -9,7 +9,7 @@ mod payouts;
 
 use dispatch::dispatch_or_keep;
 pub use dispatch::{dispatch, dispatch_due, inquire_due, payouts_in_doubt};
-pub use payouts::{fail, settle};
+pub use payouts::{fail, resolve, settle, Resolution};
 pub(crate) use payouts::{flag, plan_fail, plan_settle};
 
 use crate::app::callbacks;

@@ -107,3 +107,47 @@ pub(crate) async fn flag(
         .await?;
     Ok(())
 }
+
+/// What an operator learned became of a payout set aside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    Completed,
+    Failed,
+}
+
+/// An operator settles a withdrawal set aside for them
+/// (`needs_manual_intervention`, `approved` or `processing`) by the
+/// channel's records: paid or not. The channel is not called; the flag is
+/// cleared and `manual_reason` says who decided and why.
+pub async fn resolve(
+    app: &App,
+    order_no: &str,
+    operator: &str,
+    resolution: Resolution,
+    remarks: String,
+    bank_reference: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let current = find_any(app, order_no).await?;
+    if !current.row.needs_manual_intervention {
+        return Err(crate::domain::lifecycle::refused(
+            order_no,
+            format!("{} (not set aside)", current.status),
+            "resolve",
+        ));
+    }
+    let why = match resolution {
+        Resolution::Completed => "completed",
+        Resolution::Failed => "failed",
+    };
+    let reason = format!("resolved as {why} by {operator}: {remarks}");
+    let mut planned = match resolution {
+        Resolution::Completed => {
+            let reference = bank_reference.or_else(|| current.row.channel_order_no.clone());
+            plan_settle(app, &current, reference, None)?
+        }
+        Resolution::Failed => plan_fail(&current, Some(reason.clone()), app.now_unix())?,
+    };
+    planned.change.needs_manual_intervention = Some(false);
+    planned.change.manual_reason = Some(reason);
+    commit(app, planned).await
+}
