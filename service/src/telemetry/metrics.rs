@@ -159,7 +159,7 @@ fn describe_channels() {
     );
     describe_counter!(
         CHANNEL_NOTIFICATIONS,
-        "Notifications taken from a channel's adapter, by channel code, type and outcome: applied, unchanged, held (money for an expired or cancelled order, for an operator), contradictory (for an operator), duplicate, refused."
+        "Notifications taken from a channel's adapter, by channel code, type and outcome: applied, unchanged, held (a payment for an expired or cancelled order, kept for an operator), contradictory (for an operator), duplicate, refused."
     );
 }
 
