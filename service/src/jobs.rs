@@ -1,5 +1,6 @@
-//! Background work that moves orders with time: expiry, and the dispatch
-//! of approved withdrawals that could not be dispatched at approval. It
+//! Background work that moves orders with time: expiry, the dispatch
+//! of approved withdrawals that could not be dispatched at approval (or
+//! whose outcome is in doubt), and inquiries about payouts under way. It
 //! reads the injected clock for what is due and sleeps until the next
 //! `expire_at` (or until an earlier one is created, or the clock moves);
 //! the interval only bounds a sleep with nothing due, for orders another

@@ -242,6 +242,23 @@ async fn a_payout_is_settled_or_failed_by_the_channel_s_word_and_a_contradiction
     assert_eq!(now.status, WithdrawalStatus::Failed);
     assert_eq!(now.row.manual_reason.as_deref(), Some("account closed"));
     assert_eq!(n.f.balance().await, before);
+
+    // A payment notification naming a withdrawal contradicts it too.
+    let other = n.f.approved_withdrawal("N-OUT-3", "1234567892").await;
+    let wrong = note(
+        "p-4",
+        wire::NotificationType::PaymentCompleted,
+        &other.row.order_no,
+    );
+    assert_eq!(
+        n.notify(&wrong).await.unwrap_err(),
+        (409, "CONTRADICTORY_NOTIFICATION".to_string())
+    );
+    let set_aside = withdrawals::find_any(&n.f.app, &other.row.order_no)
+        .await
+        .unwrap();
+    assert_eq!(set_aside.status, WithdrawalStatus::Processing);
+    assert!(set_aside.row.needs_manual_intervention);
 }
 
 /// Posts `body` as given, signed at `at` with `secret` unless told not to.

@@ -229,11 +229,12 @@ async fn payment(
         Err(ApiError::OrderNotFound { .. }) => {
             return match withdrawals::find_any(app, &notice.order_no).await {
                 Ok(w) if w.row.channel_id.as_deref() == Some(channel_id) => {
-                    Err(Refusal::Contradictory(format!(
-                        "{} is a withdrawal: a payment notification does not apply to it",
+                    let why = format!(
+                        "the channel reports {} for {}, a withdrawal",
+                        notice.kind.as_str(),
                         notice.order_no
-                    ))
-                    .into())
+                    );
+                    contradict(app, channel_id, notice, &w.row, None, why, app.now_unix()).await
                 }
                 _ => Err(not_found("deposit", &notice.order_no)),
             };
@@ -344,33 +345,57 @@ async fn payout(
             order.row.order_no
         )),
     };
+    let planned = match step {
+        Step::Contradiction(why) => {
+            return contradict(app, channel_id, notice, &order.row, cost, why, now).await
+        }
+        Step::Move(planned) => Some(planned),
+        Step::Unchanged => None,
+    };
     let (channel_id, notice) = (channel_id.to_string(), notice.clone());
-    let row = order.row.clone();
-    let (outcome, contradiction) = app
-        .db
+    app.db
         .transaction::<_, Failed, _>(move |tx| {
             Box::pin(async move {
-                let (outcome, contradiction) = match step {
-                    Step::Move(planned) => {
+                let outcome = match planned {
+                    Some(planned) => {
                         withdrawals::write(tx, *planned).await?;
-                        (NotificationOutcome::Applied, None)
+                        NotificationOutcome::Applied
                     }
-                    Step::Unchanged => (NotificationOutcome::Unchanged, None),
-                    Step::Contradiction(why) => {
-                        withdrawals::flag(tx, &row, why.clone(), now).await?;
-                        (NotificationOutcome::Contradictory, Some(why))
-                    }
+                    None => NotificationOutcome::Unchanged,
                 };
                 record(tx, &channel_id, &notice, None, cost, outcome, now).await?;
-                Ok((outcome, contradiction))
+                Ok(outcome)
+            })
+        })
+        .await
+}
+
+/// A notification that contradicts withdrawal `row`: recorded, the order
+/// set aside for an operator, in one transaction; refused with 409 once
+/// committed.
+async fn contradict(
+    app: &App,
+    channel_id: &str,
+    notice: &Notice,
+    row: &crate::store::rows::WithdrawalRow,
+    cost: Option<i64>,
+    why: String,
+    now: i64,
+) -> Result<NotificationOutcome, Failed> {
+    let (channel_id, notice, row) = (channel_id.to_string(), notice.clone(), row.clone());
+    let reason = why.clone();
+    let order_no = row.order_no.clone();
+    app.db
+        .transaction::<_, Failed, _>(move |tx| {
+            Box::pin(async move {
+                withdrawals::flag(tx, &row, reason, now).await?;
+                let outcome = NotificationOutcome::Contradictory;
+                record(tx, &channel_id, &notice, None, cost, outcome, now).await
             })
         })
         .await?;
-    if let Some(why) = contradiction {
-        tracing::warn!(order_no = %order.row.order_no, "contradictory channel notification: {why}");
-        return Err(Refusal::Contradictory(why).into());
-    }
-    Ok(outcome)
+    tracing::warn!(order_no = %order_no, "contradictory channel notification: {why}");
+    Err(Refusal::Contradictory(why).into())
 }
 
 /// What a payout notification comes to, worked out before the transaction.

@@ -34,7 +34,23 @@ impl From<Refusal> for HttpError {
                 "CONTRADICTORY_NOTIFICATION",
                 why,
             ),
-            Refusal::Api(e) => e.into(),
+            Refusal::Api(e) => match e {
+                ApiError::InvalidBody(_)
+                | ApiError::InvalidField { .. }
+                | ApiError::OrderNotFound { .. }
+                | ApiError::Unavailable(_)
+                | ApiError::Internal(_) => e.into(),
+                // The order kept moving under the notification (another
+                // notification, an operator, expiry): the adapter retries a
+                // 503, and the next try reads the order as it is then.
+                ApiError::InvalidStateTransition { .. } => {
+                    ApiError::Unavailable(format!("the order moved meanwhile: {e}")).into()
+                }
+                // Nothing else is the adapter's doing (a currency no longer
+                // configured, say): a fault of the service, in the codes
+                // the protocol publishes.
+                other => ApiError::Internal(other.to_string()).into(),
+            },
         }
     }
 }
