@@ -10,7 +10,7 @@
 use async_trait::async_trait;
 use payments_service::app::deposits;
 use payments_service::app::orders;
-use payments_service::app::withdrawals::{self, NewWithdrawal, Withdrawal};
+use payments_service::app::withdrawals::{self, Withdrawal};
 use payments_service::app::App;
 use payments_service::channels::{
     Channel, ChannelError, ChannelPayment, Channels, PaymentAsk, PayoutAsk, PayoutState,
@@ -188,25 +188,9 @@ impl Fixture {
     }
 
     async fn approved_withdrawal(&self, no: &str) -> Withdrawal {
-        let new = NewWithdrawal {
-            merchant_order_no: no.into(),
-            amount: Decimal::from(100),
-            currency: "THB".into(),
-            beneficiary_name: "B".into(),
-            beneficiary_account: "1234567890".into(),
-            beneficiary_bank_code: "SCB".into(),
-            beneficiary_bank_branch: None,
-            callback_url: None,
-            extra_data: None,
-            fingerprint: no.into(),
-        };
-        let w = withdrawals::create(&self.app, &self.merchant, new)
+        payments_testing::approved_withdrawal(&self.app, &self.merchant, no, "1234567890")
             .await
-            .unwrap();
-        withdrawals::approve(&self.app, &w.row.order_no, TEST_OPERATOR, None)
-            .await
-            .unwrap();
-        self.withdrawal(&w.row.order_no).await
+            .unwrap()
     }
 
     async fn withdrawal(&self, order_no: &str) -> Withdrawal {

@@ -132,6 +132,33 @@ pub async fn fund(
     Ok(())
 }
 
+/// A withdrawal of 100 THB from `merchant` to `account` at SCB, numbered
+/// `merchant_order_no`, approved by the test operator (and so handed to
+/// its channel), as it stands afterwards.
+pub async fn approved_withdrawal(
+    app: &App,
+    merchant: &payments_service::app::merchants::Merchant,
+    merchant_order_no: &str,
+    account: &str,
+) -> Result<payments_service::app::withdrawals::Withdrawal> {
+    use payments_service::app::withdrawals::{self, NewWithdrawal};
+    let new = NewWithdrawal {
+        merchant_order_no: merchant_order_no.into(),
+        amount: rust_decimal::Decimal::from(100),
+        currency: "THB".into(),
+        beneficiary_name: "Somchai Jaidee".into(),
+        beneficiary_account: account.into(),
+        beneficiary_bank_code: "SCB".into(),
+        beneficiary_bank_branch: None,
+        callback_url: None,
+        extra_data: None,
+        fingerprint: merchant_order_no.into(),
+    };
+    let w = withdrawals::create(app, merchant, new).await?;
+    withdrawals::approve(app, &w.row.order_no, TEST_OPERATOR, None).await?;
+    Ok(withdrawals::find_any(app, &w.row.order_no).await?)
+}
+
 /// `merchant`'s (available, frozen) in `currency`.
 pub async fn balance(
     app: &App,

@@ -2,12 +2,11 @@
 //! tests that talk to an adapter.
 
 use payments_service::app::merchants::Merchant;
-use payments_service::app::orders;
-use payments_service::app::withdrawals::{self, NewWithdrawal, Withdrawal};
+use payments_service::app::withdrawals::Withdrawal;
 use payments_service::app::App;
 use payments_service::clock::Clock;
 use payments_service::Profile;
-use payments_testing::{TestService, TEST_OPERATOR};
+use payments_testing::TestService;
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
@@ -60,25 +59,7 @@ impl Fixture {
     }
 
     pub async fn approved_withdrawal(&self, no: &str, account: &str) -> Withdrawal {
-        let new = NewWithdrawal {
-            merchant_order_no: no.into(),
-            amount: Decimal::from(100),
-            currency: "THB".into(),
-            beneficiary_name: "Somchai Jaidee".into(),
-            beneficiary_account: account.into(),
-            beneficiary_bank_code: "SCB".into(),
-            beneficiary_bank_branch: None,
-            callback_url: None,
-            extra_data: None,
-            fingerprint: no.into(),
-        };
-        let w = withdrawals::create(&self.app, &self.merchant, new)
-            .await
-            .unwrap();
-        withdrawals::approve(&self.app, &w.row.order_no, TEST_OPERATOR, None)
-            .await
-            .unwrap();
-        orders::any::<Withdrawal>(&self.app, &w.row.order_no)
+        payments_testing::approved_withdrawal(&self.app, &self.merchant, no, account)
             .await
             .unwrap()
     }

@@ -20,7 +20,7 @@ use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::{from_units, to_units};
 use crate::domain::status::WithdrawalStatus;
-use crate::store::rows::WithdrawalMove;
+use crate::store::rows::{WithdrawalMove, WithdrawalRow};
 use std::sync::Arc;
 
 /// How many orders one pass takes of each kind.
@@ -156,14 +156,7 @@ async fn in_doubt(app: &App, current: &Withdrawal, code: &str, why: ChannelError
                 .map(|t| t.to_rfc3339())
                 .unwrap_or_else(|_| since.to_string())
         );
-        let row = row.clone();
-        let flagged = app
-            .db
-            .transaction::<_, ApiError, _>(move |tx| {
-                Box::pin(async move { flag(tx, &row, reason, now).await })
-            })
-            .await;
-        match flagged {
+        match set_aside(app, row, reason, now).await {
             Ok(()) => {
                 tracing::warn!(order_no = %current.row.order_no, "payout set aside for an operator: {detail}")
             }
@@ -171,6 +164,21 @@ async fn in_doubt(app: &App, current: &Withdrawal, code: &str, why: ChannelError
         }
     }
     ApiError::Unavailable(detail)
+}
+
+/// `flag` in a transaction of its own.
+async fn set_aside(
+    app: &App,
+    row: &WithdrawalRow,
+    reason: String,
+    now: i64,
+) -> Result<(), ApiError> {
+    let row = row.clone();
+    app.db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move { flag(tx, &row, reason, now).await })
+        })
+        .await
 }
 
 /// Dispatches right after approval. The approval has committed either way:
@@ -244,12 +252,7 @@ pub async fn inquire_due(app: &App) -> Result<usize, ApiError> {
                     "channel {} accepted this payout and now has no record of it",
                     channel.code()
                 );
-                let row = current.row.clone();
-                app.db
-                    .transaction::<_, ApiError, _>(move |tx| {
-                        Box::pin(async move { flag(tx, &row, reason, now).await })
-                    })
-                    .await
+                set_aside(app, &current.row, reason, now).await
             }
             Ok(None) => continue,
             Err(e) => {
