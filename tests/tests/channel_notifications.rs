@@ -326,6 +326,7 @@ async fn every_bad_notification_is_refused_with_the_envelope_and_changes_nothing
         ("another secret", CODE, &good, Some((b"not the channel's secret at all!", now)), 401, "INVALID_SIGNATURE"),
         ("unknown channel", "NO-SUCH", &good, Some((secret, now)), 404, "CHANNEL_NOT_FOUND"),
         ("not JSON", CODE, b"not json", Some((secret, now)), 400, "INVALID_BODY"),
+        ("badly encoded path", "%FF", &good, Some((secret, now)), 400, "INVALID_PATH"),
         ("unknown type", CODE, br#"{"notification_id":"x","type":"payment.refunded","order_no":"D1","occurred_at":"2026-11-25T10:00:00Z"}"#, Some((secret, now)), 400, "INVALID_FIELD"),
         ("too many digits", CODE, &too_precise, Some((secret, now)), 400, "INVALID_FIELD"),
         ("unknown order", CODE, &unknown_order, Some((secret, now)), 404, "ORDER_NOT_FOUND"),

@@ -66,6 +66,8 @@ pub mod types {
         InvalidBody,
         #[serde(rename = "INVALID_FIELD")]
         InvalidField,
+        #[serde(rename = "INVALID_PATH")]
+        InvalidPath,
         #[serde(rename = "CHANNEL_NOT_FOUND")]
         ChannelNotFound,
         #[serde(rename = "ORDER_NOT_FOUND")]
@@ -93,6 +95,7 @@ pub mod types {
                 Self::InvalidSignature => f.write_str("INVALID_SIGNATURE"),
                 Self::InvalidBody => f.write_str("INVALID_BODY"),
                 Self::InvalidField => f.write_str("INVALID_FIELD"),
+                Self::InvalidPath => f.write_str("INVALID_PATH"),
                 Self::ChannelNotFound => f.write_str("CHANNEL_NOT_FOUND"),
                 Self::OrderNotFound => f.write_str("ORDER_NOT_FOUND"),
                 Self::ContradictoryNotification => f.write_str("CONTRADICTORY_NOTIFICATION"),
@@ -114,6 +117,7 @@ pub mod types {
                 "INVALID_SIGNATURE" => Ok(Self::InvalidSignature),
                 "INVALID_BODY" => Ok(Self::InvalidBody),
                 "INVALID_FIELD" => Ok(Self::InvalidField),
+                "INVALID_PATH" => Ok(Self::InvalidPath),
                 "CHANNEL_NOT_FOUND" => Ok(Self::ChannelNotFound),
                 "ORDER_NOT_FOUND" => Ok(Self::OrderNotFound),
                 "CONTRADICTORY_NOTIFICATION" => Ok(Self::ContradictoryNotification),
