@@ -2,6 +2,8 @@
 //! profile on a free port, a throwaway SQLite file, or a fresh PostgreSQL
 //! database when `PAYMENTS_TEST_DATABASE_URL` names a server.
 
+pub mod channel_sim;
+
 use anyhow::{Context, Result};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use payments_service::app::merchants::{self, NewMerchant};

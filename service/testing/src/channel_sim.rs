@@ -1,0 +1,129 @@
+//! `payments-channel-sim` as a separate process, for tests and the
+//! conformance suite: started on a free port with a fresh journal and a
+//! fresh secret, killed with SIGKILL and started again on the same port and
+//! journal, as a crashed channel would be.
+
+use anyhow::{bail, Context, Result};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+pub struct ChannelSim {
+    child: Option<Child>,
+    /// The simulator's base URL (the protocol, the payment page, `/control`).
+    pub url: String,
+    /// The secret it shares with the service's channel configuration.
+    pub secret: String,
+    data_dir: PathBuf,
+    args: Vec<String>,
+}
+
+/// The simulator's executable: `PAYMENTS_CHANNEL_SIM_BIN`, or the one
+/// beside this test's build (`cargo test --workspace` builds it), built
+/// there first if it is missing.
+pub fn binary() -> Result<PathBuf> {
+    if let Ok(path) = std::env::var("PAYMENTS_CHANNEL_SIM_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe().context("locating this executable")?;
+    let profile_dir = exe
+        .ancestors()
+        .find(|dir| dir.join("deps").is_dir())
+        .context(
+            "this executable is not in a cargo target directory; set PAYMENTS_CHANNEL_SIM_BIN",
+        )?
+        .to_path_buf();
+    let sim = profile_dir.join("payments-channel-sim");
+    if !sim.exists() {
+        let target_dir = profile_dir.parent().context("the target directory")?;
+        let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "payments-channel-sim",
+                "--bin",
+                "payments-channel-sim",
+            ])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .status()
+            .context("building payments-channel-sim")?;
+        if !built.success() || !sim.exists() {
+            bail!(
+                "payments-channel-sim could not be built at {}",
+                sim.display()
+            );
+        }
+    }
+    Ok(sim)
+}
+
+impl ChannelSim {
+    /// Starts one with `args` added (`--settle-after-ms 50`, `--faults f.json`, ...).
+    pub fn start(args: &[&str]) -> Result<ChannelSim> {
+        let data_dir =
+            std::env::temp_dir().join(format!("payments-channel-sim-{}", uuid::Uuid::new_v4()));
+        let secret = format!("sim-{}", uuid::Uuid::new_v4().simple());
+        let mut sim = ChannelSim {
+            child: None,
+            url: String::new(),
+            secret,
+            data_dir,
+            args: args.iter().map(|a| a.to_string()).collect(),
+        };
+        sim.spawn("127.0.0.1:0")?;
+        Ok(sim)
+    }
+
+    fn spawn(&mut self, bind: &str) -> Result<()> {
+        let mut child = Command::new(binary()?)
+            .args(["--bind", bind, "--data-dir"])
+            .arg(&self.data_dir)
+            .args(&self.args)
+            .env("PAYMENTS_CHANNEL_SIM_SECRET", &self.secret)
+            .env("PAYMENTS_CHANNEL_SIM_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("starting payments-channel-sim")?;
+        let stdout = child.stdout.take().context("the simulator's stdout")?;
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .context("reading the simulator's first line")?;
+        let Some(url) = line
+            .trim()
+            .strip_prefix("payments-channel-sim listening on ")
+        else {
+            let _ = child.kill();
+            bail!("payments-channel-sim did not start: `{}`", line.trim());
+        };
+        self.url = url.to_string();
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// SIGKILL: no chance to finish anything in flight.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Killed and started again on the same address and journal.
+    pub fn restart(&mut self) -> Result<()> {
+        self.kill();
+        let bind = self.url.trim_start_matches("http://").to_string();
+        // The port was just released; another process may race for it,
+        // which a test would see as a start-up failure naming the address.
+        self.spawn(&bind)
+    }
+}
+
+impl Drop for ChannelSim {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}

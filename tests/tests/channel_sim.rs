@@ -1,0 +1,241 @@
+//! Money through `payments-channel-sim`, a separate process, with faults
+//! injected on purpose: calls refused before acting (503), acted on and
+//! answered 500, acted on and answered after the service gave up;
+//! notifications duplicated, delayed, reordered and dropped; payers paying
+//! half; payouts returned by the bank; and the simulator killed with
+//! SIGKILL and started again mid-run. Afterwards every withdrawal is
+//! completed or failed exactly once, the channel's record of what it paid
+//! is the service's completed set, every deposit the payer paid is
+//! completed once for what was paid, and the ledger check is clean.
+//!
+//! `CHANNEL_SIM_ORDERS` sets how many of each (default 40); with
+//! `PAYMENTS_TEST_DATABASE_URL` it runs on PostgreSQL.
+
+#[allow(dead_code)] // each test binary uses its own part of this module
+mod adapter;
+
+use adapter::fixture::Fixture;
+use payments_service::app::withdrawals::{self, NewWithdrawal};
+use payments_service::app::{deposits, ledger};
+use payments_service::clock::ManualClock;
+use payments_service::domain::error::ApiError;
+use payments_service::domain::status::{DepositStatus, WithdrawalStatus};
+use payments_testing::channel_sim::ChannelSim;
+use payments_testing::TEST_OPERATOR;
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn orders() -> usize {
+    std::env::var("CHANNEL_SIM_ORDERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40)
+}
+
+async fn control(http: &reqwest::Client, sim: &ChannelSim, path: &str) -> Value {
+    http.get(format!("{}/control/{path}", sim.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn set_faults(http: &reqwest::Client, sim: &ChannelSim, faults: Value) {
+    let answer = http
+        .put(format!("{}/control/faults", sim.url))
+        .json(&faults)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
+}
+
+/// Every call and notification fault; `drop` only where the service asks
+/// the channel about what it did not hear (payouts).
+fn faults(drop_percent: u8) -> Value {
+    json!({
+        "error_percent": 10, "error_after_percent": 10, "timeout_percent": 10, "hang_ms": 900,
+        "drop_percent": drop_percent, "duplicate_percent": 25, "delay_percent": 25, "delay_ms": 150,
+        "reorder_percent": 25, "partial_percent": 25, "payout_fail_percent": 10
+    })
+}
+
+/// Waits on the other process, not on a timer of ours: until `done` or the
+/// deadline, checking every 100 ms.
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut done: impl FnMut() -> F) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !done().await {
+        assert!(Instant::now() < deadline, "{what}: not within 120 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
+    let n = orders();
+    let mut sim = ChannelSim::start(&["--settle-after-ms", "30", "--seed", "31"]).unwrap();
+    let clock = ManualClock::at_system_time();
+    let f = Fixture::start_with(
+        &sim.url,
+        sim.secret.as_bytes(),
+        Arc::new(clock.clone()),
+        |c| {
+            // Shorter than the simulator's hang: the service gives up first.
+            c.channels[0].request_timeout_ms = Some(400);
+            c.payout_inquire_after_seconds = 1;
+        },
+    )
+    .await;
+    let http = reqwest::Client::new();
+
+    // Deposits: created at the channel (retried as a merchant would when
+    // the outcome is unknown), paid on the simulator's page.
+    set_faults(&http, &sim, faults(0)).await;
+    let mut paid_orders = Vec::new();
+    for i in 0..n {
+        let no = format!("SIMDEP-{i}");
+        let order = loop {
+            let new = payments_testing::new_deposit(&no, Decimal::from(1_000), "BDT", None);
+            match deposits::create(&f.app, &f.merchant, new).await {
+                Ok(order) => break order,
+                // The outcome at the channel is unknown: no deposit is
+                // stored, and the merchant asks again.
+                Err(ApiError::Unavailable(_)) => {}
+                Err(e) => panic!("{e:?}"),
+            }
+        };
+        let url = order.payment_url.clone().unwrap();
+        let page = http
+            .post(&url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("action=pay")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), 200, "paying {url}");
+        paid_orders.push(order.order_no);
+    }
+    let paid: BTreeMap<String, Decimal> = control(&http, &sim, "payments").await["payments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "completed")
+        .map(|p| {
+            let amount = Decimal::from_str(p["paid_amount"].as_str().unwrap()).unwrap();
+            (p["order_no"].as_str().unwrap().to_string(), amount)
+        })
+        .collect();
+    assert_eq!(
+        paid.len(),
+        n,
+        "every page payment is on the channel's record"
+    );
+    until("every paid deposit completed", || async {
+        let mut all = true;
+        for no in &paid_orders {
+            let d = deposits::find_any(&f.app, no).await.unwrap();
+            all &= d.status == DepositStatus::Completed;
+        }
+        all
+    })
+    .await;
+    for no in &paid_orders {
+        let d = deposits::find_any(&f.app, no).await.unwrap();
+        assert_eq!(
+            d.actual_amount, paid[no],
+            "{no} is credited what the payer paid"
+        );
+    }
+
+    // Withdrawals: approved (and so dispatched) while calls fail and
+    // notifications go astray; the simulator is killed halfway.
+    f.fund_with(Decimal::from(1_000 * n as i64)).await;
+    set_faults(&http, &sim, faults(20)).await;
+    let mut ours = Vec::new();
+    for i in 0..n {
+        if i == n / 2 {
+            sim.restart().unwrap();
+            set_faults(&http, &sim, faults(20)).await;
+        }
+        // Every tenth to a closed account: the channel refuses it.
+        let account = if i % 10 == 9 {
+            "0000111122"
+        } else {
+            "1234567890"
+        };
+        let new = NewWithdrawal {
+            merchant_order_no: format!("SIMWD-{i}"),
+            amount: Decimal::from(100),
+            currency: "THB".into(),
+            beneficiary_name: "Somchai Jaidee".into(),
+            beneficiary_account: account.into(),
+            beneficiary_bank_code: "SCB".into(),
+            beneficiary_bank_branch: None,
+            callback_url: None,
+            extra_data: None,
+            fingerprint: format!("SIMWD-{i}"),
+        };
+        let w = withdrawals::create(&f.app, &f.merchant, new).await.unwrap();
+        withdrawals::approve(&f.app, &w.row.order_no, TEST_OPERATOR, None)
+            .await
+            .unwrap();
+        ours.push(w.row.order_no);
+    }
+    // The dispatcher's passes, on the service's clock: payouts in doubt
+    // are asked about and re-sent only when the channel has no record.
+    until("every withdrawal completed or failed", || async {
+        clock.advance(2);
+        withdrawals::dispatch_due(&f.app).await.unwrap();
+        withdrawals::inquire_due(&f.app).await.unwrap();
+        let mut all = true;
+        for no in &ours {
+            let w = withdrawals::find_any(&f.app, no).await.unwrap();
+            all &= matches!(
+                w.status,
+                WithdrawalStatus::Completed | WithdrawalStatus::Failed
+            );
+        }
+        all
+    })
+    .await;
+
+    let payouts = control(&http, &sim, "payouts").await;
+    let channel_paid: BTreeSet<String> = payouts["payouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == "completed")
+        .map(|p| p["order_no"].as_str().unwrap().to_string())
+        .collect();
+    let mut completed = BTreeSet::new();
+    for no in &ours {
+        let w = withdrawals::find_any(&f.app, no).await.unwrap();
+        assert!(!w.row.needs_manual_intervention, "{no} was set aside");
+        if w.status == WithdrawalStatus::Completed {
+            completed.insert(no.clone());
+        }
+    }
+    assert_eq!(
+        channel_paid, completed,
+        "paid at the channel = completed here"
+    );
+    assert!(
+        completed.len() >= n / 2,
+        "{} of {n} completed",
+        completed.len()
+    );
+
+    let report = ledger::check(&f.app).await.unwrap();
+    assert!(report.ok(), "{:?}", report.differences);
+    let stats = control(&http, &sim, "stats").await;
+    eprintln!(
+        "{n} deposits, {n} withdrawals ({} completed); notifications after the restart: {stats}",
+        completed.len()
+    );
+}
