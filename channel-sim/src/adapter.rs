@@ -80,6 +80,17 @@ async fn call<T>(
     act: impl FnOnce(&Sim) -> Result<T, HttpError>,
 ) -> Result<T, HttpError> {
     authenticate(sim, headers, body)?;
+    let counter = match (
+        headers.method.as_str(),
+        headers.path_and_query.starts_with("/payouts"),
+    ) {
+        ("POST", true) => Some(&sim.counters.payout_dispatches),
+        ("GET", true) => Some(&sim.counters.payout_inquiries),
+        _ => None,
+    };
+    if let Some(counter) = counter {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     let latency = sim.dice.latency();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;

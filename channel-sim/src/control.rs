@@ -126,6 +126,8 @@ async fn payments(
 /// What the notifications did since the simulator started.
 #[derive(Serialize, JsonSchema)]
 pub struct Stats {
+    pub payout_dispatches: u64,
+    pub payout_inquiries: u64,
     pub sent: u64,
     pub acknowledged: u64,
     pub dropped: u64,
@@ -140,6 +142,8 @@ async fn stats(rqctx: RequestContext<Arc<Sim>>) -> Result<HttpResponseOk<Stats>,
     let c = &rqctx.context().counters;
     let read = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
     Ok(HttpResponseOk(Stats {
+        payout_dispatches: read(&c.payout_dispatches),
+        payout_inquiries: read(&c.payout_inquiries),
         sent: read(&c.sent),
         acknowledged: read(&c.acknowledged),
         dropped: read(&c.dropped),

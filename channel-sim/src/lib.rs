@@ -41,9 +41,13 @@ pub struct Config {
     pub seed: u64,
 }
 
-/// What notifications did, for `GET /control/stats`.
+/// What the simulator was asked and what its notifications did, for
+/// `GET /control/stats`.
 #[derive(Default)]
 pub struct Counters {
+    /// Signed payout calls that arrived, whatever their fate.
+    pub payout_dispatches: AtomicU64,
+    pub payout_inquiries: AtomicU64,
     pub sent: AtomicU64,
     pub acknowledged: AtomicU64,
     pub dropped: AtomicU64,

@@ -51,6 +51,10 @@ struct Args {
     /// A JSON file of faults to inject (see `GET /control/faults`).
     #[arg(long, env = "PAYMENTS_CHANNEL_SIM_FAULTS")]
     faults: Option<PathBuf>,
+    /// Exit when standard input closes: a supervising process that dies
+    /// (a test suite, killed or done) takes the simulator with it.
+    #[arg(long)]
+    exit_on_stdin_close: bool,
     /// Seeds the fault dice: the same seed rolls the same faults.
     #[arg(long, env = "PAYMENTS_CHANNEL_SIM_SEED", default_value_t = 1)]
     seed: u64,
@@ -114,7 +118,14 @@ async fn main() {
         )
         .with_writer(std::io::stderr)
         .init();
-    if let Err(e) = run(Args::parse()).await {
+    let args = Args::parse();
+    if args.exit_on_stdin_close {
+        std::thread::spawn(|| {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            std::process::exit(0);
+        });
+    }
+    if let Err(e) = run(args).await {
         eprintln!("payments-channel-sim: {e:#}");
         std::process::exit(1);
     }

@@ -51,6 +51,10 @@ pub struct Harness {
     /// Production's receivers speak https with certificates the service
     /// under test trusts.
     pub tls: Option<tls::ReceiverTls>,
+    /// In-process production pays through `payments-channel-sim`, a
+    /// separate process (the production profile refuses the in-process
+    /// simulator); it ends with the suite.
+    pub channel_sim: Option<payments_testing::channel_sim::ChannelSim>,
 }
 
 static HARNESS: OnceCell<Harness> = OnceCell::const_new();
@@ -74,6 +78,14 @@ impl Harness {
             Profile::Production => Some(receiver_tls(settings)?),
             Profile::Sandbox => None,
         };
+        let channel_sim = match (&settings.base_url, profile) {
+            (None, Profile::Production) => Some(
+                payments_testing::channel_sim::ChannelSim::start(&["--settle-by-control"])
+                    .context("starting payments-channel-sim for the production profile")?,
+            ),
+            _ => None,
+        };
+        let channel = channel_sim.as_ref().map(|sim| sim.channel_config());
         let target = match &settings.base_url {
             Some(base_url) => Target::Remote {
                 base_url: base_url.trim_end_matches('/').to_string(),
@@ -100,6 +112,7 @@ impl Harness {
                             c.callback_ca_bundle = Some(bundle);
                             c.callback_allowed_private_hosts = vec!["localhost".into()];
                         }
+                        c.channels.extend(channel);
                     })
                     .await
                     .context("starting the service in-process")?,
@@ -121,6 +134,7 @@ impl Harness {
             operator_name,
             operator_token,
             tls,
+            channel_sim,
         })
     }
 

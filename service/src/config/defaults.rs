@@ -55,7 +55,12 @@ impl Config {
             currencies,
             routing,
             receiving_accounts: sandbox_accounts(),
-            channels: vec![simulator()],
+            // Production names its channels (kind `http`) itself: the
+            // in-process simulator is the sandbox's only.
+            channels: match profile {
+                Profile::Sandbox => vec![simulator()],
+                Profile::Production => Vec::new(),
+            },
             default_fees: BTreeMap::new(),
             operators: Vec::new(),
             rate_limit: RateLimitConfig {

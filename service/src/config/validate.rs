@@ -121,6 +121,13 @@ impl Config {
     fn validate_channels(&self) -> Result<()> {
         for c in &self.channels {
             match c.kind.as_str() {
+                "simulator" if self.profile == Profile::Production => bail!(
+                    "channel {}: kind `simulator` is the sandbox's in-process simulator, and the \
+                     production profile refuses it: set the channel's kind to `http`, with \
+                     base_url and secret of its adapter (payments-channel-sim speaks the \
+                     protocol, for a rehearsal)",
+                    c.id
+                ),
                 "simulator" => {}
                 "http" => {
                     let url = c.base_url.as_deref().unwrap_or_default();
@@ -149,6 +156,31 @@ impl Config {
                     "channel {}: unknown kind `{other}` (simulator or http)",
                     c.id
                 ),
+            }
+        }
+        let routed = self
+            .routing
+            .default
+            .iter()
+            .map(|(c, r)| (None, c, r))
+            .chain(
+                self.routing
+                    .merchants
+                    .iter()
+                    .flat_map(|(m, routes)| routes.iter().map(move |(c, r)| (Some(m), c, r))),
+            );
+        for (merchant, currency, route) in routed {
+            let collected = self
+                .channels
+                .iter()
+                .any(|c| c.currencies.iter().any(|x| x == currency));
+            if *route == Route::Channel && !collected {
+                let whose = merchant.map_or(String::new(), |m| format!(" of merchant {m}"));
+                bail!(
+                    "routing sends {currency} deposits{whose} to a channel, and no channel \
+                     collects {currency}: add a [[channels]] entry (kind `http`) with \
+                     currencies = [\"{currency}\"], or route {currency} to `account`"
+                );
             }
         }
         Ok(())
@@ -231,6 +263,30 @@ mod tests {
         channel.secret = Some("s".repeat(32));
         edit(channel);
         config.validate().err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn production_refuses_the_simulator_and_a_route_to_no_channel() {
+        let mut config = Config::defaults(Profile::Production);
+        config.database_url = "postgres://127.0.0.1/payments".into();
+        config.master_key = Some("k".into());
+        let why = config.validate().unwrap_err().to_string();
+        assert!(
+            why.contains("routing sends BDT deposits to a channel"),
+            "{why}"
+        );
+        assert!(why.contains("[[channels]]"), "{why}");
+        config.channels = Config::defaults(Profile::Sandbox).channels;
+        let why = config.validate().unwrap_err().to_string();
+        assert!(
+            why.contains("channel chan-sim-1: kind `simulator`"),
+            "{why}"
+        );
+        assert!(why.contains("production profile refuses it"), "{why}");
+        config.channels[0].kind = "http".into();
+        config.channels[0].base_url = Some("https://adapter.example.com".into());
+        config.channels[0].secret = Some("s".repeat(32));
+        config.validate().unwrap();
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! journal, as a crashed channel would be.
 
 use anyhow::{bail, Context, Result};
+use payments_service::config::{ChannelConfig, Config};
+use payments_service::domain::routing::Profile;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -19,8 +21,9 @@ pub struct ChannelSim {
 }
 
 /// The simulator's executable: `PAYMENTS_CHANNEL_SIM_BIN`, or the one
-/// beside this test's build (`cargo test --workspace` builds it), built
-/// there first if it is missing.
+/// beside this test's build (`cargo test --workspace` builds it). Not
+/// built here: a `cargo test` that runs this holds the build directory's
+/// lock, so a build from inside would wait for ever.
 pub fn binary() -> Result<PathBuf> {
     if let Ok(path) = std::env::var("PAYMENTS_CHANNEL_SIM_BIN") {
         return Ok(PathBuf::from(path));
@@ -35,25 +38,11 @@ pub fn binary() -> Result<PathBuf> {
         .to_path_buf();
     let sim = profile_dir.join("payments-channel-sim");
     if !sim.exists() {
-        let target_dir = profile_dir.parent().context("the target directory")?;
-        let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "payments-channel-sim",
-                "--bin",
-                "payments-channel-sim",
-            ])
-            .env("CARGO_TARGET_DIR", target_dir)
-            .status()
-            .context("building payments-channel-sim")?;
-        if !built.success() || !sim.exists() {
-            bail!(
-                "payments-channel-sim could not be built at {}",
-                sim.display()
-            );
-        }
+        bail!(
+            "{} is missing: `cargo build -p payments-channel-sim` (or `cargo test --workspace`) \
+             builds it, or set PAYMENTS_CHANNEL_SIM_BIN",
+            sim.display()
+        );
     }
     Ok(sim)
 }
@@ -77,11 +66,12 @@ impl ChannelSim {
 
     fn spawn(&mut self, bind: &str) -> Result<()> {
         let mut child = Command::new(binary()?)
-            .args(["--bind", bind, "--data-dir"])
+            .args(["--bind", bind, "--exit-on-stdin-close", "--data-dir"])
             .arg(&self.data_dir)
             .args(&self.args)
             .env("PAYMENTS_CHANNEL_SIM_SECRET", &self.secret)
             .env("PAYMENTS_CHANNEL_SIM_LOG", "warn")
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -101,6 +91,18 @@ impl ChannelSim {
         self.url = url.to_string();
         self.child = Some(child);
         Ok(())
+    }
+
+    /// The sandbox's simulator channel (same id, code, currencies and
+    /// costs) as an `http` channel to this simulator: what the production
+    /// profile runs the suite with.
+    pub fn channel_config(&self) -> ChannelConfig {
+        let mut channel = Config::defaults(Profile::Sandbox).channels.remove(0);
+        channel.kind = "http".into();
+        channel.base_url = Some(self.url.clone());
+        channel.secret = Some(self.secret.clone());
+        channel.request_timeout_ms = Some(5_000);
+        channel
     }
 
     /// SIGKILL: no chance to finish anything in flight.
