@@ -78,12 +78,12 @@ impl Harness {
             Profile::Production => Some(receiver_tls(settings)?),
             Profile::Sandbox => None,
         };
-        let channel_sim = match (&settings.base_url, profile) {
-            (None, Profile::Production) => Some(
+        let channel_sim = match settings.base_url.is_none() && settings.has_channel_sim() {
+            true => Some(
                 payments_testing::channel_sim::ChannelSim::start(&["--settle-by-control"])
-                    .context("starting payments-channel-sim for the production profile")?,
+                    .context("starting payments-channel-sim")?,
             ),
-            _ => None,
+            false => None,
         };
         let channel = channel_sim.as_ref().map(|sim| sim.channel_config());
         let target = match &settings.base_url {
@@ -112,7 +112,11 @@ impl Harness {
                             c.callback_ca_bundle = Some(bundle);
                             c.callback_allowed_private_hosts = vec!["localhost".into()];
                         }
-                        c.channels.extend(channel);
+                        // In place of the sandbox's in-process simulator,
+                        // which production refuses.
+                        if let Some(channel) = channel {
+                            c.channels = vec![channel];
+                        }
                     })
                     .await
                     .context("starting the service in-process")?,
@@ -154,6 +158,18 @@ impl Harness {
             None => bail!("self-signed receivers are for the production profile"),
         };
         Ok(receiver::Receiver::start_tls(tls.self_signed()?).await?)
+    }
+
+    /// The channel simulator the service under test pays through, if any.
+    pub fn channel(&self) -> Option<settings::ChannelSettings> {
+        match &self.channel_sim {
+            Some(sim) => Some(settings::ChannelSettings {
+                url: sim.url.clone(),
+                code: sim.channel_config().code,
+                secret: sim.secret.clone(),
+            }),
+            None => settings::current().ok().and_then(|s| s.channel.clone()),
+        }
     }
 
     pub fn base_url(&self) -> String {

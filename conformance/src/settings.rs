@@ -37,6 +37,46 @@ pub struct Settings {
     /// Where the generated test CA is written once and reused on later
     /// runs, so that a deployment is told to trust it only once.
     pub ca_dir: Option<PathBuf>,
+    /// The deployment's channel simulator (`payments-channel-sim`), for the
+    /// `@channel_sim` scenarios against a deployment.
+    pub channel: Option<ChannelSettings>,
+}
+
+/// A `payments-channel-sim` the deployment under test pays through.
+#[derive(Clone)]
+pub struct ChannelSettings {
+    /// The simulator's base URL (its payment page and `/control`).
+    pub url: String,
+    /// The channel's `code` in the deployment's configuration.
+    pub code: String,
+    /// The secret both sides sign with.
+    pub secret: String,
+}
+
+impl std::fmt::Debug for ChannelSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChannelSettings")
+            .field("url", &self.url)
+            .field("code", &self.code)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ChannelSettings {
+    /// All three or none; a partial set is refused, naming what is missing.
+    pub fn from_parts(
+        url: Option<String>,
+        code: Option<String>,
+        secret: Option<String>,
+    ) -> Result<Option<ChannelSettings>> {
+        match (url, code, secret) {
+            (None, None, None) => Ok(None),
+            (Some(url), Some(code), Some(secret)) => Ok(Some(ChannelSettings { url, code, secret })),
+            _ => bail!(
+                "the channel simulator needs --channel-url, --channel-code and --channel-secret together"
+            ),
+        }
+    }
 }
 
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
@@ -58,6 +98,12 @@ pub fn current() -> Result<&'static Settings> {
     Ok(SETTINGS.get_or_init(|| from_env))
 }
 
+/// The in-process sandbox pays through `payments-channel-sim` in place of
+/// its in-process simulator (`CONFORMANCE_CHANNEL_SIM=1`).
+pub fn in_process_channel_sim() -> bool {
+    var("CONFORMANCE_CHANNEL_SIM").as_deref() == Some("1")
+}
+
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
@@ -68,7 +114,8 @@ impl Settings {
     /// `CONFORMANCE_API_KEYS`, `CONFORMANCE_RECEIVER_HOST`,
     /// `CONFORMANCE_RECEIVER_NAME`, `CONFORMANCE_RECEIVER_PORTS`,
     /// `CONFORMANCE_RECEIVER_CERT`, `CONFORMANCE_RECEIVER_KEY`,
-    /// `CONFORMANCE_CA_DIR`.
+    /// `CONFORMANCE_CA_DIR`, `CONFORMANCE_CHANNEL_URL`,
+    /// `CONFORMANCE_CHANNEL_CODE`, `CONFORMANCE_CHANNEL_SECRET`.
     pub fn from_env() -> Result<Settings> {
         let settings = Settings {
             profile: var("CONFORMANCE_PROFILE")
@@ -89,6 +136,11 @@ impl Settings {
             receiver_cert: var("CONFORMANCE_RECEIVER_CERT").map(PathBuf::from),
             receiver_key: var("CONFORMANCE_RECEIVER_KEY").map(PathBuf::from),
             ca_dir: var("CONFORMANCE_CA_DIR").map(PathBuf::from),
+            channel: ChannelSettings::from_parts(
+                var("CONFORMANCE_CHANNEL_URL"),
+                var("CONFORMANCE_CHANNEL_CODE"),
+                var("CONFORMANCE_CHANNEL_SECRET"),
+            )?,
         };
         settings.validate()?;
         Ok(settings)
@@ -116,6 +168,16 @@ impl Settings {
             }
         }
         Ok(())
+    }
+
+    /// Whether the `@channel_sim` scenarios can run: against a deployment
+    /// when its simulator is named; in process, production always starts
+    /// one, the sandbox when `CONFORMANCE_CHANNEL_SIM=1` asks.
+    pub fn has_channel_sim(&self) -> bool {
+        match &self.base_url {
+            Some(_) => self.channel.is_some(),
+            None => self.profile == Profile::Production || in_process_channel_sim(),
+        }
     }
 
     /// The host name in callback URLs, for a receiver over `tls` or not.

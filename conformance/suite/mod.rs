@@ -16,6 +16,12 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use steps::PaymentsWorld;
 
+/// Scenarios that pay through `payments-channel-sim`: they run where the
+/// suite knows one (in-process production; the in-process sandbox in a
+/// second pass; a deployment with `--channel-url`, `--channel-code`,
+/// `--channel-secret`).
+pub const CHANNEL_SIM_TAG: &str = "channel_sim";
+
 /// Scenarios whose failures may come from the network between QA and the
 /// deployment; `--retry N` retries only these.
 pub const FLAKY_TAG: &str = "flaky_network";
@@ -85,6 +91,16 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
         Profile::Production => "sandbox",
     };
     let realtime = run.realtime;
+    // Scenarios that pay through `payments-channel-sim` need one.
+    let settings = conformance::settings::current()?;
+    let channel_sim = settings.has_channel_sim();
+    if !channel_sim && settings.base_url.is_some() {
+        println!(
+            "note: the @{CHANNEL_SIM_TAG} scenarios are left out: they need the channel \
+             simulator the deployment pays through (--channel-url, --channel-code, \
+             --channel-secret)"
+        );
+    }
     let selection = features.clone();
     let expression = tags;
     let mut cucumber = PaymentsWorld::cucumber()
@@ -116,6 +132,7 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
                 .and_then(|s| s.to_str())
                 .unwrap_or_default();
             tags.iter().all(|t| *t != skip_tag)
+                && (channel_sim || tags.iter().all(|t| *t != CHANNEL_SIM_TAG))
                 && match realtime {
                     Realtime::Skip => !is_realtime,
                     Realtime::Include => true,

@@ -43,6 +43,37 @@ fn from_env() -> anyhow::Result<Run> {
     })
 }
 
+/// The in-process sandbox keeps its in-process simulator, which its own
+/// scenarios drive; its `@channel_sim` scenarios run in a second pass, this
+/// program again with `CONFORMANCE_CHANNEL_SIM=1`, where a sandbox pays
+/// through `payments-channel-sim` instead. The pass's exit code, or `None`
+/// when this run has no such pass.
+fn channel_sim_pass(run: &Run) -> Option<i32> {
+    let settings = conformance::settings::current().ok()?;
+    let wanted = run.features.is_empty() || run.features.iter().any(|f| f == "channel");
+    if settings.base_url.is_some()
+        || settings.has_channel_sim()
+        || settings.profile != payments_service::Profile::Sandbox
+        || run.realtime == Realtime::Only
+        || !wanted
+    {
+        return None;
+    }
+    println!("\n==> the @channel_sim scenarios, the sandbox paying through payments-channel-sim");
+    let status = std::process::Command::new(std::env::current_exe().ok()?)
+        .env("CONFORMANCE_CHANNEL_SIM", "1")
+        .env("CONFORMANCE_FEATURES", "channel")
+        .env("CONFORMANCE_REPORT_DIR", run.report_dir.join("channel-sim"))
+        .status();
+    Some(match status {
+        Ok(status) => status.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("conformance: the @channel_sim pass did not start: {e}");
+            2
+        }
+    })
+}
+
 #[tokio::main]
 async fn main() {
     let run = match from_env() {
@@ -52,5 +83,7 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    std::process::exit(suite::run(run).await);
+    let second = channel_sim_pass(&run);
+    let first = suite::run(run).await;
+    std::process::exit(first.max(second.unwrap_or(0)));
 }

@@ -78,6 +78,16 @@ struct Cli {
     /// reused; tell the deployment to trust DIR/ca.pem.
     #[arg(long, env = "CONFORMANCE_CA_DIR")]
     ca_dir: Option<PathBuf>,
+    /// The deployment's `payments-channel-sim` (base URL), for the
+    /// @channel_sim scenarios; with --channel-code and --channel-secret.
+    #[arg(long, env = "CONFORMANCE_CHANNEL_URL")]
+    channel_url: Option<String>,
+    /// The simulator's channel `code` in the deployment's configuration.
+    #[arg(long, env = "CONFORMANCE_CHANNEL_CODE")]
+    channel_code: Option<String>,
+    /// The secret the deployment and the simulator sign with.
+    #[arg(long, env = "CONFORMANCE_CHANNEL_SECRET", hide_env_values = true)]
+    channel_secret: Option<String>,
     /// Retry scenarios tagged @flaky_network up to N times.
     #[arg(long)]
     retry: Option<usize>,
@@ -111,6 +121,9 @@ struct FileConfig {
     receiver_cert: Option<PathBuf>,
     receiver_key: Option<PathBuf>,
     ca_dir: Option<PathBuf>,
+    channel_url: Option<String>,
+    channel_code: Option<String>,
+    channel_secret: Option<String>,
     retry: Option<usize>,
 }
 
@@ -165,6 +178,11 @@ fn prepare(cli: Cli) -> Result<suite::Run> {
         receiver_cert: cli.receiver_cert.or(file.receiver_cert),
         receiver_key: cli.receiver_key.or(file.receiver_key),
         ca_dir: cli.ca_dir.or(file.ca_dir),
+        channel: settings::ChannelSettings::from_parts(
+            pick(cli.channel_url, file.channel_url),
+            pick(cli.channel_code, file.channel_code),
+            pick(cli.channel_secret, file.channel_secret),
+        )?,
     };
     settings.validate()?;
     if settings.base_url.is_some()

@@ -5,6 +5,7 @@ mod bank;
 mod callbacks;
 mod cashier;
 mod cashier_page;
+mod channel;
 mod common;
 mod deposit;
 mod envelope;

@@ -16,7 +16,7 @@ fn amount(text: &str) -> AmountNumber {
     AmountNumber(Decimal::from_str(text).expect("a decimal in the scenario"))
 }
 
-fn order_no_of(reply_body: &Value) -> String {
+pub(super) fn order_no_of(reply_body: &Value) -> String {
     reply_body["order_no"]
         .as_str()
         .expect("an order_no")
@@ -165,12 +165,21 @@ async fn create_withdrawal(
     value: String,
     currency: String,
 ) {
+    create_withdrawal_to(world, &order, &value, &currency, "0123456789").await;
+}
+
+/// A withdrawal to the beneficiary account `account`.
+pub(super) async fn create_withdrawal_to(
+    world: &mut PaymentsWorld,
+    order: &str,
+    value: &str,
+    currency: &str,
+    account: &str,
+) {
     let client = harness().await.client(world.merchant());
-    let reply = Reply::of(
-        client
-            .create_withdrawal(&withdrawal_request(&order, &value, &currency))
-            .await,
-    );
+    let mut request = withdrawal_request(order, value, currency);
+    request.beneficiary_account = account.into();
+    let reply = Reply::of(client.create_withdrawal(&request).await);
     if reply.status == 200 {
         world.created = Some(reply.body.clone());
     }
