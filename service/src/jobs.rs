@@ -1,4 +1,5 @@
-//! Background work that moves orders with time: expiry, the dispatch
+//! Background work that moves orders with time: inquiries about channel
+//! payments whose notification never came (`payment_sync`), expiry, the dispatch
 //! of approved withdrawals that could not be dispatched at approval (or
 //! whose outcome is in doubt), and inquiries about payouts under way. It
 //! reads the injected clock for what is due and sleeps until the next
@@ -18,10 +19,25 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 /// Expires due deposits and dispatches waiting withdrawals, until the task
 /// is dropped.
 pub async fn expiry_loop(app: Arc<App>, longest_sleep: Duration) {
+    // The first pass asks channels about every deposit awaiting payment
+    // once: what they did while this instance was away is not missed.
+    let mut inquired_until = 0;
     loop {
         app.beats.expiry.beat(longest_sleep);
         app.expiry.reset();
         let mut failed = false;
+        // Before expiry: a deposit paid at its channel whose notification
+        // was lost completes rather than expires.
+        let now = app.now_unix();
+        let asked = crate::app::payment_sync::inquire_due(&app, inquired_until, now).await;
+        metrics::worker_run("payment_inquiry", asked.is_ok());
+        match asked {
+            Ok(_) => inquired_until = now,
+            Err(e) => {
+                tracing::error!(error = %e, "asking channels about payments failed");
+                failed = true;
+            }
+        }
         let expired = deposits::expire_due(&app).await;
         metrics::worker_run("expiry", expired.is_ok());
         if let Err(e) = expired {

@@ -1,8 +1,8 @@
 //! Money through `payments-channel-sim`, a separate process, with faults
 //! injected on purpose: calls refused before acting (503), acted on and
 //! answered 500, acted on and answered after the service gave up;
-//! notifications duplicated, delayed, reordered and dropped; payers paying
-//! half; payouts returned by the bank; and the simulator killed with
+//! notifications duplicated, delayed, reordered and dropped (the service
+//! finds out by asking); payers paying half; payouts returned by the bank; and the simulator killed with
 //! SIGKILL and started again mid-run. Afterwards every withdrawal is
 //! completed or failed exactly once, the channel's record of what it paid
 //! is the service's completed set, every deposit the payer paid is
@@ -16,8 +16,8 @@ mod adapter;
 
 use adapter::fixture::Fixture;
 use payments_service::app::withdrawals::{self, NewWithdrawal};
-use payments_service::app::{deposits, ledger};
-use payments_service::clock::ManualClock;
+use payments_service::app::{deposits, ledger, payment_sync};
+use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::error::ApiError;
 use payments_service::domain::status::{DepositStatus, WithdrawalStatus};
 use payments_testing::channel_sim::ChannelSim;
@@ -56,12 +56,11 @@ async fn set_faults(http: &reqwest::Client, sim: &ChannelSim, faults: Value) {
     assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
 }
 
-/// Every call and notification fault; `drop` only where the service asks
-/// the channel about what it did not hear (payouts).
-fn faults(drop_percent: u8) -> Value {
+/// Every call and notification fault at once.
+fn faults() -> Value {
     json!({
         "error_percent": 10, "error_after_percent": 10, "timeout_percent": 10, "hang_ms": 900,
-        "drop_percent": drop_percent, "duplicate_percent": 25, "delay_percent": 25, "delay_ms": 150,
+        "drop_percent": 20, "duplicate_percent": 25, "delay_percent": 25, "delay_ms": 150,
         "reorder_percent": 25, "partial_percent": 25, "payout_fail_percent": 10
     })
 }
@@ -96,7 +95,7 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
 
     // Deposits: created at the channel (retried as a merchant would when
     // the outcome is unknown), paid on the simulator's page.
-    set_faults(&http, &sim, faults(0)).await;
+    set_faults(&http, &sim, faults()).await;
     let mut paid_orders = Vec::new();
     for i in 0..n {
         let no = format!("SIMDEP-{i}");
@@ -136,7 +135,14 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
         n,
         "every page payment is on the channel's record"
     );
+    // The service's passes, on its clock: deposits whose notification was
+    // dropped are found by asking the channel.
+    let last = std::sync::atomic::AtomicI64::new(0);
     until("every paid deposit completed", || async {
+        clock.advance(1);
+        let now = clock.unix();
+        let since = last.swap(now, std::sync::atomic::Ordering::SeqCst);
+        payment_sync::inquire_due(&f.app, since, now).await.unwrap();
         let mut all = true;
         for no in &paid_orders {
             let d = deposits::find_any(&f.app, no).await.unwrap();
@@ -156,12 +162,14 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
     // Withdrawals: approved (and so dispatched) while calls fail and
     // notifications go astray; the simulator is killed halfway.
     f.fund_with(Decimal::from(1_000 * n as i64)).await;
-    set_faults(&http, &sim, faults(20)).await;
+    set_faults(&http, &sim, faults()).await;
     let mut ours = Vec::new();
+    let mut before_restart = Value::Null;
     for i in 0..n {
         if i == n / 2 {
+            before_restart = control(&http, &sim, "stats").await;
             sim.restart().unwrap();
-            set_faults(&http, &sim, faults(20)).await;
+            set_faults(&http, &sim, faults()).await;
         }
         // Every tenth to a closed account: the channel refuses it.
         let account = if i % 10 == 9 {
@@ -190,7 +198,7 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
     // The dispatcher's passes, on the service's clock: payouts in doubt
     // are asked about and re-sent only when the channel has no record.
     until("every withdrawal completed or failed", || async {
-        clock.advance(2);
+        clock.advance(1);
         withdrawals::dispatch_due(&f.app).await.unwrap();
         withdrawals::inquire_due(&f.app).await.unwrap();
         let mut all = true;
@@ -235,7 +243,8 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
     assert!(report.ok(), "{:?}", report.differences);
     let stats = control(&http, &sim, "stats").await;
     eprintln!(
-        "{n} deposits, {n} withdrawals ({} completed); notifications after the restart: {stats}",
+        "{n} deposits, {n} withdrawals ({} completed); the simulator before its restart: \
+         {before_restart}; after: {stats}",
         completed.len()
     );
 }

@@ -16,6 +16,7 @@ pub mod listings;
 pub mod merchants;
 pub mod notifications;
 pub mod orders;
+pub mod payment_sync;
 pub mod withdrawals;
 
 use crate::channels::Channels;

@@ -6,7 +6,9 @@
 //! and also a 400, 401 or 409, which say the two sides disagree, not that
 //! the channel declined) leaves the outcome unknown.
 
-use super::{Channel, ChannelError, ChannelPayment, PaymentAsk, PayoutAsk, PayoutState};
+use super::{
+    Channel, ChannelError, ChannelPayment, PaymentAsk, PaymentState, PayoutAsk, PayoutState,
+};
 use crate::config::ChannelConfig;
 use merchant_client::channel::types as wire;
 use merchant_client::channel::{Client, Error, ResponseValue};
@@ -162,6 +164,39 @@ impl Channel for HttpChannel {
                     .failure_reason
                     .unwrap_or_else(|| "the channel reports the payout failed".into()),
             },
+        }))
+    }
+
+    async fn inquire_payment(&self, order_no: &str) -> Result<Option<PaymentState>, ChannelError> {
+        let asked = self
+            .client
+            .inquire_payment(&wire::OrderNo(order_no.to_string()))
+            .await;
+        let payment = match asked {
+            Err(Error::ErrorResponse(answer))
+                if answer.status().as_u16() == 404
+                    && answer.error_code == wire::ChannelErrorCode::OrderNotFound =>
+            {
+                return Ok(None)
+            }
+            other => outcome(other)?,
+        };
+        Ok(Some(match (payment.status, payment.paid_amount) {
+            (wire::PaymentStatus::Completed, Some(paid)) => PaymentState::Completed {
+                channel_order_no: payment.channel_order_no,
+                amount: paid.0,
+                cost: payment.channel_cost.map(|c| c.0),
+            },
+            // Paid for an amount it does not say: not an answer to act on.
+            (wire::PaymentStatus::Completed, None) => {
+                return Err(ChannelError::Unknown {
+                    detail: "the adapter reports a completed payment without paid_amount".into(),
+                })
+            }
+            (wire::PaymentStatus::Matched, _) => PaymentState::Matched {
+                channel_order_no: payment.channel_order_no,
+            },
+            _ => PaymentState::Waiting,
         }))
     }
 }

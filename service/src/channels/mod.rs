@@ -70,6 +70,21 @@ pub enum PayoutState {
     Failed { reason: String },
 }
 
+/// What a channel says of a payment it was asked about.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PaymentState {
+    /// Not paid (yet), or declined: nothing to do.
+    Waiting,
+    /// The payer's payment is found and will be confirmed.
+    Matched { channel_order_no: String },
+    /// Paid: `amount` is what the payer actually paid.
+    Completed {
+        channel_order_no: String,
+        amount: Decimal,
+        cost: Option<Decimal>,
+    },
+}
+
 /// Why a channel call did not give its answer. The two are never confused:
 /// only the channel's own word fails an order; anything else leaves the
 /// outcome unknown, to be found out (asked again under the same order
@@ -115,6 +130,9 @@ pub trait Channel: Send + Sync {
     /// What the channel knows of the payout of `order_no`; `None` when it
     /// has no record of it (it never arrived: sending it again is safe).
     async fn inquire_payout(&self, order_no: &str) -> Result<Option<PayoutState>, ChannelError>;
+    /// What the channel knows of the payment of `order_no`, for when its
+    /// notification never came; `None` when it has no record of it.
+    async fn inquire_payment(&self, order_no: &str) -> Result<Option<PaymentState>, ChannelError>;
 }
 
 /// The sandbox's channel: its payment page is served by the service itself,
@@ -138,6 +156,11 @@ impl Channel for SimulatorChannel {
         Ok(Some(PayoutState::Accepted {
             reference: format!("SIMPAY-{order_no}"),
         }))
+    }
+    /// The simulator's payments are moved by the sandbox's own page and API,
+    /// never behind the service's back: there is nothing to find out.
+    async fn inquire_payment(&self, _order_no: &str) -> Result<Option<PaymentState>, ChannelError> {
+        Ok(Some(PaymentState::Waiting))
     }
     async fn create_payment(&self, ask: &PaymentAsk) -> Result<ChannelPayment, ChannelError> {
         Ok(ChannelPayment {
@@ -188,6 +211,10 @@ impl Channel for Measured {
     }
     async fn inquire_payout(&self, order_no: &str) -> Result<Option<PayoutState>, ChannelError> {
         self.call("inquire_payout", self.0.inquire_payout(order_no))
+            .await
+    }
+    async fn inquire_payment(&self, order_no: &str) -> Result<Option<PaymentState>, ChannelError> {
+        self.call("inquire_payment", self.0.inquire_payment(order_no))
             .await
     }
 }

@@ -59,6 +59,17 @@ pub trait DepositQueries: Send {
     /// The earliest `expire_at` of a deposit awaiting payment.
     async fn next_deposit_expiry(&mut self) -> StoreResult<Option<i64>>;
 
+    /// Channel deposits awaiting payment (pending or matched) created at or
+    /// before `created_before`, oldest first, after the `(created_at,
+    /// order_no)` cursor: what the service asks channels about. Each is
+    /// `(order_no, created_at, expire_at)`.
+    async fn channel_deposits_awaiting(
+        &mut self,
+        created_before: i64,
+        after: Option<(i64, String)>,
+        limit: i64,
+    ) -> StoreResult<Vec<(String, i64, i64)>>;
+
     /// Newest first, after `filter.after`.
     async fn list_deposits(&mut self, filter: &ListFilter) -> StoreResult<Vec<DepositRow>>;
 }
@@ -190,6 +201,44 @@ macro_rules! impl_deposits {
                     .order(deposit_orders::expire_at.asc())
                     .limit(limit)
                     .select(deposit_orders::order_no)
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn channel_deposits_awaiting(
+                &mut self,
+                created_before: i64,
+                after: Option<(i64, String)>,
+                limit: i64,
+            ) -> StoreResult<Vec<(String, i64, i64)>> {
+                let mut query = deposit_orders::table
+                    .filter(
+                        deposit_orders::status
+                            .eq_any([DepositStatus::Pending, DepositStatus::Matched]),
+                    )
+                    .filter(deposit_orders::route.eq(crate::domain::routing::Route::Channel))
+                    .filter(deposit_orders::created_at.le(created_before))
+                    .into_boxed();
+                if let Some((at, order_no)) = after {
+                    query = query.filter(
+                        deposit_orders::created_at
+                            .gt(at)
+                            .or(deposit_orders::created_at
+                                .eq(at)
+                                .and(deposit_orders::order_no.gt(order_no))),
+                    );
+                }
+                Ok(query
+                    .order((
+                        deposit_orders::created_at.asc(),
+                        deposit_orders::order_no.asc(),
+                    ))
+                    .limit(limit)
+                    .select((
+                        deposit_orders::order_no,
+                        deposit_orders::created_at,
+                        deposit_orders::expire_at,
+                    ))
                     .load(self.c())
                     .await?)
             }
