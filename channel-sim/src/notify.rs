@@ -96,7 +96,7 @@ fn notification_of(sim: &Sim, order_no: &str) -> Option<(String, Vec<wire::Notif
             api::PayoutStatus::Accepted => return None,
         };
         n.payout_reference = Some(p.payout.payout_reference.clone());
-        n.channel_cost = p.payout.channel_cost.clone();
+        n.channel_cost = p.payout.channel_cost;
         return Some((p.request.notify_url.clone(), vec![n]));
     }
     let p = records.payments.get(order_no)?;
@@ -105,8 +105,8 @@ fn notification_of(sim: &Sim, order_no: &str) -> Option<(String, Vec<wire::Notif
     }
     let completed = wire::Notification {
         channel_order_no: Some(p.payment.channel_order_no.clone()),
-        amount: p.payment.paid_amount.clone(),
-        channel_cost: p.payment.channel_cost.clone(),
+        amount: p.payment.paid_amount,
+        channel_cost: p.payment.channel_cost,
         ..note(
             wire::NotificationType::PaymentCompleted,
             format!("{order_no}:payment.completed"),

@@ -8,9 +8,9 @@
 
 mod support;
 
-use payments_testing::channel_sim::ChannelSim;
+use payments_testing::channel_sim::{until, ChannelSim};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{database_url, free_port, merchant_post, operator, start_with, wait_ready};
 
 async fn sim_get(http: &reqwest::Client, sim: &ChannelSim, path: &str) -> Value {
@@ -31,15 +31,6 @@ async fn sim_send(http: &reqwest::Client, sim: &ChannelSim, method: &str, path: 
     };
     let answer = request.send().await.unwrap();
     assert!(answer.status().is_success(), "{path}: {}", answer.status());
-}
-
-/// Waits on the other processes (not on a timer of ours) until `done`.
-async fn until<F: std::future::Future<Output = bool>>(what: &str, mut done: impl FnMut() -> F) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done().await {
-        assert!(Instant::now() < deadline, "{what}: not within 60 s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,11 +110,15 @@ async fn a_payout_in_flight_at_kill_9_is_inquired_and_settled_once() {
                 .await;
         })
     };
-    until("the channel took the payout", || async {
-        sim_get(&http, &sim, "payouts").await["payouts"]
-            .as_array()
-            .is_some_and(|p| p.len() == 1)
-    })
+    until(
+        "the channel took the payout",
+        Duration::from_secs(60),
+        || async {
+            sim_get(&http, &sim, "payouts").await["payouts"]
+                .as_array()
+                .is_some_and(|p| p.len() == 1)
+        },
+    )
     .await;
     first.child.kill().unwrap();
     first.child.wait().unwrap();
@@ -143,9 +138,13 @@ async fn a_payout_in_flight_at_kill_9_is_inquired_and_settled_once() {
         json!({"seconds": 61}),
     )
     .await;
-    until("the payout was inquired and carried on", || async {
-        operator(&http, &second, "GET", &read, json!({})).await["status"] == "processing"
-    })
+    until(
+        "the payout was inquired and carried on",
+        Duration::from_secs(60),
+        || async {
+            operator(&http, &second, "GET", &read, json!({})).await["status"] == "processing"
+        },
+    )
     .await;
     sim_send(
         &http,
@@ -155,7 +154,7 @@ async fn a_payout_in_flight_at_kill_9_is_inquired_and_settled_once() {
         json!({}),
     )
     .await;
-    until("the payout completed", || async {
+    until("the payout completed", Duration::from_secs(60), || async {
         operator(&http, &second, "GET", &read, json!({})).await["status"] == "completed"
     })
     .await;

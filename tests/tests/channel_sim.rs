@@ -20,14 +20,14 @@ use payments_service::app::{deposits, ledger, payment_sync};
 use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::error::ApiError;
 use payments_service::domain::status::{DepositStatus, WithdrawalStatus};
-use payments_testing::channel_sim::ChannelSim;
+use payments_testing::channel_sim::{until, ChannelSim};
 use payments_testing::TEST_OPERATOR;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn orders() -> usize {
     std::env::var("CHANNEL_SIM_ORDERS")
@@ -63,16 +63,6 @@ fn faults() -> Value {
         "drop_percent": 20, "duplicate_percent": 25, "delay_percent": 25, "delay_ms": 150,
         "reorder_percent": 25, "partial_percent": 25, "payout_fail_percent": 10
     })
-}
-
-/// Waits on the other process, not on a timer of ours: until `done` or the
-/// deadline, checking every 100 ms.
-async fn until<F: std::future::Future<Output = bool>>(what: &str, mut done: impl FnMut() -> F) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !done().await {
-        assert!(Instant::now() < deadline, "{what}: not within 120 s");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -138,18 +128,22 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
     // The service's passes, on its clock: deposits whose notification was
     // dropped are found by asking the channel.
     let last = std::sync::atomic::AtomicI64::new(0);
-    until("every paid deposit completed", || async {
-        clock.advance(1);
-        let now = clock.unix();
-        let since = last.swap(now, std::sync::atomic::Ordering::SeqCst);
-        payment_sync::inquire_due(&f.app, since, now).await.unwrap();
-        let mut all = true;
-        for no in &paid_orders {
-            let d = deposits::find_any(&f.app, no).await.unwrap();
-            all &= d.status == DepositStatus::Completed;
-        }
-        all
-    })
+    until(
+        "every paid deposit completed",
+        Duration::from_secs(120),
+        || async {
+            clock.advance(1);
+            let now = clock.unix();
+            let since = last.swap(now, std::sync::atomic::Ordering::SeqCst);
+            payment_sync::inquire_due(&f.app, since, now).await.unwrap();
+            let mut all = true;
+            for no in &paid_orders {
+                let d = deposits::find_any(&f.app, no).await.unwrap();
+                all &= d.status == DepositStatus::Completed;
+            }
+            all
+        },
+    )
     .await;
     for no in &paid_orders {
         let d = deposits::find_any(&f.app, no).await.unwrap();
@@ -197,20 +191,24 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
     }
     // The dispatcher's passes, on the service's clock: payouts in doubt
     // are asked about and re-sent only when the channel has no record.
-    until("every withdrawal completed or failed", || async {
-        clock.advance(1);
-        withdrawals::dispatch_due(&f.app).await.unwrap();
-        withdrawals::inquire_due(&f.app).await.unwrap();
-        let mut all = true;
-        for no in &ours {
-            let w = withdrawals::find_any(&f.app, no).await.unwrap();
-            all &= matches!(
-                w.status,
-                WithdrawalStatus::Completed | WithdrawalStatus::Failed
-            );
-        }
-        all
-    })
+    until(
+        "every withdrawal completed or failed",
+        Duration::from_secs(120),
+        || async {
+            clock.advance(1);
+            withdrawals::dispatch_due(&f.app).await.unwrap();
+            withdrawals::inquire_due(&f.app).await.unwrap();
+            let mut all = true;
+            for no in &ours {
+                let w = withdrawals::find_any(&f.app, no).await.unwrap();
+                all &= matches!(
+                    w.status,
+                    WithdrawalStatus::Completed | WithdrawalStatus::Failed
+                );
+            }
+            all
+        },
+    )
     .await;
 
     let payouts = control(&http, &sim, "payouts").await;

@@ -14,11 +14,11 @@ use browser::Browser;
 use payments_service::app::deposits;
 use payments_service::clock::SystemClock;
 use payments_service::domain::status::DepositStatus;
-use payments_testing::channel_sim::ChannelSim;
+use payments_testing::channel_sim::{until, ChannelSim};
 use rust_decimal::Decimal;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn shots() -> PathBuf {
     PathBuf::from(concat!(
@@ -66,15 +66,12 @@ async fn a_payer_pays_another_amount_on_the_channels_page_and_the_deposit_comple
     browser.quit().await.unwrap();
 
     // The channel's notification reaches the service (another process).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let paid = loop {
+    until("the deposit completed", Duration::from_secs(30), || async {
         let d = deposits::find_any(&f.app, &order.order_no).await.unwrap();
-        if d.status == DepositStatus::Completed {
-            break d;
-        }
-        assert!(Instant::now() < deadline, "the deposit did not complete");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        d.status == DepositStatus::Completed
+    })
+    .await;
+    let paid = deposits::find_any(&f.app, &order.order_no).await.unwrap();
     assert_eq!(paid.actual_amount, Decimal::new(7505, 1));
 }
 

@@ -129,3 +129,22 @@ impl Drop for ChannelSim {
         let _ = std::fs::remove_dir_all(&self.data_dir);
     }
 }
+
+/// Waits on another process (the simulator, the service as a process),
+/// not on a timer of ours: checks `done` every 50 ms until it holds, and
+/// fails naming `what` after `limit`.
+pub async fn until<F: std::future::Future<Output = bool>>(
+    what: &str,
+    limit: std::time::Duration,
+    mut done: impl FnMut() -> F,
+) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {} s",
+            limit.as_secs()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
