@@ -14,6 +14,26 @@ pub fn names() -> Vec<&'static str> {
         .collect()
 }
 
+/// The names (`Feature:` lines) of the feature files tagged `@tag` as a
+/// whole.
+pub fn tagged(tag: &str) -> Vec<&'static str> {
+    let mark = format!("@{tag}");
+    FILES
+        .iter()
+        .filter(|(name, _)| name.ends_with(".feature"))
+        .filter_map(|(_, text)| {
+            let mut tagged = false;
+            for line in text.lines().map(str::trim) {
+                if let Some(feature) = line.strip_prefix("Feature:") {
+                    return tagged.then(|| feature.trim());
+                }
+                tagged |= line.starts_with('@') && line.split_whitespace().any(|t| t == mark);
+            }
+            None
+        })
+        .collect()
+}
+
 /// `features/README.md`: which scenario checks which rule.
 pub fn rule_map() -> &'static str {
     FILES

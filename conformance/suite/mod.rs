@@ -163,6 +163,20 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
     };
 
     let mut shown = run.shown.clone();
+    if !channel_sim {
+        let whole = features::tagged(CHANNEL_SIM_TAG).join(", ");
+        let said = match settings.base_url {
+            None => format!(
+                "the @{CHANNEL_SIM_TAG} scenarios ({whole}) run in a second pass, a sandbox \
+                 paying through payments-channel-sim (reports in channel-sim/)"
+            ),
+            Some(_) => format!(
+                "the @{CHANNEL_SIM_TAG} scenarios ({whole}): they need the channel simulator \
+                 the deployment pays through (--channel-url, --channel-code, --channel-secret)"
+            ),
+        };
+        shown.push(("left out".into(), said));
+    }
     if !features.is_empty() {
         shown.push(("features".into(), features.join(", ")));
     }

@@ -125,7 +125,7 @@ async fn a_payout_in_flight_at_kill_9_is_inquired_and_settled_once() {
     approving.abort();
     sim_send(&http, &sim, "PUT", "faults", json!({})).await;
 
-    let second = start_with(&data, port, &database_url, &env);
+    let mut second = start_with(&data, port, &database_url, &env);
     wait_ready(&http, &second.base).await;
     let read = format!("/api/v1/operator/withdrawals/{order_no}");
     // Past payout_inquire_after_seconds on the sandbox's clock: the
@@ -177,5 +177,7 @@ async fn a_payout_in_flight_at_kill_9_is_inquired_and_settled_once() {
         "{order}"
     );
     support::assert_ledger_clean(&http, &second).await;
+    second.child.kill().unwrap();
+    second.child.wait().unwrap();
     let _ = std::fs::remove_dir_all(&data);
 }
