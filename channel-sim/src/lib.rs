@@ -70,7 +70,14 @@ pub struct Sim {
     /// as a process's would be.
     tasks: Mutex<tokio::task::JoinSet<()>>,
     restart: tokio::sync::Notify,
+    /// Notifications being posted at once, as a provider's notifier keeps
+    /// a bounded pool of connections: a burst of payments queues here
+    /// rather than opening one connection to the service per payment.
+    senders: tokio::sync::Semaphore,
 }
+
+/// Notifications posted at once.
+const SENDERS: usize = 32;
 
 impl Sim {
     fn records(&self) -> std::sync::MutexGuard<'_, Records> {
@@ -146,6 +153,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         settle_after: config.settle_after,
         dice: Dice::new(config.faults.clone(), config.seed),
         records: Mutex::new(records),
+        senders: tokio::sync::Semaphore::new(SENDERS),
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()

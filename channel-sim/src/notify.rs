@@ -190,6 +190,10 @@ async fn post(sim: &Sim, url: &str, note: &wire::Notification) -> bool {
     };
     let mut wait = Duration::from_millis(100);
     for attempt in 1..=ATTEMPTS {
+        // Held for this attempt only: a retry's wait frees it for others.
+        let Ok(sending) = sim.senders.acquire().await else {
+            return false;
+        };
         let timestamp = chrono::Utc::now().timestamp();
         let signature = payments_wire::channel::sign(&sim.secret, timestamp, "POST", &path, &body);
         sim.counters.sent.fetch_add(1, Ordering::Relaxed);
@@ -205,6 +209,7 @@ async fn post(sim: &Sim, url: &str, note: &wire::Notification) -> bool {
             .body(body.clone())
             .send()
             .await;
+        drop(sending);
         match answer.map(|a| a.status()) {
             Ok(status) if status.is_success() => {
                 sim.counters.acknowledged.fetch_add(1, Ordering::Relaxed);

@@ -16,15 +16,13 @@
 //!
 //! Each prints one JSON line last, for `cargo xtask bench` to read.
 
+mod support;
+
 use anyhow::{bail, Context, Result};
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
 use merchant_client::{BearerToken, Credentials};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::net::TcpListener;
-use tokio::sync::Notify;
+use std::sync::Arc;
+use std::time::Duration;
+use support::receiver::{self, Receiver};
 
 #[tokio::main]
 async fn main() -> Result<()> {
@@ -50,105 +48,16 @@ async fn main() -> Result<()> {
     }
 }
 
-fn unix_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0)
-}
-
-/// Callbacks as they arrive: the order each names, and when (Unix ms).
-#[derive(Clone)]
-struct Receiver {
-    url: String,
-    arrivals: Arc<Mutex<Vec<(Bytes, f64)>>>,
-    arrived: Arc<Notify>,
-}
-
-impl Receiver {
-    async fn start(port: u16) -> Result<Receiver> {
-        let listener = TcpListener::bind(("127.0.0.1", port))
-            .await
-            .with_context(|| format!("listening on 127.0.0.1:{port}"))?;
-        let port = listener.local_addr()?.port();
-        let receiver = Receiver {
-            url: format!("http://127.0.0.1:{port}/callback"),
-            arrivals: Arc::default(),
-            arrived: Arc::default(),
-        };
-        let serving = receiver.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let _ = stream.set_nodelay(true);
-                let r = serving.clone();
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(
-                        move |request: hyper::Request<hyper::body::Incoming>| {
-                            let r = r.clone();
-                            async move {
-                                let body = request.into_body().collect().await?.to_bytes();
-                                let at = unix_ms();
-                                if let Ok(mut a) = r.arrivals.lock() {
-                                    a.push((body, at));
-                                }
-                                r.arrived.notify_waiters();
-                                Ok::<_, hyper::Error>(hyper::Response::new(Full::new(Bytes::new())))
-                            }
-                        },
-                    );
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-        Ok(receiver)
-    }
-
-    fn count(&self) -> usize {
-        self.arrivals.lock().map(|a| a.len()).unwrap_or(0)
-    }
-
-    /// Waits until `n` callbacks arrived or `limit` passed; returns how many.
-    async fn wait_for(&self, n: usize, limit: Duration) -> usize {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let notified = self.arrived.notified();
-            let got = self.count();
-            if got >= n || tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return self.count();
-            }
-        }
-    }
-
-    /// The first arrival of each order: order number → Unix ms.
-    fn first_arrivals(&self) -> HashMap<String, f64> {
-        let mut first = HashMap::new();
-        for (body, at) in self.arrivals.lock().map(|a| a.clone()).unwrap_or_default() {
-            let order = serde_json::from_slice::<serde_json::Value>(&body)
-                .ok()
-                .and_then(|v| {
-                    v.get("bench_id")
-                        .or_else(|| v.get("order_no"))
-                        .and_then(|k| k.as_str())
-                        .map(String::from)
-                });
-            if let Some(order) = order {
-                first.entry(order).or_insert(at);
-            }
-        }
-        first
-    }
-}
-
 async fn receive(port: u16, n: usize, limit: u64, log: Option<&str>) -> Result<()> {
     let receiver = Receiver::start(port).await?;
     eprintln!(
         "delivery_bench: waiting for {n} callbacks on {}",
         receiver.url
     );
-    let got = receiver.wait_for(n, Duration::from_secs(limit)).await;
-    let arrivals = receiver.first_arrivals();
+    let got = receiver
+        .wait_for(n, Duration::from_secs(limit), receiver::any)
+        .await;
+    let arrivals = receiver.first_arrivals(receiver::any);
     if let Some(log) = log {
         let mut text = String::with_capacity(arrivals.len() * 48);
         for (key, at) in &arrivals {

@@ -14,6 +14,8 @@
 //! and prints one JSON line: requests, errors, requests per second, and
 //! the median, p99 and p99.9 latency in milliseconds.
 
+mod support;
+
 use anyhow::{bail, Context, Result};
 use merchant_client::merchant::types as m;
 use merchant_client::{BearerToken, Credentials};
@@ -175,13 +177,7 @@ async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64
         errors += e;
     }
     all.sort_unstable();
-    let pick = |q: f64| -> f64 {
-        if all.is_empty() {
-            return 0.0;
-        }
-        let i = ((all.len() as f64 * q).ceil() as usize).clamp(1, all.len()) - 1;
-        f64::from(all[i]) / 1000.0
-    };
+    let pick = |q: f64| support::quantile_ms(&all, q);
     println!(
         "{}",
         serde_json::json!({

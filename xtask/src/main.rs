@@ -21,14 +21,17 @@ commands:
                       nothing and fail if generated/ or the dropshot round trip
                       differs from the spec
   bench [--seconds N] [--drain N] [--steady-rate N] [--sizes 10000,...]
-        [--only requests,delivery,sizes]
+        [--only requests,delivery,sizes,channels]
                       release build on the local PostgreSQL, load from
                       separate processes: create, query, balance at 1/16/64
                       clients against pgbench's insert; a drained callback
                       backlog and a steady rate against wrk's and pgbench's
                       ceilings; everything again on tables seeded to each
-                      size (default 10⁴, 10⁵, 10⁶ orders). Writes
-                      bench/results/ (with --only: target/bench-partial/)
+                      size (default 10⁴, 10⁵, 10⁶ orders); payouts and the
+                      channel money path through payments-channel-sim in its
+                      own process (--steady-rate is its offered rate too).
+                      Writes bench/results/ (with --only: target/bench-partial/;
+                      channels.md always to bench/results/)
   conformance [--profile sandbox|production] [--base-url URL]
               [--features a,b] [--tags EXPR] [--realtime]
                       run the cucumber suite (features/) against the profile,

@@ -2,9 +2,11 @@
 //! from separate processes, next to the database's and the network's own
 //! ceilings on the same machine in the same run; callback delivery as a
 //! drained backlog and at a steady rate; and every figure again on tables
-//! seeded to 10⁴, 10⁵ and 10⁶ orders. Writes bench/results/README.md and
-//! its plots.
+//! seeded to 10⁴, 10⁵ and 10⁶ orders; money through a channel simulator in
+//! a process of its own. Writes bench/results/README.md and its plots, and
+//! bench/results/channels.md.
 
+mod channels;
 mod delivery;
 mod report;
 mod sizes;
@@ -36,7 +38,7 @@ pub struct Options {
     pub only: Vec<String>,
 }
 
-const PARTS: [&str; 3] = ["requests", "delivery", "sizes"];
+const PARTS: [&str; 4] = ["requests", "delivery", "sizes", "channels"];
 
 impl Options {
     pub fn parse(args: &[String]) -> Result<Options> {
@@ -116,6 +118,8 @@ struct Bench {
     bin: PathBuf,
     loadgen: PathBuf,
     delivery: PathBuf,
+    channels: PathBuf,
+    channel_sim: PathBuf,
     scratch: PathBuf,
     master_key: String,
     operator_token: String,
@@ -126,6 +130,11 @@ impl Bench {
     /// Starts the service on `database` and waits until it listens. The
     /// rate limit is raised so that it is not what gets measured.
     fn start(&self, database: &str, profile: &str, worker: bool) -> Result<Service> {
+        self.start_with(database, profile, worker, "")
+    }
+
+    /// `start`, with `extra` appended to the configuration file.
+    fn start_with(&self, database: &str, profile: &str, worker: bool, extra: &str) -> Result<Service> {
         let port = free_port()?;
         let base = format!("http://127.0.0.1:{port}");
         let config = format!(
@@ -133,7 +142,7 @@ impl Bench {
              database_url = \"{PG}/{database}\"\nmaster_key = \"{}\"\nlog_level = \"error\"\n\
              callback_worker = {worker}\n\
              [rate_limit]\nrequests_per_minute = 1000000000\nburst = 100000000\n\
-             [[operators]]\nname = \"bench\"\ntoken = \"{}\"\n",
+             [[operators]]\nname = \"bench\"\ntoken = \"{}\"\n{extra}",
             self.master_key, self.operator_token
         );
         let config_path = self
@@ -239,6 +248,10 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
             "loadgen",
             "--example",
             "delivery_bench",
+            "--example",
+            "channel_bench",
+            "--bin",
+            "payments-channel-sim",
         ])
         .status()?;
     if !status.success() {
@@ -266,6 +279,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         bin: root.join("target/release/payments"),
         loadgen: root.join("target/release/examples/loadgen"),
         delivery: root.join("target/release/examples/delivery_bench"),
+        channels: root.join("target/release/examples/channel_bench"),
+        channel_sim: root.join("target/release/payments-channel-sim"),
         scratch: scratch.clone(),
         master_key: base64(&random_bytes(32)?),
         operator_token: format!("op_bench_{}", hex(&random_bytes(16)?)),
@@ -289,8 +304,38 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         results.sizes = at_sizes;
         results.explain = explain;
     }
+    let channel_figures = if options.wants("channels") {
+        let database = databases.create(&format!("payments_bench_{run_id}_channels"))?;
+        Some(channels::run(&bench, &database, options.steady_rate)?)
+    } else {
+        None
+    };
     drop(databases);
     let _ = std::fs::remove_dir_all(&scratch);
+    // The channel figures stand in a file of their own, so a run of that
+    // part alone (`--only channels`) writes them where they are kept.
+    if let Some(figures) = &channel_figures {
+        let header = format!(
+            "Written by `cargo xtask bench` (commit {}, {}): the service (release build, \
+             PostgreSQL), `payments-channel-sim` (release build) and the load \
+             (`tests/examples/channel_bench.rs`), each a process of its own. Each payout cell: \
+             {} s after a 1 s warm-up.\n\n## Machine\n\n{}\n",
+            git_commit(root),
+            utc_now(),
+            options.seconds,
+            machine()
+        );
+        let dir = root.join("bench/results");
+        let text = channels::write(figures, &header, &dir)?;
+        println!("\n{text}");
+    }
+    if options.only.iter().all(|p| p == "channels") && !options.only.is_empty() {
+        step(&format!(
+            "wrote bench/results/channels.md in {:.0} s",
+            started.elapsed().as_secs_f64()
+        ));
+        return Ok(());
+    }
 
     // A partial run leaves the committed results alone.
     let results_dir = if options.only.is_empty() {

@@ -27,6 +27,12 @@ pub fn write(root: &Path, options: &Options, r: &Results, dir: &Path) -> Result<
         options.seconds
     )?;
     writeln!(out, "## Machine\n\n{}\n", machine())?;
+    writeln!(
+        out,
+        "Payouts and the channel money path through `payments-channel-sim` in a process of \
+         its own are in [channels.md](channels.md) (`cargo xtask bench --only channels` \
+         writes it alone).\n"
+    )?;
     targets(&mut out, r)?;
     if !r.load.is_empty() {
         requests(&mut out, r)?;

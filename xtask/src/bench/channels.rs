@@ -1,0 +1,354 @@
+//! Money through a channel in another process: `payments-channel-sim`
+//! (release build) beside the service. Payouts from the operator's approval
+//! to the channel's acceptance; the channel money path from the payer's
+//! click on the simulator's page to the completion's callback at a
+//! receiver, offered at a steady rate and then as fast as payers click;
+//! and pgbench running the database's part of one paid deposit, for the
+//! ceiling. Writes bench/results/channels.md.
+
+use super::{free_port, num, output, peak_memory_kib, pgbench, query_one, step, Bench, Guard};
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The targets (issue 31).
+const PAYOUTS_TARGET: f64 = 1_000.0;
+const PAYOUTS_P99_TARGET_MS: f64 = 50.0;
+const PATH_P99_TARGET_MS: f64 = 100.0;
+const PATH_FRACTION_TARGET: f64 = 0.6;
+/// Approvals in flight, per cell: the pool's size, and four times it.
+const APPROVERS: [usize; 2] = [16, 64];
+
+pub struct Figures {
+    pub payouts: Vec<Value>,
+    /// Sent to the channel and not answered when the approvals ended.
+    pub undispatched: u64,
+    pub steady: Value,
+    pub rate: u32,
+    pub max: Value,
+    pub db_ceiling: f64,
+    pub peak_kib: u64,
+}
+
+pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
+    let sim_port = free_port()?;
+    let sim_url = format!("http://127.0.0.1:{sim_port}");
+    let secret = format!("sim_{}", super::hex(&super::random_bytes(24)?));
+    step(&format!("starting payments-channel-sim on {sim_url}"));
+    // Payouts stay accepted (no settlement beside what is measured).
+    let _sim = Guard(
+        Command::new(&bench.channel_sim)
+            .args(["--bind", &format!("127.0.0.1:{sim_port}"), "--settle-by-control"])
+            .arg("--data-dir")
+            .arg(bench.scratch.join("channel-sim"))
+            .env("PAYMENTS_CHANNEL_SIM_SECRET", &secret)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("starting payments-channel-sim")?,
+    );
+    super::wait_for_port(sim_port)?;
+    // The sandbox profile, because the money path's callbacks go to a
+    // receiver on the loopback address over plain http; the channel is
+    // the same `http` kind production uses.
+    let service = bench.start_with(database, "sandbox", true, &channel_toml(&sim_url, &secret))?;
+    let key = bench.merchant(&service)?;
+    let tool = |args: &[&str]| -> Result<Value> {
+        let line = output(Command::new(&bench.channels).args(args))?;
+        serde_json::from_str(line.trim()).with_context(|| format!("channel_bench printed {line}"))
+    };
+    let seconds = bench.seconds.to_string();
+
+    let mut payouts = Vec::new();
+    for clients in APPROVERS {
+        step(&format!(
+            "payouts: {clients} approvals in flight for {seconds} s, each sent to the channel"
+        ));
+        let v = tool(&[
+            "payouts",
+            &service.base,
+            &key,
+            &bench.operator_token,
+            &clients.to_string(),
+            &seconds,
+        ])?;
+        println!(
+            "bench:   {:.0} approvals/s, median {:.2} ms, p99 {:.2} ms, {} errors",
+            num(&v, "rps"),
+            num(&v, "p50_ms"),
+            num(&v, "p99_ms"),
+            v["errors"]
+        );
+        if num(&v, "errors") + num(&v, "not_accepted") > num(&v, "approvals") / 100.0 {
+            bail!("payouts at {clients}: more than 1% of the approvals failed");
+        }
+        payouts.push(v);
+    }
+    let undispatched = query_one(
+        database,
+        "SELECT count(*) FROM withdrawal_orders WHERE status = 'approved'",
+    )?
+    .parse()?;
+
+    let orders = (u64::from(rate) * bench.seconds).to_string();
+    step(&format!(
+        "channel money path: {orders} payers click at {rate} a second"
+    ));
+    let steady = tool(&["pay", &service.base, &key, &orders, &rate.to_string()])?;
+    println!(
+        "bench:   click → completion callback: median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        num(&steady, "p50_ms"),
+        num(&steady, "p99_ms"),
+        num(&steady, "max_ms")
+    );
+    let orders = (2 * u64::from(rate) * bench.seconds).to_string();
+    step(&format!(
+        "channel money path: {orders} payers, 64 clicking at once"
+    ));
+    let max = tool(&["pay", &service.base, &key, &orders, "max"])?;
+    println!(
+        "bench:   {:.0} completions/s sustained",
+        num(&max, "completed_per_second")
+    );
+    let peak_kib = peak_memory_kib(service.pid())?;
+    drop(service);
+
+    step("the database's ceiling: pgbench, one paid deposit's transactions");
+    let db_ceiling = db_ceiling(bench, database)?;
+    println!("bench:   pgbench 16 clients: {db_ceiling:.0} paid deposits/s");
+    Ok(Figures {
+        payouts,
+        undispatched,
+        steady,
+        rate,
+        max,
+        db_ceiling,
+        peak_kib,
+    })
+}
+
+/// The sandbox's channel, pointed at the simulator in its own process.
+fn channel_toml(url: &str, secret: &str) -> String {
+    format!(
+        "\n[[channels]]\nid = \"chan-sim-1\"\ncode = \"SIMULATOR\"\nname = \"Bench simulator\"\n\
+         kind = \"http\"\ncurrencies = [\"THB\", \"BDT\"]\nbase_url = \"{url}\"\n\
+         secret = \"{secret}\"\nrequest_timeout_ms = 5000\n\
+         [channels.costs.deposit]\npercent = \"0.5\"\n\
+         [channels.costs.withdrawal]\nfixed = \"2\"\n"
+    )
+}
+
+/// What the database does for one paid deposit, statement for statement
+/// as the service sends them (read from PostgreSQL's statement log): the
+/// notification's reads (already seen? the order, its fee), the
+/// completion's transaction (the order, its callback record, the journal
+/// entry with its two postings, the balance, the notification's record),
+/// then the delivery's claim and its outcome's transaction. It runs on the
+/// deposits the money path paid, found by a random number through a side
+/// table; the unique keys get fresh values (`:s`) so every run inserts.
+/// (pgbench reads `:name` inside a string literal as a variable: a colon
+/// in a literal is written `chr(58)`.)
+const COMPLETION_SCRIPT: &str = "\\set n random(1, :count)
+SELECT md5(random()::text || clock_timestamp()::text) AS s \\gset
+SELECT * FROM channel_notifications WHERE channel_id = 'chan-sim-1' AND notification_id = :s;
+SELECT *, id AS deposit, merchant_id AS merchant FROM deposit_orders
+  WHERE order_no = (SELECT order_no FROM bench_paid WHERE n = :n) \\gset
+SELECT * FROM merchant_fees WHERE merchant_id = :merchant AND currency = 'BDT'
+  AND direction = 'deposit' LIMIT 1;
+BEGIN;
+SELECT * FROM deposit_orders WHERE order_no = :order_no LIMIT 1;
+UPDATE deposit_orders SET status = 'completed', updated_at = floor(extract(epoch from now()))::bigint,
+  callback_status = 'pending', completed_at = floor(extract(epoch from now()))::bigint,
+  actual_amount = 10000000, fee = 0, actual_channel_cost = 50000, actual_profit = -50000
+  WHERE id = :deposit AND status = ANY('{pending,matched,completed}') RETURNING *;
+INSERT INTO callback_deliveries (id, merchant_id, order_kind, order_no, event, callback_url, body,
+  status, attempts, next_attempt_at, created_at, updated_at, signature, claim_token, queued_at_ms)
+  VALUES (:s, :merchant, 'deposit', :order_no, 'deposit.completed#' || :s,
+  'http://127.0.0.1:9/callback', json_build_object('event', 'deposit.completed',
+  'order_no', :order_no::text, 'merchant_order_no', 'CP0000-0', 'amount', '1000.0000',
+  'actual_amount', '1000.0000', 'currency', 'BDT', 'status', 'completed', 'matched_at', NULL,
+  'completed_at', '2026-11-26T08:54:11Z')::text,
+  'WAITING_RETRY', 0, 0, floor(extract(epoch from now()))::bigint,
+  floor(extract(epoch from now()))::bigint, NULL, NULL, 0);
+INSERT INTO journal_entries (id, merchant_id, currency, kind, order_no, created_at)
+  VALUES (:s, :merchant, 'BDT', 'deposit_completed', :order_no || '#' || :s,
+  floor(extract(epoch from now()))::bigint);
+INSERT INTO postings (id, entry_id, account, currency, amount)
+  VALUES (:s || '-1', :s, 'system' || chr(58) || 'clearing', 'BDT', -10000000);
+INSERT INTO postings (id, entry_id, account, currency, amount)
+  VALUES (:s || '-2', :s, 'merchant' || chr(58) || :merchant || chr(58) || 'available', 'BDT', 10000000);
+INSERT INTO balances (id, merchant_id, currency, available, frozen, version, created_at, updated_at)
+  VALUES (:s, :merchant, 'BDT', 0, 0, 0, 0, 0) ON CONFLICT (merchant_id, currency) DO NOTHING;
+UPDATE balances SET available = available + 10000000, frozen = frozen + 0, version = version + 1,
+  updated_at = floor(extract(epoch from now()))::bigint
+  WHERE merchant_id = :merchant AND currency = 'BDT' AND available + 10000000 >= 0
+  AND frozen + 0 >= 0;
+INSERT INTO channel_notifications (id, channel_id, notification_id, kind, order_no, amount,
+  channel_cost, reference, reason, outcome, occurred_at, received_at)
+  VALUES (:s, 'chan-sim-1', :s, 'payment.completed', :order_no, 10000000, NULL, 'SIMCH-' || :order_no,
+  NULL, 'applied', floor(extract(epoch from now()))::bigint, floor(extract(epoch from now()))::bigint);
+COMMIT;
+UPDATE callback_deliveries SET status = 'SENDING', claim_token = 'bench:' || :s WHERE id = :s;
+BEGIN;
+UPDATE callback_deliveries SET status = 'SUCCESS', attempts = attempts + 1, next_attempt_at = NULL,
+  claim_token = NULL, updated_at = floor(extract(epoch from now()))::bigint WHERE id = :s;
+INSERT INTO callback_attempts (id, delivery_id, attempt, scheduled_at, started_at, duration_ms,
+  status_code, error, outcome, next_attempt_at) VALUES (:s, :s, 1, 0, 0, 2, 200, NULL, 'success', NULL);
+UPDATE deposit_orders SET callback_status = 'success', callback_count = callback_count + 1,
+  updated_at = floor(extract(epoch from now()))::bigint WHERE order_no = :order_no;
+COMMIT;
+";
+
+fn db_ceiling(bench: &Bench, database: &str) -> Result<f64> {
+    super::psql(
+        database,
+        "CREATE TABLE bench_paid AS SELECT row_number() OVER () AS n, order_no \
+         FROM deposit_orders WHERE channel_id IS NOT NULL AND status = 'completed'; \
+         CREATE UNIQUE INDEX ON bench_paid (n); ANALYZE bench_paid",
+    )?;
+    let count = query_one(database, "SELECT count(*) FROM bench_paid")?;
+    if count == "0" {
+        bail!("no channel deposit was completed: nothing for pgbench to run on");
+    }
+    let script = bench.scratch.join("completion.sql");
+    std::fs::write(&script, COMPLETION_SCRIPT)?;
+    pgbench(database, &script, &[("count", &count)], 16, bench.seconds)
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "**not met**"
+    }
+}
+
+/// bench/results/channels.md.
+pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
+    // The cell held to the targets: the fastest that keeps p99 within its
+    // bound, else the fastest.
+    let by_rate = |a: &&Value, b: &&Value| num(a, "rps").total_cmp(&num(b, "rps"));
+    let best = f
+        .payouts
+        .iter()
+        .filter(|v| num(v, "p99_ms") <= PAYOUTS_P99_TARGET_MS)
+        .max_by(by_rate)
+        .or_else(|| f.payouts.iter().max_by(by_rate))
+        .ok_or_else(|| anyhow!("no payout figures"))?;
+    let fraction = num(&f.max, "completed_per_second") / f.db_ceiling;
+    let mut out = String::new();
+    writeln!(out, "# Channel benchmark results\n\n{header}")?;
+    writeln!(out, "## Targets\n\n| target | measured | |\n|---|---|---|")?;
+    writeln!(
+        out,
+        "| payouts, approval → the channel's acceptance ≥ {PAYOUTS_TARGET:.0}/s | {:.0}/s at {} \
+         approvals in flight | {} |",
+        num(best, "rps"),
+        best["clients"],
+        verdict(num(best, "rps") >= PAYOUTS_TARGET)
+    )?;
+    writeln!(
+        out,
+        "| payouts p99 ≤ {PAYOUTS_P99_TARGET_MS:.0} ms (same cell) | {:.2} ms | {} |",
+        num(best, "p99_ms"),
+        verdict(num(best, "p99_ms") <= PAYOUTS_P99_TARGET_MS)
+    )?;
+    writeln!(
+        out,
+        "| money path offered at {}/s: click → callback p99 ≤ {PATH_P99_TARGET_MS:.0} ms | \
+         {:.1} ms | {} |",
+        f.rate,
+        num(&f.steady, "p99_ms"),
+        verdict(num(&f.steady, "p99_ms") <= PATH_P99_TARGET_MS)
+    )?;
+    writeln!(
+        out,
+        "| money path's highest sustained rate ≥ {PATH_FRACTION_TARGET} of pgbench's | \
+         {:.0}/s of {:.0}/s = {fraction:.2} | {} |\n",
+        num(&f.max, "completed_per_second"),
+        f.db_ceiling,
+        verdict(fraction >= PATH_FRACTION_TARGET)
+    )?;
+    writeln!(
+        out,
+        "## Payouts\n\n`tests/examples/channel_bench.rs payouts` funds a merchant, creates \
+         withdrawals awaiting approval (2,000 for each second of the run), then keeps \
+         approvals in flight through the operator API. An approval answers after the service \
+         has committed it, sent the payout to `payments-channel-sim` under the order number \
+         as its idempotency key, and recorded the channel's acceptance, so its latency is \
+         approval → acceptance, recorded. The simulator holds payouts accepted (no \
+         settlement runs beside the measurement). Withdrawals left approved and unsent \
+         after the run: {}.\n\n\
+         | approvals in flight | approvals/s | median ms | p99 ms | p99.9 ms | errors |\n\
+         |---:|---:|---:|---:|---:|---:|",
+        f.undispatched
+    )?;
+    for v in &f.payouts {
+        writeln!(
+            out,
+            "| {} | {:.0} | {:.2} | {:.2} | {:.2} | {} |",
+            v["clients"],
+            num(v, "rps"),
+            num(v, "p50_ms"),
+            num(v, "p99_ms"),
+            num(v, "p999_ms"),
+            num(v, "errors") + num(v, "not_accepted")
+        )?;
+    }
+    writeln!(
+        out,
+        "\n## The channel money path\n\n`tests/examples/channel_bench.rs pay` creates channel \
+         deposits (BDT, routed to the channel; each created at the simulator, which answers \
+         with its page) called back at its own receiver, then pays each on the simulator's \
+         page (`POST /pay/{{channel_order_no}}`, `action=pay`). The simulator journals the \
+         payment and posts a signed `payment.completed` to the service, which completes the \
+         order with its ledger entries and callback record in one transaction; the delivery \
+         worker posts the callback. Latency: the payer's click → the `completed` callback at \
+         the receiver.\n"
+    )?;
+    let line = |v: &Value| {
+        format!(
+            "{} orders: median {:.1} ms, **p99 {:.1} ms**, p99.9 {:.1} ms, max {:.1} ms; \
+             clicks at {:.0}/s, completions at {:.0}/s",
+            v["orders"],
+            num(v, "p50_ms"),
+            num(v, "p99_ms"),
+            num(v, "p999_ms"),
+            num(v, "max_ms"),
+            num(v, "paid_per_second"),
+            num(v, "completed_per_second"),
+        )
+    };
+    writeln!(
+        out,
+        "- **Offered at {}/s** (evenly spaced clicks): {}.",
+        f.rate,
+        line(&f.steady)
+    )?;
+    writeln!(
+        out,
+        "- **As fast as 64 payers click** (the highest sustained rate: orders over the time \
+         from the first click to the last callback): {}. Latency here is queueing, not \
+         service time.",
+        line(&f.max)
+    )?;
+    writeln!(
+        out,
+        "- **Ceiling**: `pgbench` (16 clients, the pool's size) running the database's part \
+         of one paid deposit statement for statement (the notification's reads, the \
+         completion's transaction, the delivery's claim and outcome; script in \
+         `xtask/src/bench/channels.rs`) on the paid deposits: **{:.0} paid deposits/s**. The \
+         money path reached **{fraction:.2}** of it. Every completion credits the same \
+         merchant's balance row, in the service and in the script alike.",
+        f.db_ceiling
+    )?;
+    writeln!(
+        out,
+        "- Peak memory of the service over this part (VmHWM): {:.1} MiB.",
+        f.peak_kib as f64 / 1024.0
+    )?;
+    std::fs::write(dir.join("channels.md"), &out)?;
+    Ok(out)
+}
