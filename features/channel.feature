@@ -76,3 +76,13 @@ Feature: Money through a channel's adapter
     And the merchant reads that withdrawal by order_no
     Then the response field "status" is "failed"
     And the THB balance is "5000.0000" available, "0.0000" frozen and "5000.0000" in total
+
+  Scenario: Money the channel collects for a cancelled deposit is held for an operator
+    Given the merchant has created a deposit "CH-10" of 100 BDT
+    When an operator cancels the deposit
+    And the payer pays 100 on the channel's page
+    And the channel's notification has reached the service
+    And the merchant reads that deposit
+    Then the response field "status" is "cancelled"
+    And the BDT balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    And the operator's held channel notifications list the deposit's payment of "100.0000"

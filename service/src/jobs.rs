@@ -38,14 +38,21 @@ pub async fn expiry_loop(app: Arc<App>, longest_sleep: Duration) {
                 failed = true;
             }
         }
-        let expired = deposits::expire_due(&app).await;
+        // A channel deposit is expired only once its channel has said it
+        // was not paid (a paid one completes instead, or is held): one
+        // whose payment is unknown waits, and is asked again soon.
+        let expired = crate::app::payment_sync::expire_due(&app).await;
         metrics::worker_run("expiry", expired.is_ok());
-        if let Err(e) = expired {
-            // Nothing is lost: the orders stay pending until expired, and a
-            // payment reaching one meanwhile expires it itself.
-            tracing::error!(error = %e, "expiring due deposits failed");
-            failed = true;
-        }
+        let waiting_for_channels = match expired {
+            Ok((_, kept)) => kept > 0,
+            Err(e) => {
+                // Nothing is lost: the orders stay pending until expired,
+                // and a payment reaching one meanwhile expires it itself.
+                tracing::error!(error = %e, "expiring due deposits failed");
+                failed = true;
+                false
+            }
+        };
         let dispatched = crate::app::withdrawals::dispatch_due(&app).await;
         metrics::worker_run("dispatch", dispatched.is_ok());
         if let Err(e) = dispatched {
@@ -66,6 +73,10 @@ pub async fn expiry_loop(app: Arc<App>, longest_sleep: Duration) {
                 None
             }
         };
+        // Past-due deposits waiting for their channel keep `next` in the
+        // past: the retry's sleep, not `next`, paces the asking.
+        let next = if waiting_for_channels { None } else { next };
+        let failed = failed || waiting_for_channels;
         let longest = if failed {
             RETRY_AFTER_FAILURE.min(longest_sleep)
         } else {

@@ -240,3 +240,23 @@ async fn withdrawal_to(
 ) {
     super::money::create_withdrawal_to(world, &order, &value, &currency, &account).await;
 }
+
+#[then(expr = "the operator's held channel notifications list the deposit's payment of {string}")]
+async fn held_listed(world: &mut PaymentsWorld, amount: String) {
+    let order_no = order_no_of(world.created());
+    let sim = channel().await;
+    let page = Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .list_channel_notifications(Some(&sim.code), None, None, Some(&order_no), Some("held"))
+            .await,
+    );
+    assert_eq!(page.status, 200, "{}", page.body);
+    let items = page.body["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 1, "{}", page.body);
+    assert_eq!(items[0]["type"], "payment.completed", "{}", page.body);
+    assert_eq!(items[0]["amount"], amount.as_str(), "{}", page.body);
+    assert_eq!(items[0]["outcome"], "held", "{}", page.body);
+}

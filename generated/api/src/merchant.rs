@@ -304,7 +304,7 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub bank_name: ::std::option::Option<::std::string::String>,
         pub currency_code: ::std::string::String,
-        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency.
+        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency. A channel deposit expires only once its channel has said it was not paid: while the channel cannot answer, the order stays `pending` past `expire_at`; a payment the channel then reports as made is, being late, not credited and is kept for an operator.
         pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Service-assigned order number, the stable identifier of the order.
         pub order_no: ::std::string::String,
@@ -862,7 +862,7 @@ pub mod types {
         ///The remark a bank transfer must carry to match this order (account orders).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub expected_remark: ::std::option::Option<::std::string::String>,
-        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency.
+        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency. A channel deposit expires only once its channel has said it was not paid: while the channel cannot answer, the order stays `pending` past `expire_at`; a payment the channel then reports as made is, being late, not credited and is kept for an operator.
         pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub fee: ::payments_wire::DecimalString,
         ///Internal record id.

@@ -607,6 +607,164 @@ pub mod types {
             value.parse()
         }
     }
+    ///A notification a channel's adapter posted, as recorded.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChannelNotification {
+        ///What the payer paid, as the channel reported it (payments).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub amount: ::std::option::Option<::payments_wire::DecimalString>,
+        ///The channel that posted it.
+        pub channel_code: ::std::string::String,
+        ///What the channel charged, as it reported it.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
+        pub id: ::std::string::String,
+        ///The adapter's own id for it; a repeat under the same id changed nothing.
+        pub notification_id: ::std::string::String,
+        ///When the channel says it happened.
+        pub occurred_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The service's order it names.
+        pub order_no: ::std::string::String,
+        pub outcome: ChannelNotificationOutcome,
+        ///Why a payout failed, as the channel said.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<::std::string::String>,
+        ///When the service recorded it.
+        pub received_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The channel's `channel_order_no` for a payment, or its `payout_reference` for a payout.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<::std::string::String>,
+        #[serde(rename = "type")]
+        pub type_: ChannelNotificationType,
+    }
+    ///What a notification did to its order: `applied` (it moved the order), `unchanged` (the order already showed it), `held` (money for a deposit that had expired or was cancelled: nothing was credited; it waits for an operator) or `contradictory` (it contradicts the order, which is set aside for an operator).
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ChannelNotificationOutcome {
+        #[serde(rename = "applied")]
+        Applied,
+        #[serde(rename = "unchanged")]
+        Unchanged,
+        #[serde(rename = "held")]
+        Held,
+        #[serde(rename = "contradictory")]
+        Contradictory,
+    }
+    impl ::std::fmt::Display for ChannelNotificationOutcome {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Applied => f.write_str("applied"),
+                Self::Unchanged => f.write_str("unchanged"),
+                Self::Held => f.write_str("held"),
+                Self::Contradictory => f.write_str("contradictory"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ChannelNotificationOutcome {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "applied" => Ok(Self::Applied),
+                "unchanged" => Ok(Self::Unchanged),
+                "held" => Ok(Self::Held),
+                "contradictory" => Ok(Self::Contradictory),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChannelNotificationOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChannelNotificationOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One page of channel notifications.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChannelNotificationPage {
+        pub items: ::std::vec::Vec<ChannelNotification>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///What the channel reported, as in the adapter protocol.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ChannelNotificationType {
+        #[serde(rename = "payment.matched")]
+        PaymentMatched,
+        #[serde(rename = "payment.completed")]
+        PaymentCompleted,
+        #[serde(rename = "payout.completed")]
+        PayoutCompleted,
+        #[serde(rename = "payout.failed")]
+        PayoutFailed,
+    }
+    impl ::std::fmt::Display for ChannelNotificationType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::PaymentMatched => f.write_str("payment.matched"),
+                Self::PaymentCompleted => f.write_str("payment.completed"),
+                Self::PayoutCompleted => f.write_str("payout.completed"),
+                Self::PayoutFailed => f.write_str("payout.failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ChannelNotificationType {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "payment.matched" => Ok(Self::PaymentMatched),
+                "payment.completed" => Ok(Self::PaymentCompleted),
+                "payout.completed" => Ok(Self::PayoutCompleted),
+                "payout.failed" => Ok(Self::PayoutFailed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChannelNotificationType {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChannelNotificationType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`ChannelSummary`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelSummary {
@@ -1708,6 +1866,20 @@ pub struct ResolveWithdrawalPath {
     /// The service's order number.
     pub order_no: String,
 }
+/// Query parameters of `list_channel_notifications`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListChannelNotificationsQuery {
+    /// `applied`, `unchanged`, `held` or `contradictory`.
+    pub outcome: Option<String>,
+    /// Only this channel's (its `code` in the configuration); a code no channel has lists nothing.
+    pub channel_code: Option<String>,
+    /// Only those about this order.
+    pub order_no: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -2052,6 +2224,18 @@ pub trait OperatorApi {
         path: ::dropshot::Path<ResolveWithdrawalPath>,
         body: ::payments_wire::server::SignedJson<types::ResolveWithdrawalRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
+    /// List channel notifications
+    ///
+    /// Notifications the channels' adapters posted, as recorded (once per channel and `notification_id`), newest received first. `outcome=held` lists money a channel collected for a deposit that had expired or was cancelled: nothing was credited, and it waits for an operator as a late bank transfer does. `outcome=contradictory` lists notifications that contradicted their order (the order is set aside with `needs_manual_intervention`).
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/channel-notifications",
+    tags = ["channels"],
+    }]
+    async fn list_channel_notifications(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::payments_wire::server::Query<ListChannelNotificationsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ChannelNotificationPage>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -2384,6 +2568,18 @@ where
         )
         .summary("Resolve a withdrawal set aside for an operator")
         .tag("withdrawals"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_channel_notifications".to_string(),
+            <ServerImpl as OperatorApi>::list_channel_notifications,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/channel-notifications",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List channel notifications")
+        .tag("channels"),
     )?;
     Ok(())
 }

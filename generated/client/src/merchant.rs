@@ -304,7 +304,7 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub bank_name: ::std::option::Option<::std::string::String>,
         pub currency_code: ::std::string::String,
-        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency.
+        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency. A channel deposit expires only once its channel has said it was not paid: while the channel cannot answer, the order stays `pending` past `expire_at`; a payment the channel then reports as made is, being late, not credited and is kept for an operator.
         pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Service-assigned order number, the stable identifier of the order.
         pub order_no: ::std::string::String,
@@ -854,7 +854,7 @@ pub mod types {
         ///The remark a bank transfer must carry to match this order (account orders).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub expected_remark: ::std::option::Option<::std::string::String>,
-        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency.
+        ///When the order expires if no payment has been matched: creation time plus the validity configured for the merchant and currency. A channel deposit expires only once its channel has said it was not paid: while the channel cannot answer, the order stays `pending` past `expire_at`; a payment the channel then reports as made is, being late, not credited and is kept for an operator.
         pub expire_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub fee: ::payments_wire::DecimalString,
         ///Internal record id.
@@ -1929,7 +1929,7 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
 
-Version: 0.3.2*/
+Version: 0.3.3*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1973,7 +1973,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.3.2"
+        "0.3.3"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -603,6 +603,162 @@ pub mod types {
             value.parse()
         }
     }
+    ///A notification a channel's adapter posted, as recorded.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChannelNotification {
+        ///What the payer paid, as the channel reported it (payments).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub amount: ::std::option::Option<::payments_wire::DecimalString>,
+        ///The channel that posted it.
+        pub channel_code: ::std::string::String,
+        ///What the channel charged, as it reported it.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub channel_cost: ::std::option::Option<::payments_wire::DecimalString>,
+        pub id: ::std::string::String,
+        ///The adapter's own id for it; a repeat under the same id changed nothing.
+        pub notification_id: ::std::string::String,
+        ///When the channel says it happened.
+        pub occurred_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The service's order it names.
+        pub order_no: ::std::string::String,
+        pub outcome: ChannelNotificationOutcome,
+        ///Why a payout failed, as the channel said.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<::std::string::String>,
+        ///When the service recorded it.
+        pub received_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The channel's `channel_order_no` for a payment, or its `payout_reference` for a payout.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<::std::string::String>,
+        #[serde(rename = "type")]
+        pub type_: ChannelNotificationType,
+    }
+    ///What a notification did to its order: `applied` (it moved the order), `unchanged` (the order already showed it), `held` (money for a deposit that had expired or was cancelled: nothing was credited; it waits for an operator) or `contradictory` (it contradicts the order, which is set aside for an operator).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ChannelNotificationOutcome {
+        #[serde(rename = "applied")]
+        Applied,
+        #[serde(rename = "unchanged")]
+        Unchanged,
+        #[serde(rename = "held")]
+        Held,
+        #[serde(rename = "contradictory")]
+        Contradictory,
+    }
+    impl ::std::fmt::Display for ChannelNotificationOutcome {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Applied => f.write_str("applied"),
+                Self::Unchanged => f.write_str("unchanged"),
+                Self::Held => f.write_str("held"),
+                Self::Contradictory => f.write_str("contradictory"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ChannelNotificationOutcome {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "applied" => Ok(Self::Applied),
+                "unchanged" => Ok(Self::Unchanged),
+                "held" => Ok(Self::Held),
+                "contradictory" => Ok(Self::Contradictory),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChannelNotificationOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChannelNotificationOutcome {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One page of channel notifications.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChannelNotificationPage {
+        pub items: ::std::vec::Vec<ChannelNotification>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///What the channel reported, as in the adapter protocol.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ChannelNotificationType {
+        #[serde(rename = "payment.matched")]
+        PaymentMatched,
+        #[serde(rename = "payment.completed")]
+        PaymentCompleted,
+        #[serde(rename = "payout.completed")]
+        PayoutCompleted,
+        #[serde(rename = "payout.failed")]
+        PayoutFailed,
+    }
+    impl ::std::fmt::Display for ChannelNotificationType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::PaymentMatched => f.write_str("payment.matched"),
+                Self::PaymentCompleted => f.write_str("payment.completed"),
+                Self::PayoutCompleted => f.write_str("payout.completed"),
+                Self::PayoutFailed => f.write_str("payout.failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ChannelNotificationType {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "payment.matched" => Ok(Self::PaymentMatched),
+                "payment.completed" => Ok(Self::PaymentCompleted),
+                "payout.completed" => Ok(Self::PayoutCompleted),
+                "payout.failed" => Ok(Self::PayoutFailed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChannelNotificationType {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChannelNotificationType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`ChannelSummary`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelSummary {
@@ -1535,7 +1691,7 @@ The operator interface of the payment service: merchants, their keys and setting
 
 Every request carries `authorization: Bearer <token>` with an operator token from the service's configuration; each token names its operator. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
 
-Version: 0.4.0*/
+Version: 0.5.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1579,7 +1735,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.4.0"
+        "0.5.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -3380,6 +3536,76 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List channel notifications
+
+    Notifications the channels' adapters posted, as recorded (once per channel and `notification_id`), newest received first. `outcome=held` lists money a channel collected for a deposit that had expired or was cancelled: nothing was credited, and it waits for an operator as a late bank transfer does. `outcome=contradictory` lists notifications that contradicted their order (the order is set aside with `needs_manual_intervention`).
+
+    Sends a `GET` request to `/api/v1/operator/channel-notifications`
+
+    Arguments:
+    - `channel_code`: Only this channel's (its `code` in the configuration); a code no channel has lists nothing.
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `order_no`: Only those about this order.
+    - `outcome`: `applied`, `unchanged`, `held` or `contradictory`.
+    */
+    pub async fn list_channel_notifications<'a>(
+        &'a self,
+        channel_code: Option<&'a str>,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        order_no: Option<&'a str>,
+        outcome: Option<&'a str>,
+    ) -> Result<ResponseValue<types::ChannelNotificationPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/channel-notifications", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new(
+                "channel_code",
+                &channel_code,
+            ))
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("order_no", &order_no))
+            .query(&progenitor_client::QueryParam::new("outcome", &outcome))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_channel_notifications",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(

@@ -11,8 +11,9 @@ use crate::app::withdrawals::Withdrawal;
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::status::{
-    BankTransactionStatus, DeliveryStatus, DepositStatus, WithdrawalStatus,
+    BankTransactionStatus, DeliveryStatus, DepositStatus, NotificationOutcome, WithdrawalStatus,
 };
+use crate::store::rows::ChannelNotificationRow;
 use crate::store::paging::{Cursor, ListFilter};
 use std::collections::HashMap;
 
@@ -28,6 +29,7 @@ pub struct Listing {
     pub merchant_id: Option<String>,
     pub account_id: Option<String>,
     pub order_no: Option<String>,
+    pub channel_id: Option<String>,
 }
 
 /// One page, and where the next resumes (none after the last).
@@ -54,6 +56,7 @@ impl Listing {
             merchant_id: self.merchant_id,
             account_id: self.account_id,
             order_no: self.order_no,
+            channel_id: self.channel_id,
         })
     }
 }
@@ -185,4 +188,19 @@ pub async fn callback_deliveries(app: &App, listing: Listing) -> Result<Page<Del
         .run(|s| Box::pin(async move { s.list_callback_deliveries(&f).await }))
         .await?;
     Ok(page(rows, &filter, |r| (r.created_at, &r.id)))
+}
+
+/// Channel notifications, newest received first; `status` filters by
+/// outcome.
+pub async fn channel_notifications(
+    app: &App,
+    listing: Listing,
+) -> Result<Page<ChannelNotificationRow>, ApiError> {
+    let filter = listing.filter(NotificationOutcome::ALL)?;
+    let f = filter.clone();
+    let rows = app
+        .db
+        .run(|s| Box::pin(async move { s.list_channel_notifications(&f).await }))
+        .await?;
+    Ok(page(rows, &filter, |r| (r.received_at, &r.id)))
 }

@@ -5,7 +5,7 @@
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus, DepositStatus,
-    OrderType, PayoutMethod, WithdrawalStatus,
+    NotificationKind, NotificationOutcome, OrderType, PayoutMethod, WithdrawalStatus,
 };
 use merchant_api::{merchant, operator, sandbox};
 
@@ -46,6 +46,20 @@ spelled_as!(CallbackStatus => [merchant::types::CallbackStatus] {
     Pending => Pending,
     Success => Success,
     Failed => Failed,
+});
+
+spelled_as!(NotificationKind => [operator::types::ChannelNotificationType] {
+    PaymentMatched => PaymentMatched,
+    PaymentCompleted => PaymentCompleted,
+    PayoutCompleted => PayoutCompleted,
+    PayoutFailed => PayoutFailed,
+});
+
+spelled_as!(NotificationOutcome => [operator::types::ChannelNotificationOutcome] {
+    Applied => Applied,
+    Unchanged => Unchanged,
+    Held => Held,
+    Contradictory => Contradictory,
 });
 
 spelled_as!(PayoutMethod => [merchant::types::PayoutMethod] {

@@ -13,6 +13,7 @@ pub mod merchant;
 pub mod observe;
 pub mod operator;
 pub mod operator_auth;
+mod operator_views;
 pub mod pages;
 pub mod sandbox;
 

@@ -2,10 +2,8 @@
 //! ledger check.
 
 use super::{body_error, deposit_order, reshape, time, time_opt, withdrawal_order};
-use crate::app::bank::BankTransaction;
 use crate::app::bank::{self, Ingested};
-use crate::app::callbacks::signing::{self, Signing};
-use crate::app::callbacks::{AttemptRecord, Delivery};
+use crate::app::callbacks::signing;
 use crate::app::deposits::{self, Deposit};
 use crate::app::listings::{self, Listing};
 use crate::app::merchants::{self, AutoApproval};
@@ -14,12 +12,16 @@ use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::fees::Direction;
 use crate::http::operator_auth::{operate, Operator};
+use crate::http::operator_views::{
+    bank_view, channel_notification_view, delivery_view, delivery_with_history, signing_view,
+};
 use crate::{app::ledger, domain::money, domain::validate};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
     ApproveWithdrawalPath, CancelDepositPath, CompleteDepositPath, IssueApiKeyPath,
     IssueCallbackSecretPath, ListBankTransactionsQuery, ListCallbackDeliveriesQuery,
+    ListChannelNotificationsQuery,
     ListDepositsQuery, ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi,
     ReadCallbackDeliveryPath, ReadCallbackSigningPath, ReadCashierSessionPath, ReadDepositPath,
     ReadWithdrawalPath, RejectWithdrawalPath, ResolveWithdrawalPath, RetryCallbackDeliveryPath,
@@ -44,27 +46,6 @@ fn acted_on_merchant(action: &'static str, merchant_id: &str) {
     tracing::info!(action, merchant_id, "operator action");
 }
 
-/// A merchant's signing in the operator contract's shape (a secret only
-/// when this request created it).
-fn signing_view(merchant_id: String, signing: Signing) -> Result<types::CallbackSigning, ApiError> {
-    let secrets = signing
-        .secrets
-        .iter()
-        .map(|&(created, expires)| {
-            Ok(types::CallbackSecretSummary {
-                created_at: time(created)?,
-                expires_at: time_opt(expires)?,
-            })
-        })
-        .collect::<Result<_, ApiError>>()?;
-    Ok(types::CallbackSigning {
-        merchant_id,
-        scheme: signing.scheme.into(),
-        callback_secret: signing.new_secret,
-        secrets,
-    })
-}
-
 fn parse<T: DeserializeOwned>(body: &SignedJson<T>) -> Result<T, ApiError> {
     body.parse().map_err(body_error)
 }
@@ -82,81 +63,6 @@ fn remarks(body: &SignedJson<types::ReviewRequest>) -> Result<Option<String>, Ap
 async fn deposit_view(app: &App, order: &Deposit) -> Result<types::DepositOrder, ApiError> {
     let merchant = merchants::find(app, &order.merchant_id).await?;
     reshape(&deposit_order(app, &merchant, order))
-}
-
-async fn bank_view(app: &App, ingested: Ingested) -> Result<types::BankTransaction, ApiError> {
-    let deposit_status = match (&ingested.deposit, &ingested.row.order_no) {
-        (Some(d), _) => Some(d.status),
-        (None, Some(order_no)) => Some(deposits::find_any(app, order_no).await?.status),
-        (None, None) => None,
-    };
-    bank_transaction(ingested.row, deposit_status)
-}
-
-fn bank_transaction(
-    row: BankTransaction,
-    deposit_status: Option<crate::domain::status::DepositStatus>,
-) -> Result<types::BankTransaction, ApiError> {
-    Ok(types::BankTransaction {
-        status: row.status.into(),
-        deposit_status: deposit_status.map(Into::into),
-        amount: DecimalString(money::from_units(row.amount)),
-        received_at: time(row.received_at)?,
-        matched_at: time_opt(row.matched_at)?,
-        created_at: time(row.created_at)?,
-        id: row.id,
-        account_id: row.account_id,
-        bank_reference: row.bank_reference,
-        currency_code: row.currency,
-        remark: row.remark,
-        payer_name: row.payer_name,
-        payer_account_last4: row.payer_account_last4,
-        order_no: row.order_no,
-    })
-}
-
-fn delivery_view(
-    row: Delivery,
-    history: Vec<AttemptRecord>,
-) -> Result<types::CallbackDelivery, ApiError> {
-    let history = history
-        .into_iter()
-        .map(|a| {
-            Ok(types::CallbackAttempt {
-                attempt: i64::from(a.attempt),
-                scheduled_at: time(a.scheduled_at)?,
-                started_at: time(a.started_at)?,
-                duration_ms: a.duration_ms,
-                status_code: a.status_code.map(i64::from),
-                error: a.error,
-                outcome: a.outcome.into(),
-                next_attempt_at: time_opt(a.next_attempt_at)?,
-            })
-        })
-        .collect::<Result<_, ApiError>>()?;
-    Ok(types::CallbackDelivery {
-        status: row.status.into(),
-        attempts: i64::from(row.attempts),
-        next_attempt_at: time_opt(row.next_attempt_at)?,
-        created_at: time(row.created_at)?,
-        updated_at: time(row.updated_at)?,
-        history,
-        id: row.id,
-        merchant_id: row.merchant_id,
-        order_kind: row.order_kind.to_string(),
-        order_no: row.order_no,
-        event: row.event,
-        callback_url: row.callback_url,
-        body: row.body,
-    })
-}
-
-async fn delivery_with_history(
-    app: &App,
-    row: Delivery,
-) -> Result<types::CallbackDelivery, ApiError> {
-    let history = crate::app::callbacks::history(app, &row.id).await?;
-    delivery_view(row, history)
 }
 
 /// Each listing's query as the use case takes it: the page, and the
@@ -705,6 +611,43 @@ impl OperatorApi for OperatorApiImpl {
                     .items
                     .into_iter()
                     .map(|r| delivery_view(r, Vec::new()))
+                    .collect::<Result<_, ApiError>>()?,
+                next_cursor: page.next_cursor,
+            })
+        })
+        .await
+    }
+
+    async fn list_channel_notifications(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListChannelNotificationsQuery>,
+    ) -> Result<HttpResponseOk<types::ChannelNotificationPage>, HttpError> {
+        operate(&rqctx, &headers, |app, _| async move {
+            let q = query.into_inner();
+            let channel_id = match q.channel_code.as_deref().map(|c| app.channels.by_code(c)) {
+                Some(None) => {
+                    return Ok(types::ChannelNotificationPage {
+                        items: Vec::new(),
+                        next_cursor: None,
+                    })
+                }
+                known => known.flatten().map(|c| c.id().to_string()),
+            };
+            let listing = Listing {
+                limit: q.limit,
+                cursor: q.cursor,
+                status: q.outcome,
+                order_no: q.order_no,
+                channel_id,
+                ..Listing::default()
+            };
+            let page = listings::channel_notifications(&app, listing).await?;
+            Ok(types::ChannelNotificationPage {
+                items: page
+                    .items
+                    .into_iter()
+                    .map(|r| channel_notification_view(&app, r))
                     .collect::<Result<_, ApiError>>()?,
                 next_cursor: page.next_cursor,
             })

@@ -17,6 +17,7 @@ pub struct ListFilter {
     pub status: Option<String>,
     pub account_id: Option<String>,
     pub order_no: Option<String>,
+    pub channel_id: Option<String>,
     pub after: Option<Cursor>,
     pub limit: i64,
 }
@@ -25,17 +26,21 @@ pub struct ListFilter {
 /// limits it to `filter.limit`. `$key` is the table's tie-breaking column
 /// (unique, compared as text): the order number or the id.
 macro_rules! newest_after {
-    ($query:expr, $table:ident, $key:ident, $filter:expr) => {{
+    ($query:expr, $table:ident, $key:ident, $filter:expr) => {
+        $crate::store::paging::newest_after!($query, $table, created_at, $key, $filter)
+    };
+    // Newest by `$at`, a table whose time column has another name.
+    ($query:expr, $table:ident, $at:ident, $key:ident, $filter:expr) => {{
         let mut query = $query;
         if let Some(c) = &$filter.after {
             query = query.filter(
-                $table::created_at.lt(c.created_at).or($table::created_at
+                $table::$at.lt(c.created_at).or($table::$at
                     .eq(c.created_at)
                     .and($table::$key.lt(c.key.clone()))),
             );
         }
         query
-            .order(($table::created_at.desc(), $table::$key.desc()))
+            .order(($table::$at.desc(), $table::$key.desc()))
             .limit($filter.limit)
     }};
 }

@@ -352,16 +352,37 @@ async fn transition(
 /// Safe to run in several workers at once: each expiry is a conditional
 /// update, so an order another worker expired first is skipped.
 pub async fn expire_due(app: &App) -> Result<usize, ApiError> {
+    Ok(expire_due_if(app, |_| async { Ok(true) }).await?.0)
+}
+
+/// `expire_due`, expiring each order only if `may_expire` says so (the
+/// expiry worker asks a channel deposit's channel first): the others are
+/// kept awaiting payment. How many expired, and how many were kept.
+pub async fn expire_due_if<F, Fut>(app: &App, mut may_expire: F) -> Result<(usize, usize), ApiError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: std::future::Future<Output = Result<bool, ApiError>>,
+{
     const BATCH: i64 = 500;
     let now = app.now_unix();
     let mut expired = 0;
+    let mut kept = std::collections::HashSet::new();
     loop {
         let due = app
             .db
             .run(move |s| Box::pin(async move { s.deposits_due_to_expire(now, BATCH).await }))
             .await?;
         let full = due.len() as i64 == BATCH;
+        let mut moved = 0;
         for order_no in due {
+            if kept.contains(&order_no) {
+                continue;
+            }
+            if !may_expire(order_no.clone()).await? {
+                kept.insert(order_no);
+                continue;
+            }
+            moved += 1;
             match expire(app, &order_no).await {
                 Ok(order) => {
                     expired += 1;
@@ -374,8 +395,9 @@ pub async fn expire_due(app: &App) -> Result<usize, ApiError> {
                 Err(e) => return Err(e),
             }
         }
-        if !full {
-            return Ok(expired);
+        // A batch that moved nothing (all kept) would be read again as is.
+        if !full || moved == 0 {
+            return Ok((expired, kept.len()));
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Notifications from channels' adapters, recorded once each.
 
 use crate::domain::status::NotificationOutcome;
+use crate::store::paging::{newest_after, ListFilter};
 use crate::store::rows::*;
 use crate::store::schema::*;
 use crate::store::StoreResult;
@@ -37,6 +38,12 @@ pub trait NotificationQueries: Send {
         &mut self,
         outcome: NotificationOutcome,
     ) -> StoreResult<i64>;
+
+    /// Newest received first; `filter.status` is the outcome.
+    async fn list_channel_notifications(
+        &mut self,
+        filter: &ListFilter,
+    ) -> StoreResult<Vec<ChannelNotificationRow>>;
 }
 
 macro_rules! impl_notifications {
@@ -88,6 +95,28 @@ macro_rules! impl_notifications {
                     .count()
                     .get_result(self.c())
                     .await?)
+            }
+
+            async fn list_channel_notifications(
+                &mut self,
+                filter: &ListFilter,
+            ) -> StoreResult<Vec<ChannelNotificationRow>> {
+                let mut q = channel_notifications::table.into_boxed();
+                if let Some(outcome) = &filter.status {
+                    q = q.filter(channel_notifications::outcome.eq(outcome.clone()));
+                }
+                if let Some(channel) = &filter.channel_id {
+                    q = q.filter(channel_notifications::channel_id.eq(channel.clone()));
+                }
+                if let Some(order_no) = &filter.order_no {
+                    q = q.filter(channel_notifications::order_no.eq(order_no.clone()));
+                }
+                Ok(
+                    newest_after!(q, channel_notifications, received_at, id, filter)
+                        .select(ChannelNotificationRow::as_select())
+                        .load(self.c())
+                        .await?,
+                )
             }
         }
     };

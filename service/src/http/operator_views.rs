@@ -1,0 +1,136 @@
+//! The operator contract's shapes of what the use cases return: merchants'
+//! signing, bank transactions, callback deliveries, channel notifications.
+
+use super::{time, time_opt};
+use crate::app::bank::{BankTransaction, Ingested};
+use crate::app::callbacks::signing::Signing;
+use crate::app::callbacks::{AttemptRecord, Delivery};
+use crate::app::deposits;
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::domain::money;
+use crate::store::rows::ChannelNotificationRow;
+use merchant_api::operator::types;
+use payments_wire::DecimalString;
+
+/// A merchant's signing in the operator contract's shape (a secret only
+/// when this request created it).
+pub fn signing_view(merchant_id: String, signing: Signing) -> Result<types::CallbackSigning, ApiError> {
+    let secrets = signing
+        .secrets
+        .iter()
+        .map(|&(created, expires)| {
+            Ok(types::CallbackSecretSummary {
+                created_at: time(created)?,
+                expires_at: time_opt(expires)?,
+            })
+        })
+        .collect::<Result<_, ApiError>>()?;
+    Ok(types::CallbackSigning {
+        merchant_id,
+        scheme: signing.scheme.into(),
+        callback_secret: signing.new_secret,
+        secrets,
+    })
+}
+
+pub async fn bank_view(app: &App, ingested: Ingested) -> Result<types::BankTransaction, ApiError> {
+    let deposit_status = match (&ingested.deposit, &ingested.row.order_no) {
+        (Some(d), _) => Some(d.status),
+        (None, Some(order_no)) => Some(deposits::find_any(app, order_no).await?.status),
+        (None, None) => None,
+    };
+    bank_transaction(ingested.row, deposit_status)
+}
+
+fn bank_transaction(
+    row: BankTransaction,
+    deposit_status: Option<crate::domain::status::DepositStatus>,
+) -> Result<types::BankTransaction, ApiError> {
+    Ok(types::BankTransaction {
+        status: row.status.into(),
+        deposit_status: deposit_status.map(Into::into),
+        amount: DecimalString(money::from_units(row.amount)),
+        received_at: time(row.received_at)?,
+        matched_at: time_opt(row.matched_at)?,
+        created_at: time(row.created_at)?,
+        id: row.id,
+        account_id: row.account_id,
+        bank_reference: row.bank_reference,
+        currency_code: row.currency,
+        remark: row.remark,
+        payer_name: row.payer_name,
+        payer_account_last4: row.payer_account_last4,
+        order_no: row.order_no,
+    })
+}
+
+pub fn delivery_view(
+    row: Delivery,
+    history: Vec<AttemptRecord>,
+) -> Result<types::CallbackDelivery, ApiError> {
+    let history = history
+        .into_iter()
+        .map(|a| {
+            Ok(types::CallbackAttempt {
+                attempt: i64::from(a.attempt),
+                scheduled_at: time(a.scheduled_at)?,
+                started_at: time(a.started_at)?,
+                duration_ms: a.duration_ms,
+                status_code: a.status_code.map(i64::from),
+                error: a.error,
+                outcome: a.outcome.into(),
+                next_attempt_at: time_opt(a.next_attempt_at)?,
+            })
+        })
+        .collect::<Result<_, ApiError>>()?;
+    Ok(types::CallbackDelivery {
+        status: row.status.into(),
+        attempts: i64::from(row.attempts),
+        next_attempt_at: time_opt(row.next_attempt_at)?,
+        created_at: time(row.created_at)?,
+        updated_at: time(row.updated_at)?,
+        history,
+        id: row.id,
+        merchant_id: row.merchant_id,
+        order_kind: row.order_kind.to_string(),
+        order_no: row.order_no,
+        event: row.event,
+        callback_url: row.callback_url,
+        body: row.body,
+    })
+}
+
+pub async fn delivery_with_history(
+    app: &App,
+    row: Delivery,
+) -> Result<types::CallbackDelivery, ApiError> {
+    let history = crate::app::callbacks::history(app, &row.id).await?;
+    delivery_view(row, history)
+}
+
+/// A recorded notification; `channel_code` from the configuration (a
+/// channel since removed shows its id).
+pub fn channel_notification_view(
+    app: &App,
+    row: ChannelNotificationRow,
+) -> Result<types::ChannelNotification, ApiError> {
+    let channel_code = app
+        .channels
+        .get(&row.channel_id)
+        .map_or_else(|| row.channel_id.clone(), |c| c.code().to_string());
+    Ok(types::ChannelNotification {
+        channel_code,
+        type_: row.kind.into(),
+        outcome: row.outcome.into(),
+        amount: row.amount.map(|a| DecimalString(money::from_units(a))),
+        channel_cost: row.channel_cost.map(|c| DecimalString(money::from_units(c))),
+        occurred_at: time(row.occurred_at)?,
+        received_at: time(row.received_at)?,
+        id: row.id,
+        notification_id: row.notification_id,
+        order_no: row.order_no,
+        reference: row.reference,
+        reason: row.reason,
+    })
+}
