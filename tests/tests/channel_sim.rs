@@ -56,12 +56,21 @@ async fn set_faults(http: &reqwest::Client, sim: &ChannelSim, faults: Value) {
     assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
 }
 
-/// Every call and notification fault at once.
+/// Moves the service's clock a second on, and up to the real time: the
+/// channel signs with the real time, and a service clock left behind would
+/// refuse its notifications as stale.
+fn tick(clock: &ManualClock) {
+    let real = chrono::Utc::now().timestamp();
+    clock.set(real.max(clock.unix() + 1));
+}
+
+/// Every call and notification fault at once, each kind at 20% or more:
+/// three in five calls fail one way or another.
 fn faults() -> Value {
     json!({
-        "error_percent": 10, "error_after_percent": 10, "timeout_percent": 10, "hang_ms": 900,
+        "error_percent": 20, "error_after_percent": 20, "timeout_percent": 20, "hang_ms": 900,
         "drop_percent": 20, "duplicate_percent": 25, "delay_percent": 25, "delay_ms": 150,
-        "reorder_percent": 25, "partial_percent": 25, "payout_fail_percent": 10
+        "reorder_percent": 25, "partial_percent": 25, "payout_fail_percent": 20
     })
 }
 
@@ -125,23 +134,31 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
         n,
         "every page payment is on the channel's record"
     );
-    // The service's passes, on its clock: deposits whose notification was
-    // dropped are found by asking the channel.
-    let last = std::sync::atomic::AtomicI64::new(0);
+    // The service's recovery passes (a pass from 0 asks about every deposit
+    // awaiting payment, as after a restart), with the clock kept near real
+    // time so that the channel's signed notifications stay fresh: deposits
+    // whose notification was dropped are found by asking the channel.
+    tick(&clock);
+    let waiting = std::sync::Mutex::new(paid_orders.clone());
     until(
         "every paid deposit completed",
-        Duration::from_secs(120),
+        Duration::from_secs(300),
         || async {
-            clock.advance(1);
-            let now = clock.unix();
-            let since = last.swap(now, std::sync::atomic::Ordering::SeqCst);
-            payment_sync::inquire_due(&f.app, since, now).await.unwrap();
-            let mut all = true;
-            for no in &paid_orders {
-                let d = deposits::find_any(&f.app, no).await.unwrap();
-                all &= d.status == DepositStatus::Completed;
+            tick(&clock);
+            payment_sync::inquire_due(&f.app, 0, clock.unix())
+                .await
+                .unwrap();
+            let before = waiting.lock().unwrap().clone();
+            let mut still = Vec::new();
+            for no in before {
+                let d = deposits::find_any(&f.app, &no).await.unwrap();
+                if d.status != DepositStatus::Completed {
+                    still.push(no);
+                }
             }
-            all
+            let done = still.is_empty();
+            *waiting.lock().unwrap() = still;
+            done
         },
     )
     .await;
@@ -191,22 +208,28 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
     }
     // The dispatcher's passes, on the service's clock: payouts in doubt
     // are asked about and re-sent only when the channel has no record.
+    let waiting = std::sync::Mutex::new(ours.clone());
     until(
         "every withdrawal completed or failed",
-        Duration::from_secs(120),
+        Duration::from_secs(300),
         || async {
-            clock.advance(1);
+            tick(&clock);
             withdrawals::dispatch_due(&f.app).await.unwrap();
             withdrawals::inquire_due(&f.app).await.unwrap();
-            let mut all = true;
-            for no in &ours {
-                let w = withdrawals::find_any(&f.app, no).await.unwrap();
-                all &= matches!(
+            let before = waiting.lock().unwrap().clone();
+            let mut still = Vec::new();
+            for no in before {
+                let w = withdrawals::find_any(&f.app, &no).await.unwrap();
+                if !matches!(
                     w.status,
                     WithdrawalStatus::Completed | WithdrawalStatus::Failed
-                );
+                ) {
+                    still.push(no);
+                }
             }
-            all
+            let done = still.is_empty();
+            *waiting.lock().unwrap() = still;
+            done
         },
     )
     .await;
@@ -245,4 +268,78 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
          {before_restart}; after: {stats}",
         completed.len()
     );
+}
+
+/// A deposit paid at the channel whose notification was lost, with the
+/// channel unable to answer at `expire_at`: the deposit is not expired on a
+/// guess. Once the channel answers, the payment (now late) is held for an
+/// operator, who finds it in the operator API's list of held notifications.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deposit_whose_payment_is_unknown_is_not_expired_and_late_money_is_listed_for_an_operator(
+) {
+    let sim = ChannelSim::start(&["--seed", "7"]).unwrap();
+    let clock = ManualClock::at_system_time();
+    let f = Fixture::start_with(&sim.url, sim.secret.as_bytes(), Arc::new(clock.clone()), |c| {
+        c.deposit_validity_seconds = 600;
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let new = payments_testing::new_deposit("SIM-LATE-1", Decimal::from(700), "BDT", None);
+    let order = deposits::create(&f.app, &f.merchant, new).await.unwrap();
+    // The payer pays; the notification is lost on the way.
+    set_faults(&http, &sim, json!({ "drop_percent": 100 })).await;
+    let page = http
+        .post(order.payment_url.clone().unwrap())
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("action=pay")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    // At expiry the channel cannot answer.
+    set_faults(&http, &sim, json!({ "error_percent": 100 })).await;
+    clock.advance(601);
+    assert_eq!(
+        payment_sync::expire_due(&f.app).await.unwrap(),
+        (0, 1),
+        "kept, not expired"
+    );
+    assert_eq!(
+        deposits::find_any(&f.app, &order.order_no).await.unwrap().status,
+        DepositStatus::Pending
+    );
+    let before = payments_testing::balance(&f.app, &f.merchant.id, "BDT")
+        .await
+        .unwrap();
+
+    // The channel answers: paid, but the order is past its time.
+    set_faults(&http, &sim, json!({})).await;
+    assert_eq!(payment_sync::expire_due(&f.app).await.unwrap(), (0, 0));
+    let late = deposits::find_any(&f.app, &order.order_no).await.unwrap();
+    assert_eq!(late.status, DepositStatus::Expired);
+    assert_eq!(
+        payments_testing::balance(&f.app, &f.merchant.id, "BDT")
+            .await
+            .unwrap(),
+        before,
+        "nothing credited on its own"
+    );
+    let listed: Value = http
+        .get(format!(
+            "{}/api/v1/operator/channel-notifications?outcome=held&channel_code=SIMULATOR",
+            f.service.base_url()
+        ))
+        .bearer_auth(payments_testing::TEST_OPERATOR_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let items = listed["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{listed}");
+    assert_eq!(items[0]["order_no"], order.order_no.as_str());
+    assert_eq!(items[0]["type"], "payment.completed");
+    assert_eq!(items[0]["amount"], "700.0000");
+    assert_eq!(items[0]["outcome"], "held");
 }
