@@ -131,7 +131,8 @@ async fn payouts(base: &str, key: &str, token: &str, clients_n: usize, seconds: 
                 callback_url: None,
                 currency_code: "THB".into(),
                 extra_data: None,
-                merchant_order_no: merchant_client::MerchantOrderNo::parse(&no).map_err(anyhow::Error::msg)?,
+                merchant_order_no: merchant_client::MerchantOrderNo::parse(&no)
+                    .map_err(anyhow::Error::msg)?,
             };
             let order = merchant
                 .create_withdrawal(&request)
@@ -263,9 +264,12 @@ async fn pay(base: &str, key: &str, n: usize, rate: Option<u32>) -> Result<()> {
                 .await
                 .map_err(|e| anyhow!("creating deposit {no}: {e}"))?
                 .into_inner();
-            let page = order
-                .payment_url
-                .ok_or_else(|| anyhow!("{} has no payment_url: is BDT routed to a channel?", order.order_no))?;
+            let page = order.payment_url.ok_or_else(|| {
+                anyhow!(
+                    "{} has no payment_url: is BDT routed to a channel?",
+                    order.order_no
+                )
+            })?;
             Ok((order.order_no, page))
         }
     })

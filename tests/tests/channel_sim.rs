@@ -279,9 +279,14 @@ async fn a_deposit_whose_payment_is_unknown_is_not_expired_and_late_money_is_lis
 ) {
     let sim = ChannelSim::start(&["--seed", "7"]).unwrap();
     let clock = ManualClock::at_system_time();
-    let f = Fixture::start_with(&sim.url, sim.secret.as_bytes(), Arc::new(clock.clone()), |c| {
-        c.deposit_validity_seconds = 600;
-    })
+    let f = Fixture::start_with(
+        &sim.url,
+        sim.secret.as_bytes(),
+        Arc::new(clock.clone()),
+        |c| {
+            c.deposit_validity_seconds = 600;
+        },
+    )
     .await;
     let http = reqwest::Client::new();
     let new = payments_testing::new_deposit("SIM-LATE-1", Decimal::from(700), "BDT", None);
@@ -305,7 +310,10 @@ async fn a_deposit_whose_payment_is_unknown_is_not_expired_and_late_money_is_lis
         "kept, not expired"
     );
     assert_eq!(
-        deposits::find_any(&f.app, &order.order_no).await.unwrap().status,
+        deposits::find_any(&f.app, &order.order_no)
+            .await
+            .unwrap()
+            .status,
         DepositStatus::Pending
     );
     let before = payments_testing::balance(&f.app, &f.merchant.id, "BDT")

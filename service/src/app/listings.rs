@@ -7,13 +7,13 @@ use crate::app::bank::BankTransaction;
 use crate::app::callbacks::Delivery;
 use crate::app::deposits::Deposit;
 use crate::app::merchants::{self, Merchant};
+use crate::app::notifications::Recorded;
 use crate::app::withdrawals::Withdrawal;
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::status::{
     BankTransactionStatus, DeliveryStatus, DepositStatus, NotificationOutcome, WithdrawalStatus,
 };
-use crate::store::rows::ChannelNotificationRow;
 use crate::store::paging::{Cursor, ListFilter};
 use std::collections::HashMap;
 
@@ -195,7 +195,7 @@ pub async fn callback_deliveries(app: &App, listing: Listing) -> Result<Page<Del
 pub async fn channel_notifications(
     app: &App,
     listing: Listing,
-) -> Result<Page<ChannelNotificationRow>, ApiError> {
+) -> Result<Page<Recorded>, ApiError> {
     let filter = listing.filter(NotificationOutcome::ALL)?;
     let f = filter.clone();
     let rows = app

@@ -61,6 +61,9 @@ impl From<StoreError> for Refusal {
     }
 }
 
+/// A notification as recorded, with what it did (listed for operators).
+pub type Recorded = crate::store::rows::ChannelNotificationRow;
+
 /// The channel with this code that takes notifications (one of kind
 /// `http`: the in-process simulator has no secret to sign with).
 pub fn channel_by_code(app: &App, code: &str) -> Result<Arc<dyn Channel>, Refusal> {

@@ -77,8 +77,10 @@ pub async fn inquire_due(app: &App, last: i64, now: i64) -> Result<usize, ApiErr
 /// stays awaiting payment. How many expired, and how many were kept.
 pub async fn expire_due(app: &App) -> Result<(usize, usize), ApiError> {
     let now = app.now_unix();
-    deposits::expire_due_if(app, move |order_no| async move { ask(app, &order_no, now).await })
-        .await
+    deposits::expire_due_if(app, move |order_no| async move {
+        ask(app, &order_no, now).await
+    })
+    .await
 }
 
 /// Asks about one order and applies the answer; false when the channel
@@ -161,8 +163,13 @@ mod tests {
         let asked: Vec<i64> = (0..=90_000)
             .filter(|now| due(created, expires, base, now - 1, *now))
             .collect();
-        assert_eq!(&asked[..12], &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024, 1_624]);
-        assert!(asked.windows(2).all(|w| w[1] - w[0] <= super::LONGEST_INTERVAL));
+        assert_eq!(
+            &asked[..12],
+            &[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024, 1_624]
+        );
+        assert!(asked
+            .windows(2)
+            .all(|w| w[1] - w[0] <= super::LONGEST_INTERVAL));
         assert!(*asked.last().unwrap() < expires, "expiry asks from then on");
     }
 }

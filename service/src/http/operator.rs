@@ -21,12 +21,11 @@ use merchant_api::operator::types;
 use merchant_api::operator::{
     ApproveWithdrawalPath, CancelDepositPath, CompleteDepositPath, IssueApiKeyPath,
     IssueCallbackSecretPath, ListBankTransactionsQuery, ListCallbackDeliveriesQuery,
-    ListChannelNotificationsQuery,
-    ListDepositsQuery, ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi,
-    ReadCallbackDeliveryPath, ReadCallbackSigningPath, ReadCashierSessionPath, ReadDepositPath,
-    ReadWithdrawalPath, RejectWithdrawalPath, ResolveWithdrawalPath, RetryCallbackDeliveryPath,
-    SetAutoApprovalPath, SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath,
-    SetRateLimitPath, SetReceivingAccountPath,
+    ListChannelNotificationsQuery, ListDepositsQuery, ListWithdrawalsQuery,
+    MatchBankTransactionPath, OperatorApi, ReadCallbackDeliveryPath, ReadCallbackSigningPath,
+    ReadCashierSessionPath, ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath,
+    ResolveWithdrawalPath, RetryCallbackDeliveryPath, SetAutoApprovalPath, SetCallbackSigningPath,
+    SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath, SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use payments_wire::DecimalString;

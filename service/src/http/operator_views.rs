@@ -6,16 +6,19 @@ use crate::app::bank::{BankTransaction, Ingested};
 use crate::app::callbacks::signing::Signing;
 use crate::app::callbacks::{AttemptRecord, Delivery};
 use crate::app::deposits;
+use crate::app::notifications::Recorded;
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::money;
-use crate::store::rows::ChannelNotificationRow;
 use merchant_api::operator::types;
 use payments_wire::DecimalString;
 
 /// A merchant's signing in the operator contract's shape (a secret only
 /// when this request created it).
-pub fn signing_view(merchant_id: String, signing: Signing) -> Result<types::CallbackSigning, ApiError> {
+pub fn signing_view(
+    merchant_id: String,
+    signing: Signing,
+) -> Result<types::CallbackSigning, ApiError> {
     let secrets = signing
         .secrets
         .iter()
@@ -113,7 +116,7 @@ pub async fn delivery_with_history(
 /// channel since removed shows its id).
 pub fn channel_notification_view(
     app: &App,
-    row: ChannelNotificationRow,
+    row: Recorded,
 ) -> Result<types::ChannelNotification, ApiError> {
     let channel_code = app
         .channels
@@ -124,7 +127,9 @@ pub fn channel_notification_view(
         type_: row.kind.into(),
         outcome: row.outcome.into(),
         amount: row.amount.map(|a| DecimalString(money::from_units(a))),
-        channel_cost: row.channel_cost.map(|c| DecimalString(money::from_units(c))),
+        channel_cost: row
+            .channel_cost
+            .map(|c| DecimalString(money::from_units(c))),
         occurred_at: time(row.occurred_at)?,
         received_at: time(row.received_at)?,
         id: row.id,

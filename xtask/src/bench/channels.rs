@@ -40,7 +40,11 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
     // Payouts stay accepted (no settlement beside what is measured).
     let _sim = Guard(
         Command::new(&bench.channel_sim)
-            .args(["--bind", &format!("127.0.0.1:{sim_port}"), "--settle-by-control"])
+            .args([
+                "--bind",
+                &format!("127.0.0.1:{sim_port}"),
+                "--settle-by-control",
+            ])
             .arg("--data-dir")
             .arg(bench.scratch.join("channel-sim"))
             .env("PAYMENTS_CHANNEL_SIM_SECRET", &secret)

@@ -134,7 +134,13 @@ impl Bench {
     }
 
     /// `start`, with `extra` appended to the configuration file.
-    fn start_with(&self, database: &str, profile: &str, worker: bool, extra: &str) -> Result<Service> {
+    fn start_with(
+        &self,
+        database: &str,
+        profile: &str,
+        worker: bool,
+        extra: &str,
+    ) -> Result<Service> {
         let port = free_port()?;
         let base = format!("http://127.0.0.1:{port}");
         let config = format!(
