@@ -9,6 +9,7 @@
 //! run the service against it as a separate process.
 
 mod adapter;
+pub mod cli;
 mod control;
 pub mod faults;
 mod notify;

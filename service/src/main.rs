@@ -3,6 +3,7 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use payments_service::app::{ledger, merchants, App};
+use payments_service::channels::child::ChildSim;
 use payments_service::clock::{Clock, OffsetClock, SystemClock};
 use payments_service::config::Config;
 use payments_service::domain::Profile;
@@ -42,6 +43,13 @@ enum Command {
         #[command(subcommand)]
         command: LedgerCommand,
     },
+    /// Run `payments-channel-sim` (the same arguments; `--help` lists
+    /// them): what the sandbox starts as a child with `start_channel_sim`.
+    #[command(disable_help_flag = true)]
+    ChannelSim {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -77,8 +85,21 @@ async fn main() {
 
 async fn run() -> Result<()> {
     let cli = Cli::parse();
-    let config = Config::load(cli.config.as_deref())?;
+    if let Some(Command::ChannelSim { args }) = &cli.command {
+        return channel_sim(args).await;
+    }
+    let mut config = Config::load(cli.config.as_deref())?;
     logs::init(config.log_format, &config.log_level);
+    // Kept for the whole run: dropping it stops the child.
+    let _channel_sim = if config.start_channel_sim {
+        let exe = std::env::current_exe()?;
+        let sim = ChildSim::start(&exe, &config.data_dir)?;
+        sim.adopt(&mut config);
+        tracing::info!(url = %sim.url, "channel simulator started as a child (start_channel_sim)");
+        Some(sim)
+    } else {
+        None
+    };
     // The sandbox's clock can be advanced through its API; production reads
     // the system clock only.
     let clock: Arc<dyn Clock> = if config.controllable_clock {
@@ -104,6 +125,28 @@ async fn run() -> Result<()> {
         Command::Ledger {
             command: LedgerCommand::Check,
         } => check_ledger(&app).await,
+        Command::ChannelSim { .. } => unreachable!("handled before the configuration"),
+    }
+}
+
+/// `payments channel-sim ...`: the simulator's own command line.
+async fn channel_sim(args: &[String]) -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PAYMENTS_CHANNEL_SIM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let argv = std::iter::once("payments channel-sim".to_string()).chain(args.iter().cloned());
+    match payments_channel_sim::cli::run_from(argv).await {
+        Err(e) if e.downcast_ref::<clap::Error>().is_some() => {
+            if let Some(clap) = e.downcast_ref::<clap::Error>() {
+                clap.exit();
+            }
+            Ok(())
+        }
+        other => other,
     }
 }
 

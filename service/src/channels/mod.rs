@@ -2,6 +2,7 @@
 //! approved withdrawals. The sandbox has an in-process simulator; a real
 //! channel is an adapter over HTTP (`http.rs`, `openapi/channel.json`).
 
+pub mod child;
 mod http;
 
 use crate::config::ChannelConfig;

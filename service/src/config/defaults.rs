@@ -74,6 +74,7 @@ impl Config {
             callback_allowed_private_hosts: Vec::new(),
             callback_ca_bundle: None,
             controllable_clock: profile == Profile::Sandbox,
+            start_channel_sim: false,
         }
     }
 }

@@ -60,6 +60,11 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("SHUTDOWN_GRACE_SECONDS") {
         c.shutdown_grace_seconds = v.parse().context("PAYMENTS_SHUTDOWN_GRACE_SECONDS")?;
     }
+    if let Some(v) = var("START_CHANNEL_SIM") {
+        c.start_channel_sim = v
+            .parse()
+            .context("PAYMENTS_START_CHANNEL_SIM is true or false")?;
+    }
     if let Some(v) = var("DATA_DIR") {
         c.data_dir = PathBuf::from(v);
     }

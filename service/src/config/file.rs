@@ -44,6 +44,7 @@ pub(super) struct FileConfig {
     callback_retry_interval_seconds: Option<i64>,
     callback_concurrency: Option<usize>,
     callback_worker: Option<bool>,
+    start_channel_sim: Option<bool>,
     callback_allow_private_addresses: Option<bool>,
     callback_allowed_private_hosts: Option<Vec<String>>,
     callback_ca_bundle: Option<PathBuf>,
@@ -95,6 +96,7 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
         rate_limit,
         callback_concurrency,
         callback_worker,
+        start_channel_sim,
         callback_allow_private_addresses,
         callback_allowed_private_hosts
     );

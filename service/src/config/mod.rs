@@ -273,6 +273,10 @@ pub struct Config {
     pub callback_ca_bundle: Option<PathBuf>,
     /// The sandbox runs on a clock its API can advance.
     pub controllable_clock: bool,
+    /// Sandbox only: start `payments channel-sim` as a child process and
+    /// point the simulator's channel at it (kind `http`), so the adapter
+    /// protocol runs out of process with nothing else to start.
+    pub start_channel_sim: bool,
 }
 
 pub const ENV_PREFIX: &str = "PAYMENTS_";

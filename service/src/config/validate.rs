@@ -119,6 +119,13 @@ impl Config {
     /// Each channel names a kind the service has, with what that kind
     /// needs; nothing else reaches `channels::Channels::from_config`.
     fn validate_channels(&self) -> Result<()> {
+        if self.start_channel_sim && self.profile == Profile::Production {
+            bail!(
+                "start_channel_sim is for the sandbox: in production run payments-channel-sim \
+                 (or your own adapter) as a service of its own and point a [[channels]] entry \
+                 of kind `http` at it"
+            );
+        }
         for c in &self.channels {
             match c.kind.as_str() {
                 "simulator" if self.profile == Profile::Production => bail!(
@@ -283,6 +290,13 @@ mod tests {
             "{why}"
         );
         assert!(why.contains("production profile refuses it"), "{why}");
+        let mut started = config.clone();
+        started.start_channel_sim = true;
+        let why = started.validate().unwrap_err().to_string();
+        assert!(
+            why.contains("start_channel_sim is for the sandbox"),
+            "{why}"
+        );
         config.channels[0].kind = "http".into();
         config.channels[0].base_url = Some("https://adapter.example.com".into());
         config.channels[0].secret = Some("s".repeat(32));

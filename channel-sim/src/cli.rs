@@ -1,0 +1,128 @@
+//! The simulator's command line, shared by its own binary and by the
+//! service's `payments channel-sim` (what the sandbox starts as a child).
+
+use crate::faults::Faults;
+use anyhow::{bail, Context};
+use clap::Parser;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A payment channel speaking the adapter protocol, for the sandbox, tests
+/// and benchmarks: a payment page, payouts paid after a delay, faults on
+/// purpose.
+#[derive(Parser)]
+#[command(name = "payments-channel-sim", version)]
+struct Args {
+    /// Where to listen (port 0: any free port; the address is printed).
+    #[arg(
+        long,
+        env = "PAYMENTS_CHANNEL_SIM_BIND",
+        default_value = "127.0.0.1:8090"
+    )]
+    bind: SocketAddr,
+    /// The secret shared with the service's channel configuration, at
+    /// least 32 bytes. Prefer the environment: an argument is visible to
+    /// every user of the machine.
+    #[arg(long, env = "PAYMENTS_CHANNEL_SIM_SECRET", hide_env_values = true)]
+    secret: String,
+    /// Where payers reach the payment page, if not the bound address.
+    #[arg(long, env = "PAYMENTS_CHANNEL_SIM_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Where the journal lives: what the simulator took survives restarts.
+    #[arg(
+        long,
+        env = "PAYMENTS_CHANNEL_SIM_DATA_DIR",
+        default_value = ".channel-sim"
+    )]
+    data_dir: PathBuf,
+    /// How long an accepted payout takes to be paid, in milliseconds.
+    #[arg(
+        long,
+        env = "PAYMENTS_CHANNEL_SIM_SETTLE_AFTER_MS",
+        default_value_t = 2000
+    )]
+    settle_after_ms: u64,
+    /// Payouts are paid only when `POST /control/payouts/{order_no}/settle`
+    /// (or `/fail`) says so; `--settle-after-ms` is ignored.
+    #[arg(long, env = "PAYMENTS_CHANNEL_SIM_SETTLE_BY_CONTROL")]
+    settle_by_control: bool,
+    /// A JSON file of faults to inject (see `GET /control/faults`).
+    #[arg(long, env = "PAYMENTS_CHANNEL_SIM_FAULTS")]
+    faults: Option<PathBuf>,
+    /// Exit when standard input closes: a supervising process that dies
+    /// (a test suite, killed or done) takes the simulator with it.
+    #[arg(long)]
+    exit_on_stdin_close: bool,
+    /// Seeds the fault dice: the same seed rolls the same faults.
+    #[arg(long, env = "PAYMENTS_CHANNEL_SIM_SEED", default_value_t = 1)]
+    seed: u64,
+}
+
+fn faults(path: Option<&PathBuf>) -> anyhow::Result<Faults> {
+    let Some(path) = path else {
+        return Ok(Faults::default());
+    };
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let faults: Faults = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a faults file", path.display()))?;
+    if let Err(e) = faults.check() {
+        bail!("{}: {e}", path.display());
+    }
+    Ok(faults)
+}
+
+/// Parses `args` (the program's name first) and runs the simulator until
+/// interrupted: the `payments-channel-sim` binary, and `payments
+/// channel-sim`, the sandbox's child.
+pub async fn run_from<I, T>(args: I) -> anyhow::Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args = Args::try_parse_from(args)?;
+    if args.exit_on_stdin_close {
+        std::thread::spawn(|| {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            std::process::exit(0);
+        });
+    }
+    run(args).await
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let mut config = crate::Config {
+        bind: args.bind,
+        secret: args.secret.into_bytes(),
+        public_url: args.public_url,
+        data_dir: Some(args.data_dir),
+        settle_after: (!args.settle_by_control)
+            .then(|| Duration::from_millis(args.settle_after_ms)),
+        faults: faults(args.faults.as_ref())?,
+        seed: args.seed,
+    };
+    let mut lives = 0u32;
+    loop {
+        let running = crate::start(config.clone()).await?;
+        if lives == 0 {
+            // The one line a supervisor (a test, a script) waits for.
+            println!("payments-channel-sim listening on {}", running.url());
+            std::io::stdout().flush().ok();
+        } else {
+            tracing::info!(lives, "restarted from the journal");
+        }
+        config.bind = running.local_addr();
+        tokio::select! {
+            _ = running.restart_requested() => {
+                running.close().await?;
+                lives += 1;
+            }
+            _ = tokio::signal::ctrl_c() => {
+                running.close().await?;
+                return Ok(());
+            }
+        }
+    }
+}
