@@ -74,6 +74,30 @@ fn faults(path: Option<&PathBuf>) -> anyhow::Result<Faults> {
     Ok(faults)
 }
 
+/// The whole program, for both entry points: logs to standard error
+/// (`PAYMENTS_CHANNEL_SIM_LOG` filters them), runs until interrupted, and
+/// exits 1 with the error (help and version print themselves, exit 0).
+pub async fn main<I, T>(args: I)
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PAYMENTS_CHANNEL_SIM_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(e) = run_from(args).await {
+        if let Some(clap) = e.downcast_ref::<clap::Error>() {
+            clap.exit();
+        }
+        eprintln!("payments-channel-sim: {e:#}");
+        std::process::exit(1);
+    }
+}
+
 /// Parses `args` (the program's name first) and runs the simulator until
 /// interrupted: the `payments-channel-sim` binary, and `payments
 /// channel-sim`, the sandbox's child.

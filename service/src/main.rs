@@ -131,23 +131,9 @@ async fn run() -> Result<()> {
 
 /// `payments channel-sim ...`: the simulator's own command line.
 async fn channel_sim(args: &[String]) -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PAYMENTS_CHANNEL_SIM_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let argv = std::iter::once("payments channel-sim".to_string()).chain(args.iter().cloned());
-    match payments_channel_sim::cli::run_from(argv).await {
-        Err(e) if e.downcast_ref::<clap::Error>().is_some() => {
-            if let Some(clap) = e.downcast_ref::<clap::Error>() {
-                clap.exit();
-            }
-            Ok(())
-        }
-        other => other,
-    }
+    payments_channel_sim::cli::main(argv).await;
+    Ok(())
 }
 
 /// Serves until SIGTERM or SIGINT, then stops within the grace.
