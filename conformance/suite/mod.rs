@@ -279,7 +279,7 @@ async fn ledger_check() -> anyhow::Result<String> {
         .await?
         .into_inner();
     let mut out = format!(
-        "ledger check after the suite: {} journal entries, {} balances, {}",
+        "ledger check after the suite (journal, balance lines, daily statements): {} journal entries, {} balances, {}",
         report.entries_checked,
         report.balances_checked,
         if report.ok {

@@ -85,3 +85,35 @@ pub async fn expiry_loop(app: Arc<App>, longest_sleep: Duration) {
         app.expiry.sleep(app.clock.as_ref(), next, longest).await;
     }
 }
+
+/// How often the sequencer looks for unplaced events without being rung:
+/// events an instance committed but could not place before it stopped.
+const SEQUENCE_UNRUNG: Duration = Duration::from_secs(1);
+/// Seconds between two retention sweeps, on the injected clock.
+const SWEEP_EVERY: i64 = 600;
+
+/// Places committed merchant events in the feed each time a commit rings
+/// (`app::events` says why one pass at a time keeps the feed gap-free),
+/// and deletes those past `event_retention_days` now and then.
+pub async fn events_loop(app: Arc<App>) {
+    let bell = app.db.events_recorded();
+    let mut swept_at = i64::MIN;
+    loop {
+        let placed = crate::app::events::sequence(&app).await;
+        metrics::worker_run("event_sequence", placed.is_ok());
+        if let Err(e) = placed {
+            tracing::error!(error = %e, "placing merchant events in the feed failed");
+        }
+        let now = app.now_unix();
+        if now.saturating_sub(swept_at) >= SWEEP_EVERY {
+            swept_at = now;
+            match crate::app::events::forget_expired(&app).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "merchant events past retention deleted"),
+                Err(e) => tracing::error!(error = %e, "deleting expired merchant events failed"),
+            }
+        }
+        // Unrung, the timeout is the look for what other instances left.
+        let _ = tokio::time::timeout(SEQUENCE_UNRUNG, bell.notified()).await;
+    }
+}

@@ -298,6 +298,8 @@ pub fn start(app: Arc<App>) -> Result<Service> {
             interval,
         )));
     }
+    // Every instance places the events its own commits wrote at once.
+    workers.push(tokio::spawn(crate::jobs::events_loop(app.clone())));
     if app.runs_delivery_worker() {
         // Callbacks committed on other instances wake this one's worker.
         workers.extend(app.db.listen_for_callbacks(app.wake.clone()));

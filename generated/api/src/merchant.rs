@@ -32,6 +32,35 @@ pub mod types {
         pub items: ::std::vec::Vec<BalanceItem>,
         pub merchant_id: ::std::string::String,
     }
+    ///One change of the merchant's balance in one currency. `amount` = `available_change` + `frozen_change`; the amounts of all lines sum to the total balance, their `available_change` to the available balance.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BalanceTransaction {
+        pub amount: ::payments_wire::DecimalString,
+        pub available_after: ::payments_wire::DecimalString,
+        pub available_change: ::payments_wire::DecimalString,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The fee the service earned by this change (a withdrawal's fee is held in `frozen_change` until it completes).
+        pub fee: ::payments_wire::DecimalString,
+        pub frozen_after: ::payments_wire::DecimalString,
+        pub frozen_change: ::payments_wire::DecimalString,
+        pub id: ::std::string::String,
+        pub merchant_order_no: ::std::string::String,
+        pub order_no: ::std::string::String,
+        ///`deposit_completed`, `withdrawal_frozen`, `withdrawal_completed`, `withdrawal_rejected` or `withdrawal_failed`.
+        #[serde(rename = "type")]
+        pub type_: ::std::string::String,
+        ///The balance's `version` after this change.
+        pub version: i64,
+    }
+    ///A page of balance lines, oldest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BalanceTransactionList {
+        pub currency_code: ::std::string::String,
+        pub items: ::std::vec::Vec<BalanceTransaction>,
+        ///Pass as `after` for the next page; omitted after the last.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::schemars::JsonSchema,
@@ -341,6 +370,22 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub extra_data: ::std::option::Option<::std::string::String>,
         pub merchant_order_no: ::payments_wire::MerchantOrderNo,
+    }
+    ///One UTC day of the merchant's balance in one currency: closing = opening + the lines' changes, and a day's closing is the next day's opening.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DailyStatement {
+        pub closing_available: ::payments_wire::DecimalString,
+        pub closing_balance: ::payments_wire::DecimalString,
+        pub closing_frozen: ::payments_wire::DecimalString,
+        pub currency_code: ::std::string::String,
+        pub date: ::chrono::naive::NaiveDate,
+        pub lines: ::std::vec::Vec<StatementLine>,
+        pub opening_available: ::payments_wire::DecimalString,
+        pub opening_balance: ::payments_wire::DecimalString,
+        pub opening_frozen: ::payments_wire::DecimalString,
+        ///Exclusive.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
     }
     ///Body of `deposit.cancelled`: cancelled by an operator; `actual_amount` is always `0.0000`. Receivers treat `currency` and `currency_code` as equivalent.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -891,6 +936,14 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub user_id: ::std::option::Option<::std::string::String>,
     }
+    ///A page of deposit orders, newest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DepositOrderList {
+        pub items: ::std::vec::Vec<DepositOrder>,
+        ///Pass as `cursor` for the next page; omitted after the last.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///State of a deposit order. `pending` awaits payment; `matched` has a bank transaction matched but is not yet credited; `completed` (credited), `expired` and `cancelled` are final.
     #[derive(
         ::schemars::JsonSchema,
@@ -1127,6 +1180,158 @@ pub mod types {
             value.parse()
         }
     }
+    ///A page of the merchant's events, oldest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct EventList {
+        ///Whether more events follow now (read again at once) or this page reached the end (poll again later).
+        pub has_more: bool,
+        pub items: ::std::vec::Vec<MerchantEvent>,
+        ///Pass as `after` to read on. Always present: with no events it is the cursor the read started from, so a follower keeps polling with it.
+        pub next_cursor: ::std::string::String,
+    }
+    ///The name of a callback event.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum EventType {
+        #[serde(rename = "deposit.matched")]
+        DepositMatched,
+        #[serde(rename = "deposit.completed")]
+        DepositCompleted,
+        #[serde(rename = "deposit.expired")]
+        DepositExpired,
+        #[serde(rename = "deposit.cancelled")]
+        DepositCancelled,
+        #[serde(rename = "withdrawal.approved")]
+        WithdrawalApproved,
+        #[serde(rename = "withdrawal.completed")]
+        WithdrawalCompleted,
+        #[serde(rename = "withdrawal.rejected")]
+        WithdrawalRejected,
+        #[serde(rename = "withdrawal.failed")]
+        WithdrawalFailed,
+    }
+    impl ::std::fmt::Display for EventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::DepositMatched => f.write_str("deposit.matched"),
+                Self::DepositCompleted => f.write_str("deposit.completed"),
+                Self::DepositExpired => f.write_str("deposit.expired"),
+                Self::DepositCancelled => f.write_str("deposit.cancelled"),
+                Self::WithdrawalApproved => f.write_str("withdrawal.approved"),
+                Self::WithdrawalCompleted => f.write_str("withdrawal.completed"),
+                Self::WithdrawalRejected => f.write_str("withdrawal.rejected"),
+                Self::WithdrawalFailed => f.write_str("withdrawal.failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EventType {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "deposit.matched" => Ok(Self::DepositMatched),
+                "deposit.completed" => Ok(Self::DepositCompleted),
+                "deposit.expired" => Ok(Self::DepositExpired),
+                "deposit.cancelled" => Ok(Self::DepositCancelled),
+                "withdrawal.approved" => Ok(Self::WithdrawalApproved),
+                "withdrawal.completed" => Ok(Self::WithdrawalCompleted),
+                "withdrawal.rejected" => Ok(Self::WithdrawalRejected),
+                "withdrawal.failed" => Ok(Self::WithdrawalFailed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EventType {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One state change of one of the merchant's orders: the callback it sends (or would send, for an order without `callback_url`), with its delivery's state.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct MerchantEvent {
+        ///Attempts made to deliver the callback so far; 0 without `callback_url`.
+        pub callback_attempts: i32,
+        pub callback_status: CallbackStatus,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Exactly the callback body this event sends: a `DepositEvent` or a `WithdrawalEvent` (dispatch on `data.event`).
+        pub data: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub event: EventType,
+        ///Stable; equals the callback delivery's id where the order has a `callback_url` (the `webhook-id` of Standard Webhooks signing).
+        pub event_id: ::std::string::String,
+        pub order_kind: MerchantEventOrderKind,
+        pub order_no: ::std::string::String,
+    }
+    ///`MerchantEventOrderKind`
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum MerchantEventOrderKind {
+        #[serde(rename = "deposit")]
+        Deposit,
+        #[serde(rename = "withdrawal")]
+        Withdrawal,
+    }
+    impl ::std::fmt::Display for MerchantEventOrderKind {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Deposit => f.write_str("deposit"),
+                Self::Withdrawal => f.write_str("withdrawal"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for MerchantEventOrderKind {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "deposit" => Ok(Self::Deposit),
+                "withdrawal" => Ok(Self::Withdrawal),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for MerchantEventOrderKind {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for MerchantEventOrderKind {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`MerchantSummary`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct MerchantSummary {
@@ -1243,6 +1448,60 @@ pub mod types {
         pub bank_name: ::std::string::String,
         pub id: ::std::string::String,
         pub name: ::std::string::String,
+    }
+    ///The day's balance lines of one type, summed.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct StatementLine {
+        pub amount: ::payments_wire::DecimalString,
+        pub available_change: ::payments_wire::DecimalString,
+        pub count: i64,
+        pub fee: ::payments_wire::DecimalString,
+        pub frozen_change: ::payments_wire::DecimalString,
+        #[serde(rename = "type")]
+        pub type_: ::std::string::String,
+    }
+    ///A time in RFC 3339, e.g. `2026-11-22T10:00:00Z`.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(transparent)]
+    pub struct Timestamp(pub ::chrono::DateTime<::chrono::offset::Utc>);
+    impl ::std::ops::Deref for Timestamp {
+        type Target = ::chrono::DateTime<::chrono::offset::Utc>;
+        fn deref(&self) -> &::chrono::DateTime<::chrono::offset::Utc> {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<Timestamp> for ::chrono::DateTime<::chrono::offset::Utc> {
+        fn from(value: Timestamp) -> Self {
+            value.0
+        }
+    }
+    impl ::std::convert::From<::chrono::DateTime<::chrono::offset::Utc>> for Timestamp {
+        fn from(value: ::chrono::DateTime<::chrono::offset::Utc>) -> Self {
+            Self(value)
+        }
+    }
+    impl ::std::fmt::Display for Timestamp {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            self.0.fmt(f)
+        }
+    }
+    impl ::std::str::FromStr for Timestamp {
+        type Err = <::chrono::DateTime<::chrono::offset::Utc> as ::std::str::FromStr>::Err;
+        fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
+            Ok(Self(value.parse()?))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Timestamp {
+        type Error = <::chrono::DateTime<::chrono::offset::Utc> as ::std::str::FromStr>::Err;
+        fn try_from(value: &str) -> ::std::result::Result<Self, Self::Error> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<String> for Timestamp {
+        type Error = <::chrono::DateTime<::chrono::offset::Utc> as ::std::str::FromStr>::Err;
+        fn try_from(value: String) -> ::std::result::Result<Self, Self::Error> {
+            value.parse()
+        }
     }
     ///Body of `withdrawal.approved`: the withdrawal was approved by an operator or automatically, and queued for upstream processing.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1665,6 +1924,14 @@ pub mod types {
         pub status: WithdrawalStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
     }
+    ///A page of withdrawal orders, newest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct WithdrawalOrderList {
+        pub items: ::std::vec::Vec<WithdrawalOrder>,
+        ///Pass as `cursor` for the next page; omitted after the last.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///Body of `withdrawal.rejected`: the withdrawal was rejected by an operator before dispatch.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalRejectedEvent {
@@ -1871,6 +2138,36 @@ pub mod types {
         }
     }
 }
+/// Query parameters of `list_deposits`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListDepositsQuery {
+    /// Only orders created at or after this time (RFC 3339).
+    pub created_from: Option<types::Timestamp>,
+    /// Only orders created before this time (RFC 3339).
+    pub created_to: Option<types::Timestamp>,
+    /// Only orders in this status: `pending`, `matched`, `completed`, `expired`, `cancelled`.
+    pub status: Option<types::DepositStatus>,
+    /// `next_cursor` of the previous page; omitted for the first.
+    pub cursor: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    #[schemars(range(min = 1i64, max = 200i64))]
+    pub limit: Option<i64>,
+}
+/// Query parameters of `list_withdrawals`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListWithdrawalsQuery {
+    /// Only orders created at or after this time (RFC 3339).
+    pub created_from: Option<types::Timestamp>,
+    /// Only orders created before this time (RFC 3339).
+    pub created_to: Option<types::Timestamp>,
+    /// Only orders in this status: `pending`, `approved`, `processing`, `completed`, `rejected`, `failed`.
+    pub status: Option<types::WithdrawalStatus>,
+    /// `next_cursor` of the previous page; omitted for the first.
+    pub cursor: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    #[schemars(range(min = 1i64, max = 200i64))]
+    pub limit: Option<i64>,
+}
 /// Path parameters of `get_deposit`.
 #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
 pub struct GetDepositPath {
@@ -1895,11 +2192,58 @@ pub struct FindWithdrawalQuery {
     /// The merchant's order number.
     pub merchant_order_no: String,
 }
+/// Query parameters of `list_events`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListEventsQuery {
+    /// `next_cursor` of the previous read; omitted to start from the oldest event kept.
+    pub after: Option<String>,
+    /// Only these events: one or more event names, comma-separated (`deposit.completed,withdrawal.failed`).
+    pub types: Option<String>,
+    /// Items per page, 1 to 500; 100 when omitted.
+    #[schemars(range(min = 1i64, max = 500i64))]
+    pub limit: Option<i64>,
+}
+/// Query parameters of `list_balance_transactions`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListBalanceTransactionsQuery {
+    /// The currency.
+    pub currency_code: String,
+    /// `next_cursor` of the previous page; omitted for the first.
+    pub after: Option<String>,
+    /// Items per page, 1 to 500; 100 when omitted.
+    #[schemars(range(min = 1i64, max = 500i64))]
+    pub limit: Option<i64>,
+}
+/// Path parameters of `get_statement`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct GetStatementPath {
+    /// The UTC day, `YYYY-MM-DD` (a calendar date; anything else is refused with `INVALID_FIELD`).
+    #[schemars(regex(pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
+    pub date: String,
+}
+/// Query parameters of `get_statement`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct GetStatementQuery {
+    /// The currency.
+    pub currency_code: String,
+}
 /** The operations of `openapi/merchant.json`, one method each. Implement it in the service;
 `merchant_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
 pub trait MerchantApi {
     type Context;
+    /// List deposit orders
+    ///
+    /// The merchant's deposit orders, newest first, a page at a time.
+    #[endpoint{method = GET,
+    path = "/api/v1/merchant/orders/deposit",
+    tags = ["queries"],
+    }]
+    async fn list_deposits(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::SignatureHeaders,
+        query: ::payments_wire::server::Query<ListDepositsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::DepositOrderList>, ::dropshot::HttpError>;
     /// Create a deposit order (direct type)
     ///
     /// Creates a deposit order. An account order answers with the receiving bank details and the exact `remark` the transfer must carry; a channel order answers with `payment_url`. Resending the same `merchant_order_no` with the same body returns the original order; with a different body it is refused with 409.
@@ -1930,6 +2274,18 @@ pub trait MerchantApi {
         headers: ::payments_wire::server::SignatureHeaders,
         body: ::payments_wire::server::SignedJson<types::CreateCashierDepositRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::CashierSession>, ::dropshot::HttpError>;
+    /// List withdrawal orders
+    ///
+    /// The merchant's withdrawal orders, newest first, a page at a time.
+    #[endpoint{method = GET,
+    path = "/api/v1/merchant/orders/withdrawal",
+    tags = ["queries"],
+    }]
+    async fn list_withdrawals(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::SignatureHeaders,
+        query: ::payments_wire::server::Query<ListWithdrawalsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrderList>, ::dropshot::HttpError>;
     /// Create a withdrawal order
     ///
     /// Creates a withdrawal order. Its `amount` plus `fee` is frozen at creation (available balance down, frozen balance up, in the same transaction as the order); when the available balance does not cover them the request is refused with 422 `INSUFFICIENT_BALANCE` and nothing changes. A completed withdrawal removes the frozen amount; a rejected or failed one returns it to the available balance. The order is approved at creation when the merchant's auto-approval setting covers it (`is_auto_approved`), otherwise it is `pending` for an operator. `payout_method` is `bank_transfer`. Idempotent by `merchant_order_no` like the other creates.
@@ -2001,6 +2357,43 @@ pub trait MerchantApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         headers: ::payments_wire::server::SignatureHeaders,
     ) -> Result<::dropshot::HttpResponseOk<types::BalanceList>, ::dropshot::HttpError>;
+    /// Follow the merchant's events
+    ///
+    /// Every state change of the merchant's orders (the events its callbacks carry, also for orders without `callback_url`), in one order that never changes, each once. Follow it by passing `next_cursor` as `after`: a read never skips an event, including one whose change committed late under concurrency (an event becomes readable only once every event before it is). Events are kept `event_retention_days` (30 unless configured). A merchant that missed callbacks follows this feed instead of polling each order.
+    #[endpoint{method = GET,
+    path = "/api/v1/merchant/events",
+    tags = ["reconciliation"],
+    }]
+    async fn list_events(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::SignatureHeaders,
+        query: ::payments_wire::server::Query<ListEventsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::EventList>, ::dropshot::HttpError>;
+    /// Read the lines that changed a balance
+    ///
+    /// Every change of the merchant's balance in one currency, oldest first, written with the journal entry that made it: why the balance is what it is.
+    #[endpoint{method = GET,
+    path = "/api/v1/merchant/balance/transactions",
+    tags = ["reconciliation"],
+    }]
+    async fn list_balance_transactions(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::SignatureHeaders,
+        query: ::payments_wire::server::Query<ListBalanceTransactionsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BalanceTransactionList>, ::dropshot::HttpError>;
+    /// Read a daily statement
+    ///
+    /// The opening balance, the changes by type and the closing balance of one UTC day (00:00 inclusive to the next 00:00 exclusive) in one currency.
+    #[endpoint{method = GET,
+    path = "/api/v1/merchant/statements/{date}",
+    tags = ["reconciliation"],
+    }]
+    async fn get_statement(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::SignatureHeaders,
+        path: ::dropshot::Path<GetStatementPath>,
+        query: ::payments_wire::server::Query<GetStatementQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::DailyStatement>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -2010,6 +2403,18 @@ pub fn register<ServerImpl: MerchantApi>(
 where
     <ServerImpl as MerchantApi>::Context: ::dropshot::ServerContext,
 {
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_deposits".to_string(),
+            <ServerImpl as MerchantApi>::list_deposits,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/orders/deposit",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List deposit orders")
+        .tag("queries"),
+    )?;
     api.register(
         ::dropshot::ApiEndpoint::new(
             "create_deposit".to_string(),
@@ -2033,6 +2438,18 @@ where
         )
         .summary("Create a cashier deposit session")
         .tag("deposits"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_withdrawals".to_string(),
+            <ServerImpl as MerchantApi>::list_withdrawals,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/orders/withdrawal",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List withdrawal orders")
+        .tag("queries"),
     )?;
     api.register(
         ::dropshot::ApiEndpoint::new(
@@ -2105,6 +2522,42 @@ where
         )
         .summary("Read balances")
         .tag("balances"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_events".to_string(),
+            <ServerImpl as MerchantApi>::list_events,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/events",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Follow the merchant's events")
+        .tag("reconciliation"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_balance_transactions".to_string(),
+            <ServerImpl as MerchantApi>::list_balance_transactions,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/balance/transactions",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read the lines that changed a balance")
+        .tag("reconciliation"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "get_statement".to_string(),
+            <ServerImpl as MerchantApi>::get_statement,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/statements/{date}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a daily statement")
+        .tag("reconciliation"),
     )?;
     Ok(())
 }

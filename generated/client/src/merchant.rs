@@ -35,6 +35,35 @@ pub mod types {
         pub items: ::std::vec::Vec<BalanceItem>,
         pub merchant_id: ::std::string::String,
     }
+    ///One change of the merchant's balance in one currency. `amount` = `available_change` + `frozen_change`; the amounts of all lines sum to the total balance, their `available_change` to the available balance.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BalanceTransaction {
+        pub amount: ::payments_wire::DecimalString,
+        pub available_after: ::payments_wire::DecimalString,
+        pub available_change: ::payments_wire::DecimalString,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The fee the service earned by this change (a withdrawal's fee is held in `frozen_change` until it completes).
+        pub fee: ::payments_wire::DecimalString,
+        pub frozen_after: ::payments_wire::DecimalString,
+        pub frozen_change: ::payments_wire::DecimalString,
+        pub id: ::std::string::String,
+        pub merchant_order_no: ::std::string::String,
+        pub order_no: ::std::string::String,
+        ///`deposit_completed`, `withdrawal_frozen`, `withdrawal_completed`, `withdrawal_rejected` or `withdrawal_failed`.
+        #[serde(rename = "type")]
+        pub type_: ::std::string::String,
+        ///The balance's `version` after this change.
+        pub version: i64,
+    }
+    ///A page of balance lines, oldest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BalanceTransactionList {
+        pub currency_code: ::std::string::String,
+        pub items: ::std::vec::Vec<BalanceTransaction>,
+        ///Pass as `after` for the next page; omitted after the last.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::serde::Deserialize,
@@ -341,6 +370,22 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub extra_data: ::std::option::Option<::std::string::String>,
         pub merchant_order_no: ::payments_wire::MerchantOrderNo,
+    }
+    ///One UTC day of the merchant's balance in one currency: closing = opening + the lines' changes, and a day's closing is the next day's opening.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DailyStatement {
+        pub closing_available: ::payments_wire::DecimalString,
+        pub closing_balance: ::payments_wire::DecimalString,
+        pub closing_frozen: ::payments_wire::DecimalString,
+        pub currency_code: ::std::string::String,
+        pub date: ::chrono::naive::NaiveDate,
+        pub lines: ::std::vec::Vec<StatementLine>,
+        pub opening_available: ::payments_wire::DecimalString,
+        pub opening_balance: ::payments_wire::DecimalString,
+        pub opening_frozen: ::payments_wire::DecimalString,
+        ///Exclusive.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
     }
     ///Body of `deposit.cancelled`: cancelled by an operator; `actual_amount` is always `0.0000`. Receivers treat `currency` and `currency_code` as equivalent.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -883,6 +928,14 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub user_id: ::std::option::Option<::std::string::String>,
     }
+    ///A page of deposit orders, newest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct DepositOrderList {
+        pub items: ::std::vec::Vec<DepositOrder>,
+        ///Pass as `cursor` for the next page; omitted after the last.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///State of a deposit order. `pending` awaits payment; `matched` has a bank transaction matched but is not yet credited; `completed` (credited), `expired` and `cancelled` are final.
     #[derive(
         ::serde::Deserialize,
@@ -1125,6 +1178,210 @@ pub mod types {
             value.parse()
         }
     }
+    ///A page of the merchant's events, oldest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct EventList {
+        ///Whether more events follow now (read again at once) or this page reached the end (poll again later).
+        pub has_more: bool,
+        pub items: ::std::vec::Vec<MerchantEvent>,
+        ///Pass as `after` to read on. Always present: with no events it is the cursor the read started from, so a follower keeps polling with it.
+        pub next_cursor: ::std::string::String,
+    }
+    ///The name of a callback event.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum EventType {
+        #[serde(rename = "deposit.matched")]
+        DepositMatched,
+        #[serde(rename = "deposit.completed")]
+        DepositCompleted,
+        #[serde(rename = "deposit.expired")]
+        DepositExpired,
+        #[serde(rename = "deposit.cancelled")]
+        DepositCancelled,
+        #[serde(rename = "withdrawal.approved")]
+        WithdrawalApproved,
+        #[serde(rename = "withdrawal.completed")]
+        WithdrawalCompleted,
+        #[serde(rename = "withdrawal.rejected")]
+        WithdrawalRejected,
+        #[serde(rename = "withdrawal.failed")]
+        WithdrawalFailed,
+    }
+    impl ::std::fmt::Display for EventType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::DepositMatched => f.write_str("deposit.matched"),
+                Self::DepositCompleted => f.write_str("deposit.completed"),
+                Self::DepositExpired => f.write_str("deposit.expired"),
+                Self::DepositCancelled => f.write_str("deposit.cancelled"),
+                Self::WithdrawalApproved => f.write_str("withdrawal.approved"),
+                Self::WithdrawalCompleted => f.write_str("withdrawal.completed"),
+                Self::WithdrawalRejected => f.write_str("withdrawal.rejected"),
+                Self::WithdrawalFailed => f.write_str("withdrawal.failed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EventType {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "deposit.matched" => Ok(Self::DepositMatched),
+                "deposit.completed" => Ok(Self::DepositCompleted),
+                "deposit.expired" => Ok(Self::DepositExpired),
+                "deposit.cancelled" => Ok(Self::DepositCancelled),
+                "withdrawal.approved" => Ok(Self::WithdrawalApproved),
+                "withdrawal.completed" => Ok(Self::WithdrawalCompleted),
+                "withdrawal.rejected" => Ok(Self::WithdrawalRejected),
+                "withdrawal.failed" => Ok(Self::WithdrawalFailed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EventType {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EventType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`GetStatementDate`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct GetStatementDate(::std::string::String);
+    impl ::std::ops::Deref for GetStatementDate {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<GetStatementDate> for ::std::string::String {
+        fn from(value: GetStatementDate) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for GetStatementDate {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[0-9]{4}-[0-9]{2}-[0-9]{2}$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{4}-[0-9]{2}-[0-9]{2}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for GetStatementDate {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for GetStatementDate {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for GetStatementDate {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One state change of one of the merchant's orders: the callback it sends (or would send, for an order without `callback_url`), with its delivery's state.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct MerchantEvent {
+        ///Attempts made to deliver the callback so far; 0 without `callback_url`.
+        pub callback_attempts: i32,
+        pub callback_status: CallbackStatus,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Exactly the callback body this event sends: a `DepositEvent` or a `WithdrawalEvent` (dispatch on `data.event`).
+        pub data: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub event: EventType,
+        ///Stable; equals the callback delivery's id where the order has a `callback_url` (the `webhook-id` of Standard Webhooks signing).
+        pub event_id: ::std::string::String,
+        pub order_kind: MerchantEventOrderKind,
+        pub order_no: ::std::string::String,
+    }
+    ///`MerchantEventOrderKind`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum MerchantEventOrderKind {
+        #[serde(rename = "deposit")]
+        Deposit,
+        #[serde(rename = "withdrawal")]
+        Withdrawal,
+    }
+    impl ::std::fmt::Display for MerchantEventOrderKind {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Deposit => f.write_str("deposit"),
+                Self::Withdrawal => f.write_str("withdrawal"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for MerchantEventOrderKind {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "deposit" => Ok(Self::Deposit),
+                "withdrawal" => Ok(Self::Withdrawal),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for MerchantEventOrderKind {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for MerchantEventOrderKind {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`MerchantSummary`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct MerchantSummary {
@@ -1239,6 +1496,60 @@ pub mod types {
         pub bank_name: ::std::string::String,
         pub id: ::std::string::String,
         pub name: ::std::string::String,
+    }
+    ///The day's balance lines of one type, summed.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct StatementLine {
+        pub amount: ::payments_wire::DecimalString,
+        pub available_change: ::payments_wire::DecimalString,
+        pub count: i64,
+        pub fee: ::payments_wire::DecimalString,
+        pub frozen_change: ::payments_wire::DecimalString,
+        #[serde(rename = "type")]
+        pub type_: ::std::string::String,
+    }
+    ///A time in RFC 3339, e.g. `2026-11-22T10:00:00Z`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    #[serde(transparent)]
+    pub struct Timestamp(pub ::chrono::DateTime<::chrono::offset::Utc>);
+    impl ::std::ops::Deref for Timestamp {
+        type Target = ::chrono::DateTime<::chrono::offset::Utc>;
+        fn deref(&self) -> &::chrono::DateTime<::chrono::offset::Utc> {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<Timestamp> for ::chrono::DateTime<::chrono::offset::Utc> {
+        fn from(value: Timestamp) -> Self {
+            value.0
+        }
+    }
+    impl ::std::convert::From<::chrono::DateTime<::chrono::offset::Utc>> for Timestamp {
+        fn from(value: ::chrono::DateTime<::chrono::offset::Utc>) -> Self {
+            Self(value)
+        }
+    }
+    impl ::std::fmt::Display for Timestamp {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            self.0.fmt(f)
+        }
+    }
+    impl ::std::str::FromStr for Timestamp {
+        type Err = <::chrono::DateTime<::chrono::offset::Utc> as ::std::str::FromStr>::Err;
+        fn from_str(value: &str) -> ::std::result::Result<Self, Self::Err> {
+            Ok(Self(value.parse()?))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Timestamp {
+        type Error = <::chrono::DateTime<::chrono::offset::Utc> as ::std::str::FromStr>::Err;
+        fn try_from(value: &str) -> ::std::result::Result<Self, Self::Error> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<String> for Timestamp {
+        type Error = <::chrono::DateTime<::chrono::offset::Utc> as ::std::str::FromStr>::Err;
+        fn try_from(value: String) -> ::std::result::Result<Self, Self::Error> {
+            value.parse()
+        }
     }
     ///Body of `withdrawal.approved`: the withdrawal was approved by an operator or automatically, and queued for upstream processing.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1655,6 +1966,14 @@ pub mod types {
         pub status: WithdrawalStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
     }
+    ///A page of withdrawal orders, newest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct WithdrawalOrderList {
+        pub items: ::std::vec::Vec<WithdrawalOrder>,
+        ///Pass as `cursor` for the next page; omitted after the last.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///Body of `withdrawal.rejected`: the withdrawal was rejected by an operator before dispatch.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalRejectedEvent {
@@ -1929,7 +2248,7 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
 
-Version: 0.3.3*/
+Version: 0.4.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1973,7 +2292,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.3.3"
+        "0.4.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -1988,6 +2307,85 @@ impl ClientInfo<::payments_wire::client::Credentials> for Client {
 impl ClientHooks<::payments_wire::client::Credentials> for &Client {}
 #[allow(clippy::all)]
 impl Client {
+    /**List deposit orders
+
+    The merchant's deposit orders, newest first, a page at a time.
+
+    Sends a `GET` request to `/api/v1/merchant/orders/deposit`
+
+    Arguments:
+    - `created_from`: Only orders created at or after this time (RFC 3339).
+    - `created_to`: Only orders created before this time (RFC 3339).
+    - `cursor`: `next_cursor` of the previous page; omitted for the first.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `status`: Only orders in this status: `pending`, `matched`, `completed`, `expired`, `cancelled`.
+    */
+    pub async fn list_deposits<'a>(
+        &'a self,
+        created_from: Option<&'a types::Timestamp>,
+        created_to: Option<&'a types::Timestamp>,
+        cursor: Option<&'a str>,
+        limit: Option<::std::num::NonZeroU64>,
+        status: Option<types::DepositStatus>,
+    ) -> Result<ResponseValue<types::DepositOrderList>, Error<types::Error>> {
+        let url = format!("{}/api/v1/merchant/orders/deposit", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new(
+                "created_from",
+                &created_from,
+            ))
+            .query(&progenitor_client::QueryParam::new(
+                "created_to",
+                &created_to,
+            ))
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_deposits",
+        };
+        match (crate::merchant::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Create a deposit order (direct type)
 
     Creates a deposit order. An account order answers with the receiving bank details and the exact `remark` the transfer must carry; a channel order answers with `payment_url`. Resending the same `merchant_order_no` with the same body returns the original order; with a different body it is refused with 409.
@@ -2125,6 +2523,85 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             422u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List withdrawal orders
+
+    The merchant's withdrawal orders, newest first, a page at a time.
+
+    Sends a `GET` request to `/api/v1/merchant/orders/withdrawal`
+
+    Arguments:
+    - `created_from`: Only orders created at or after this time (RFC 3339).
+    - `created_to`: Only orders created before this time (RFC 3339).
+    - `cursor`: `next_cursor` of the previous page; omitted for the first.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `status`: Only orders in this status: `pending`, `approved`, `processing`, `completed`, `rejected`, `failed`.
+    */
+    pub async fn list_withdrawals<'a>(
+        &'a self,
+        created_from: Option<&'a types::Timestamp>,
+        created_to: Option<&'a types::Timestamp>,
+        cursor: Option<&'a str>,
+        limit: Option<::std::num::NonZeroU64>,
+        status: Option<types::WithdrawalStatus>,
+    ) -> Result<ResponseValue<types::WithdrawalOrderList>, Error<types::Error>> {
+        let url = format!("{}/api/v1/merchant/orders/withdrawal", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new(
+                "created_from",
+                &created_from,
+            ))
+            .query(&progenitor_client::QueryParam::new(
+                "created_to",
+                &created_to,
+            ))
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_withdrawals",
+        };
+        match (crate::merchant::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             429u16 => Err(Error::ErrorResponse(
@@ -2529,6 +3006,219 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Follow the merchant's events
+
+    Every state change of the merchant's orders (the events its callbacks carry, also for orders without `callback_url`), in one order that never changes, each once. Follow it by passing `next_cursor` as `after`: a read never skips an event, including one whose change committed late under concurrency (an event becomes readable only once every event before it is). Events are kept `event_retention_days` (30 unless configured). A merchant that missed callbacks follows this feed instead of polling each order.
+
+    Sends a `GET` request to `/api/v1/merchant/events`
+
+    Arguments:
+    - `after`: `next_cursor` of the previous read; omitted to start from the oldest event kept.
+    - `limit`: Items per page, 1 to 500; 100 when omitted.
+    - `types`: Only these events: one or more event names, comma-separated (`deposit.completed,withdrawal.failed`).
+    */
+    pub async fn list_events<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        limit: Option<::std::num::NonZeroU64>,
+        types: Option<&'a str>,
+    ) -> Result<ResponseValue<types::EventList>, Error<types::Error>> {
+        let url = format!("{}/api/v1/merchant/events", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("after", &after))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("types", &types))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_events",
+        };
+        match (crate::merchant::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read the lines that changed a balance
+
+    Every change of the merchant's balance in one currency, oldest first, written with the journal entry that made it: why the balance is what it is.
+
+    Sends a `GET` request to `/api/v1/merchant/balance/transactions`
+
+    Arguments:
+    - `after`: `next_cursor` of the previous page; omitted for the first.
+    - `currency_code`: The currency.
+    - `limit`: Items per page, 1 to 500; 100 when omitted.
+    */
+    pub async fn list_balance_transactions<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        currency_code: &'a str,
+        limit: Option<::std::num::NonZeroU64>,
+    ) -> Result<ResponseValue<types::BalanceTransactionList>, Error<types::Error>> {
+        let url = format!("{}/api/v1/merchant/balance/transactions", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("after", &after))
+            .query(&progenitor_client::QueryParam::new(
+                "currency_code",
+                &currency_code,
+            ))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_balance_transactions",
+        };
+        match (crate::merchant::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            422u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a daily statement
+
+    The opening balance, the changes by type and the closing balance of one UTC day (00:00 inclusive to the next 00:00 exclusive) in one currency.
+
+    Sends a `GET` request to `/api/v1/merchant/statements/{date}`
+
+    Arguments:
+    - `date`: The UTC day, `YYYY-MM-DD` (a calendar date; anything else is refused with `INVALID_FIELD`).
+    - `currency_code`: The currency.
+    */
+    pub async fn get_statement<'a>(
+        &'a self,
+        date: &'a types::GetStatementDate,
+        currency_code: &'a str,
+    ) -> Result<ResponseValue<types::DailyStatement>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/merchant/statements/{}",
+            self.baseurl,
+            encode_path(&date.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new(
+                "currency_code",
+                &currency_code,
+            ))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_statement",
+        };
+        match (crate::merchant::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            422u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -2540,6 +3230,7 @@ pub mod prelude {
 pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/merchant/query/deposit/{order_no}",
     "/api/v1/merchant/query/withdrawal/{order_no}",
+    "/api/v1/merchant/statements/{date}",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

@@ -6,7 +6,8 @@
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::store::rows::{
-    AccountSum, BalanceRow, DepositRow, JournalEntryRow, PostingRow, WithdrawalRow,
+    AccountSum, BalanceRow, BalanceTransactionRow, DepositRow, JournalEntryRow, PostingRow,
+    WithdrawalRow,
 };
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
@@ -47,6 +48,7 @@ macro_rules! entry_for_row {
                     merchant_id: &row.merchant_id,
                     currency: &row.currency,
                     order_no: &row.order_no,
+                    merchant_order_no: &row.merchant_order_no,
                 }
             }
         }
@@ -69,6 +71,7 @@ pub struct Entry {
     pub currency: String,
     pub kind: &'static str,
     pub order_no: String,
+    pub merchant_order_no: String,
     pub postings: Vec<(Account, i64)>,
 }
 
@@ -78,6 +81,7 @@ pub struct EntryFor<'a> {
     pub merchant_id: &'a str,
     pub currency: &'a str,
     pub order_no: &'a str,
+    pub merchant_order_no: &'a str,
 }
 
 impl Entry {
@@ -87,6 +91,7 @@ impl Entry {
             currency: order.currency.to_string(),
             kind,
             order_no: order.order_no.to_string(),
+            merchant_order_no: order.merchant_order_no.to_string(),
             postings,
         }
     }
@@ -214,12 +219,30 @@ pub async fn post(tx: &mut dyn Store, entry: &Entry, now: i64) -> Result<(), Led
             now,
         ))
         .await?;
-        if !tx
+        let Some(after) = tx
             .apply_balance_delta(&entry.merchant_id, &entry.currency, available, frozen, now)
             .await?
-        {
+        else {
             return Err(LedgerError::Insufficient);
-        }
+        };
+        tx.insert_balance_transaction(&BalanceTransactionRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            merchant_id: entry.merchant_id.clone(),
+            currency: entry.currency.clone(),
+            version: after.version,
+            kind: entry.kind.to_string(),
+            order_no: entry.order_no.clone(),
+            merchant_order_no: entry.merchant_order_no.clone(),
+            available_change: available,
+            frozen_change: frozen,
+            fee: entry.delta(&Account::Fees),
+            available_after: after.available,
+            frozen_after: after.frozen,
+            // The balance's time, not `now`: it never goes back along the
+            // versions, so a day's lines are one run of them.
+            created_at: after.updated_at,
+        })
+        .await?;
     }
     Ok(())
 }
@@ -248,7 +271,7 @@ impl Report {
 /// Recomputes every balance from the journal: each entry sums to zero, each
 /// balance equals its accounts' postings, none is negative.
 pub async fn check(app: &App) -> Result<Report, ApiError> {
-    let (sums, unbalanced, entries, balances) = app
+    let (sums, unbalanced, entries, balances, lines) = app
         .db
         .transaction::<_, ApiError, _>(|tx| {
             Box::pin(async move {
@@ -256,11 +279,14 @@ pub async fn check(app: &App) -> Result<Report, ApiError> {
                 // must see the same moment or a committed move between them
                 // looks like a difference.
                 tx.read_one_snapshot().await?;
+                let balances = tx.all_balances().await?;
+                let lines = crate::app::balance_history::check(tx, &balances).await?;
                 Ok((
                     tx.account_sums().await?,
                     tx.unbalanced_entries().await?,
                     tx.count_journal_entries().await?,
-                    tx.all_balances().await?,
+                    balances,
+                    lines,
                 ))
             })
         })
@@ -283,6 +309,15 @@ pub async fn check(app: &App) -> Result<Report, ApiError> {
     report
         .differences
         .extend(balance_differences(sums, balances));
+    // What a merchant reads of its balance (its lines, its daily
+    // statements) must tell the same story as the journal.
+    report
+        .differences
+        .extend(lines.into_iter().map(|(reference, detail)| Difference {
+            kind: "balance_mismatch",
+            reference,
+            detail,
+        }));
     crate::telemetry::metrics::ledger_checked(report.differences.len(), app.now_unix());
     if report.ok() {
         tracing::info!(

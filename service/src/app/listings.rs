@@ -30,6 +30,8 @@ pub struct Listing {
     pub account_id: Option<String>,
     pub order_no: Option<String>,
     pub channel_id: Option<String>,
+    pub created_from: Option<i64>,
+    pub created_to: Option<i64>,
 }
 
 /// One page, and where the next resumes (none after the last).
@@ -57,6 +59,8 @@ impl Listing {
             account_id: self.account_id,
             order_no: self.order_no,
             channel_id: self.channel_id,
+            created_from: self.created_from,
+            created_to: self.created_to,
         })
     }
 }

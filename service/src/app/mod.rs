@@ -3,12 +3,14 @@
 //! outbox, each over the store, and `App`, what every handler and worker
 //! shares. Nothing here knows HTTP requests or how callbacks leave.
 
+pub mod balance_history;
 pub mod balances;
 pub mod bank;
 pub mod callbacks;
 pub mod cashier;
 pub mod credentials;
 pub mod deposits;
+pub mod events;
 pub mod fees;
 pub mod ledger;
 pub mod limits;

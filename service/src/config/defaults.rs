@@ -43,6 +43,7 @@ impl Config {
             key_rotation_grace_seconds: 24 * 60 * 60,
             payout_inquire_after_seconds: 60,
             payout_in_doubt_after_seconds: 15 * 60,
+            event_retention_days: 30,
             expiry_interval_seconds: 15,
             request_body_max_bytes: 64 * 1024,
             log_level: "info".into(),

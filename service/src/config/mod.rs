@@ -230,6 +230,8 @@ pub struct Config {
     /// How long a payout sent without an answer to trust may stay in doubt
     /// before it is set aside for an operator (`needs_manual_intervention`).
     pub payout_in_doubt_after_seconds: i64,
+    /// How many days a merchant's events stay in its feed.
+    pub event_retention_days: i64,
     /// How often the expiry worker looks for due deposits (0: never, for
     /// tests that drive expiry themselves).
     pub expiry_interval_seconds: u64,

@@ -110,6 +110,9 @@ impl Config {
         if !(1..=86_400).contains(&self.payout_inquire_after_seconds) {
             bail!("payout_inquire_after_seconds is outside 1 to 86400");
         }
+        if !(1..=3660).contains(&self.event_retention_days) {
+            bail!("event_retention_days is outside 1 to 3660");
+        }
         if !(1..=7 * 86_400).contains(&self.payout_in_doubt_after_seconds) {
             bail!("payout_in_doubt_after_seconds is outside 1 to 604800");
         }

@@ -1,5 +1,8 @@
 //! The merchant API: the generated `MerchantApi` trait over the domain.
 
+use super::reconciliation::{
+    get_statement, list_balance_transactions, list_deposits, list_events, list_withdrawals,
+};
 use super::{body_error, deposit_order, fingerprint, withdrawal_order};
 use crate::app::balances::{self, Balance};
 use crate::app::cashier;
@@ -15,7 +18,9 @@ use crate::http::observe::{answered, Answer};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::merchant::types;
 use merchant_api::merchant::{
-    FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetWithdrawalPath, MerchantApi,
+    FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetStatementPath, GetStatementQuery,
+    GetWithdrawalPath, ListBalanceTransactionsQuery, ListDepositsQuery, ListEventsQuery,
+    ListWithdrawalsQuery, MerchantApi,
 };
 use payments_wire::server::{Query, SignatureHeaders, SignedJson};
 use payments_wire::{DecimalString, SigningFields, SigningFieldsError};
@@ -141,6 +146,25 @@ impl MerchantApi for MerchantApiImpl {
         read find_deposit(query: Query<FindDepositQuery>) -> types::DepositOrder;
         read get_withdrawal(path: Path<GetWithdrawalPath>) -> types::WithdrawalOrder;
         read find_withdrawal(query: Query<FindWithdrawalQuery>) -> types::WithdrawalOrder;
+        read list_events(query: Query<ListEventsQuery>) -> types::EventList;
+        read list_balance_transactions(query: Query<ListBalanceTransactionsQuery>) -> types::BalanceTransactionList;
+        read list_deposits(query: Query<ListDepositsQuery>) -> types::DepositOrderList;
+        read list_withdrawals(query: Query<ListWithdrawalsQuery>) -> types::WithdrawalOrderList;
+    }
+
+    async fn get_statement(
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        path: Path<GetStatementPath>,
+        query: Query<GetStatementQuery>,
+    ) -> Result<HttpResponseOk<types::DailyStatement>, HttpError> {
+        let path = path.into_inner();
+        let fields = Ok(headers.get_fields(Some(&path)));
+        let query = query.into_inner();
+        as_merchant(&rqctx, &headers, fields, |app, merchant, _| {
+            get_statement(app, merchant, path, query)
+        })
+        .await
     }
 
     async fn get_balances(

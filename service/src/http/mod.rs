@@ -15,6 +15,7 @@ pub mod operator;
 pub mod operator_auth;
 mod operator_views;
 pub mod pages;
+mod reconciliation;
 pub mod sandbox;
 
 use crate::app::deposits::Deposit;

@@ -23,6 +23,14 @@ pub(super) trait Dialect {
     /// Reads a merchant's rate bucket (`$1`: its id), held until the
     /// transaction ends where row locks exist.
     const RATE_BUCKET: &'static str;
+    /// Places the oldest unplaced merchant events (`$1`: the last position
+    /// handed out, `$2`: how many at most) in the order they were
+    /// inserted. Run only under the `event_positions` row's lock.
+    const SEQUENCE_EVENTS: &'static str;
+    /// One merchant's balance lines of one currency between two times
+    /// (`$1`: merchant, `$2`: currency, `$3` from inclusive, `$4` to
+    /// exclusive), summed per kind.
+    const DAY_TOTALS: &'static str;
 }
 
 impl Dialect for diesel_async::AsyncPgConnection {
@@ -39,6 +47,14 @@ impl Dialect for diesel_async::AsyncPgConnection {
          ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING *";
     const RATE_BUCKET: &'static str =
         "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = $1 FOR UPDATE";
+    const SEQUENCE_EVENTS: &'static str = "UPDATE merchant_events SET position = $1 + v.n \
+         FROM (SELECT seq, ROW_NUMBER() OVER (ORDER BY seq) AS n FROM merchant_events \
+         WHERE position IS NULL ORDER BY seq LIMIT $2) AS v WHERE merchant_events.seq = v.seq";
+    const DAY_TOTALS: &'static str = "SELECT kind, COUNT(*) AS count, \
+         CAST(SUM(available_change) AS BIGINT) AS available_change, \
+         CAST(SUM(frozen_change) AS BIGINT) AS frozen_change, CAST(SUM(fee) AS BIGINT) AS fee \
+         FROM balance_transactions WHERE merchant_id = $1 AND currency = $2 \
+         AND created_at >= $3 AND created_at < $4 GROUP BY kind ORDER BY kind";
 }
 
 impl Dialect for crate::store::SqliteConn {
@@ -54,6 +70,14 @@ impl Dialect for crate::store::SqliteConn {
          ORDER BY next_attempt_at LIMIT ?2) RETURNING *";
     const RATE_BUCKET: &'static str =
         "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = ?1";
+    const SEQUENCE_EVENTS: &'static str = "UPDATE merchant_events SET position = ?1 + v.n \
+         FROM (SELECT seq, ROW_NUMBER() OVER (ORDER BY seq) AS n FROM merchant_events \
+         WHERE position IS NULL ORDER BY seq LIMIT ?2) AS v WHERE merchant_events.seq = v.seq";
+    const DAY_TOTALS: &'static str = "SELECT kind, COUNT(*) AS count, \
+         CAST(SUM(available_change) AS BIGINT) AS available_change, \
+         CAST(SUM(frozen_change) AS BIGINT) AS frozen_change, CAST(SUM(fee) AS BIGINT) AS fee \
+         FROM balance_transactions WHERE merchant_id = ?1 AND currency = ?2 \
+         AND created_at >= ?3 AND created_at < ?4 GROUP BY kind ORDER BY kind";
 }
 
 /// The same on both backends.
@@ -63,6 +87,20 @@ pub(super) const ACCOUNT_SUMS: &str =
 pub(super) const UNBALANCED_ENTRIES: &str =
     "SELECT entry_id, CAST(SUM(amount) AS BIGINT) AS total \
      FROM postings GROUP BY entry_id HAVING SUM(amount) <> 0";
+/// Each merchant's balance lines per currency, summed.
+pub(super) const LINE_SUMS: &str = "SELECT merchant_id, currency, COUNT(*) AS lines, \
+     CAST(SUM(available_change) AS BIGINT) AS available, \
+     CAST(SUM(frozen_change) AS BIGINT) AS frozen, MAX(version) AS last_version \
+     FROM balance_transactions GROUP BY merchant_id, currency";
+/// The UTC days on which each balance changed.
+pub(super) const LINE_DAYS: &str =
+    "SELECT DISTINCT merchant_id, currency, CAST(created_at / 86400 AS BIGINT) AS day \
+     FROM balance_transactions ORDER BY merchant_id, currency, day";
+/// Balance lines stamped earlier than the line before them.
+pub(super) const LINES_BACK_IN_TIME: &str =
+    "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM (SELECT created_at, \
+     LAG(created_at) OVER (PARTITION BY merchant_id, currency ORDER BY version) AS before \
+     FROM balance_transactions) AS t WHERE t.before > t.created_at";
 pub(super) const NEWEST_MIGRATION: &str =
     "SELECT MAX(version) AS version FROM __diesel_schema_migrations";
 
@@ -118,11 +156,24 @@ pub fn raw_statements(backend: Backend) -> Vec<RawStatement> {
                 D::CLAIM_CALLBACKS.to_string(),
             ),
             ("rate_bucket", RawKind::Query, D::RATE_BUCKET.to_string()),
+            (
+                "sequence_events",
+                RawKind::Query,
+                D::SEQUENCE_EVENTS.to_string(),
+            ),
+            ("day_totals", RawKind::Query, D::DAY_TOTALS.to_string()),
             ("account_sums", RawKind::Query, ACCOUNT_SUMS.to_string()),
             (
                 "unbalanced_entries",
                 RawKind::Query,
                 UNBALANCED_ENTRIES.to_string(),
+            ),
+            ("line_sums", RawKind::Query, LINE_SUMS.to_string()),
+            ("line_days", RawKind::Query, LINE_DAYS.to_string()),
+            (
+                "lines_back_in_time",
+                RawKind::Query,
+                LINES_BACK_IN_TIME.to_string(),
             ),
             (
                 "newest_migration",

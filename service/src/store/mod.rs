@@ -62,6 +62,9 @@ pub struct Db {
     /// key or a fee rate, so that what was read of them before can be
     /// known to be stale (`merchants_generation`).
     merchants_written: Arc<std::sync::atomic::AtomicU64>,
+    /// Rung after every commit that wrote a merchant event: the sequencer
+    /// places it in the feed.
+    events_recorded: Arc<Notify>,
 }
 
 /// How to reach the database beyond its URL.
@@ -136,6 +139,7 @@ impl Db {
             options,
             listening: Default::default(),
             merchants_written: Default::default(),
+            events_recorded: Default::default(),
         })
     }
 
@@ -283,7 +287,15 @@ impl Db {
             if done.callback_queued {
                 self.callbacks_due.notify_one();
             }
+            if done.event_recorded {
+                self.events_recorded.notify_one();
+            }
         }
+    }
+
+    /// The bell rung after each commit that wrote a merchant event.
+    pub fn events_recorded(&self) -> Arc<Notify> {
+        self.events_recorded.clone()
     }
 
     /// Moves on each time a unit of work on this instance has written a

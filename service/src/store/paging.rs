@@ -18,6 +18,10 @@ pub struct ListFilter {
     pub account_id: Option<String>,
     pub order_no: Option<String>,
     pub channel_id: Option<String>,
+    /// Created at or after (orders only).
+    pub created_from: Option<i64>,
+    /// Created before (orders only).
+    pub created_to: Option<i64>,
     pub after: Option<Cursor>,
     pub limit: i64,
 }

@@ -456,3 +456,104 @@ impl WithdrawalRow {
         }
     }
 }
+
+/// A state change of a merchant's order as its feed shows it; `position`
+/// is none until the sequencer has placed it.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = merchant_events)]
+pub struct MerchantEventRow {
+    pub seq: i64,
+    pub id: String,
+    pub merchant_id: String,
+    pub order_kind: OrderKind,
+    pub order_no: String,
+    pub event: String,
+    pub body: String,
+    pub delivery_id: Option<String>,
+    pub created_at: i64,
+    pub position: Option<i64>,
+}
+
+/// A state change as it is written, before the sequencer places it.
+#[derive(Debug, Clone, PartialEq, Insertable)]
+#[diesel(table_name = merchant_events, treat_none_as_default_value = false)]
+pub struct NewMerchantEventRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub order_kind: OrderKind,
+    pub order_no: String,
+    pub event: String,
+    pub body: String,
+    pub delivery_id: Option<String>,
+    pub created_at: i64,
+    pub position: Option<i64>,
+}
+
+/// One change of a merchant's balance in one currency.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = balance_transactions, treat_none_as_default_value = false)]
+pub struct BalanceTransactionRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub currency: String,
+    pub version: i64,
+    pub kind: String,
+    pub order_no: String,
+    pub merchant_order_no: String,
+    pub available_change: i64,
+    pub frozen_change: i64,
+    pub fee: i64,
+    pub available_after: i64,
+    pub frozen_after: i64,
+    pub created_at: i64,
+}
+
+/// What one day's lines of one kind came to.
+#[derive(Debug, Clone, PartialEq, QueryableByName)]
+pub struct KindTotal {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub kind: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub count: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub available_change: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub frozen_change: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub fee: i64,
+}
+
+/// One merchant's balance lines in one currency, summed.
+#[derive(Debug, Clone, PartialEq, QueryableByName)]
+pub struct LineSum {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub merchant_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub currency: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub lines: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub available: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub frozen: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub last_version: i64,
+}
+
+/// A UTC day (days since 1970-01-01) on which a merchant's balance in one
+/// currency changed.
+#[derive(Debug, Clone, PartialEq, QueryableByName)]
+pub struct LineDay {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub merchant_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub currency: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub day: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, QueryableByName)]
+pub struct Counted {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub n: i64,
+}

@@ -272,6 +272,46 @@ diesel::table! {
 diesel::joinable!(api_keys -> merchants (merchant_id));
 diesel::joinable!(merchant_fees -> merchants (merchant_id));
 diesel::joinable!(postings -> journal_entries (entry_id));
+diesel::table! {
+    merchant_events (seq) {
+        seq -> BigInt,
+        id -> Text,
+        merchant_id -> Text,
+        order_kind -> Text,
+        order_no -> Text,
+        event -> Text,
+        body -> Text,
+        delivery_id -> Nullable<Text>,
+        created_at -> BigInt,
+        position -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    event_positions (id) {
+        id -> Integer,
+        last -> BigInt,
+    }
+}
+
+diesel::table! {
+    balance_transactions (id) {
+        id -> Text,
+        merchant_id -> Text,
+        currency -> Text,
+        version -> BigInt,
+        kind -> Text,
+        order_no -> Text,
+        merchant_order_no -> Text,
+        available_change -> BigInt,
+        frozen_change -> BigInt,
+        fee -> BigInt,
+        available_after -> BigInt,
+        frozen_after -> BigInt,
+        created_at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -287,4 +327,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     cashier_sessions,
     rate_buckets,
     channel_notifications,
+    merchant_events,
+    event_positions,
+    balance_transactions,
 );

@@ -16,6 +16,8 @@ pub struct Effects {
     /// It wrote a merchant, an API key or a fee rate: what was read of
     /// them before may be stale.
     pub(crate) merchant_written: bool,
+    /// It wrote a merchant event: wake the sequencer.
+    pub(crate) event_recorded: bool,
 }
 
 /// A connection inside one unit of work (`Db::run`, `Db::transaction`),
@@ -50,6 +52,8 @@ impl<C: Dialect> Dialect for Tx<'_, C> {
     const LOCK_MERCHANT: Option<&'static str> = C::LOCK_MERCHANT;
     const CLAIM_CALLBACKS: &'static str = C::CLAIM_CALLBACKS;
     const RATE_BUCKET: &'static str = C::RATE_BUCKET;
+    const SEQUENCE_EVENTS: &'static str = C::SEQUENCE_EVENTS;
+    const DAY_TOTALS: &'static str = C::DAY_TOTALS;
 }
 
 /// What a unit of work knows of itself.

@@ -369,8 +369,23 @@ fn param_field(p: &Param) -> Result<TokenStream> {
     }
     let doc = p.description.as_deref().map(|d| format!(" {d}"));
     let doc = doc.map(|d| quote!(#[doc = #d]));
+    // A bound the spec states reaches the trait's schema, so the
+    // comparison with the spec sees it (the service enforces it).
+    let bound = |k: &str| p.schema.get(k).and_then(Value::as_i64);
+    let range = match (bound("minimum"), bound("maximum")) {
+        (Some(min), Some(max)) => quote!(#[schemars(range(min = #min, max = #max))]),
+        (Some(min), None) => quote!(#[schemars(range(min = #min))]),
+        (None, Some(max)) => quote!(#[schemars(range(max = #max))]),
+        (None, None) => quote!(),
+    };
+    let pattern = match p.schema.get("pattern").and_then(Value::as_str) {
+        Some(pattern) => quote!(#[schemars(regex(pattern = #pattern))]),
+        None => quote!(),
+    };
     Ok(quote! {
         #doc
+        #range
+        #pattern
         pub #name: #ty,
     })
 }

@@ -1,7 +1,8 @@
 //! The callback outbox. Every state change the seed's event table names
 //! writes its delivery record in the transaction of the change, with the
 //! body exactly as the seed gives it, serialized once; delivery reads the
-//! records later. No `callback_url`, no record. `attempts` claims the
+//! records later. No `callback_url`, no record (the merchant's event
+//! feed, `events`, has every change either way). `attempts` claims the
 //! records due, judges each answer and writes the outcomes.
 
 pub mod attempts;
@@ -79,16 +80,34 @@ async fn enqueue(
     body: impl FnOnce() -> Result<String, BodyError>,
     now: i64,
 ) -> StoreResult<bool> {
-    let Some(url) = queued.callback_url else {
-        return Ok(false);
-    };
     let table = match queued.kind {
         OrderKind::Deposit => "deposit_orders",
         OrderKind::Withdrawal => "withdrawal_orders",
     };
     let body = body().map_err(|e| StoreError::corrupt(table, queued.order_no, e.to_string()))?;
+    // The event and its callback record share one id, so a merchant that
+    // reads both (the feed and its receiver) can tell them for one.
+    let id = uuid::Uuid::new_v4().to_string();
+    let delivery_id = queued.callback_url.map(|_| id.clone());
+    crate::app::events::record(
+        tx,
+        crate::app::events::Recorded {
+            id: id.clone(),
+            merchant_id: queued.merchant_id,
+            kind: queued.kind,
+            order_no: queued.order_no,
+            event: queued.event,
+            body: &body,
+            delivery_id,
+        },
+        now,
+    )
+    .await?;
+    let Some(url) = queued.callback_url else {
+        return Ok(false);
+    };
     tx.insert_callback_delivery(&CallbackDeliveryRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        id,
         merchant_id: queued.merchant_id.to_string(),
         order_kind: queued.kind,
         order_no: queued.order_no.to_string(),

@@ -19,7 +19,9 @@ pub trait LedgerQueries: Send {
     async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>>;
 
     /// Adds the deltas to a balance and bumps its version, unless either
-    /// side would go below zero. Returns whether it did.
+    /// side would go below zero. Returns the balance as changed, or none.
+    /// Its `updated_at` never goes back: a change that waited for the row
+    /// behind one stamped later keeps the later time.
     async fn apply_balance_delta(
         &mut self,
         merchant_id: &str,
@@ -27,7 +29,7 @@ pub trait LedgerQueries: Send {
         available: i64,
         frozen: i64,
         now: i64,
-    ) -> StoreResult<bool>;
+    ) -> StoreResult<Option<BalanceRow>>;
 
     async fn insert_journal_entry(
         &mut self,
@@ -83,7 +85,7 @@ macro_rules! impl_ledger {
                 available: i64,
                 frozen: i64,
                 now: i64,
-            ) -> StoreResult<bool> {
+            ) -> StoreResult<Option<BalanceRow>> {
                 // One conditional statement: the row lock it takes is what
                 // keeps concurrent withdrawals from overdrawing.
                 let n = diesel::update(
@@ -97,11 +99,19 @@ macro_rules! impl_ledger {
                     balances::available.eq(balances::available + available),
                     balances::frozen.eq(balances::frozen + frozen),
                     balances::version.eq(balances::version + 1),
-                    balances::updated_at.eq(now),
+                    balances::updated_at.eq(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+                        "CASE WHEN updated_at > ",
+                    )
+                    .bind::<diesel::sql_types::BigInt, _>(now)
+                    .sql(" THEN updated_at ELSE ")
+                    .bind::<diesel::sql_types::BigInt, _>(now)
+                    .sql(" END")),
                 ))
-                .execute(self.c())
-                .await?;
-                Ok(n == 1)
+                .returning(BalanceRow::as_returning())
+                .get_result(self.c())
+                .await
+                .optional()?;
+                Ok(n)
             }
 
             async fn insert_journal_entry(

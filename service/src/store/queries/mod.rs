@@ -7,6 +7,7 @@ pub mod bank;
 pub mod callbacks;
 pub mod cashier;
 pub mod deposits;
+pub mod events;
 pub mod ledger;
 pub mod merchants;
 pub mod notifications;
@@ -16,6 +17,7 @@ pub use bank::BankQueries;
 pub use callbacks::CallbackQueries;
 pub use cashier::CashierQueries;
 pub use deposits::DepositQueries;
+pub use events::EventQueries;
 pub use ledger::LedgerQueries;
 pub use merchants::MerchantQueries;
 pub use notifications::NotificationQueries;
@@ -135,6 +137,12 @@ macro_rules! list_orders {
         if let Some(st) = &filter.status {
             q = q.filter($table::status.eq(st.clone()));
         }
+        if let Some(from) = filter.created_from {
+            q = q.filter($table::created_at.ge(from));
+        }
+        if let Some(to) = filter.created_to {
+            q = q.filter($table::created_at.lt(to));
+        }
         Ok(
             crate::store::paging::newest_after!(q, $table, order_no, filter)
                 .select(<$row>::as_select())
@@ -189,5 +197,6 @@ all_queries!(
     CallbackQueries,
     BankQueries,
     CashierQueries,
-    NotificationQueries
+    NotificationQueries,
+    EventQueries
 );

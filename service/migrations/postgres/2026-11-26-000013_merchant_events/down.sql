@@ -1,0 +1,2 @@
+DROP TABLE event_positions;
+DROP TABLE merchant_events;

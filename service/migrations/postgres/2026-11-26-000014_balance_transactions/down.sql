@@ -1,0 +1,3 @@
+DROP INDEX withdrawal_orders_merchant_created;
+DROP INDEX deposit_orders_merchant_created;
+DROP TABLE balance_transactions;
