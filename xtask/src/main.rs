@@ -21,7 +21,7 @@ commands:
                       nothing and fail if generated/ or the dropshot round trip
                       differs from the spec
   bench [--seconds N] [--drain N] [--steady-rate N] [--sizes 10000,...]
-        [--only requests,delivery,sizes,channels]
+        [--only requests,delivery,sizes,channels,feed]
                       release build on the local PostgreSQL, load from
                       separate processes: create, query, balance at 1/16/64
                       clients against pgbench's insert; a drained callback
@@ -29,9 +29,11 @@ commands:
                       ceilings; everything again on tables seeded to each
                       size (default 10⁴, 10⁵, 10⁶ orders); payouts and the
                       channel money path through payments-channel-sim in its
-                      own process (--steady-rate is its offered rate too).
+                      own process (--steady-rate is its offered rate too);
+                      the events feed followed while 16 clients complete
+                      deposits (events/s, commit → feed lag).
                       Writes bench/results/ (with --only: target/bench-partial/;
-                      channels.md always to bench/results/)
+                      channels.md and feed.md always to bench/results/)
   conformance [--profile sandbox|production] [--base-url URL]
               [--features a,b] [--tags EXPR] [--realtime]
                       run the cucumber suite (features/) against the profile,

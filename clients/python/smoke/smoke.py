@@ -18,6 +18,7 @@ from payments_merchant_client import Client
 from payments_merchant_client.api.balances import get_balances
 from payments_merchant_client.api.deposits import create_deposit
 from payments_merchant_client.api.queries import find_deposit, get_deposit
+from payments_merchant_client.api.reconciliation import list_balance_transactions, list_events
 from payments_merchant_client.api.withdrawals import create_withdrawal
 from payments_merchant_client.models import (
     CreateDepositRequest,
@@ -125,6 +126,24 @@ check(paid.status_code == 200, f"the sandbox pays the account deposit ({paid.sta
 balances = get_balances.sync(client=client)
 thb = next(b for b in balances.items if b.currency_code == "THB")
 check(thb.available_balance != "0.0000", f"balance read: THB {thb.available_balance} available")
+
+# Reconciliation: the completion is in the events feed (placed just after
+# its commit, so read again for a moment), and the balance's lines sum to
+# the balance.
+for _ in range(100):
+    events = list_events.sync(client=client, limit=100, types="deposit.completed")
+    if events is not None and events.items:
+        break
+    time.sleep(0.02)
+check(
+    events is not None and any(e.order_no == account.order_no for e in events.items),
+    f"events feed read: {len(events.items)} deposit.completed, data {events.items[0].data.additional_properties.get('status')}",
+)
+lines = list_balance_transactions.sync(client=client, currency_code="THB")
+check(
+    sum(Decimal(line.amount) for line in lines.items) == Decimal(thb.total_balance),
+    f"balance lines sum to the balance: {len(lines.items)} lines, {thb.total_balance}",
+)
 
 r = create_withdrawal.sync_detailed(client=client, body=withdrawal("w2"))
 check(isinstance(r.parsed, WithdrawalOrder), f"funded withdrawal created: {getattr(r.parsed, 'status', r.status_code)}")

@@ -390,6 +390,7 @@ mod tests {
             merchant_id: "m",
             currency: "THB",
             order_no,
+            merchant_order_no: "M1",
         };
         for e in [
             Entry::deposit_completed(order("D1"), 10_000, 150),

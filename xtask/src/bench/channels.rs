@@ -176,6 +176,9 @@ INSERT INTO callback_deliveries (id, merchant_id, order_kind, order_no, event, c
   'completed_at', '2026-11-26T08:54:11Z')::text,
   'WAITING_RETRY', 0, 0, floor(extract(epoch from now()))::bigint,
   floor(extract(epoch from now()))::bigint, NULL, NULL, 0);
+INSERT INTO merchant_events (id, merchant_id, order_kind, order_no, event, body, delivery_id,
+  created_at, position) VALUES (:s, :merchant, 'deposit', :order_no, 'deposit.completed',
+  '{}', :s, floor(extract(epoch from now()))::bigint, NULL);
 INSERT INTO journal_entries (id, merchant_id, currency, kind, order_no, created_at)
   VALUES (:s, :merchant, 'BDT', 'deposit_completed', :order_no || '#' || :s,
   floor(extract(epoch from now()))::bigint);
@@ -186,9 +189,14 @@ INSERT INTO postings (id, entry_id, account, currency, amount)
 INSERT INTO balances (id, merchant_id, currency, available, frozen, version, created_at, updated_at)
   VALUES (:s, :merchant, 'BDT', 0, 0, 0, 0, 0) ON CONFLICT (merchant_id, currency) DO NOTHING;
 UPDATE balances SET available = available + 10000000, frozen = frozen + 0, version = version + 1,
-  updated_at = floor(extract(epoch from now()))::bigint
+  updated_at = CASE WHEN updated_at > floor(extract(epoch from now()))::bigint THEN updated_at
+  ELSE floor(extract(epoch from now()))::bigint END
   WHERE merchant_id = :merchant AND currency = 'BDT' AND available + 10000000 >= 0
-  AND frozen + 0 >= 0;
+  AND frozen + 0 >= 0 RETURNING version AS v, available AS av, updated_at AS at \\gset
+INSERT INTO balance_transactions (id, merchant_id, currency, version, kind, order_no,
+  merchant_order_no, available_change, frozen_change, fee, available_after, frozen_after,
+  created_at) VALUES (:s, :merchant, 'BDT', :v, 'deposit_completed', :order_no, 'CP0000-0',
+  10000000, 0, 0, :av, 0, :at);
 INSERT INTO channel_notifications (id, channel_id, notification_id, kind, order_no, amount,
   channel_cost, reference, reason, outcome, occurred_at, received_at)
   VALUES (:s, 'chan-sim-1', :s, 'payment.completed', :order_no, 10000000, NULL, 'SIMCH-' || :order_no,

@@ -8,6 +8,7 @@
 
 mod channels;
 mod delivery;
+mod feed;
 mod report;
 mod sizes;
 
@@ -38,7 +39,7 @@ pub struct Options {
     pub only: Vec<String>,
 }
 
-const PARTS: [&str; 4] = ["requests", "delivery", "sizes", "channels"];
+const PARTS: [&str; 5] = ["requests", "delivery", "sizes", "channels", "feed"];
 
 impl Options {
     pub fn parse(args: &[String]) -> Result<Options> {
@@ -119,6 +120,7 @@ struct Bench {
     loadgen: PathBuf,
     delivery: PathBuf,
     channels: PathBuf,
+    feed: PathBuf,
     channel_sim: PathBuf,
     scratch: PathBuf,
     master_key: String,
@@ -256,6 +258,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
             "delivery_bench",
             "--example",
             "channel_bench",
+            "--example",
+            "feed_bench",
             "--bin",
             "payments-channel-sim",
         ])
@@ -286,6 +290,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         loadgen: root.join("target/release/examples/loadgen"),
         delivery: root.join("target/release/examples/delivery_bench"),
         channels: root.join("target/release/examples/channel_bench"),
+        feed: root.join("target/release/examples/feed_bench"),
         channel_sim: root.join("target/release/payments-channel-sim"),
         scratch: scratch.clone(),
         master_key: base64(&random_bytes(32)?),
@@ -316,8 +321,26 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     } else {
         None
     };
+    let feed_figures = if options.wants("feed") {
+        let database = databases.create(&format!("payments_bench_{run_id}_feed"))?;
+        Some(feed::run(&bench, &database)?)
+    } else {
+        None
+    };
     drop(databases);
     let _ = std::fs::remove_dir_all(&scratch);
+    if let Some(figures) = &feed_figures {
+        let header = format!(
+            "Written by `cargo xtask bench` (commit {}, {}): the service (release build, \
+             PostgreSQL) and the load (`tests/examples/feed_bench.rs`), each a process of its \
+             own.\n\n## Machine\n\n{}\n",
+            git_commit(root),
+            utc_now(),
+            machine()
+        );
+        let text = feed::write(figures, &header, &root.join("bench/results"))?;
+        println!("\n{text}");
+    }
     // The channel figures stand in a file of their own, so a run of that
     // part alone (`--only channels`) writes them where they are kept.
     if let Some(figures) = &channel_figures {
@@ -335,9 +358,10 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         let text = channels::write(figures, &header, &dir)?;
         println!("\n{text}");
     }
-    if options.only.iter().all(|p| p == "channels") && !options.only.is_empty() {
+    if options.only.iter().all(|p| p == "channels" || p == "feed") && !options.only.is_empty() {
         step(&format!(
-            "wrote bench/results/channels.md in {:.0} s",
+            "wrote bench/results/{}.md in {:.0} s",
+            options.only.join(".md and bench/results/"),
             started.elapsed().as_secs_f64()
         ));
         return Ok(());

@@ -53,9 +53,3 @@ WINDOW w AS (PARTITION BY e.merchant_id, e.currency ORDER BY e.created_at, e.id
 -- A merchant's order lists: newest first within one merchant.
 CREATE INDEX deposit_orders_merchant_created ON deposit_orders (merchant_id, created_at, order_no);
 CREATE INDEX withdrawal_orders_merchant_created ON withdrawal_orders (merchant_id, created_at, order_no);
-
--- Like the journal it mirrors, append-only.
-CREATE TRIGGER balance_transactions_no_update BEFORE UPDATE ON balance_transactions
-BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: UPDATE on balance_transactions refused'); END;
-CREATE TRIGGER balance_transactions_no_delete BEFORE DELETE ON balance_transactions
-BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: DELETE on balance_transactions refused'); END;

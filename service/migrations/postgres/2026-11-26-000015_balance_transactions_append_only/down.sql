@@ -1,0 +1,1 @@
+DROP TRIGGER balance_transactions_append_only ON balance_transactions;

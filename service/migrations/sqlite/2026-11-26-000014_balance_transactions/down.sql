@@ -1,3 +1,0 @@
-DROP INDEX withdrawal_orders_merchant_created;
-DROP INDEX deposit_orders_merchant_created;
-DROP TABLE balance_transactions;

@@ -1,0 +1,2 @@
+DROP TRIGGER balance_transactions_no_update;
+DROP TRIGGER balance_transactions_no_delete;
