@@ -31,7 +31,8 @@ pub fn write(root: &Path, options: &Options, r: &Results, dir: &Path) -> Result<
         out,
         "Payouts and the channel money path through `payments-channel-sim` in a process of \
          its own are in [channels.md](channels.md) (`cargo xtask bench --only channels` \
-         writes it alone).\n"
+         writes it alone); the merchant's events feed under load, in [feed.md](feed.md) \
+         (`--only feed`).\n"
     )?;
     targets(&mut out, r)?;
     if !r.load.is_empty() {
