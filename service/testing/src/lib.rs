@@ -175,7 +175,19 @@ pub async fn balance(
     Ok((one.available, one.frozen))
 }
 
-fn free_port() -> Result<u16> {
+/// A port to serve a test service on, free when asked. It is chosen below
+/// the kernel's ephemeral range (32768 and up on Linux), because the
+/// service binds it only after connecting to its database: an ephemeral
+/// port freed here could meanwhile become the local end of one of the
+/// pool's connections (bind then fails), a port below that range never.
+pub fn free_port() -> Result<u16> {
+    for _ in 0..200 {
+        let offset = (uuid::Uuid::new_v4().as_u128() % 12_000) as u16;
+        let port = 20_000 + offset;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
     Ok(listener.local_addr()?.port())
 }

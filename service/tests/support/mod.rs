@@ -146,11 +146,7 @@ pub async fn database_url() -> Option<String> {
 }
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    payments_testing::free_port().unwrap()
 }
 
 /// A signed merchant POST; the reply's status and JSON body.
