@@ -36,6 +36,10 @@ pub struct PaymentsWorld {
     pub callback_secrets: Vec<String>,
     /// The seconds left the cashier page showed last.
     pub time_left: Option<i64>,
+    /// The query of the last events feed read, to read it again.
+    pub events_query: Vec<(&'static str, String)>,
+    /// Where a follower of the feed stopped reading.
+    pub feed_cursor: Option<String>,
 }
 
 impl PaymentsWorld {

@@ -7,6 +7,7 @@ use cucumber::{then, when};
 use rust_decimal::Decimal;
 use serde_json::Value;
 use std::str::FromStr;
+use std::time::{Duration, Instant};
 
 /// A signed GET as the merchant, its reply kept as the scenario's last.
 async fn get(world: &mut PaymentsWorld, path: &str, query: &[(&str, String)]) -> Reply {
@@ -51,14 +52,37 @@ fn decimal(v: &Value) -> Decimal {
     .unwrap_or_else(|e| panic!("{v}: {e}"))
 }
 
+/// How long a change may take to reach the feed: positions are given after
+/// commit by a job (ARCHITECTURE.md, "The events feed"), so a read right
+/// after an action may not hold it yet. Against a deployment under load
+/// this is generous; a read that finds what it expects returns at once.
+const FEED_PATIENCE: Duration = Duration::from_secs(15);
+
+async fn read_feed(world: &mut PaymentsWorld, query: Vec<(&'static str, String)>) -> Reply {
+    world.events_query = query.clone();
+    get(world, "/api/v1/merchant/events", &query).await
+}
+
+/// Reads the feed again, with the last read's query, until `done` holds of
+/// the reply (or the patience runs out; the caller's assertion then
+/// reports the last reply).
+async fn read_feed_until(world: &mut PaymentsWorld, done: impl Fn(&Reply) -> bool) {
+    let deadline = Instant::now() + FEED_PATIENCE;
+    while !done(world.reply()) && world.reply().status == 200 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let query = world.events_query.clone();
+        read_feed(world, query).await;
+    }
+}
+
 #[when("the merchant reads its events")]
 async fn read_events(world: &mut PaymentsWorld) {
-    get(world, "/api/v1/merchant/events", &[]).await;
+    read_feed(world, vec![]).await;
 }
 
 #[when(expr = "the merchant reads its events of types {string}")]
 async fn read_events_of(world: &mut PaymentsWorld, types: String) {
-    get(world, "/api/v1/merchant/events", &[("types", types)]).await;
+    read_feed(world, vec![("types", types)]).await;
 }
 
 #[when("the merchant reads its events after the last cursor")]
@@ -67,49 +91,65 @@ async fn read_events_after(world: &mut PaymentsWorld) {
         .as_str()
         .expect("the last read gave a cursor")
         .to_string();
-    get(world, "/api/v1/merchant/events", &[("after", cursor)]).await;
+    read_feed(world, vec![("after", cursor)]).await;
 }
 
-#[when(expr = "the merchant follows its events {int} at a time")]
-async fn follow_events(world: &mut PaymentsWorld, limit: i64) {
-    let mut seen = Vec::new();
-    let mut query = vec![("limit", limit.to_string())];
+/// Reads the feed a page at a time from the follower's cursor (from the
+/// start without one) until a page says there is no more.
+async fn follow(world: &mut PaymentsWorld, limit: i64) {
     loop {
-        let reply = get(world, "/api/v1/merchant/events", &query).await;
+        let mut query = vec![("limit", limit.to_string())];
+        if let Some(cursor) = world.feed_cursor.clone() {
+            query.push(("after", cursor));
+        }
+        let reply = read_feed(world, query).await;
         assert_eq!(reply.status, 200, "{}", reply.body);
         let page = items(&reply);
         assert!(page.len() as i64 <= limit, "{}", reply.body);
-        seen.extend(page);
-        let next = reply.body["next_cursor"]
-            .as_str()
-            .expect("a cursor")
-            .to_string();
-        query = vec![("limit", limit.to_string()), ("after", next)];
+        world.listed.extend(page);
+        world.feed_cursor = Some(
+            reply.body["next_cursor"]
+                .as_str()
+                .expect("a cursor")
+                .to_string(),
+        );
         if reply.body["has_more"] != Value::Bool(true) {
             break;
         }
     }
-    world.listed = seen;
+}
+
+#[when(expr = "the merchant follows its events {int} at a time")]
+async fn follow_events(world: &mut PaymentsWorld, limit: i64) {
+    world.listed.clear();
+    world.feed_cursor = None;
+    follow(world, limit).await;
+}
+
+fn event_names(reply: &Reply) -> Vec<String> {
+    items(reply)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or_default().to_string())
+        .collect()
 }
 
 #[then(expr = "the events are {string}")]
 async fn events_are(world: &mut PaymentsWorld, expected: String) {
-    let got: Vec<String> = items(world.reply())
-        .iter()
-        .map(|e| e["event"].as_str().unwrap_or_default().to_string())
-        .collect();
-    assert_eq!(got, names(&expected), "{}", world.reply().body);
+    let expected = names(&expected);
+    read_feed_until(world, |r| event_names(r) == expected).await;
+    assert_eq!(
+        event_names(world.reply()),
+        expected,
+        "{}",
+        world.reply().body
+    );
 }
 
 #[then(expr = "the events include {string}")]
 async fn events_include(world: &mut PaymentsWorld, name: String) {
+    read_feed_until(world, |r| event_names(r).contains(&name)).await;
     let body = &world.reply().body;
-    assert!(
-        items(world.reply())
-            .iter()
-            .any(|e| e["event"] == name.as_str()),
-        "{body}"
-    );
+    assert!(event_names(world.reply()).contains(&name), "{body}");
 }
 
 #[then("every event's data is its callback body")]
@@ -127,11 +167,27 @@ async fn data_is_callback(world: &mut PaymentsWorld) {
 
 #[then("it followed the same events as one read of them all, each once")]
 async fn same_as_one_read(world: &mut PaymentsWorld) {
-    let followed: Vec<Value> = world.listed.iter().map(|e| e["event_id"].clone()).collect();
-    let all = get(world, "/api/v1/merchant/events", &[("limit", "500".into())]).await;
-    let all: Vec<Value> = items(&all).iter().map(|e| e["event_id"].clone()).collect();
-    assert!(!all.is_empty());
-    assert_eq!(followed, all);
+    let deadline = Instant::now() + FEED_PATIENCE;
+    loop {
+        let followed: Vec<Value> = world.listed.iter().map(|e| e["event_id"].clone()).collect();
+        let all = read_feed(world, vec![("limit", "500".into())]).await;
+        let all: Vec<Value> = items(&all).iter().map(|e| e["event_id"].clone()).collect();
+        assert!(!all.is_empty());
+        assert!(
+            all.starts_with(&followed),
+            "the follower read {followed:?}, not a start of the feed {all:?}"
+        );
+        if followed == all {
+            break;
+        }
+        // An event positioned after the follower's last page is on its next.
+        assert!(
+            Instant::now() < deadline,
+            "followed {followed:?}, the feed holds {all:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        follow(world, 1).await;
+    }
 }
 
 #[when(expr = "the merchant reads its {word} balance transactions")]
