@@ -159,6 +159,7 @@ fn collect_refs(value: &Value, out: &mut Vec<String>) {
 pub fn generate(api: &ApiSpec, doc: &Value) -> Result<String> {
     let templates = path_templates(doc);
     let doc = without_auth_headers(doc, api.auth.headers());
+    let doc = super::spec::components_without_bounds(&doc);
     let spec: openapiv3::OpenAPI =
         serde_json::from_value(doc).context("progenitor needs an OpenAPI 3.0 document")?;
 

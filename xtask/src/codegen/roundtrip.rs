@@ -127,10 +127,9 @@ fn content(doc: &Value, v: &Value) -> Value {
         .into_iter()
         .flatten()
     {
-        out.insert(
-            mime.clone(),
-            normalize(doc, media.get("schema").unwrap_or(&Value::Null), 0),
-        );
+        // Bodies' bounds are not in the generated types (spec::without_bounds).
+        let schema = normalize(doc, media.get("schema").unwrap_or(&Value::Null), 0);
+        out.insert(mime.clone(), super::spec::without_bounds(&schema));
     }
     Value::Object(out)
 }

@@ -112,8 +112,9 @@ fn types(doc: &Value) -> Result<TokenStream> {
         if name == "Error" {
             continue;
         }
-        let schema: schemars::schema::Schema = serde_json::from_value(to_json_schema(schema))
-            .with_context(|| format!("schema {name}"))?;
+        let schema = to_json_schema(&super::spec::without_bounds(schema));
+        let schema: schemars::schema::Schema =
+            serde_json::from_value(schema).with_context(|| format!("schema {name}"))?;
         defs.push((name.clone(), schema));
     }
     space

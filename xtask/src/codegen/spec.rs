@@ -245,3 +245,72 @@ fn rewrite_path_items<'a>(doc: &Value, items: impl Iterator<Item = &'a mut Value
     }
     Ok(())
 }
+
+/// Keywords that bound a value. Request-body fields keep them in the
+/// published document, where merchants' generators and Schemathesis read
+/// them; the Rust types are generated without them. A typed newtype would
+/// refuse an out-of-bounds value inside the body's parser, in serde's words
+/// and before the use case that names the field in the envelope, and would
+/// leave the conformance suite unable to send such a value to prove the
+/// refusal. The service's use cases enforce each bound; the scenarios and
+/// Schemathesis check from outside that they are the documented ones.
+pub const BOUNDS: [&str; 7] = [
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+];
+
+/// Names, on a request field's schema, the version since which the service
+/// has enforced the bounds the schema states: writing such bounds down
+/// refuses nothing new (the compatibility gate reads it; the generated
+/// types, like the bounds, leave it out).
+pub const ENFORCED_SINCE: &str = "x-bounds-enforced-since";
+
+/// `schema` without its bound keywords, at any depth (a property that
+/// happens to be named like one, such as a fee's `minimum`, stays).
+pub fn without_bounds(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !BOUNDS.contains(&k.as_str()) && k.as_str() != ENFORCED_SINCE)
+                .map(|(k, v)| {
+                    let v = if k == "properties" {
+                        match v {
+                            Value::Object(props) => Value::Object(
+                                props
+                                    .iter()
+                                    .map(|(name, p)| (name.clone(), without_bounds(p)))
+                                    .collect(),
+                            ),
+                            other => other.clone(),
+                        }
+                    } else {
+                        without_bounds(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_bounds).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `doc` with every component schema [`without_bounds`]; paths (and so the
+/// parameters, whose bounds the generated extractors do carry) unchanged.
+pub fn components_without_bounds(doc: &Value) -> Value {
+    let mut out = doc.clone();
+    if let Some(schemas) = out
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    {
+        for schema in schemas.values_mut() {
+            *schema = without_bounds(schema);
+        }
+    }
+    out
+}

@@ -18,6 +18,7 @@
 //! project's registries ships; both would leave the cases that matter most
 //! here to a second, hand-written pass anyway.
 
+use crate::codegen::spec::{BOUNDS, ENFORCED_SINCE};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -609,13 +610,31 @@ impl<'a> Compare<'a> {
             Dir::Send => "merchants send",
             Dir::Receive => "merchants receive",
         };
+        // A request field whose bounds the service enforced before they were
+        // written down says since when; documenting them refuses nothing new.
+        let enforced_since = match dir {
+            Dir::Send => n.get(ENFORCED_SINCE).and_then(Value::as_str),
+            Dir::Receive => None,
+        };
         for key in union(&o, &n) {
             let (a, b) = (o.get(&key), n.get(&key));
             if same(a, b) {
                 continue;
             }
             let (a0, b0) = (a.unwrap_or(&Value::Null), b.unwrap_or(&Value::Null));
+            if let (Some(since), None, true) = (enforced_since, a, BOUNDS.contains(&key.as_str())) {
+                self.push(
+                    Class::Compatible,
+                    at,
+                    format!(
+                        "{key} {} written down, as the service has enforced it since {since}",
+                        short(b0)
+                    ),
+                );
+                continue;
+            }
             match key.as_str() {
+                ENFORCED_SINCE => self.push(Class::Cosmetic, at, format!("{ENFORCED_SINCE} changed")),
                 "type" | "format" => self.breaking(
                     at,
                     format!(
@@ -1131,6 +1150,29 @@ mod tests {
         );
         let c = classes(|_, res, _| res["properties"]["remark"]["maxLength"] = json!(8));
         assert!(c.iter().all(|(k, _)| *k == Class::Compatible), "{c:?}");
+    }
+
+    #[test]
+    fn bounds_the_service_enforced_already_may_be_written_down_not_tightened() {
+        let c = classes(|req, _, _| {
+            req["properties"]["kind"]["maxLength"] = json!(8);
+            req["properties"]["kind"]["x-bounds-enforced-since"] = json!("0.1.0");
+        });
+        assert!(c.iter().all(|(k, _)| *k != Class::Breaking), "{c:?}");
+        assert!(
+            c.iter().any(|(_, t)| t.contains("enforced it since 0.1.0")),
+            "{c:?}"
+        );
+        let (mut req, res, ev) = base();
+        req["properties"]["kind"]["maxLength"] = json!(8);
+        req["properties"]["kind"]["x-bounds-enforced-since"] = json!("0.1.0");
+        let old = doc(req.clone(), res.clone(), ev.clone());
+        req["properties"]["kind"]["maxLength"] = json!(4);
+        let changes: Vec<(Class, String)> = compare(&old, &doc(req, res, ev))
+            .into_iter()
+            .map(|c| (c.class, c.to_string()))
+            .collect();
+        only_breaking(&changes, "maxLength changed from 8 to 4");
     }
 
     #[test]
