@@ -1423,9 +1423,9 @@ pub mod types {
     ///The merchant's token bucket: `burst` tokens, refilled at `requests_per_minute`. A minute is the unit so that small limits are exact.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct RateLimitRequest {
-        ///Requests allowed at once (at least 1).
+        ///Requests allowed at once: 1 to 1000000.
         pub burst: i64,
-        ///Sustained requests per minute (at least 1).
+        ///Sustained requests per minute: 1 to 1000000.
         pub requests_per_minute: i64,
     }
     ///The receiving bank account of an account order.
@@ -1458,7 +1458,7 @@ pub mod types {
     ///An operator's resolution of a withdrawal set aside.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ResolveWithdrawalRequest {
-        ///`completed` only: the payout's reference at the channel or bank, 1 to 128 characters; the order's `channel_order_no` when omitted.
+        ///`completed` only: the payout's reference at the channel or bank, at most 128 characters; the order's `channel_order_no` when omitted.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub bank_reference: ::std::option::Option<::std::string::String>,
         pub outcome: WithdrawalResolution,

@@ -253,7 +253,7 @@ pub mod types {
         ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
     )]
     pub struct FailWithdrawalRequest {
-        ///Why the channel failed the payout; kept as `manual_reason`.
+        ///Why the channel failed the payout, at most 512 characters; kept as `manual_reason`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub reason: ::std::option::Option<::std::string::String>,
     }
@@ -278,7 +278,7 @@ pub mod types {
         ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
     )]
     pub struct SettleWithdrawalRequest {
-        ///The channel's reference for the payout; generated when absent.
+        ///The channel's reference for the payout, at most 128 characters; generated when absent.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub bank_reference: ::std::option::Option<::std::string::String>,
     }

@@ -1413,9 +1413,9 @@ pub mod types {
     ///The merchant's token bucket: `burst` tokens, refilled at `requests_per_minute`. A minute is the unit so that small limits are exact.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct RateLimitRequest {
-        ///Requests allowed at once (at least 1).
+        ///Requests allowed at once: 1 to 1000000.
         pub burst: i64,
-        ///Sustained requests per minute (at least 1).
+        ///Sustained requests per minute: 1 to 1000000.
         pub requests_per_minute: i64,
     }
     ///The receiving bank account of an account order.
@@ -1448,7 +1448,7 @@ pub mod types {
     ///An operator's resolution of a withdrawal set aside.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ResolveWithdrawalRequest {
-        ///`completed` only: the payout's reference at the channel or bank, 1 to 128 characters; the order's `channel_order_no` when omitted.
+        ///`completed` only: the payout's reference at the channel or bank, at most 128 characters; the order's `channel_order_no` when omitted.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub bank_reference: ::std::option::Option<::std::string::String>,
         pub outcome: WithdrawalResolution,
@@ -1691,7 +1691,7 @@ The operator interface of the payment service: merchants, their keys and setting
 
 Every request carries `authorization: Bearer <token>` with an operator token from the service's configuration; each token names its operator. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
 
-Version: 0.5.0*/
+Version: 0.6.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1735,7 +1735,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.5.0"
+        "0.6.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -3014,6 +3014,9 @@ impl Client {
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),

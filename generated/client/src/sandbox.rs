@@ -260,7 +260,7 @@ pub mod types {
     ///`FailWithdrawalRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct FailWithdrawalRequest {
-        ///Why the channel failed the payout; kept as `manual_reason`.
+        ///Why the channel failed the payout, at most 512 characters; kept as `manual_reason`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub reason: ::std::option::Option<::std::string::String>,
     }
@@ -281,7 +281,7 @@ pub mod types {
     ///`SettleWithdrawalRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct SettleWithdrawalRequest {
-        ///The channel's reference for the payout; generated when absent.
+        ///The channel's reference for the payout, at most 128 characters; generated when absent.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub bank_reference: ::std::option::Option<::std::string::String>,
     }
@@ -401,7 +401,7 @@ Authenticated like the operator API, with `authorization: Bearer <token>`.
 
 A channel deposit's `payment_url` opens the simulator's payment page (`GET /sandbox/simulator/pay/{order_no}`, HTML, no authentication: the unguessable order number is the credential, as with a real channel's page). A person can pay the order (in full or another amount), make the payment fail, or abandon the page. Paying completes the order exactly like `pay_deposit`; a failed payment is the channel declining it, which cancels the order (`deposit.cancelled`); abandoning changes nothing, so the order expires at `expire_at`. The page posts its choice as a form to the same address.
 
-Version: 0.2.0*/
+Version: 0.3.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -445,7 +445,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.2.0"
+        "0.3.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
