@@ -78,21 +78,65 @@ async fn operator_sends(world: &mut PaymentsWorld, method: String, path: String,
     operator_raw(world, &method, path, body).await;
 }
 
-/// `{merchant_id}` in the path stands for the scenario's merchant.
+/// `{merchant_id}` in the path stands for the scenario's merchant and
+/// `{order_no}` for the last order a `Given` step created; in the body,
+/// `{text:N}` stands for N letters and `{unique:N}` for N letters and
+/// digits no other run uses (a bound is tried at its length, not with a
+/// table cell as long).
 async fn operator_raw(world: &mut PaymentsWorld, method: &str, path: String, body: String) {
     let h = harness().await;
     let token = h
         .operator_token
         .clone()
         .expect("this scenario needs CONFORMANCE_OPERATOR_TOKEN");
-    let path = path.replace("{merchant_id}", &world.merchant().id);
+    let mut path = path.replace("{merchant_id}", &world.merchant().id);
+    if path.contains("{order_no}") {
+        let created = world
+            .created
+            .as_ref()
+            .expect("a Given step created an order");
+        let order_no = created["order_no"].as_str().expect("its order_no");
+        path = path.replace("{order_no}", order_no);
+    }
     let mut raw = RawRequest::new(world.merchant(), path);
     raw.method = Some(method.to_string());
-    raw.body = Some(body);
+    raw.body = Some(expand_lengths(&body));
     raw.headers = vec![("authorization".into(), format!("Bearer {token}"))];
     let reply = h.send(raw).await.expect("a reply from the service");
     keep_secret(world, &reply);
     world.reply = Some(reply);
+}
+
+/// Replaces each `{text:N}` with N letters and each `{unique:N}` with N
+/// letters and digits drawn afresh.
+fn expand_lengths(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    loop {
+        let next = ["{text:", "{unique:"]
+            .iter()
+            .filter_map(|p| rest.find(p).map(|at| (at, *p)))
+            .min();
+        let Some((at, prefix)) = next else { break };
+        let after = &rest[at + prefix.len()..];
+        let Some(close) = after.find('}') else { break };
+        let n: usize = after[..close]
+            .parse()
+            .unwrap_or_else(|_| panic!("a length in {prefix}N}}"));
+        out.push_str(&rest[..at]);
+        if prefix == "{text:" {
+            out.push_str(&"x".repeat(n));
+        } else {
+            let mut unique = String::new();
+            while unique.len() < n {
+                unique.push_str(&uuid::Uuid::new_v4().simple().to_string());
+            }
+            out.push_str(&unique[..n]);
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[then("the answer shows a new callback secret once")]
