@@ -19,6 +19,10 @@
 //! here to a second, hand-written pass anyway.
 
 use crate::codegen::spec::{BOUNDS, ENFORCED_SINCE};
+
+/// Marks an error code enum whose every response names the codes it may
+/// answer (`only_on_new_responses`).
+const CODES_PER_RESPONSE: &str = "x-codes-named-per-response";
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -651,7 +655,10 @@ impl<'a> Compare<'a> {
                         _ => self.push(Class::Compatible, at, format!("nullable changed from {x} to {y}")),
                     }
                 }
-                "enum" => self.enumeration(at, a, b, dir),
+                "enum" => {
+                    let per_response = n.get(CODES_PER_RESPONSE) == Some(&Value::Bool(true));
+                    self.enumeration(at, a, b, dir, per_response)
+                }
                 "maxLength" | "maxItems" | "maximum" | "exclusiveMaximum" | "maxProperties" => {
                     self.bound(at, &key, a, b, dir, true)
                 }
@@ -776,7 +783,14 @@ impl<'a> Compare<'a> {
         }
     }
 
-    fn enumeration(&mut self, at: &str, old: Option<&Value>, new: Option<&Value>, dir: Dir) {
+    fn enumeration(
+        &mut self,
+        at: &str,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        dir: Dir,
+        per_response: bool,
+    ) {
         let set = |v: Option<&Value>| -> Option<BTreeSet<String>> {
             v.and_then(Value::as_array)
                 .map(|a| a.iter().map(Value::to_string).collect())
@@ -798,6 +812,14 @@ impl<'a> Compare<'a> {
                 if !added.is_empty() {
                     match dir {
                         Dir::Send => self.push(Class::Compatible, at, format!("enum widened: {} added", list(&added))),
+                        Dir::Receive if per_response && self.only_on_new_responses(&added) => self.push(
+                            Class::Compatible,
+                            at,
+                            format!(
+                                "enum widened: {} added, each named only by responses the previous version did not have",
+                                list(&added)
+                            ),
+                        ),
                         Dir::Receive => self.breaking(
                             at,
                             format!(
@@ -869,6 +891,47 @@ impl<'a> Compare<'a> {
             ),
             _ => self.push(Class::Compatible, at, what),
         }
+    }
+
+    /// Whether each added code (a JSON string, as `enumeration` lists it)
+    /// is named (in backticks) by some response of the new document, and
+    /// only by responses the old document did not have: an error code enum
+    /// marked `x-codes-named-per-response` promises that a response answers
+    /// only the codes its description names, so an integration generated
+    /// from the old document never receives an added one.
+    fn only_on_new_responses(&self, added: &[&String]) -> bool {
+        let codes: Vec<String> = added
+            .iter()
+            .map(|c| format!("`{}`", c.trim_matches('"')))
+            .collect();
+        let mut named = vec![false; codes.len()];
+        for (path, item) in obj(self.new.get("paths").unwrap_or(&Value::Null)) {
+            for (method, op) in obj(&item) {
+                for (status, response) in obj(op.get("responses").unwrap_or(&Value::Null)) {
+                    let (response, _) = resolve(self.new, &response);
+                    let words = response
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let existed = self
+                        .old
+                        .pointer(&format!(
+                            "/paths/{}/{method}/responses/{status}",
+                            path.replace('~', "~0").replace('/', "~1")
+                        ))
+                        .is_some();
+                    for (i, code) in codes.iter().enumerate() {
+                        if words.contains(code.as_str()) {
+                            if existed {
+                                return false;
+                            }
+                            named[i] = true;
+                        }
+                    }
+                }
+            }
+        }
+        named.iter().all(|n| *n)
     }
 
     /// `new` is a `oneOf`/`anyOf` of which one variant is `old` itself (words
@@ -1173,6 +1236,39 @@ mod tests {
             .map(|c| (c.class, c.to_string()))
             .collect();
         only_breaking(&changes, "maxLength changed from 8 to 4");
+    }
+
+    #[test]
+    fn error_codes_named_only_by_new_responses_are_compatible() {
+        // The response schema's `status` plays an error code enum: a 409
+        // is added that names the new code `gone`.
+        let (req, mut res, ev) = base();
+        res["properties"]["status"]["x-codes-named-per-response"] = json!(true);
+        let old = doc(req.clone(), res.clone(), ev.clone());
+        let mut new = doc(req, res, ev);
+        let status = "/components/schemas/Res/properties/status/enum";
+        new.pointer_mut(status)
+            .unwrap()
+            .as_array_mut()
+            .unwrap()
+            .push(json!("gone"));
+        let mut added = new.clone();
+        added.pointer_mut("/paths/~1orders/post/responses").unwrap()["409"] =
+            json!({"description": "It went (`gone`)."});
+        let c = kinds(&old, &added);
+        assert!(c.iter().all(|(k, _)| *k != Class::Breaking), "{c:#?}");
+        assert!(
+            c.iter().any(|(_, t)| t.contains("named only by responses")),
+            "{c:#?}"
+        );
+        // Named by the 200 the old document had: it may reach old clients.
+        let mut on_old = new.clone();
+        on_old
+            .pointer_mut("/paths/~1orders/post/responses/200")
+            .unwrap()["description"] = json!("ok, or `gone`");
+        only_breaking(&kinds(&old, &on_old), "a generated client refuses");
+        // Named by no response at all: nothing says where it arrives.
+        only_breaking(&kinds(&old, &new), "a generated client refuses");
     }
 
     #[test]
