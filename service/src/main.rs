@@ -38,6 +38,12 @@ enum Command {
         #[command(subcommand)]
         command: MerchantCommand,
     },
+    /// Administer operators: the first admin, before anyone can use the
+    /// operator API without a configuration token.
+    Operator {
+        #[command(subcommand)]
+        command: OperatorCommand,
+    },
     /// Inspect the ledger.
     Ledger {
         #[command(subcommand)]
@@ -67,6 +73,21 @@ enum MerchantCommand {
         code: String,
         #[arg(long)]
         name: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum OperatorCommand {
+    /// Create an operator and print its first API token (shown only this
+    /// once; the service keeps only its keyed hash).
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        email: String,
+        /// viewer, support, approver or admin.
+        #[arg(long, default_value = "admin")]
+        role: String,
     },
 }
 
@@ -122,11 +143,52 @@ async fn run() -> Result<()> {
             println!("(store the key now: it is not shown again)");
             Ok(())
         }
+        Command::Operator {
+            command: OperatorCommand::Create { name, email, role },
+        } => create_operator(&app, name, email, &role).await,
         Command::Ledger {
             command: LedgerCommand::Check,
         } => check_ledger(&app).await,
         Command::ChannelSim { .. } => unreachable!("handled before the configuration"),
     }
+}
+
+/// `payments operator create`: the operator and its first token, which
+/// the command line names so that a script can pick it up.
+async fn create_operator(app: &App, name: String, email: String, role: &str) -> Result<()> {
+    use payments_service::app::people;
+    let fail = |e: payments_service::domain::error::ApiError| {
+        anyhow::anyhow!("creating operator `{email}`: {e}", email = email.clone())
+    };
+    use payments_service::app::audit::{self, Target};
+    use payments_service::domain::people::Action;
+    let role = people::role("role", role).map_err(fail)?;
+    // The command line is in the audit trail too, as itself.
+    let by = people::Operator {
+        id: None,
+        name: "payments operator create".into(),
+        role: payments_service::domain::status::Role::Admin,
+    };
+    let new = people::NewOperator {
+        name,
+        email: email.clone(),
+        role,
+    };
+    let row = audit::acting(app, &by, Action::CreateOperator, "command-line", async {
+        audit::on(Target::NewOperator);
+        people::create(app, new).await
+    })
+    .await
+    .map_err(fail)?;
+    let issued = people::issue_token(app, &row.id, "created by `payments operator create`".into())
+        .await
+        .map_err(fail)?;
+    println!("operator_id: {}", row.id);
+    println!("email: {}", row.email);
+    println!("role: {}", row.role);
+    println!("token: {}", issued.token);
+    println!("(store the token now: it is not shown again)");
+    Ok(())
 }
 
 /// `payments channel-sim ...`: the simulator's own command line.

@@ -28,6 +28,15 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
             token: load_or_create_secret(&config.data_dir, "operator.token")?,
         });
     }
+    if config.profile == Profile::Production && !config.operators.is_empty() {
+        // Bootstrap only: a shared token is nobody in particular, so the
+        // trail names only its configured name.
+        tracing::warn!(
+            tokens = config.operators.len(),
+            "operator tokens are configured: they act as admins and are meant for bootstrap only; \
+             create operators (`payments operator create`) and remove them from the configuration"
+        );
+    }
     let master_key = match (&config.master_key, config.profile) {
         (Some(k), _) => k.clone(),
         (None, Profile::Sandbox) => KeyVault::load_or_create(&config.data_dir)?,

@@ -40,6 +40,9 @@ pub struct PaymentsWorld {
     pub events_query: Vec<(&'static str, String)>,
     /// Where a follower of the feed stopped reading.
     pub feed_cursor: Option<String>,
+    /// Operators the scenario created, by the name it gave them: their
+    /// id and token.
+    pub operators: std::collections::HashMap<String, (String, String)>,
 }
 
 impl PaymentsWorld {

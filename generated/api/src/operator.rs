@@ -12,6 +12,104 @@ pub mod types {
         pub id: ::std::string::String,
         pub name: ::std::string::String,
     }
+    ///One operator action, as it was taken. Never changed after.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AuditEvent {
+        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`.
+        pub action: ::std::string::String,
+        ///The same after the action.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub after: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub audit_id: ::std::string::String,
+        ///A merchant's settings and fee rates, or an operator's name, email, role and status, before the action; absent for actions on orders.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub before: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Absent for a configuration token.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub operator_id: ::std::option::Option<::std::string::String>,
+        pub operator_name: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        ///The request's `x-request-id`, as in the service's log.
+        pub request_id: ::std::string::String,
+        pub role: Role,
+        ///The merchant's or operator's id, the order number, the bank transaction's or the delivery's id.
+        pub target_id: ::std::string::String,
+        pub target_type: AuditEventTargetType,
+    }
+    ///One page of the audit trail, newest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AuditEventPage {
+        pub items: ::std::vec::Vec<AuditEvent>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`AuditEventTargetType`
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum AuditEventTargetType {
+        #[serde(rename = "merchant")]
+        Merchant,
+        #[serde(rename = "operator")]
+        Operator,
+        #[serde(rename = "order")]
+        Order,
+        #[serde(rename = "bank_transaction")]
+        BankTransaction,
+        #[serde(rename = "callback_delivery")]
+        CallbackDelivery,
+    }
+    impl ::std::fmt::Display for AuditEventTargetType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Merchant => f.write_str("merchant"),
+                Self::Operator => f.write_str("operator"),
+                Self::Order => f.write_str("order"),
+                Self::BankTransaction => f.write_str("bank_transaction"),
+                Self::CallbackDelivery => f.write_str("callback_delivery"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for AuditEventTargetType {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "merchant" => Ok(Self::Merchant),
+                "operator" => Ok(Self::Operator),
+                "order" => Ok(Self::Order),
+                "bank_transaction" => Ok(Self::BankTransaction),
+                "callback_delivery" => Ok(Self::CallbackDelivery),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AuditEventTargetType {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AuditEventTargetType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`AutoApproval`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AutoApproval {
@@ -607,6 +705,19 @@ pub mod types {
             value.parse()
         }
     }
+    ///Only the fields given change. Nobody changes their own role or status.
+    #[derive(
+        ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
+    )]
+    pub struct ChangeOperatorRequest {
+        ///At most 128 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub name: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub role: ::std::option::Option<Role>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status: ::std::option::Option<OperatorStatus>,
+    }
     ///A notification a channel's adapter posted, as recorded.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelNotification {
@@ -792,6 +903,15 @@ pub mod types {
         ///Display name; 1 to 128 characters.
         pub name: ::std::string::String,
     }
+    ///`CreateOperatorRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CreateOperatorRequest {
+        ///Unique among operators (compared in lower case); at most 254 characters.
+        pub email: ::std::string::String,
+        ///The operator's name, shown on what they approve; at most 128 characters.
+        pub name: ::std::string::String,
+        pub role: Role,
+    }
     ///`CreatedMerchant`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CreatedMerchant {
@@ -800,6 +920,69 @@ pub mod types {
         pub merchant_code: ::std::string::String,
         pub merchant_id: ::std::string::String,
         pub name: ::std::string::String,
+    }
+    ///Who the presented token acts as.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CurrentOperator {
+        pub name: ::std::string::String,
+        ///Absent for a configuration token.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub operator_id: ::std::option::Option<::std::string::String>,
+        pub role: Role,
+        ///`configuration`: a bootstrap token from the service's configuration, acting as an `admin`.
+        pub source: CurrentOperatorSource,
+    }
+    ///`configuration`: a bootstrap token from the service's configuration, acting as an `admin`.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CurrentOperatorSource {
+        #[serde(rename = "identity")]
+        Identity,
+        #[serde(rename = "configuration")]
+        Configuration,
+    }
+    impl ::std::fmt::Display for CurrentOperatorSource {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Identity => f.write_str("identity"),
+                Self::Configuration => f.write_str("configuration"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CurrentOperatorSource {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "identity" => Ok(Self::Identity),
+                "configuration" => Ok(Self::Configuration),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CurrentOperatorSource {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CurrentOperatorSource {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///A deposit order. Optional fields are omitted, not null, while they have no value. `actual_amount` is `0.0000` until money arrives.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -939,7 +1122,7 @@ pub mod types {
             value.parse()
         }
     }
-    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one.
+    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one. Each response names the codes it may carry, and no response answers a code it does not name: a code added in a later version is answered only by responses added with it, so an integration generated from an earlier version never receives one.
     #[derive(
         ::schemars::JsonSchema,
         ::serde::Deserialize,
@@ -1016,6 +1199,16 @@ pub mod types {
         Internal,
         #[serde(rename = "NOT_IMPLEMENTED")]
         NotImplemented,
+        #[serde(rename = "ROLE_FORBIDDEN")]
+        RoleForbidden,
+        #[serde(rename = "OPERATOR_NOT_FOUND")]
+        OperatorNotFound,
+        #[serde(rename = "OPERATOR_TOKEN_NOT_FOUND")]
+        OperatorTokenNotFound,
+        #[serde(rename = "OPERATOR_EMAIL_TAKEN")]
+        OperatorEmailTaken,
+        #[serde(rename = "OPERATOR_SELF_CHANGE")]
+        OperatorSelfChange,
         #[serde(rename = "SERVICE_UNAVAILABLE")]
         ServiceUnavailable,
     }
@@ -1053,6 +1246,11 @@ pub mod types {
                 Self::RateLimited => f.write_str("RATE_LIMITED"),
                 Self::Internal => f.write_str("INTERNAL"),
                 Self::NotImplemented => f.write_str("NOT_IMPLEMENTED"),
+                Self::RoleForbidden => f.write_str("ROLE_FORBIDDEN"),
+                Self::OperatorNotFound => f.write_str("OPERATOR_NOT_FOUND"),
+                Self::OperatorTokenNotFound => f.write_str("OPERATOR_TOKEN_NOT_FOUND"),
+                Self::OperatorEmailTaken => f.write_str("OPERATOR_EMAIL_TAKEN"),
+                Self::OperatorSelfChange => f.write_str("OPERATOR_SELF_CHANGE"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
             }
         }
@@ -1092,6 +1290,11 @@ pub mod types {
                 "RATE_LIMITED" => Ok(Self::RateLimited),
                 "INTERNAL" => Ok(Self::Internal),
                 "NOT_IMPLEMENTED" => Ok(Self::NotImplemented),
+                "ROLE_FORBIDDEN" => Ok(Self::RoleForbidden),
+                "OPERATOR_NOT_FOUND" => Ok(Self::OperatorNotFound),
+                "OPERATOR_TOKEN_NOT_FOUND" => Ok(Self::OperatorTokenNotFound),
+                "OPERATOR_EMAIL_TAKEN" => Ok(Self::OperatorEmailTaken),
+                "OPERATOR_SELF_CHANGE" => Ok(Self::OperatorSelfChange),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
                 _ => Err("invalid value".into()),
             }
@@ -1201,6 +1404,12 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub overlap_seconds: ::std::option::Option<i64>,
     }
+    ///`IssueOperatorTokenRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssueOperatorTokenRequest {
+        ///What the token is for; at most 128 characters.
+        pub label: ::std::string::String,
+    }
     ///`IssuedApiKey`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct IssuedApiKey {
@@ -1223,6 +1432,14 @@ pub mod types {
         pub previous_secrets_expire_at:
             ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub scheme: CallbackSigningScheme,
+    }
+    ///A new token: `token` is shown this once and stored only as a keyed hash.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssuedOperatorToken {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub label: ::std::string::String,
+        pub token: ::std::string::String,
+        pub token_id: ::std::string::String,
     }
     ///`LedgerDifference`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1312,6 +1529,92 @@ pub mod types {
         pub id: ::std::string::String,
         pub merchant_code: ::std::string::String,
         pub name: ::std::string::String,
+    }
+    ///An operator: a person with a role.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OperatorIdentity {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub email: ::std::string::String,
+        pub name: ::std::string::String,
+        pub operator_id: ::std::string::String,
+        pub role: Role,
+        pub status: OperatorStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///One page of operators, newest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OperatorPage {
+        pub items: ::std::vec::Vec<OperatorIdentity>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`disabled`: none of the operator's tokens work.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum OperatorStatus {
+        #[serde(rename = "active")]
+        Active,
+        #[serde(rename = "disabled")]
+        Disabled,
+    }
+    impl ::std::fmt::Display for OperatorStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("active"),
+                Self::Disabled => f.write_str("disabled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OperatorStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "active" => Ok(Self::Active),
+                "disabled" => Ok(Self::Disabled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OperatorStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OperatorStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///An operator's API token, without its secret.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OperatorToken {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub label: ::std::string::String,
+        ///Absent while the token works.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub revoked_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub token_id: ::std::string::String,
+    }
+    ///`OperatorTokenList`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OperatorTokenList {
+        pub items: ::std::vec::Vec<OperatorToken>,
     }
     ///`direct`: created by the deposit endpoint. `cashier`: created through a hosted cashier session.
     #[derive(
@@ -1474,11 +1777,79 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
+    ///What an operator may do; each role may do what the ones before it may (see the API description).
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum Role {
+        #[serde(rename = "viewer")]
+        Viewer,
+        #[serde(rename = "support")]
+        Support,
+        #[serde(rename = "approver")]
+        Approver,
+        #[serde(rename = "admin")]
+        Admin,
+    }
+    impl ::std::fmt::Display for Role {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Viewer => f.write_str("viewer"),
+                Self::Support => f.write_str("support"),
+                Self::Approver => f.write_str("approver"),
+                Self::Admin => f.write_str("admin"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for Role {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "viewer" => Ok(Self::Viewer),
+                "support" => Ok(Self::Support),
+                "approver" => Ok(Self::Approver),
+                "admin" => Ok(Self::Admin),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Role {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Role {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A payer's saved card as kept: never the full account number.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct SavedCard {
         pub account_last4: ::std::string::String,
         pub bank_code: ::std::string::String,
+    }
+    ///One approval of a withdrawal.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct WithdrawalApproval {
+        pub approved_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub approver_name: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
     }
     ///A withdrawal order; the create response and the query response have this same shape. Optional fields are omitted while they have no value.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1493,6 +1864,10 @@ pub mod types {
         pub amount: ::payments_wire::DecimalString,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approval_remarks: ::std::option::Option<::std::string::String>,
+        ///The approvals recorded so far, first first.
+        pub approvals: ::std::vec::Vec<WithdrawalApproval>,
+        ///How many different approvers the order needs: 2 at or above its currency's `dual_approval_threshold`, else 1.
+        pub approvals_required: i32,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approved_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1880,6 +2255,54 @@ pub struct ListChannelNotificationsQuery {
     /// `next_cursor` of the previous page; omitted for the first page.
     pub cursor: Option<String>,
 }
+/// Query parameters of `list_operators`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListOperatorsQuery {
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
+/// Path parameters of `change_operator`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ChangeOperatorPath {
+    /// The operator's `operator_id`.
+    pub operator_id: String,
+}
+/// Path parameters of `list_operator_tokens`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListOperatorTokensPath {
+    /// The operator's `operator_id`.
+    pub operator_id: String,
+}
+/// Path parameters of `issue_operator_token`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct IssueOperatorTokenPath {
+    /// The operator's `operator_id`.
+    pub operator_id: String,
+}
+/// Path parameters of `revoke_operator_token`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct RevokeOperatorTokenPath {
+    /// The operator's `operator_id`.
+    pub operator_id: String,
+    /// The token's `token_id`.
+    pub token_id: String,
+}
+/// Query parameters of `list_audit_events`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListAuditEventsQuery {
+    /// Only this operator's actions.
+    pub operator_id: Option<String>,
+    /// Only this action (one of the names `action` lists).
+    pub action: Option<String>,
+    /// Only actions on this merchant, operator, order, bank transaction or delivery.
+    pub target_id: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -1888,6 +2311,8 @@ pub trait OperatorApi {
     /// Create a merchant
     ///
     /// Creates a merchant with one API key and a zero balance in every configured currency.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/merchants",
     tags = ["merchants"],
@@ -1900,6 +2325,8 @@ pub trait OperatorApi {
     /// Set a merchant's fee
     ///
     /// Sets the merchant's fee rule for one currency and direction; later orders use it.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = PUT,
     path = "/api/v1/operator/merchants/{merchant_id}/fees",
     tags = ["merchants"],
@@ -1913,6 +2340,8 @@ pub trait OperatorApi {
     /// Set a merchant's withdrawal auto-approval
     ///
     /// Sets whether the merchant's withdrawals are approved at creation.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = PUT,
     path = "/api/v1/operator/merchants/{merchant_id}/auto-approval",
     tags = ["merchants"],
@@ -1926,6 +2355,8 @@ pub trait OperatorApi {
     /// Set a merchant's rate limit
     ///
     /// Sets the merchant's request rate limit: one token bucket per merchant, shared by every instance of the service on the same database.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = PUT,
     path = "/api/v1/operator/merchants/{merchant_id}/rate-limit",
     tags = ["merchants"],
@@ -1938,7 +2369,9 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::RateLimit>, ::dropshot::HttpError>;
     /// Approve a withdrawal
     ///
-    /// Moves a `pending` withdrawal to `approved`; the operator's name is recorded in `approved_by` and `approver`.
+    /// Records the operator's approval of a `pending` withdrawal. Below its currency's `dual_approval_threshold` (or where none is set) the approval moves it to `approved`. At or above it, the order needs two different approvers: the first approval is recorded in `approvals` and the order stays `pending`; the second moves it. No operator approves the same order twice: a second approval by the same operator is refused with 409 `INVALID_STATE_TRANSITION`, its message saying a second approver is needed. The approvers' names are recorded in `approved_by`.
+    ///
+    /// Needs the role `approver` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/withdrawals/{order_no}/approve",
     tags = ["withdrawals"],
@@ -1952,6 +2385,8 @@ pub trait OperatorApi {
     /// Reject a withdrawal
     ///
     /// Moves a `pending` withdrawal to `rejected` and returns its frozen amount and fee to the available balance.
+    ///
+    /// Needs the role `approver` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/withdrawals/{order_no}/reject",
     tags = ["withdrawals"],
@@ -1965,6 +2400,8 @@ pub trait OperatorApi {
     /// Cancel a deposit
     ///
     /// Moves a `pending` or `matched` deposit to `cancelled`; a `deposit.cancelled` callback is queued. A final deposit is refused with 409 `INVALID_STATE_TRANSITION`.
+    ///
+    /// Needs the role `support` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/deposits/{order_no}/cancel",
     tags = ["deposits"],
@@ -2013,6 +2450,8 @@ pub trait OperatorApi {
     /// Complete a deposit
     ///
     /// The operator confirms that the money arrived: a `pending` or `matched` deposit moves to `completed`, `actual_amount` becomes `actual_amount` of the request (when omitted: what a match recorded, else `amount`), the merchant is credited `actual_amount − fee` and a `deposit.completed` callback is queued, all in one transaction. This is how a `matched` deposit of an account that reports a match first is completed in production.
+    ///
+    /// Needs the role `approver` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/deposits/{order_no}/complete",
     tags = ["deposits"],
@@ -2050,6 +2489,8 @@ pub trait OperatorApi {
     /// Issue a new API key
     ///
     /// Issues a new API key for the merchant (rotation). Every older key that has no expiry yet keeps working for `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`); an older key already expiring keeps its earlier expiry. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/merchants/{merchant_id}/api-keys",
     tags = ["merchants"],
@@ -2063,6 +2504,8 @@ pub trait OperatorApi {
     /// Set the callback timeout
     ///
     /// How long one callback attempt to this merchant waits for an answer before it counts as failed (and is retried). 1 to 60 seconds; 10 for a new merchant.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = PUT,
     path = "/api/v1/operator/merchants/{merchant_id}/callback-timeout",
     tags = ["merchants"],
@@ -2090,6 +2533,8 @@ pub trait OperatorApi {
     /// Records a credit received on a receiving account and matches it to a deposit awaiting payment on that account in the same currency, in this order: by the order's `expected_remark` appearing in `remark` (letters and digits compared case-insensitively), then, on accounts that use floating amounts, by `amount` equal to the order's `amount`. A match moves the order, in the same transaction as the record: to `matched` on accounts that report a match first (a `deposit.matched` callback; `actual_amount` is what arrived; completion follows with `complete_deposit`), otherwise straight to `completed` with `actual_amount` as received (the merchant is credited `actual_amount − fee`; a `deposit.completed` callback). A transaction that matches nothing, including one for an order that expired or was cancelled, is kept `unmatched` for an operator (`list_bank_transactions`, `match_bank_transaction`).
     ///
     /// Idempotent on (`account_id`, `bank_reference`): ingesting the same transaction again answers the stored record and changes nothing; the same reference with different content is refused with 409 `DUPLICATE_BANK_REFERENCE`.
+    ///
+    /// Needs the role `approver` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/bank-transactions",
     tags = ["bank"],
@@ -2102,6 +2547,8 @@ pub trait OperatorApi {
     /// Match a bank transaction by hand
     ///
     /// An operator assigns an `unmatched` transaction to a deposit awaiting payment (`pending`) on the same account and currency; the order moves exactly as an automatic match would. A transaction already matched is refused with 409 `INVALID_STATE_TRANSITION`, as is an order that is no longer awaiting payment.
+    ///
+    /// Needs the role `approver` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/bank-transactions/{transaction_id}/match",
     tags = ["bank"],
@@ -2115,6 +2562,8 @@ pub trait OperatorApi {
     /// Assign a receiving account
     ///
     /// The receiving account the merchant's account deposits in the account's currency are paid to from now on; orders already created keep theirs. Without an assignment a merchant uses the first account configured for the currency.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = PUT,
     path = "/api/v1/operator/merchants/{merchant_id}/receiving-account",
     tags = ["merchants"],
@@ -2152,6 +2601,8 @@ pub trait OperatorApi {
     /// Retry a callback delivery
     ///
     /// Delivers the same record again, as if new: its attempt count goes back to 0, it waits for its first attempt (`WAITING_RETRY`, due now) and then follows the usual schedule of five attempts 30 seconds apart. The body and signature are the record's own, unchanged; earlier attempts stay in its history. A delivery being sent at this moment (`SENDING`) is refused with 409 `INVALID_STATE_TRANSITION`.
+    ///
+    /// Needs the role `support` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/callbacks/{delivery_id}/retry",
     tags = ["callbacks"],
@@ -2188,6 +2639,8 @@ pub trait OperatorApi {
     /// Choose how a merchant's callbacks are signed
     ///
     /// Sets the scheme every later attempt of the merchant's callbacks is signed with, retries of earlier events included (their body stays the same). Choosing `standard_webhooks` for a merchant that has no callback secret yet creates one and shows it only in this response; the merchant must have it before the next callback arrives. Choosing `seed` keeps the secrets for a later switch back.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = PUT,
     path = "/api/v1/operator/merchants/{merchant_id}/callback-signing",
     tags = ["merchants"],
@@ -2201,6 +2654,8 @@ pub trait OperatorApi {
     /// Issue a new callback secret
     ///
     /// Issues a new callback secret (rotation), whatever the scheme. From this moment `standard_webhooks` callbacks carry one signature per secret still signing, newest first: the older secrets that have no expiry yet keep signing for `overlap_seconds` more, an older secret already expiring keeps its earlier expiry. After the overlap only the new secret signs. The new secret is shown only in this response.
+    ///
+    /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/merchants/{merchant_id}/callback-secrets",
     tags = ["merchants"],
@@ -2214,6 +2669,8 @@ pub trait OperatorApi {
     /// Resolve a withdrawal set aside for an operator
     ///
     /// Settles a withdrawal that waits for an operator (`needs_manual_intervention`: its payout has been in doubt at the channel too long) by what the operator learned from the channel's own records: `completed` (paid out; `withdrawal.completed`, the frozen amount and fee leave the balance) or `failed` (not paid; `withdrawal.failed`, the frozen amount and fee return to the available balance). The order must be `approved` or `processing` and set aside; any other is refused with 409 `INVALID_STATE_TRANSITION`, and nothing moves. `needs_manual_intervention` becomes `false` and `manual_reason` records who resolved it and why. The channel is not called: resolve only what the channel's records settle, since a payout the channel still holds may yet be paid.
+    ///
+    /// Needs the role `approver` or above; recorded in the audit trail.
     #[endpoint{method = POST,
     path = "/api/v1/operator/withdrawals/{order_no}/resolve",
     tags = ["withdrawals"],
@@ -2236,6 +2693,119 @@ pub trait OperatorApi {
         headers: ::payments_wire::server::BearerToken,
         query: ::payments_wire::server::Query<ListChannelNotificationsQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::ChannelNotificationPage>, ::dropshot::HttpError>;
+    /// Who the token acts as
+    ///
+    /// The operator the presented token names, with its role.
+    ///
+    /// Any role.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/me",
+    tags = ["operators"],
+    }]
+    async fn read_current_operator(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+    ) -> Result<::dropshot::HttpResponseOk<types::CurrentOperator>, ::dropshot::HttpError>;
+    /// List operators
+    ///
+    /// Operators, newest first, a page at a time.
+    ///
+    /// Needs the role `admin`.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/operators",
+    tags = ["operators"],
+    }]
+    async fn list_operators(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::payments_wire::server::Query<ListOperatorsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OperatorPage>, ::dropshot::HttpError>;
+    /// Create an operator
+    ///
+    /// Creates an active operator with a role. It acts once it has a token (`POST .../tokens`).
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/operators",
+    tags = ["operators"],
+    }]
+    async fn create_operator(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        body: ::payments_wire::server::SignedJson<types::CreateOperatorRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OperatorIdentity>, ::dropshot::HttpError>;
+    /// Change an operator
+    ///
+    /// Changes the operator's name, role or status; only the fields given change. A disabled operator's tokens stop working at once. Nobody changes their own role or status (409 `OPERATOR_SELF_CHANGE`).
+    ///
+    /// Needs the role `admin`; recorded in the audit trail with the operator before and after.
+    #[endpoint{method = PUT,
+    path = "/api/v1/operator/operators/{operator_id}",
+    tags = ["operators"],
+    }]
+    async fn change_operator(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ChangeOperatorPath>,
+        body: ::payments_wire::server::SignedJson<types::ChangeOperatorRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OperatorIdentity>, ::dropshot::HttpError>;
+    /// List an operator's tokens
+    ///
+    /// The operator's tokens, newest first, without their secrets.
+    ///
+    /// Needs the role `admin`.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/operators/{operator_id}/tokens",
+    tags = ["operators"],
+    }]
+    async fn list_operator_tokens(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ListOperatorTokensPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OperatorTokenList>, ::dropshot::HttpError>;
+    /// Issue an operator token
+    ///
+    /// A new API token for the operator, shown in this answer only; the service keeps only its keyed hash.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail (never the token).
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/operators/{operator_id}/tokens",
+    tags = ["operators"],
+    }]
+    async fn issue_operator_token(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<IssueOperatorTokenPath>,
+        body: ::payments_wire::server::SignedJson<types::IssueOperatorTokenRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::IssuedOperatorToken>, ::dropshot::HttpError>;
+    /// Revoke an operator token
+    ///
+    /// The token stops working at once; revoking it again changes nothing.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/operators/{operator_id}/tokens/{token_id}/revoke",
+    tags = ["operators"],
+    }]
+    async fn revoke_operator_token(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<RevokeOperatorTokenPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OperatorToken>, ::dropshot::HttpError>;
+    /// List the audit trail
+    ///
+    /// Every operator action that changed something, newest first, a page at a time: who, when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted.
+    ///
+    /// Any role.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/audit-events",
+    tags = ["audit"],
+    }]
+    async fn list_audit_events(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::payments_wire::server::Query<ListAuditEventsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::AuditEventPage>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -2580,6 +3150,102 @@ where
         )
         .summary("List channel notifications")
         .tag("channels"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_current_operator".to_string(),
+            <ServerImpl as OperatorApi>::read_current_operator,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/me",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Who the token acts as")
+        .tag("operators"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_operators".to_string(),
+            <ServerImpl as OperatorApi>::list_operators,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/operators",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List operators")
+        .tag("operators"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "create_operator".to_string(),
+            <ServerImpl as OperatorApi>::create_operator,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/operators",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Create an operator")
+        .tag("operators"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "change_operator".to_string(),
+            <ServerImpl as OperatorApi>::change_operator,
+            ::http::Method::PUT,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/operators/{operator_id}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Change an operator")
+        .tag("operators"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_operator_tokens".to_string(),
+            <ServerImpl as OperatorApi>::list_operator_tokens,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/operators/{operator_id}/tokens",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List an operator's tokens")
+        .tag("operators"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "issue_operator_token".to_string(),
+            <ServerImpl as OperatorApi>::issue_operator_token,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/operators/{operator_id}/tokens",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Issue an operator token")
+        .tag("operators"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "revoke_operator_token".to_string(),
+            <ServerImpl as OperatorApi>::revoke_operator_token,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/operators/{operator_id}/tokens/{token_id}/revoke",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Revoke an operator token")
+        .tag("operators"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_audit_events".to_string(),
+            <ServerImpl as OperatorApi>::list_audit_events,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/audit-events",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List the audit trail")
+        .tag("audit"),
     )?;
     Ok(())
 }

@@ -15,6 +15,103 @@ pub mod types {
         pub id: ::std::string::String,
         pub name: ::std::string::String,
     }
+    ///One operator action, as it was taken. Never changed after.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AuditEvent {
+        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`.
+        pub action: ::std::string::String,
+        ///The same after the action.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub after: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub audit_id: ::std::string::String,
+        ///A merchant's settings and fee rates, or an operator's name, email, role and status, before the action; absent for actions on orders.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub before: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Absent for a configuration token.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub operator_id: ::std::option::Option<::std::string::String>,
+        pub operator_name: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        ///The request's `x-request-id`, as in the service's log.
+        pub request_id: ::std::string::String,
+        pub role: Role,
+        ///The merchant's or operator's id, the order number, the bank transaction's or the delivery's id.
+        pub target_id: ::std::string::String,
+        pub target_type: AuditEventTargetType,
+    }
+    ///One page of the audit trail, newest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AuditEventPage {
+        pub items: ::std::vec::Vec<AuditEvent>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`AuditEventTargetType`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum AuditEventTargetType {
+        #[serde(rename = "merchant")]
+        Merchant,
+        #[serde(rename = "operator")]
+        Operator,
+        #[serde(rename = "order")]
+        Order,
+        #[serde(rename = "bank_transaction")]
+        BankTransaction,
+        #[serde(rename = "callback_delivery")]
+        CallbackDelivery,
+    }
+    impl ::std::fmt::Display for AuditEventTargetType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Merchant => f.write_str("merchant"),
+                Self::Operator => f.write_str("operator"),
+                Self::Order => f.write_str("order"),
+                Self::BankTransaction => f.write_str("bank_transaction"),
+                Self::CallbackDelivery => f.write_str("callback_delivery"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for AuditEventTargetType {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "merchant" => Ok(Self::Merchant),
+                "operator" => Ok(Self::Operator),
+                "order" => Ok(Self::Order),
+                "bank_transaction" => Ok(Self::BankTransaction),
+                "callback_delivery" => Ok(Self::CallbackDelivery),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AuditEventTargetType {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AuditEventTargetType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`AutoApproval`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AutoApproval {
@@ -603,6 +700,17 @@ pub mod types {
             value.parse()
         }
     }
+    ///Only the fields given change. Nobody changes their own role or status.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    pub struct ChangeOperatorRequest {
+        ///At most 128 characters.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub name: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub role: ::std::option::Option<Role>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status: ::std::option::Option<OperatorStatus>,
+    }
     ///A notification a channel's adapter posted, as recorded.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelNotification {
@@ -784,6 +892,15 @@ pub mod types {
         ///Display name; 1 to 128 characters.
         pub name: ::std::string::String,
     }
+    ///`CreateOperatorRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CreateOperatorRequest {
+        ///Unique among operators (compared in lower case); at most 254 characters.
+        pub email: ::std::string::String,
+        ///The operator's name, shown on what they approve; at most 128 characters.
+        pub name: ::std::string::String,
+        pub role: Role,
+    }
     ///`CreatedMerchant`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CreatedMerchant {
@@ -792,6 +909,68 @@ pub mod types {
         pub merchant_code: ::std::string::String,
         pub merchant_id: ::std::string::String,
         pub name: ::std::string::String,
+    }
+    ///Who the presented token acts as.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CurrentOperator {
+        pub name: ::std::string::String,
+        ///Absent for a configuration token.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub operator_id: ::std::option::Option<::std::string::String>,
+        pub role: Role,
+        ///`configuration`: a bootstrap token from the service's configuration, acting as an `admin`.
+        pub source: CurrentOperatorSource,
+    }
+    ///`configuration`: a bootstrap token from the service's configuration, acting as an `admin`.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CurrentOperatorSource {
+        #[serde(rename = "identity")]
+        Identity,
+        #[serde(rename = "configuration")]
+        Configuration,
+    }
+    impl ::std::fmt::Display for CurrentOperatorSource {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Identity => f.write_str("identity"),
+                Self::Configuration => f.write_str("configuration"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CurrentOperatorSource {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "identity" => Ok(Self::Identity),
+                "configuration" => Ok(Self::Configuration),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CurrentOperatorSource {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CurrentOperatorSource {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///A deposit order. Optional fields are omitted, not null, while they have no value. `actual_amount` is `0.0000` until money arrives.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -938,7 +1117,7 @@ pub mod types {
         pub message: ::std::string::String,
         pub request_id: ::std::string::String,
     }
-    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one.
+    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one. Each response names the codes it may carry, and no response answers a code it does not name: a code added in a later version is answered only by responses added with it, so an integration generated from an earlier version never receives one.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -1014,6 +1193,16 @@ pub mod types {
         Internal,
         #[serde(rename = "NOT_IMPLEMENTED")]
         NotImplemented,
+        #[serde(rename = "ROLE_FORBIDDEN")]
+        RoleForbidden,
+        #[serde(rename = "OPERATOR_NOT_FOUND")]
+        OperatorNotFound,
+        #[serde(rename = "OPERATOR_TOKEN_NOT_FOUND")]
+        OperatorTokenNotFound,
+        #[serde(rename = "OPERATOR_EMAIL_TAKEN")]
+        OperatorEmailTaken,
+        #[serde(rename = "OPERATOR_SELF_CHANGE")]
+        OperatorSelfChange,
         #[serde(rename = "SERVICE_UNAVAILABLE")]
         ServiceUnavailable,
     }
@@ -1051,6 +1240,11 @@ pub mod types {
                 Self::RateLimited => f.write_str("RATE_LIMITED"),
                 Self::Internal => f.write_str("INTERNAL"),
                 Self::NotImplemented => f.write_str("NOT_IMPLEMENTED"),
+                Self::RoleForbidden => f.write_str("ROLE_FORBIDDEN"),
+                Self::OperatorNotFound => f.write_str("OPERATOR_NOT_FOUND"),
+                Self::OperatorTokenNotFound => f.write_str("OPERATOR_TOKEN_NOT_FOUND"),
+                Self::OperatorEmailTaken => f.write_str("OPERATOR_EMAIL_TAKEN"),
+                Self::OperatorSelfChange => f.write_str("OPERATOR_SELF_CHANGE"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
             }
         }
@@ -1090,6 +1284,11 @@ pub mod types {
                 "RATE_LIMITED" => Ok(Self::RateLimited),
                 "INTERNAL" => Ok(Self::Internal),
                 "NOT_IMPLEMENTED" => Ok(Self::NotImplemented),
+                "ROLE_FORBIDDEN" => Ok(Self::RoleForbidden),
+                "OPERATOR_NOT_FOUND" => Ok(Self::OperatorNotFound),
+                "OPERATOR_TOKEN_NOT_FOUND" => Ok(Self::OperatorTokenNotFound),
+                "OPERATOR_EMAIL_TAKEN" => Ok(Self::OperatorEmailTaken),
+                "OPERATOR_SELF_CHANGE" => Ok(Self::OperatorSelfChange),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
                 _ => Err("invalid value".into()),
             }
@@ -1194,6 +1393,12 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub overlap_seconds: ::std::option::Option<i64>,
     }
+    ///`IssueOperatorTokenRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssueOperatorTokenRequest {
+        ///What the token is for; at most 128 characters.
+        pub label: ::std::string::String,
+    }
     ///`IssuedApiKey`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct IssuedApiKey {
@@ -1216,6 +1421,14 @@ pub mod types {
         pub previous_secrets_expire_at:
             ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub scheme: CallbackSigningScheme,
+    }
+    ///A new token: `token` is shown this once and stored only as a keyed hash.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssuedOperatorToken {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub label: ::std::string::String,
+        pub token: ::std::string::String,
+        pub token_id: ::std::string::String,
     }
     ///`LedgerDifference`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1304,6 +1517,91 @@ pub mod types {
         pub id: ::std::string::String,
         pub merchant_code: ::std::string::String,
         pub name: ::std::string::String,
+    }
+    ///An operator: a person with a role.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OperatorIdentity {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub email: ::std::string::String,
+        pub name: ::std::string::String,
+        pub operator_id: ::std::string::String,
+        pub role: Role,
+        pub status: OperatorStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///One page of operators, newest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OperatorPage {
+        pub items: ::std::vec::Vec<OperatorIdentity>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`disabled`: none of the operator's tokens work.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum OperatorStatus {
+        #[serde(rename = "active")]
+        Active,
+        #[serde(rename = "disabled")]
+        Disabled,
+    }
+    impl ::std::fmt::Display for OperatorStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("active"),
+                Self::Disabled => f.write_str("disabled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OperatorStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "active" => Ok(Self::Active),
+                "disabled" => Ok(Self::Disabled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OperatorStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OperatorStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///An operator's API token, without its secret.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OperatorToken {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub label: ::std::string::String,
+        ///Absent while the token works.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub revoked_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub token_id: ::std::string::String,
+    }
+    ///`OperatorTokenList`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OperatorTokenList {
+        pub items: ::std::vec::Vec<OperatorToken>,
     }
     ///`direct`: created by the deposit endpoint. `cashier`: created through a hosted cashier session.
     #[derive(
@@ -1462,11 +1760,78 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
+    ///What an operator may do; each role may do what the ones before it may (see the API description).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum Role {
+        #[serde(rename = "viewer")]
+        Viewer,
+        #[serde(rename = "support")]
+        Support,
+        #[serde(rename = "approver")]
+        Approver,
+        #[serde(rename = "admin")]
+        Admin,
+    }
+    impl ::std::fmt::Display for Role {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Viewer => f.write_str("viewer"),
+                Self::Support => f.write_str("support"),
+                Self::Approver => f.write_str("approver"),
+                Self::Admin => f.write_str("admin"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for Role {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "viewer" => Ok(Self::Viewer),
+                "support" => Ok(Self::Support),
+                "approver" => Ok(Self::Approver),
+                "admin" => Ok(Self::Admin),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Role {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Role {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A payer's saved card as kept: never the full account number.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct SavedCard {
         pub account_last4: ::std::string::String,
         pub bank_code: ::std::string::String,
+    }
+    ///One approval of a withdrawal.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct WithdrawalApproval {
+        pub approved_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub approver_name: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
     }
     ///A withdrawal order; the create response and the query response have this same shape. Optional fields are omitted while they have no value.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1481,6 +1846,10 @@ pub mod types {
         pub amount: ::payments_wire::DecimalString,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approval_remarks: ::std::option::Option<::std::string::String>,
+        ///The approvals recorded so far, first first.
+        pub approvals: ::std::vec::Vec<WithdrawalApproval>,
+        ///How many different approvers the order needs: 2 at or above its currency's `dual_approval_threshold`, else 1.
+        pub approvals_required: i32,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approved_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -1689,9 +2058,16 @@ pub mod types {
 
 The operator interface of the payment service: merchants, their keys and settings, orders, withdrawal review, bank transactions, and the ledger check.
 
-Every request carries `authorization: Bearer <token>` with an operator token from the service's configuration; each token names its operator. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
+Every request carries `authorization: Bearer <token>`: an operator's own API token (issued through this API, shown once, revocable), or one of the configuration's bootstrap tokens. Each operator has a role, and each role may do what the roles before it may:
 
-Version: 0.6.0*/
+- `viewer`: every read (listings, single orders, deliveries, the ledger check, the audit trail, `GET /api/v1/operator/me`);
+- `support`: also retry callback deliveries and cancel deposits;
+- `approver`: also approve, reject and resolve withdrawals, complete deposits by hand, and ingest and match bank transactions;
+- `admin`: also create merchants and change their settings, keys and signing, and manage operators and their tokens.
+
+A configuration token acts as an `admin` under its configured name. An action the role does not allow is refused with 403 `ROLE_FORBIDDEN`. Every action that changes something is appended to the audit trail (`GET /api/v1/operator/audit-events`) in the transaction of the action, with its remarks; the trail is never changed after. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
+
+Version: 0.7.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1735,7 +2111,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.6.0"
+        "0.7.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -1753,6 +2129,8 @@ impl Client {
     /**Create a merchant
 
     Creates a merchant with one API key and a zero balance in every configured currency.
+
+    Needs the role `admin` or above; recorded in the audit trail.
 
     Sends a `POST` request to `/api/v1/operator/merchants`
 
@@ -1797,6 +2175,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             409u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1815,6 +2196,8 @@ impl Client {
     /**Set a merchant's fee
 
     Sets the merchant's fee rule for one currency and direction; later orders use it.
+
+    Needs the role `admin` or above; recorded in the audit trail.
 
     Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/fees`
 
@@ -1867,6 +2250,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1888,6 +2274,8 @@ impl Client {
     /**Set a merchant's withdrawal auto-approval
 
     Sets whether the merchant's withdrawals are approved at creation.
+
+    Needs the role `admin` or above; recorded in the audit trail.
 
     Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/auto-approval`
 
@@ -1940,6 +2328,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -1961,6 +2352,8 @@ impl Client {
     /**Set a merchant's rate limit
 
     Sets the merchant's request rate limit: one token bucket per merchant, shared by every instance of the service on the same database.
+
+    Needs the role `admin` or above; recorded in the audit trail.
 
     Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/rate-limit`
 
@@ -2013,6 +2406,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2030,7 +2426,9 @@ impl Client {
     }
     /**Approve a withdrawal
 
-    Moves a `pending` withdrawal to `approved`; the operator's name is recorded in `approved_by` and `approver`.
+    Records the operator's approval of a `pending` withdrawal. Below its currency's `dual_approval_threshold` (or where none is set) the approval moves it to `approved`. At or above it, the order needs two different approvers: the first approval is recorded in `approvals` and the order stays `pending`; the second moves it. No operator approves the same order twice: a second approval by the same operator is refused with 409 `INVALID_STATE_TRANSITION`, its message saying a second approver is needed. The approvers' names are recorded in `approved_by`.
+
+    Needs the role `approver` or above; recorded in the audit trail.
 
     Sends a `POST` request to `/api/v1/operator/withdrawals/{order_no}/approve`
 
@@ -2083,6 +2481,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2104,6 +2505,8 @@ impl Client {
     /**Reject a withdrawal
 
     Moves a `pending` withdrawal to `rejected` and returns its frozen amount and fee to the available balance.
+
+    Needs the role `approver` or above; recorded in the audit trail.
 
     Sends a `POST` request to `/api/v1/operator/withdrawals/{order_no}/reject`
 
@@ -2156,6 +2559,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2177,6 +2583,8 @@ impl Client {
     /**Cancel a deposit
 
     Moves a `pending` or `matched` deposit to `cancelled`; a `deposit.cancelled` callback is queued. A final deposit is refused with 409 `INVALID_STATE_TRANSITION`.
+
+    Needs the role `support` or above; recorded in the audit trail.
 
     Sends a `POST` request to `/api/v1/operator/deposits/{order_no}/cancel`
 
@@ -2227,6 +2635,9 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
@@ -2424,6 +2835,8 @@ impl Client {
 
     The operator confirms that the money arrived: a `pending` or `matched` deposit moves to `completed`, `actual_amount` becomes `actual_amount` of the request (when omitted: what a match recorded, else `amount`), the merchant is credited `actual_amount − fee` and a `deposit.completed` callback is queued, all in one transaction. This is how a `matched` deposit of an account that reports a match first is completed in production.
 
+    Needs the role `approver` or above; recorded in the audit trail.
+
     Sends a `POST` request to `/api/v1/operator/deposits/{order_no}/complete`
 
     Arguments:
@@ -2473,6 +2886,9 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
@@ -2622,6 +3038,8 @@ impl Client {
 
     Issues a new API key for the merchant (rotation). Every older key that has no expiry yet keeps working for `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`); an older key already expiring keeps its earlier expiry. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
 
+    Needs the role `admin` or above; recorded in the audit trail.
+
     Sends a `POST` request to `/api/v1/operator/merchants/{merchant_id}/api-keys`
 
     Arguments:
@@ -2673,6 +3091,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2691,6 +3112,8 @@ impl Client {
     /**Set the callback timeout
 
     How long one callback attempt to this merchant waits for an answer before it counts as failed (and is retried). 1 to 60 seconds; 10 for a new merchant.
+
+    Needs the role `admin` or above; recorded in the audit trail.
 
     Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/callback-timeout`
 
@@ -2741,6 +3164,9 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
@@ -2831,6 +3257,8 @@ impl Client {
 
     Idempotent on (`account_id`, `bank_reference`): ingesting the same transaction again answers the stored record and changes nothing; the same reference with different content is refused with 409 `DUPLICATE_BANK_REFERENCE`.
 
+    Needs the role `approver` or above; recorded in the audit trail.
+
     Sends a `POST` request to `/api/v1/operator/bank-transactions`
 
     */
@@ -2874,6 +3302,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2895,6 +3326,8 @@ impl Client {
     /**Match a bank transaction by hand
 
     An operator assigns an `unmatched` transaction to a deposit awaiting payment (`pending`) on the same account and currency; the order moves exactly as an automatic match would. A transaction already matched is refused with 409 `INVALID_STATE_TRANSITION`, as is an order that is no longer awaiting payment.
+
+    Needs the role `approver` or above; recorded in the audit trail.
 
     Sends a `POST` request to `/api/v1/operator/bank-transactions/{transaction_id}/match`
 
@@ -2947,6 +3380,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -2968,6 +3404,8 @@ impl Client {
     /**Assign a receiving account
 
     The receiving account the merchant's account deposits in the account's currency are paid to from now on; orders already created keep theirs. Without an assignment a merchant uses the first account configured for the currency.
+
+    Needs the role `admin` or above; recorded in the audit trail.
 
     Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/receiving-account`
 
@@ -3018,6 +3456,9 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
@@ -3161,6 +3602,8 @@ impl Client {
 
     Delivers the same record again, as if new: its attempt count goes back to 0, it waits for its first attempt (`WAITING_RETRY`, due now) and then follows the usual schedule of five attempts 30 seconds apart. The body and signature are the record's own, unchanged; earlier attempts stay in its history. A delivery being sent at this moment (`SENDING`) is refused with 409 `INVALID_STATE_TRANSITION`.
 
+    Needs the role `support` or above; recorded in the audit trail.
+
     Sends a `POST` request to `/api/v1/operator/callbacks/{delivery_id}/retry`
 
     Arguments:
@@ -3204,6 +3647,9 @@ impl Client {
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
             401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
@@ -3338,6 +3784,8 @@ impl Client {
 
     Sets the scheme every later attempt of the merchant's callbacks is signed with, retries of earlier events included (their body stays the same). Choosing `standard_webhooks` for a merchant that has no callback secret yet creates one and shows it only in this response; the merchant must have it before the next callback arrives. Choosing `seed` keeps the secrets for a later switch back.
 
+    Needs the role `admin` or above; recorded in the audit trail.
+
     Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/callback-signing`
 
     Arguments:
@@ -3389,6 +3837,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -3407,6 +3858,8 @@ impl Client {
     /**Issue a new callback secret
 
     Issues a new callback secret (rotation), whatever the scheme. From this moment `standard_webhooks` callbacks carry one signature per secret still signing, newest first: the older secrets that have no expiry yet keep signing for `overlap_seconds` more, an older secret already expiring keeps its earlier expiry. After the overlap only the new secret signs. The new secret is shown only in this response.
+
+    Needs the role `admin` or above; recorded in the audit trail.
 
     Sends a `POST` request to `/api/v1/operator/merchants/{merchant_id}/callback-secrets`
 
@@ -3459,6 +3912,9 @@ impl Client {
             401u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
@@ -3477,6 +3933,8 @@ impl Client {
     /**Resolve a withdrawal set aside for an operator
 
     Settles a withdrawal that waits for an operator (`needs_manual_intervention`: its payout has been in doubt at the channel too long) by what the operator learned from the channel's own records: `completed` (paid out; `withdrawal.completed`, the frozen amount and fee leave the balance) or `failed` (not paid; `withdrawal.failed`, the frozen amount and fee return to the available balance). The order must be `approved` or `processing` and set aside; any other is refused with 409 `INVALID_STATE_TRANSITION`, and nothing moves. `needs_manual_intervention` becomes `false` and `manual_reason` records who resolved it and why. The channel is not called: resolve only what the channel's records settle, since a payout the channel still holds may yet be paid.
+
+    Needs the role `approver` or above; recorded in the audit trail.
 
     Sends a `POST` request to `/api/v1/operator/withdrawals/{order_no}/resolve`
 
@@ -3527,6 +3985,9 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             404u16 => Err(Error::ErrorResponse(
@@ -3617,6 +4078,540 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Who the token acts as
+
+    The operator the presented token names, with its role.
+
+    Any role.
+
+    Sends a `GET` request to `/api/v1/operator/me`
+
+    */
+    pub async fn read_current_operator<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<types::CurrentOperator>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/me", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_current_operator",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List operators
+
+    Operators, newest first, a page at a time.
+
+    Needs the role `admin`.
+
+    Sends a `GET` request to `/api/v1/operator/operators`
+
+    Arguments:
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    */
+    pub async fn list_operators<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+    ) -> Result<ResponseValue<types::OperatorPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/operators", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_operators",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create an operator
+
+    Creates an active operator with a role. It acts once it has a token (`POST .../tokens`).
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/operators`
+
+    */
+    pub async fn create_operator<'a>(
+        &'a self,
+        body: &'a types::CreateOperatorRequest,
+    ) -> Result<ResponseValue<types::OperatorIdentity>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/operators", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "create_operator",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Change an operator
+
+    Changes the operator's name, role or status; only the fields given change. A disabled operator's tokens stop working at once. Nobody changes their own role or status (409 `OPERATOR_SELF_CHANGE`).
+
+    Needs the role `admin`; recorded in the audit trail with the operator before and after.
+
+    Sends a `PUT` request to `/api/v1/operator/operators/{operator_id}`
+
+    Arguments:
+    - `operator_id`: The operator's `operator_id`.
+    - `body`
+    */
+    pub async fn change_operator<'a>(
+        &'a self,
+        operator_id: &'a str,
+        body: &'a types::ChangeOperatorRequest,
+    ) -> Result<ResponseValue<types::OperatorIdentity>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/operators/{}",
+            self.baseurl,
+            encode_path(&operator_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "change_operator",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List an operator's tokens
+
+    The operator's tokens, newest first, without their secrets.
+
+    Needs the role `admin`.
+
+    Sends a `GET` request to `/api/v1/operator/operators/{operator_id}/tokens`
+
+    Arguments:
+    - `operator_id`: The operator's `operator_id`.
+    */
+    pub async fn list_operator_tokens<'a>(
+        &'a self,
+        operator_id: &'a str,
+    ) -> Result<ResponseValue<types::OperatorTokenList>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/operators/{}/tokens",
+            self.baseurl,
+            encode_path(&operator_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_operator_tokens",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Issue an operator token
+
+    A new API token for the operator, shown in this answer only; the service keeps only its keyed hash.
+
+    Needs the role `admin`; recorded in the audit trail (never the token).
+
+    Sends a `POST` request to `/api/v1/operator/operators/{operator_id}/tokens`
+
+    Arguments:
+    - `operator_id`: The operator's `operator_id`.
+    - `body`
+    */
+    pub async fn issue_operator_token<'a>(
+        &'a self,
+        operator_id: &'a str,
+        body: &'a types::IssueOperatorTokenRequest,
+    ) -> Result<ResponseValue<types::IssuedOperatorToken>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/operators/{}/tokens",
+            self.baseurl,
+            encode_path(&operator_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "issue_operator_token",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Revoke an operator token
+
+    The token stops working at once; revoking it again changes nothing.
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/operators/{operator_id}/tokens/{token_id}/revoke`
+
+    Arguments:
+    - `operator_id`: The operator's `operator_id`.
+    - `token_id`: The token's `token_id`.
+    */
+    pub async fn revoke_operator_token<'a>(
+        &'a self,
+        operator_id: &'a str,
+        token_id: &'a str,
+    ) -> Result<ResponseValue<types::OperatorToken>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/operators/{}/tokens/{}/revoke",
+            self.baseurl,
+            encode_path(&operator_id.to_string()),
+            encode_path(&token_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "revoke_operator_token",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List the audit trail
+
+    Every operator action that changed something, newest first, a page at a time: who, when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted.
+
+    Any role.
+
+    Sends a `GET` request to `/api/v1/operator/audit-events`
+
+    Arguments:
+    - `action`: Only this action (one of the names `action` lists).
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `operator_id`: Only this operator's actions.
+    - `target_id`: Only actions on this merchant, operator, order, bank transaction or delivery.
+    */
+    pub async fn list_audit_events<'a>(
+        &'a self,
+        action: Option<&'a str>,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        operator_id: Option<&'a str>,
+        target_id: Option<&'a str>,
+    ) -> Result<ResponseValue<types::AuditEventPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/audit-events", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("action", &action))
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new(
+                "operator_id",
+                &operator_id,
+            ))
+            .query(&progenitor_client::QueryParam::new("target_id", &target_id))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_audit_events",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -3645,6 +4640,9 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/merchants/{merchant_id}/callback-signing",
     "/api/v1/operator/merchants/{merchant_id}/callback-secrets",
     "/api/v1/operator/withdrawals/{order_no}/resolve",
+    "/api/v1/operator/operators/{operator_id}",
+    "/api/v1/operator/operators/{operator_id}/tokens",
+    "/api/v1/operator/operators/{operator_id}/tokens/{token_id}/revoke",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

@@ -107,16 +107,12 @@ pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiE
     };
     let result = match outcome {
         Some(result) => result,
-        None => {
-            // No `?`: a conflict here is a concurrent report of the same
-            // reference, which the replay below answers.
-            let unmatched = row.clone();
-            app.db
-                .run(|s| Box::pin(async move { s.insert_bank_transaction(&unmatched).await }))
-                .await
-                .map_err(|e| duplicate_or(e, &reference))
-                .map(|()| Ingested { row, deposit: None })
-        }
+        // No `?`: a conflict here is a concurrent report of the same
+        // reference, which the replay below answers.
+        None => record_unmatched(app, row.clone())
+            .await
+            .map_err(|e| duplicate_or(e, &reference))
+            .map(|()| Ingested { row, deposit: None }),
     };
     match result {
         // Another request ingested the same reference first.
@@ -365,6 +361,16 @@ async fn replay(
         row: existing,
         deposit,
     })
+}
+
+/// Money no order claims, kept for an operator: a transaction, though one
+/// statement, as an operator's report carries its audit row in it.
+async fn record_unmatched(app: &App, row: BankTransactionRow) -> Result<(), StoreError> {
+    app.db
+        .transaction::<_, StoreError, _>(|s| {
+            Box::pin(async move { s.insert_bank_transaction(&row).await })
+        })
+        .await
 }
 
 fn duplicate_or(e: StoreError, reference: &str) -> ApiError {

@@ -95,8 +95,10 @@ pub async fn set_merchant_rate(
         minimum: units(rate.minimum, "minimum")?,
         updated_at: app.now_unix(),
     };
+    // A transaction, though one statement: an operator's change carries
+    // its audit row in it (`store::audit`).
     app.db
-        .run(|s| Box::pin(async move { s.upsert_fee(&row).await }))
+        .transaction::<_, ApiError, _>(|s| Box::pin(async move { Ok(s.upsert_fee(&row).await?) }))
         .await?;
     Ok(())
 }

@@ -11,10 +11,13 @@ use crate::app::notifications::Recorded;
 use crate::app::withdrawals::Withdrawal;
 use crate::app::App;
 use crate::domain::error::ApiError;
+use crate::domain::status::Role;
 use crate::domain::status::{
     BankTransactionStatus, DeliveryStatus, DepositStatus, NotificationOutcome, WithdrawalStatus,
 };
 use crate::store::paging::{Cursor, ListFilter};
+use crate::store::queries::people::AuditFilter;
+use crate::store::rows::{AuditRow, OperatorRow};
 use std::collections::HashMap;
 
 const DEFAULT_LIMIT: i64 = 50;
@@ -207,4 +210,30 @@ pub async fn channel_notifications(
         .run(|s| Box::pin(async move { s.list_channel_notifications(&f).await }))
         .await?;
     Ok(page(rows, &filter, |r| (r.received_at, &r.id)))
+}
+
+/// Operators, newest first.
+pub async fn operators(app: &App, listing: Listing) -> Result<Page<OperatorRow>, ApiError> {
+    let filter = listing.filter::<Role>(&[])?;
+    let f = filter.clone();
+    let rows = app
+        .db
+        .run(|s| Box::pin(async move { s.operators_page(&f).await }))
+        .await?;
+    Ok(page(rows, &filter, |r| (r.created_at, &r.id)))
+}
+
+/// The audit trail, newest first.
+pub async fn audit_events(
+    app: &App,
+    listing: Listing,
+    audit: AuditFilter,
+) -> Result<Page<AuditRow>, ApiError> {
+    let filter = listing.filter::<Role>(&[])?;
+    let f = filter.clone();
+    let rows = app
+        .db
+        .run(|s| Box::pin(async move { s.audit_page(&audit, &f).await }))
+        .await?;
+    Ok(page(rows, &filter, |r| (r.created_at, &r.id)))
 }

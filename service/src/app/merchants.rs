@@ -310,13 +310,20 @@ async fn change_merchant(
     change: MerchantChange,
 ) -> Result<Merchant, ApiError> {
     let id = merchant_id.to_string();
-    let found = app
-        .db
-        .run(|s| Box::pin(async move { s.change_merchant(&id, &change).await }))
+    // A transaction, though one statement: an operator's change carries
+    // its audit row in it (`store::audit`).
+    // Refused inside the transaction, so that nothing (no audit row
+    // either) commits for a merchant that is not there.
+    app.db
+        .transaction::<_, ApiError, _>(|s| {
+            Box::pin(async move {
+                if !s.change_merchant(&id, &change).await? {
+                    return Err(ApiError::MerchantNotFound(id));
+                }
+                Ok(())
+            })
+        })
         .await?;
-    if !found {
-        return Err(ApiError::MerchantNotFound(merchant_id.to_string()));
-    }
     find(app, merchant_id).await
 }
 

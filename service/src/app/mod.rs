@@ -3,6 +3,7 @@
 //! outbox, each over the store, and `App`, what every handler and worker
 //! shares. Nothing here knows HTTP requests or how callbacks leave.
 
+pub mod audit;
 pub mod balance_history;
 pub mod balances;
 pub mod bank;
@@ -19,6 +20,7 @@ pub mod merchants;
 pub mod notifications;
 pub mod orders;
 pub mod payment_sync;
+pub mod people;
 pub mod withdrawals;
 
 use crate::channels::Channels;

@@ -15,6 +15,9 @@ impl Config {
                     fraction_digits: 2,
                     min_amount: Decimal::ONE,
                     max_amount: Decimal::from(1_000_000),
+                    // Half the largest order: one person alone does not
+                    // pay out the biggest sums.
+                    dual_approval_threshold: Some(Decimal::from(500_000)),
                 },
             );
         }

@@ -74,6 +74,12 @@ impl Config {
             if cur.min_amount <= Decimal::ZERO || cur.min_amount > cur.max_amount {
                 bail!("currency {code}: need 0 < min_amount <= max_amount");
             }
+            if cur
+                .dual_approval_threshold
+                .is_some_and(|t| t <= Decimal::ZERO || crate::domain::money::to_units(t).is_none())
+            {
+                bail!("currency {code}: dual_approval_threshold must be a positive amount with at most 4 fraction digits");
+            }
         }
         Ok(())
     }

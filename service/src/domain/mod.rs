@@ -8,6 +8,7 @@ pub mod events;
 pub mod fees;
 pub mod lifecycle;
 pub mod money;
+pub mod people;
 pub mod promptpay;
 pub mod routing;
 pub mod schedule;

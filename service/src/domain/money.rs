@@ -14,6 +14,10 @@ pub struct CurrencyConfig {
     pub fraction_digits: u32,
     pub min_amount: Decimal,
     pub max_amount: Decimal,
+    /// A withdrawal at or above it needs two different approvers; none
+    /// set, one approval moves any.
+    #[serde(default)]
+    pub dual_approval_threshold: Option<Decimal>,
 }
 
 /// Stored amounts are integers in units of 10^-SCALE.

@@ -144,6 +144,25 @@ stored_as_text! {
 }
 
 stored_as_text! {
+    /// What an operator may do; each role may do what the one before it
+    /// may, and more (`domain::people`).
+    Role in "role" {
+        Viewer => "viewer",
+        Support => "support",
+        Approver => "approver",
+        Admin => "admin",
+    }
+}
+
+stored_as_text! {
+    /// Whether an operator's tokens (and, later, password) work.
+    OperatorStatus in "status" {
+        Active => "active",
+        Disabled => "disabled",
+    }
+}
+
+stored_as_text! {
     /// How a deposit order was made: by the merchant's request, or by a
     /// payer on a cashier session's page.
     OrderType in "order_type" {
@@ -267,6 +286,12 @@ mod tests {
             MerchantStatus::parse,
         );
         round_trip(OrderType::ALL, OrderType::as_str, OrderType::parse);
+        round_trip(Role::ALL, Role::as_str, Role::parse);
+        round_trip(
+            OperatorStatus::ALL,
+            OperatorStatus::as_str,
+            OperatorStatus::parse,
+        );
         round_trip(OrderKind::ALL, OrderKind::as_str, OrderKind::parse);
         round_trip(PayoutMethod::ALL, PayoutMethod::as_str, PayoutMethod::parse);
         round_trip(

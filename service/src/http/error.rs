@@ -20,9 +20,13 @@ impl From<ApiError> for HttpError {
             | ApiError::UnknownApiKey
             | ApiError::InvalidSignature
             | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
-            ApiError::MerchantDisabled => client(ClientErrorStatusCode::FORBIDDEN),
+            ApiError::MerchantDisabled | ApiError::RoleForbidden { .. } => {
+                client(ClientErrorStatusCode::FORBIDDEN)
+            }
             ApiError::OrderNotFound { .. }
             | ApiError::MerchantNotFound(_)
+            | ApiError::OperatorNotFound(_)
+            | ApiError::OperatorTokenNotFound(_)
             | ApiError::AccountNotFound(_)
             | ApiError::BankTransactionNotFound(_)
             | ApiError::DeliveryNotFound(_)
@@ -30,6 +34,9 @@ impl From<ApiError> for HttpError {
             ApiError::DuplicateMerchantOrderNo(_)
             | ApiError::InvalidStateTransition { .. }
             | ApiError::MerchantCodeTaken(_)
+            | ApiError::OperatorEmailTaken
+            | ApiError::OperatorSelfChange
+            | ApiError::AlreadyApproved(_)
             | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
             ApiError::UnsupportedCurrency(_)
             | ApiError::AmountOutOfRange { .. }

@@ -10,11 +10,13 @@ pub mod error;
 pub mod gate;
 pub mod health;
 pub mod merchant;
+mod merchant_settings;
 pub mod observe;
 pub mod operator;
 pub mod operator_auth;
 mod operator_views;
 pub mod pages;
+mod people;
 mod reconciliation;
 pub mod sandbox;
 

@@ -1,11 +1,12 @@
 //! The operator contract's shapes of what the use cases return: merchants'
 //! signing, bank transactions, callback deliveries, channel notifications.
 
-use super::{time, time_opt};
+use super::{reshape, time, time_opt};
 use crate::app::bank::{BankTransaction, Ingested};
 use crate::app::callbacks::signing::Signing;
 use crate::app::callbacks::{AttemptRecord, Delivery};
 use crate::app::deposits;
+use crate::app::listings::Listing;
 use crate::app::notifications::Recorded;
 use crate::app::App;
 use crate::domain::error::ApiError;
@@ -137,5 +138,104 @@ pub fn channel_notification_view(
         order_no: row.order_no,
         reference: row.reference,
         reason: row.reason,
+    })
+}
+
+/// A cashier session as the operator reads it, with what its page offers.
+pub async fn cashier_session_view(
+    app: &App,
+    session_id: &str,
+) -> Result<types::CashierSessionRecord, ApiError> {
+    let session = crate::app::cashier::by_id(app, session_id).await?;
+    let merchant = crate::app::merchants::find(app, &session.merchant_id).await?;
+    let status = session.status(app.now_unix()).as_str();
+    Ok(types::CashierSessionRecord {
+        session_id: session.id.clone(),
+        merchant_id: session.merchant_id.clone(),
+        merchant_order_no: session.merchant_order_no.clone(),
+        status: reshape(&status)?,
+        currency: session.currency.clone(),
+        amount: session.amount.map(|a| DecimalString(a).to_string()),
+        denominations: match session.amount {
+            Some(_) => Vec::new(),
+            None => app
+                .config
+                .denominations_for(&merchant.code, &session.currency)
+                .into_iter()
+                .map(|a| DecimalString(a).to_string())
+                .collect(),
+        },
+        payer_bank_cards: session
+            .cards
+            .iter()
+            .map(|c| types::SavedCard {
+                bank_code: c.bank_code.clone(),
+                account_last4: c.account_last4.clone(),
+            })
+            .collect(),
+        order_no: session.order.as_ref().map(|o| o.order_no.clone()),
+        order_status: session
+            .order
+            .as_ref()
+            .map(|o| o.status.as_str().to_string()),
+        created_at: time(session.created_at)?,
+        expire_at: time(session.expire_at)?,
+    })
+}
+
+/// The ledger check's report in the contract's shape.
+pub async fn ledger_view(app: &App) -> Result<types::LedgerReport, ApiError> {
+    let report = crate::app::ledger::check(app).await?;
+    Ok(types::LedgerReport {
+        ok: report.ok(),
+        entries_checked: report.entries_checked,
+        balances_checked: report.balances_checked,
+        differences: report
+            .differences
+            .into_iter()
+            .map(|d| types::LedgerDifference {
+                kind: match d.kind {
+                    "unbalanced_entry" => types::LedgerDifferenceKind::UnbalancedEntry,
+                    "negative_balance" => types::LedgerDifferenceKind::NegativeBalance,
+                    _ => types::LedgerDifferenceKind::BalanceMismatch,
+                },
+                reference: d.reference,
+                detail: d.detail,
+            })
+            .collect(),
+    })
+}
+
+/// A page of channel notifications; a channel code no channel has finds
+/// none.
+pub async fn channel_notifications(
+    app: &App,
+    q: merchant_api::operator::ListChannelNotificationsQuery,
+) -> Result<types::ChannelNotificationPage, ApiError> {
+    let channel_id = match q.channel_code.as_deref().map(|c| app.channels.by_code(c)) {
+        Some(None) => {
+            return Ok(types::ChannelNotificationPage {
+                items: Vec::new(),
+                next_cursor: None,
+            })
+        }
+        known => known.flatten().map(|c| c.id().to_string()),
+    };
+    let listing = Listing {
+        limit: q.limit,
+        cursor: q.cursor,
+        status: q.outcome,
+        order_no: q.order_no,
+        channel_id,
+        ..Listing::default()
+    };
+    let page = crate::app::listings::channel_notifications(app, listing).await?;
+    Ok(types::ChannelNotificationPage {
+        items: page
+            .items
+            .into_iter()
+            .map(|r| channel_notification_view(app, r))
+            .collect::<Result<_, ApiError>>()?,
+        next_cursor: page.next_cursor,
     })
 }

@@ -6,6 +6,7 @@ use crate::app::withdrawals;
 use crate::app::App;
 use crate::domain::error::ApiError;
 
+use crate::domain::people::Action;
 use crate::http::operator_auth::{operate, operate_with};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::sandbox::types;
@@ -65,9 +66,13 @@ impl SandboxApi for SandboxApiImpl {
         body: SignedJson<types::PayDepositRequest>,
     ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
         let order_no = path.into_inner().order_no;
-        operate_with(&rqctx, &headers, body, |app, _, req| async move {
-            paid(&app, &order_no, req, Paid::Completed).await
-        })
+        operate_with(
+            &rqctx,
+            &headers,
+            Action::Read,
+            body,
+            |app, _, req| async move { paid(&app, &order_no, req, Paid::Completed).await },
+        )
         .await
     }
 
@@ -78,9 +83,13 @@ impl SandboxApi for SandboxApiImpl {
         body: SignedJson<types::PayDepositRequest>,
     ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
         let order_no = path.into_inner().order_no;
-        operate_with(&rqctx, &headers, body, |app, _, req| async move {
-            paid(&app, &order_no, req, Paid::Matched).await
-        })
+        operate_with(
+            &rqctx,
+            &headers,
+            Action::Read,
+            body,
+            |app, _, req| async move { paid(&app, &order_no, req, Paid::Matched).await },
+        )
         .await
     }
 
@@ -89,7 +98,7 @@ impl SandboxApi for SandboxApiImpl {
         headers: BearerToken,
         path: Path<ExpireDepositPath>,
     ) -> Result<HttpResponseOk<types::SimulatedDeposit>, HttpError> {
-        operate(&rqctx, &headers, |app, _| async move {
+        operate(&rqctx, &headers, Action::Read, |app, _| async move {
             let app = &*app;
             let order = deposits::expire(app, &path.into_inner().order_no).await?;
             Ok(simulated_deposit(&order))
@@ -101,7 +110,7 @@ impl SandboxApi for SandboxApiImpl {
         rqctx: RequestContext<Arc<App>>,
         headers: BearerToken,
     ) -> Result<HttpResponseOk<types::SandboxClock>, HttpError> {
-        operate(&rqctx, &headers, |app, _| async move {
+        operate(&rqctx, &headers, Action::Read, |app, _| async move {
             let app = &*app;
             Ok(clock_view(app))
         })
@@ -113,21 +122,27 @@ impl SandboxApi for SandboxApiImpl {
         headers: BearerToken,
         body: SignedJson<types::AdvanceClockRequest>,
     ) -> Result<HttpResponseOk<types::SandboxClock>, HttpError> {
-        operate_with(&rqctx, &headers, body, |app, _, req| async move {
-            let app = &*app;
-            let seconds = req.seconds;
-            if !(1..=86_400).contains(&seconds) {
-                return Err(ApiError::invalid_field(
-                    "seconds",
-                    "must be between 1 and 86400",
-                ));
-            }
-            if !app.clock.advance_by(seconds) {
-                return Err(ApiError::NotImplemented("advancing this service's clock"));
-            }
-            app.clock_moved();
-            Ok(clock_view(app))
-        })
+        operate_with(
+            &rqctx,
+            &headers,
+            Action::Read,
+            body,
+            |app, _, req| async move {
+                let app = &*app;
+                let seconds = req.seconds;
+                if !(1..=86_400).contains(&seconds) {
+                    return Err(ApiError::invalid_field(
+                        "seconds",
+                        "must be between 1 and 86400",
+                    ));
+                }
+                if !app.clock.advance_by(seconds) {
+                    return Err(ApiError::NotImplemented("advancing this service's clock"));
+                }
+                app.clock_moved();
+                Ok(clock_view(app))
+            },
+        )
         .await
     }
 
@@ -137,13 +152,23 @@ impl SandboxApi for SandboxApiImpl {
         path: Path<SettleWithdrawalPath>,
         body: SignedJson<types::SettleWithdrawalRequest>,
     ) -> Result<HttpResponseOk<types::SimulatedWithdrawal>, HttpError> {
-        operate_with(&rqctx, &headers, body, |app, _, req| async move {
-            let app = &*app;
-            let reference =
-                crate::domain::validate::optional_text("bank_reference", req.bank_reference, 128)?;
-            let order = withdrawals::settle(app, &path.into_inner().order_no, reference).await?;
-            Ok(simulated(&order))
-        })
+        operate_with(
+            &rqctx,
+            &headers,
+            Action::Read,
+            body,
+            |app, _, req| async move {
+                let app = &*app;
+                let reference = crate::domain::validate::optional_text(
+                    "bank_reference",
+                    req.bank_reference,
+                    128,
+                )?;
+                let order =
+                    withdrawals::settle(app, &path.into_inner().order_no, reference).await?;
+                Ok(simulated(&order))
+            },
+        )
         .await
     }
 
@@ -153,12 +178,18 @@ impl SandboxApi for SandboxApiImpl {
         path: Path<FailWithdrawalPath>,
         body: SignedJson<types::FailWithdrawalRequest>,
     ) -> Result<HttpResponseOk<types::SimulatedWithdrawal>, HttpError> {
-        operate_with(&rqctx, &headers, body, |app, _, req| async move {
-            let app = &*app;
-            let reason = crate::domain::validate::optional_text("reason", req.reason, 512)?;
-            let order = withdrawals::fail(app, &path.into_inner().order_no, reason).await?;
-            Ok(simulated(&order))
-        })
+        operate_with(
+            &rqctx,
+            &headers,
+            Action::Read,
+            body,
+            |app, _, req| async move {
+                let app = &*app;
+                let reason = crate::domain::validate::optional_text("reason", req.reason, 512)?;
+                let order = withdrawals::fail(app, &path.into_inner().order_no, reason).await?;
+                Ok(simulated(&order))
+            },
+        )
         .await
     }
 }

@@ -70,6 +70,9 @@ pub enum UniqueKey {
     BankReference,
     MerchantCode,
     ChannelNotification,
+    OperatorEmail,
+    /// The same approver approving a withdrawal twice.
+    WithdrawalApproval,
     /// A key no use case tells apart (an order number, a key hash, …).
     Other,
 }
@@ -114,6 +117,16 @@ const UNIQUE_KEYS: &[(UniqueKey, &str, &str)] = &[
         UniqueKey::MerchantCode,
         "merchants_code_key",
         "merchants.code",
+    ),
+    (
+        UniqueKey::OperatorEmail,
+        "operators_email",
+        "operators.email",
+    ),
+    (
+        UniqueKey::WithdrawalApproval,
+        "withdrawal_approvals_pkey",
+        "withdrawal_approvals.order_no, withdrawal_approvals.approver_key",
     ),
     (
         UniqueKey::ChannelNotification,

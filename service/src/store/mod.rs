@@ -4,6 +4,7 @@
 //! queries per aggregate in `queries`, keyset paging in `paging`; each
 //! backend's migrations are applied at start-up.
 
+pub mod audit;
 mod dialect;
 pub mod error;
 pub mod paging;
@@ -31,6 +32,7 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use futures::future::BoxFuture;
+use queries::PeopleQueries;
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -96,6 +98,56 @@ where
 {
     let mut tx = Tx::new(conn, began_ms);
     let result = f(&mut tx).await;
+    (result, tx.into_effects())
+}
+
+/// `in_unit` for a transaction, which also appends the audit row of the
+/// operator action in scope (`audit`), if it has not been yet: its
+/// target's settings read before `f` and after it, the row written only
+/// if `f` succeeded, so that it commits or rolls back with the action.
+async fn in_audited_unit<C, T, E, F>(
+    conn: &mut C,
+    began_ms: i64,
+    pending: Option<audit::PendingAudit>,
+    f: F,
+) -> (Result<T, E>, Effects)
+where
+    for<'x> Tx<'x, C>: Store,
+    E: From<StoreError>,
+    F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>>,
+{
+    let mut tx = Tx::new(conn, began_ms);
+    let Some(pending) = pending else {
+        let result = f(&mut tx).await;
+        return (result, tx.into_effects());
+    };
+    let audit::PendingAudit { mut row, snapshot } = pending;
+    let before = match audit::snapshot(&mut tx, snapshot, &row.target_id).await {
+        Ok(before) => before,
+        Err(e) => return (Err(e.into()), tx.into_effects()),
+    };
+    let result = match f(&mut tx).await {
+        Ok(value) => {
+            if row.target_id.is_empty() {
+                // A creation: its target is the row it created.
+                row.target_id = tx.done.created.clone().unwrap_or_default();
+            }
+            let appended = async {
+                row.after_state = audit::snapshot(&mut tx, snapshot, &row.target_id).await?;
+                row.before_state = before;
+                tx.append_audit(&row).await
+            }
+            .await;
+            match appended {
+                Ok(()) => {
+                    tx.done.audited = true;
+                    Ok(value)
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e),
+    };
     (result, tx.into_effects())
 }
 
@@ -242,11 +294,12 @@ impl Db {
         F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
     {
         let began = self.began_ms();
+        let pending = audit::pending();
         let committed = match self.conn().await? {
             Conn::Postgres(mut c) => {
                 let c: &mut AsyncPgConnection = &mut c;
                 c.transaction(async move |conn: &mut AsyncPgConnection| {
-                    let (result, done) = in_unit(conn, began, f).await;
+                    let (result, done) = in_audited_unit(conn, began, pending, f).await;
                     result.map(|v| (v, done))
                 })
                 .await
@@ -254,7 +307,7 @@ impl Db {
             Conn::Sqlite(mut c) => {
                 let c: &mut SqliteConn = &mut c;
                 c.transaction(async move |conn: &mut SqliteConn| {
-                    let (result, done) = in_unit(conn, began, f).await;
+                    let (result, done) = in_audited_unit(conn, began, pending, f).await;
                     result.map(|v| (v, done))
                 })
                 .await
@@ -262,6 +315,9 @@ impl Db {
         };
         // A rolled-back unit's effects never happened: they are dropped.
         let (value, done) = committed?;
+        if done.audited {
+            audit::written();
+        }
         self.after(done, true);
         Ok(value)
     }

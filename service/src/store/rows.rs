@@ -12,8 +12,8 @@ use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OrderKind, OrderType,
-    PayoutMethod, WithdrawalStatus,
+    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OperatorStatus,
+    OrderKind, OrderType, PayoutMethod, Role, WithdrawalStatus,
 };
 use diesel::prelude::*;
 
@@ -556,4 +556,68 @@ pub struct LineDay {
 pub struct Counted {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     pub n: i64,
+}
+
+/// An operator: a person with a role (`domain::people`).
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = operators, treat_none_as_default_value = false)]
+pub struct OperatorRow {
+    pub id: String,
+    pub name: String,
+    pub email: String,
+    pub role: Role,
+    pub status: OperatorStatus,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// An operator's API token, kept only as its keyed hash.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = operator_tokens, treat_none_as_default_value = false)]
+pub struct OperatorTokenRow {
+    pub id: String,
+    pub operator_id: String,
+    pub token_hash: String,
+    pub label: String,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+/// One approval of a withdrawal by one approver.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = withdrawal_approvals, treat_none_as_default_value = false)]
+pub struct ApprovalRow {
+    pub order_no: String,
+    pub approver_key: String,
+    pub approver_name: String,
+    pub remarks: Option<String>,
+    pub approved_at: i64,
+}
+
+/// One line of the audit trail; `before_state` and `after_state` are JSON
+/// documents of a setting as it was and became.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = audit_events, treat_none_as_default_value = false)]
+pub struct AuditRow {
+    pub id: String,
+    pub created_at: i64,
+    pub operator_id: Option<String>,
+    pub operator_name: String,
+    pub role: Role,
+    pub action: String,
+    pub target_type: String,
+    pub target_id: String,
+    pub remarks: Option<String>,
+    pub request_id: String,
+    pub before_state: Option<String>,
+    pub after_state: Option<String>,
+}
+
+named_update! {
+    /// A change of an operator's name, role or status.
+    OperatorChange on operators, fn at(updated_at: i64) {
+        name: String,
+        role: Role,
+        status: OperatorStatus,
+    }
 }

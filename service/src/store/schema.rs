@@ -312,6 +312,58 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    operators (id) {
+        id -> Text,
+        name -> Text,
+        email -> Text,
+        role -> Text,
+        status -> Text,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    operator_tokens (id) {
+        id -> Text,
+        operator_id -> Text,
+        token_hash -> Text,
+        label -> Text,
+        created_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    withdrawal_approvals (order_no, approver_key) {
+        order_no -> Text,
+        approver_key -> Text,
+        approver_name -> Text,
+        remarks -> Nullable<Text>,
+        approved_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    audit_events (id) {
+        id -> Text,
+        created_at -> BigInt,
+        operator_id -> Nullable<Text>,
+        operator_name -> Text,
+        role -> Text,
+        action -> Text,
+        target_type -> Text,
+        target_id -> Text,
+        remarks -> Nullable<Text>,
+        request_id -> Text,
+        before_state -> Nullable<Text>,
+        after_state -> Nullable<Text>,
+    }
+}
+
+diesel::joinable!(operator_tokens -> operators (operator_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -330,4 +382,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     merchant_events,
     event_positions,
     balance_transactions,
+    operators,
+    operator_tokens,
+    withdrawal_approvals,
+    audit_events,
 );

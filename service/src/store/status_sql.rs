@@ -8,8 +8,8 @@ use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OrderKind, OrderType,
-    PayoutMethod, WithdrawalStatus,
+    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OperatorStatus,
+    OrderKind, OrderType, PayoutMethod, Role, WithdrawalStatus,
 };
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
@@ -86,5 +86,7 @@ stored_as_text!(
     PayoutMethod,
     NotificationKind,
     NotificationOutcome,
-    Outcome
+    Outcome,
+    Role,
+    OperatorStatus
 );

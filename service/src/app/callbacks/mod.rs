@@ -134,17 +134,23 @@ pub async fn retry(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, 
     let mut current = find(app, delivery_id).await?;
     let now = app.now_unix();
     let id = delivery_id.to_string();
-    let reset = app
-        .db
-        .run(move |s| Box::pin(async move { s.reset_callback(&id, now).await }))
+    // A transaction, though one statement: an operator's retry carries
+    // its audit row in it (`store::audit`), and a refusal inside it rolls
+    // that back too.
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                if !s.reset_callback(&id, now).await? {
+                    return Err(ApiError::InvalidStateTransition {
+                        order_no: id,
+                        status: DeliveryStatus::Sending.to_string(),
+                        action: "retry".into(),
+                    });
+                }
+                Ok(())
+            })
+        })
         .await?;
-    if !reset {
-        return Err(ApiError::InvalidStateTransition {
-            order_no: current.id,
-            status: DeliveryStatus::Sending.to_string(),
-            action: "retry".into(),
-        });
-    }
     current.status = DeliveryStatus::WaitingRetry;
     current.attempts = 0;
     current.next_attempt_at = Some(now);

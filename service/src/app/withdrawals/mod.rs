@@ -4,6 +4,7 @@
 //! channels do with a payout is `dispatch` (sending it, and finding out
 //! what became of it) and `payouts` (its end).
 
+pub mod approvals;
 mod dispatch;
 mod payouts;
 
@@ -349,26 +350,32 @@ pub(crate) async fn commit(app: &App, planned: Planned) -> Result<Withdrawal, Ap
 
 /// An operator approves a pending withdrawal; it is then dispatched to its
 /// channel at once.
+/// At or above its currency's dual-approval threshold it needs a second,
+/// different approver first (`approvals`): until then it stays pending.
 pub async fn approve(
     app: &App,
     order_no: &str,
-    operator: &str,
+    approver: impl Into<approvals::Approver>,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    let approved = record_approval(app, order_no, operator, remarks).await?;
+    let approved = record_approval(app, order_no, approver, remarks).await?;
+    if approved.status != WithdrawalStatus::Approved {
+        return Ok(approved);
+    }
     Ok(dispatch_or_keep(app, approved).await)
 }
 
-/// The approval alone: `pending` → `approved`, with its callback record.
-/// A crash between this and the dispatch leaves the order `approved`, which
-/// the dispatch worker picks up.
+/// The approval alone: `pending` → `approved` (once it has the approvals
+/// it needs), with its callback record. A crash between this and the
+/// dispatch leaves the order `approved`, which the dispatch worker picks
+/// up.
 pub async fn record_approval(
     app: &App,
     order_no: &str,
-    operator: &str,
+    approver: impl Into<approvals::Approver>,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    decide(app, order_no, Decision::Approve, operator, remarks).await
+    approvals::approve(app, order_no, approver.into(), remarks).await
 }
 
 pub async fn reject(
@@ -377,52 +384,20 @@ pub async fn reject(
     operator: &str,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    decide(app, order_no, Decision::Reject, operator, remarks).await
-}
-
-/// An operator's decision on a pending withdrawal.
-#[derive(Clone, Copy)]
-enum Decision {
-    Approve,
-    Reject,
-}
-
-/// Records `decision` with who made it, when and why: approved, or
-/// rejected with the frozen funds released.
-async fn decide(
-    app: &App,
-    order_no: &str,
-    decision: Decision,
-    operator: &str,
-    remarks: Option<String>,
-) -> Result<Withdrawal, ApiError> {
-    let (event, effect) = match decision {
-        Decision::Approve => (WithdrawalEvent::Approve, Effect::None),
-        Decision::Reject => (
-            WithdrawalEvent::Reject,
-            Effect::Release("withdrawal_rejected"),
-        ),
-    };
     let operator = operator.to_string();
+    // Rejected with the frozen funds released; who and why stay on the
+    // order (one rejection ends it, whatever the amount).
     apply(
         app,
         order_no,
-        event,
-        move |change, _| {
-            let at = Some(change.updated_at);
-            let (approved_at, rejected_at) = match decision {
-                Decision::Approve => (at, None),
-                Decision::Reject => (None, at),
-            };
-            WithdrawalMove {
-                approved_at,
-                rejected_at,
-                approved_by: Some(operator),
-                approval_remarks: remarks,
-                ..change
-            }
+        WithdrawalEvent::Reject,
+        move |change, _| WithdrawalMove {
+            rejected_at: Some(change.updated_at),
+            approved_by: Some(operator),
+            approval_remarks: remarks,
+            ..change
         },
-        effect,
+        Effect::Release("withdrawal_rejected"),
     )
     .await
 }

@@ -47,6 +47,7 @@ macro_rules! impl_bank {
                 &mut self,
                 row: &BankTransactionRow,
             ) -> StoreResult<()> {
+                self.done.created = Some(row.id.clone());
                 insert_one!(self.c(), bank_transactions::table, row)
             }
 

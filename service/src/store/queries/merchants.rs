@@ -65,6 +65,7 @@ macro_rules! impl_merchants {
         impl MerchantQueries for $conn {
             async fn insert_merchant(&mut self, row: &MerchantRow) -> StoreResult<()> {
                 self.done.merchant_written = true;
+                self.done.created = Some(row.id.clone());
                 insert_one!(self.c(), merchants::table, row)
             }
 

@@ -11,6 +11,7 @@ pub mod events;
 pub mod ledger;
 pub mod merchants;
 pub mod notifications;
+pub mod people;
 pub mod withdrawals;
 
 pub use bank::BankQueries;
@@ -21,6 +22,7 @@ pub use events::EventQueries;
 pub use ledger::LedgerQueries;
 pub use merchants::MerchantQueries;
 pub use notifications::NotificationQueries;
+pub use people::PeopleQueries;
 pub use withdrawals::WithdrawalQueries;
 
 /// Inserts one row; the query bodies' most common shape, written once.
@@ -198,5 +200,6 @@ all_queries!(
     BankQueries,
     CashierQueries,
     NotificationQueries,
-    EventQueries
+    EventQueries,
+    PeopleQueries
 );

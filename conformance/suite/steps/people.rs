@@ -1,0 +1,252 @@
+//! Operators by role, four-eyes approvals and the audit trail: requests
+//! sent with the token of an operator the scenario created.
+
+use super::common::PaymentsWorld;
+use conformance::{harness, RawRequest, Reply};
+use cucumber::{given, then, when};
+use serde_json::{json, Value};
+
+/// Sends `method path` with `token`; `{order_no}` stands for the last
+/// order a `Given` step created, `{merchant_id}` for the merchant.
+async fn send_as(
+    world: &mut PaymentsWorld,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<String>,
+) -> Reply {
+    let h = harness().await;
+    let mut path = path.replace("{merchant_id}", &world.merchant().id);
+    if path.contains("{order_no}") {
+        let created = world
+            .created
+            .as_ref()
+            .expect("a Given step created an order");
+        path = path.replace(
+            "{order_no}",
+            created["order_no"].as_str().expect("its order_no"),
+        );
+    }
+    let (path, query) = match path.split_once('?') {
+        Some((p, q)) => (
+            p.to_string(),
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+        None => (path, Vec::new()),
+    };
+    let mut raw = RawRequest::new(world.merchant(), path);
+    raw.method = Some(method.to_string());
+    raw.query = query;
+    raw.body = body;
+    raw.headers = vec![("authorization".into(), format!("Bearer {token}"))];
+    h.send(raw).await.expect("a reply from the service")
+}
+
+async fn admin_token() -> String {
+    harness()
+        .await
+        .operator_token
+        .clone()
+        .expect("this scenario needs CONFORMANCE_OPERATOR_TOKEN")
+}
+
+fn token_of(world: &PaymentsWorld, name: &str) -> String {
+    world
+        .operators
+        .get(name)
+        .unwrap_or_else(|| panic!("the scenario created operator {name:?}"))
+        .1
+        .clone()
+}
+
+#[given(expr = "an operator {string} with the role {string}")]
+async fn operator_with_role(world: &mut PaymentsWorld, name: String, role: String) {
+    let admin = admin_token().await;
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let body = json!({"name": format!("{name} {}", &tag[..8]), "email": format!("{name}-{tag}@example.test"), "role": role});
+    let created = send_as(
+        world,
+        &admin,
+        "POST",
+        "/api/v1/operator/operators",
+        Some(body.to_string()),
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.body);
+    let id = created.body["operator_id"]
+        .as_str()
+        .expect("operator_id")
+        .to_string();
+    let issued = send_as(
+        world,
+        &admin,
+        "POST",
+        &format!("/api/v1/operator/operators/{id}/tokens"),
+        Some(json!({"label": "conformance"}).to_string()),
+    )
+    .await;
+    assert_eq!(issued.status, 200, "{}", issued.body);
+    let token = issued.body["token"].as_str().expect("token").to_string();
+    world.operators.insert(name, (id, token));
+}
+
+#[when(regex = r#"^"([^"]+)" sends (GET|PUT|POST) "([^"]+)"$"#)]
+async fn sends(world: &mut PaymentsWorld, name: String, method: String, path: String) {
+    let token = token_of(world, &name);
+    let body = (method != "GET").then(|| "{}".to_string());
+    world.reply = Some(send_as(world, &token, &method, &path, body).await);
+}
+
+#[when(regex = r#"^"([^"]+)" sends (PUT|POST) "([^"]+)" with the body (.+)$"#)]
+async fn sends_body(
+    world: &mut PaymentsWorld,
+    name: String,
+    method: String,
+    path: String,
+    body: String,
+) {
+    let token = token_of(world, &name);
+    world.reply = Some(send_as(world, &token, &method, &path, Some(body)).await);
+}
+
+#[when(expr = "{string} approves the withdrawal")]
+async fn approves(world: &mut PaymentsWorld, name: String) {
+    let token = token_of(world, &name);
+    let body = json!({"remarks": format!("checked by {name}")}).to_string();
+    world.reply = Some(
+        send_as(
+            world,
+            &token,
+            "POST",
+            "/api/v1/operator/withdrawals/{order_no}/approve",
+            Some(body),
+        )
+        .await,
+    );
+}
+
+#[when(expr = "an admin disables {string}")]
+async fn disables(world: &mut PaymentsWorld, name: String) {
+    let admin = admin_token().await;
+    let id = world.operators[&name].0.clone();
+    let reply = send_as(
+        world,
+        &admin,
+        "PUT",
+        &format!("/api/v1/operator/operators/{id}"),
+        Some(json!({"status": "disabled"}).to_string()),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+#[when(expr = "an admin revokes the token of {string}")]
+async fn revokes_own(world: &mut PaymentsWorld, name: String) {
+    let admin = admin_token().await;
+    let id = world.operators[&name].0.clone();
+    let list = send_as(
+        world,
+        &admin,
+        "GET",
+        &format!("/api/v1/operator/operators/{id}/tokens"),
+        None,
+    )
+    .await;
+    let token_id = list.body["items"][0]["token_id"]
+        .as_str()
+        .expect("a token")
+        .to_string();
+    let reply = send_as(
+        world,
+        &admin,
+        "POST",
+        &format!("/api/v1/operator/operators/{id}/tokens/{token_id}/revoke"),
+        Some("{}".into()),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(reply.body["revoked_at"].is_string(), "{}", reply.body);
+}
+
+#[then(expr = "the response lists {int} approval(s) of {int} required")]
+async fn approvals(world: &mut PaymentsWorld, count: usize, required: i64) {
+    let body = &world.reply().body;
+    assert_eq!(
+        body["approvals"].as_array().map(Vec::len),
+        Some(count),
+        "{body}"
+    );
+    assert_eq!(
+        body["approvals_required"].as_i64(),
+        Some(required),
+        "{body}"
+    );
+}
+
+/// The newest audit rows on the scenario's order (or merchant), as an
+/// admin lists them.
+async fn audit_of(world: &mut PaymentsWorld, target: &str) -> Vec<Value> {
+    let admin = admin_token().await;
+    let reply = send_as(
+        world,
+        &admin,
+        "GET",
+        &format!("/api/v1/operator/audit-events?target_id={target}"),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body["items"].as_array().cloned().unwrap_or_default()
+}
+
+#[then(expr = "the audit trail of the order holds {string} by {string} with the remarks {string}")]
+async fn audited_order(world: &mut PaymentsWorld, action: String, name: String, remarks: String) {
+    let order_no = world.created.as_ref().expect("an order")["order_no"]
+        .as_str()
+        .expect("order_no")
+        .to_string();
+    let rows = audit_of(world, &order_no).await;
+    let id = &world.operators[&name].0;
+    assert!(
+        rows.iter().any(|r| r["action"] == action.as_str()
+            && r["operator_id"] == id.as_str()
+            && r["remarks"] == remarks.as_str()
+            && r["request_id"].as_str().is_some_and(|s| !s.is_empty())),
+        "no {action} by {name} with {remarks:?} in {rows:#?}"
+    );
+}
+
+#[then(expr = "the audit trail of the order holds {int} {string} row(s)")]
+async fn audited_count(world: &mut PaymentsWorld, count: usize, action: String) {
+    let order_no = world.created.as_ref().expect("an order")["order_no"]
+        .as_str()
+        .expect("order_no")
+        .to_string();
+    let rows = audit_of(world, &order_no).await;
+    let found = rows
+        .iter()
+        .filter(|r| r["action"] == action.as_str())
+        .count();
+    assert_eq!(found, count, "{rows:#?}");
+}
+
+#[then(expr = "the audit trail of the merchant holds {string} with {string} from {int} to {int}")]
+async fn audited_setting(
+    world: &mut PaymentsWorld,
+    action: String,
+    field: String,
+    from: i64,
+    to: i64,
+) {
+    let id = world.merchant().id.clone();
+    let rows = audit_of(world, &id).await;
+    let row = rows
+        .iter()
+        .find(|r| r["action"] == action.as_str())
+        .unwrap_or_else(|| panic!("no {action} in {rows:#?}"));
+    assert_eq!(row["before"][&field].as_i64(), Some(from), "{row:#}");
+    assert_eq!(row["after"][&field].as_i64(), Some(to), "{row:#}");
+}

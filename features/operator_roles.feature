@@ -1,0 +1,107 @@
+Feature: Operators act by their role, four eyes move large payouts, and the audit trail records every action
+  Each operator has a role: viewer, support, approver or admin, each allowed
+  what the ones before it are and more. An action the role does not allow is
+  refused with 403 ROLE_FORBIDDEN in the envelope. A withdrawal at or above its
+  currency's dual-approval threshold (500000 THB in the sandbox) needs two
+  different approvers. Every action that changes something is in the audit
+  trail with who, why and the request's id.
+
+  Background:
+    Given a fresh merchant
+    And the merchant has created a deposit "ROLE-1" of 100 THB
+
+  Scenario Outline: A role below the action's is refused in the envelope
+    Given an operator "actor" with the role "<role>"
+    When "actor" sends <method> "<path>" with the body <body>
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+
+    Examples:
+      | role     | method | path                                                       | body                                            |
+      | viewer   | POST   | /api/v1/operator/deposits/{order_no}/cancel                | {"remarks":"no"}                                |
+      | viewer   | POST   | /api/v1/operator/callbacks/some-delivery/retry             | {}                                              |
+      | support  | POST   | /api/v1/operator/deposits/{order_no}/complete              | {"remarks":"no"}                                |
+      | support  | POST   | /api/v1/operator/withdrawals/{order_no}/approve            | {"remarks":"no"}                                |
+      | support  | POST   | /api/v1/operator/withdrawals/{order_no}/reject             | {"remarks":"no"}                                |
+      | support  | POST   | /api/v1/operator/bank-transactions                         | {}                                              |
+      | approver | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-timeout  | {"callback_timeout_seconds":5}                  |
+      | approver | PUT    | /api/v1/operator/merchants/{merchant_id}/rate-limit        | {"requests_per_minute":60,"burst":10}           |
+      | approver | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys          | {}                                              |
+      | approver | POST   | /api/v1/operator/merchants                                 | {"code":"nope","name":"Nope"}                   |
+      | approver | POST   | /api/v1/operator/operators                                 | {"name":"x","email":"x@example.test","role":"admin"} |
+
+  Scenario Outline: Any role reads
+    Given an operator "actor" with the role "<role>"
+    When "actor" sends GET "<path>"
+    Then the request succeeds
+
+    Examples:
+      | role    | path                                      |
+      | viewer  | /api/v1/operator/deposits/{order_no}      |
+      | viewer  | /api/v1/operator/deposits                 |
+      | viewer  | /api/v1/operator/audit-events             |
+      | viewer  | /api/v1/operator/me                       |
+      | support | /api/v1/operator/withdrawals              |
+
+  Scenario: Only an admin lists operators
+    Given an operator "actor" with the role "approver"
+    When "actor" sends GET "/api/v1/operator/operators"
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+
+  Scenario: Support cancels a deposit, and the trail says who and why
+    Given an operator "helper" with the role "support"
+    When "helper" sends POST "/api/v1/operator/deposits/{order_no}/cancel" with the body {"remarks":"payer asked to cancel"}
+    Then the request succeeds
+    And the response field "status" is "cancelled"
+    And the audit trail of the order holds "cancel_deposit" by "helper" with the remarks "payer asked to cancel"
+
+  Scenario: An approver completes a deposit by hand with remarks kept in the trail
+    Given an operator "clerk" with the role "approver"
+    When "clerk" sends POST "/api/v1/operator/deposits/{order_no}/complete" with the body {"remarks":"paid at the counter"}
+    Then the request succeeds
+    And the response field "status" is "completed"
+    And the audit trail of the order holds "complete_deposit" by "clerk" with the remarks "paid at the counter"
+
+  Scenario: An admin changes a setting, recorded before and after
+    Given an operator "boss" with the role "admin"
+    When "boss" sends PUT "/api/v1/operator/merchants/{merchant_id}/callback-timeout" with the body {"callback_timeout_seconds":7}
+    Then the request succeeds
+    And the audit trail of the merchant holds "set_callback_timeout" with "callback_timeout_seconds" from 10 to 7
+
+  Scenario: A withdrawal below the threshold moves on one approval
+    Given the merchant has 1000 THB available
+    And the merchant has created a withdrawal "FE-1" of 100 THB
+    And an operator "ann" with the role "approver"
+    When "ann" approves the withdrawal
+    Then the request succeeds
+    And the response field "status" is "approved"
+    And the response lists 1 approval of 1 required
+
+  Scenario: At the threshold two different approvers are needed, and nobody approves twice
+    Given the merchant has 600000 THB available
+    And the merchant has created a withdrawal "FE-2" of 500000 THB
+    And an operator "ann" with the role "approver"
+    And an operator "bob" with the role "admin"
+    When "ann" approves the withdrawal
+    Then the request succeeds
+    And the response field "status" is "pending"
+    And the response lists 1 approval of 2 required
+    When "ann" approves the withdrawal
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the error message names "second approver"
+    When "bob" approves the withdrawal
+    Then the request succeeds
+    And the response field "status" is "approved"
+    And the response lists 2 approvals of 2 required
+    And the audit trail of the order holds 2 "approve_withdrawal" rows
+    And the audit trail of the order holds "approve_withdrawal" by "ann" with the remarks "checked by ann"
+    And the audit trail of the order holds "approve_withdrawal" by "bob" with the remarks "checked by bob"
+
+  Scenario: A revoked token and a disabled operator no longer act
+    Given an operator "gone" with the role "viewer"
+    And an operator "away" with the role "viewer"
+    When an admin revokes the token of "gone"
+    And "gone" sends GET "/api/v1/operator/me"
+    Then the request is refused with status 401 and error code "UNKNOWN_OPERATOR_TOKEN"
+    When an admin disables "away"
+    And "away" sends GET "/api/v1/operator/me"
+    Then the request is refused with status 401 and error code "UNKNOWN_OPERATOR_TOKEN"

@@ -1,0 +1,182 @@
+//! The audit trail: an operator action appends one row in the transaction
+//! of the action (none when it is refused or fails), with a setting before
+//! and after; the database refuses to update or delete a row; and two
+//! approvers at once on a four-eyes withdrawal are counted one after the
+//! other. On SQLite, and on PostgreSQL when PAYMENTS_TEST_DATABASE_URL
+//! names a server.
+
+use anyhow::Result;
+use diesel::Connection;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl as _};
+use payments_service::app::audit::{self, AuditFilter, Target};
+use payments_service::app::listings::Listing;
+use payments_service::app::people::{self, Operator};
+use payments_service::app::{merchants, withdrawals};
+use payments_service::clock::OffsetClock;
+use payments_service::domain::people::Action;
+use payments_service::domain::routing::Profile;
+use payments_service::domain::status::{Role, WithdrawalStatus};
+use payments_testing::{fund, TestService};
+use rust_decimal::Decimal;
+use std::sync::Arc;
+
+fn admin(name: &str) -> Operator {
+    Operator {
+        id: None,
+        name: name.into(),
+        role: Role::Admin,
+    }
+}
+
+async fn timeout_as(
+    app: &payments_service::app::App,
+    by: &Operator,
+    request_id: &str,
+    merchant_id: &str,
+    seconds: i64,
+) -> Result<(), payments_service::domain::error::ApiError> {
+    audit::acting(app, by, Action::SetCallbackTimeout, request_id, async {
+        audit::on(Target::Merchant(merchant_id.to_string()));
+        audit::because(Some("tests"));
+        merchants::set_callback_timeout(app, merchant_id, seconds).await
+    })
+    .await
+    .map(|_| ())
+}
+
+/// Runs `sql` on the service's database; the error's text when refused.
+async fn write_directly(database_url: &str, sql: &str) -> Result<(), String> {
+    if let Some(path) = database_url.strip_prefix("sqlite://") {
+        let mut c = diesel::SqliteConnection::establish(path).map_err(|e| e.to_string())?;
+        diesel::RunQueryDsl::execute(diesel::sql_query(sql), &mut c)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    } else {
+        let mut c = AsyncPgConnection::establish(database_url)
+            .await
+            .map_err(|e| e.to_string())?;
+        diesel::sql_query(sql)
+            .execute(&mut c)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[tokio::test]
+async fn an_action_writes_its_row_with_it_and_the_database_refuses_to_change_one() -> Result<()> {
+    let svc = TestService::start(Profile::Sandbox, Arc::new(OffsetClock::default())).await?;
+    let app = svc.service.app();
+    let m = svc.new_merchant("Audited").await?.merchant;
+    let by = admin("auditor");
+
+    // Refused before its transaction, and failed inside it: no row.
+    assert!(timeout_as(app, &by, "req-refused", &m.id, 61)
+        .await
+        .is_err());
+    assert!(timeout_as(app, &by, "req-missing", "no-such-merchant", 5)
+        .await
+        .is_err());
+    timeout_as(app, &by, "req-done", &m.id, 7).await?;
+
+    let filter = AuditFilter {
+        target_id: Some(m.id.clone()),
+        ..AuditFilter::default()
+    };
+    let rows = audit::list(app, Listing::default(), filter).await?.items;
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    let row = &rows[0];
+    assert_eq!(row.action, "set_callback_timeout");
+    assert_eq!(row.request_id, "req-done");
+    assert_eq!(row.operator_name, "auditor");
+    assert_eq!(row.remarks.as_deref(), Some("tests"));
+    let before: serde_json::Value =
+        serde_json::from_str(row.before_state.as_deref().unwrap_or("null"))?;
+    let after: serde_json::Value =
+        serde_json::from_str(row.after_state.as_deref().unwrap_or("null"))?;
+    assert_eq!(before["callback_timeout_seconds"], 10, "{before}");
+    assert_eq!(after["callback_timeout_seconds"], 7, "{after}");
+
+    for sql in [
+        "UPDATE audit_events SET remarks = 'rewritten'",
+        "DELETE FROM audit_events",
+    ] {
+        let refused = write_directly(&svc.database_url, sql).await;
+        let why = refused.expect_err(sql);
+        assert!(why.contains("append-only"), "{sql}: {why}");
+    }
+    if !svc.database_url.starts_with("sqlite://") {
+        let why = write_directly(&svc.database_url, "TRUNCATE audit_events")
+            .await
+            .expect_err("TRUNCATE");
+        assert!(why.contains("append-only"), "TRUNCATE: {why}");
+    }
+    let still = audit::list(app, Listing::default(), AuditFilter::default())
+        .await?
+        .items;
+    assert_eq!(
+        still
+            .iter()
+            .filter(|r| r.remarks.as_deref() == Some("tests"))
+            .count(),
+        1
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn two_approvers_at_once_move_a_four_eyes_withdrawal_once() -> Result<()> {
+    let svc = TestService::start(Profile::Sandbox, Arc::new(OffsetClock::default())).await?;
+    let app = svc.service.app().clone();
+    let m = svc.new_merchant("Four eyes").await?.merchant;
+    fund(&app, &m, "FE-FUND", Decimal::from(900_000), "THB").await?;
+    let new = withdrawals::NewWithdrawal {
+        merchant_order_no: "FE-BIG".into(),
+        amount: Decimal::from(500_000),
+        currency: "THB".into(),
+        beneficiary_name: "Somchai Jaidee".into(),
+        beneficiary_account: "1234567890".into(),
+        beneficiary_bank_code: "SCB".into(),
+        beneficiary_bank_branch: None,
+        callback_url: None,
+        extra_data: None,
+        fingerprint: "FE-BIG".into(),
+    };
+    let w = withdrawals::create(&app, &m, new).await?;
+    let ann = people::create(
+        &app,
+        people::NewOperator {
+            name: "Ann".into(),
+            email: "ann@example.test".into(),
+            role: Role::Approver,
+        },
+    )
+    .await?;
+    let as_ann = Operator {
+        id: Some(ann.id.clone()),
+        name: ann.name.clone(),
+        role: ann.role,
+    };
+    let as_bob = admin("bob");
+    let (a, b) = tokio::join!(
+        withdrawals::record_approval(&app, &w.row.order_no, &as_ann, None),
+        withdrawals::record_approval(&app, &w.row.order_no, &as_bob, None),
+    );
+    let statuses = [a?.status, b?.status];
+    assert!(
+        statuses.contains(&WithdrawalStatus::Pending)
+            && statuses.contains(&WithdrawalStatus::Approved),
+        "one approval keeps it pending, the other moves it: {statuses:?}"
+    );
+    let again = withdrawals::record_approval(&app, &w.row.order_no, &as_ann, None).await;
+    assert!(again.is_err(), "an approved order takes no third approval");
+    let order = withdrawals::find_any(&app, &w.row.order_no).await?;
+    assert_eq!(order.status, WithdrawalStatus::Approved);
+    assert_eq!(
+        withdrawals::approvals::of(&app, &w.row.order_no)
+            .await?
+            .len(),
+        2
+    );
+    Ok(())
+}
