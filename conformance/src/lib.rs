@@ -461,16 +461,17 @@ fn receiver_tls(settings: &settings::Settings) -> Result<tls::ReceiverTls> {
 /// can prove none of them reached the service's logs.
 pub const SECRETS_FILE_ENV: &str = "CONFORMANCE_SECRETS_FILE";
 
-/// Notes the secrets a reply carries: `api_key`, `cashier_token` and
-/// `callback_secret` fields, and the token in a `cashier_url`, at any depth.
+/// Notes the secrets a reply carries: `api_key`, `cashier_token`,
+/// `callback_secret` and `token` (an operator's) fields, and the token in a `cashier_url`, at any depth.
 pub fn witness(body: &Value) {
     match body {
         Value::Object(map) => {
             for (key, value) in map {
                 match (key.as_str(), value) {
-                    ("api_key" | "cashier_token" | "callback_secret", Value::String(secret)) => {
-                        witness_secret(secret)
-                    }
+                    (
+                        "api_key" | "cashier_token" | "callback_secret" | "token",
+                        Value::String(secret),
+                    ) => witness_secret(secret),
                     ("cashier_url", Value::String(url)) => {
                         if let Some(token) = url.rsplit('/').next() {
                             witness_secret(token);
