@@ -89,6 +89,12 @@ enum OperatorCommand {
         #[arg(long, default_value = "admin")]
         role: String,
     },
+    /// Set an operator's password (for the console), read from standard
+    /// input: never an argument, which the process list would show.
+    Password {
+        #[arg(long)]
+        email: String,
+    },
 }
 
 #[tokio::main]
@@ -146,6 +152,9 @@ async fn run() -> Result<()> {
         Command::Operator {
             command: OperatorCommand::Create { name, email, role },
         } => create_operator(&app, name, email, &role).await,
+        Command::Operator {
+            command: OperatorCommand::Password { email },
+        } => set_operator_password(&app, email).await,
         Command::Ledger {
             command: LedgerCommand::Check,
         } => check_ledger(&app).await,
@@ -188,6 +197,33 @@ async fn create_operator(app: &App, name: String, email: String, role: &str) -> 
     println!("role: {}", row.role);
     println!("token: {}", issued.token);
     println!("(store the token now: it is not shown again)");
+    Ok(())
+}
+
+/// `payments operator password --email …`: the password from the first
+/// line of standard input, audited as the command line.
+async fn set_operator_password(app: &App, email: String) -> Result<()> {
+    use payments_service::app::audit::{self, Target};
+    use payments_service::app::people;
+    use payments_service::domain::people::Action;
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| anyhow::anyhow!("reading the password from standard input: {e}"))?;
+    let password = line.trim_end_matches(['\r', '\n']).to_string();
+    let by = people::Operator {
+        id: None,
+        name: "payments operator password".into(),
+        role: payments_service::domain::status::Role::Admin,
+    };
+    let row = audit::acting(app, &by, Action::ChangeOperator, "command-line", async {
+        audit::on(Target::NewOperator);
+        people::set_password(app, email.clone(), password).await
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("setting the password of `{email}`: {e}"))?;
+    println!("operator_id: {}", row.id);
+    println!("password set (stored as an Argon2id hash)");
     Ok(())
 }
 

@@ -6,6 +6,70 @@
 pub const OPENAPI_DOCUMENT: &str = include_str!("../../../openapi/operator.json");
 /// Types of the document's schemas.
 pub mod types {
+    ///`AcceptOwnerInvitationRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AcceptOwnerInvitationRequest {
+        ///The owner's password, 12 to 128 characters; stored only as an Argon2id hash.
+        pub password: ::std::string::String,
+        ///The `token` parameter of the invitation's link.
+        pub token: ::std::string::String,
+    }
+    ///The owner the invitation made active.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AcceptedOwner {
+        pub email: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        pub owner_id: ::std::string::String,
+        pub status: AcceptedOwnerStatus,
+    }
+    ///`AcceptedOwnerStatus`
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum AcceptedOwnerStatus {
+        #[serde(rename = "active")]
+        Active,
+    }
+    impl ::std::fmt::Display for AcceptedOwnerStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("active"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for AcceptedOwnerStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "active" => Ok(Self::Active),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AcceptedOwnerStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AcceptedOwnerStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///The operator who approved or rejected a withdrawal.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
@@ -381,7 +445,7 @@ pub mod types {
     pub struct CallbackDelivery {
         ///Attempts made since creation or the last retry.
         pub attempts: i64,
-        ///The exact bytes every attempt sends.
+        ///The exact bytes every attempt sends; for a platform event, with its secret `link` shown as `[redacted]` (the bytes sent hold the link).
         pub body: ::std::string::String,
         pub callback_url: ::std::string::String,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -394,7 +458,7 @@ pub mod types {
         pub merchant_id: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///`deposit` or `withdrawal`.
+        ///`deposit` or `withdrawal` (a merchant callback), or `owner_invitation` (the platform event `tenant_owner_invite`, whose `order_no` is the invitation's id).
         pub order_kind: ::std::string::String,
         pub order_no: ::std::string::String,
         pub status: CallbackDeliveryStatus,
@@ -1211,6 +1275,14 @@ pub mod types {
         OperatorSelfChange,
         #[serde(rename = "SERVICE_UNAVAILABLE")]
         ServiceUnavailable,
+        #[serde(rename = "INVITATION_NOT_FOUND")]
+        InvitationNotFound,
+        #[serde(rename = "INVITATION_ENDED")]
+        InvitationEnded,
+        #[serde(rename = "OWNER_ALREADY_ACTIVE")]
+        OwnerAlreadyActive,
+        #[serde(rename = "PLATFORM_EVENTS_NOT_CONFIGURED")]
+        PlatformEventsNotConfigured,
     }
     impl ::std::fmt::Display for ErrorCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1252,6 +1324,10 @@ pub mod types {
                 Self::OperatorEmailTaken => f.write_str("OPERATOR_EMAIL_TAKEN"),
                 Self::OperatorSelfChange => f.write_str("OPERATOR_SELF_CHANGE"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
+                Self::InvitationNotFound => f.write_str("INVITATION_NOT_FOUND"),
+                Self::InvitationEnded => f.write_str("INVITATION_ENDED"),
+                Self::OwnerAlreadyActive => f.write_str("OWNER_ALREADY_ACTIVE"),
+                Self::PlatformEventsNotConfigured => f.write_str("PLATFORM_EVENTS_NOT_CONFIGURED"),
             }
         }
     }
@@ -1296,6 +1372,10 @@ pub mod types {
                 "OPERATOR_EMAIL_TAKEN" => Ok(Self::OperatorEmailTaken),
                 "OPERATOR_SELF_CHANGE" => Ok(Self::OperatorSelfChange),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
+                "INVITATION_NOT_FOUND" => Ok(Self::InvitationNotFound),
+                "INVITATION_ENDED" => Ok(Self::InvitationEnded),
+                "OWNER_ALREADY_ACTIVE" => Ok(Self::OwnerAlreadyActive),
+                "PLATFORM_EVENTS_NOT_CONFIGURED" => Ok(Self::PlatformEventsNotConfigured),
                 _ => Err("invalid value".into()),
             }
         }
@@ -1385,6 +1465,128 @@ pub mod types {
         pub fixed: ::payments_wire::AmountNumber,
         pub minimum: ::payments_wire::AmountNumber,
         pub percent: ::payments_wire::AmountNumber,
+    }
+    ///`created` by an invitation, `resent` when issued again.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum InvitationReason {
+        #[serde(rename = "created")]
+        Created,
+        #[serde(rename = "resent")]
+        Resent,
+    }
+    impl ::std::fmt::Display for InvitationReason {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Created => f.write_str("created"),
+                Self::Resent => f.write_str("resent"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvitationReason {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "created" => Ok(Self::Created),
+                "resent" => Ok(Self::Resent),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvitationReason {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvitationReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`pending` until accepted, revoked or superseded; `expired` once a pending one's `expires_at` has passed.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum InvitationState {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "accepted")]
+        Accepted,
+        #[serde(rename = "revoked")]
+        Revoked,
+        #[serde(rename = "superseded")]
+        Superseded,
+        #[serde(rename = "expired")]
+        Expired,
+    }
+    impl ::std::fmt::Display for InvitationState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Accepted => f.write_str("accepted"),
+                Self::Revoked => f.write_str("revoked"),
+                Self::Superseded => f.write_str("superseded"),
+                Self::Expired => f.write_str("expired"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvitationState {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "accepted" => Ok(Self::Accepted),
+                "revoked" => Ok(Self::Revoked),
+                "superseded" => Ok(Self::Superseded),
+                "expired" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvitationState {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvitationState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`InviteOwnerRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct InviteOwnerRequest {
+        ///The owner's email address: a local part, `@` and a domain with a dot, no white space; compared lower-cased.
+        pub email: ::std::string::String,
     }
     ///`IssueApiKeyRequest`
     #[derive(
@@ -1668,6 +1870,30 @@ pub mod types {
             value.parse()
         }
     }
+    ///An owner invitation, never with its link or token.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OwnerInvitation {
+        pub email: ::std::string::String,
+        ///When it was accepted, revoked or superseded; absent otherwise.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub ended_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub invitation_id: ::std::string::String,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The name of the operator who issued it.
+        pub issued_by: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        pub reason: InvitationReason,
+        pub state: InvitationState,
+    }
+    ///One page of owner invitations, newest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OwnerInvitationPage {
+        pub items: ::std::vec::Vec<OwnerInvitation>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///How a withdrawal is paid out. `bank_transfer` is the default and, in version 0.1.0, the only method.
     #[derive(
         ::schemars::JsonSchema,
@@ -1842,6 +2068,172 @@ pub mod types {
     pub struct SavedCard {
         pub account_last4: ::std::string::String,
         pub bank_code: ::std::string::String,
+    }
+    ///The body of `tenant_owner_invite`. Receivers tolerate fields added later.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct TenantOwnerInvite {
+        ///Where the mailer sends the link.
+        pub email: ::std::string::String,
+        pub event: TenantOwnerInviteEvent,
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Deduplicate by it.
+        pub invitation_id: ::std::string::String,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The name of the operator who issued it.
+        pub issued_by: ::std::string::String,
+        ///The page that accepts the invitation, its single-use token in the query (`token`). Secret: whoever holds it can become the owner until it expires or is used.
+        pub link: ::std::string::String,
+        pub reason: InvitationReason,
+        pub role: TenantOwnerInviteRole,
+        ///The invitation's state when issued.
+        pub state: TenantOwnerInviteState,
+        ///The merchant's `merchant_id`.
+        pub tenant_id: ::std::string::String,
+        pub tenant_name: ::std::string::String,
+    }
+    ///`TenantOwnerInviteEvent`
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum TenantOwnerInviteEvent {
+        #[serde(rename = "tenant_owner_invite")]
+        TenantOwnerInvite,
+    }
+    impl ::std::fmt::Display for TenantOwnerInviteEvent {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::TenantOwnerInvite => f.write_str("tenant_owner_invite"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TenantOwnerInviteEvent {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "tenant_owner_invite" => Ok(Self::TenantOwnerInvite),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TenantOwnerInviteEvent {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TenantOwnerInviteEvent {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`TenantOwnerInviteRole`
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum TenantOwnerInviteRole {
+        #[serde(rename = "owner")]
+        Owner,
+    }
+    impl ::std::fmt::Display for TenantOwnerInviteRole {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Owner => f.write_str("owner"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TenantOwnerInviteRole {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "owner" => Ok(Self::Owner),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TenantOwnerInviteRole {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TenantOwnerInviteRole {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The invitation's state when issued.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum TenantOwnerInviteState {
+        #[serde(rename = "pending")]
+        Pending,
+    }
+    impl ::std::fmt::Display for TenantOwnerInviteState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TenantOwnerInviteState {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TenantOwnerInviteState {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TenantOwnerInviteState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///One approval of a withdrawal.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -2302,6 +2694,38 @@ pub struct ListAuditEventsQuery {
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page; omitted for the first page.
     pub cursor: Option<String>,
+}
+/// Path parameters of `list_owner_invitations`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListOwnerInvitationsPath {
+    /// The merchant's `merchant_id`.
+    pub merchant_id: String,
+}
+/// Query parameters of `list_owner_invitations`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListOwnerInvitationsQuery {
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
+/// Path parameters of `invite_owner`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct InviteOwnerPath {
+    /// The merchant's `merchant_id`.
+    pub merchant_id: String,
+}
+/// Path parameters of `resend_owner_invitation`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ResendOwnerInvitationPath {
+    /// The invitation's `invitation_id`.
+    pub invitation_id: String,
+}
+/// Path parameters of `revoke_owner_invitation`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct RevokeOwnerInvitationPath {
+    /// The invitation's `invitation_id`.
+    pub invitation_id: String,
 }
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
@@ -2806,6 +3230,73 @@ pub trait OperatorApi {
         headers: ::payments_wire::server::BearerToken,
         query: ::payments_wire::server::Query<ListAuditEventsQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::AuditEventPage>, ::dropshot::HttpError>;
+    /// List a merchant's owner invitations
+    ///
+    /// The merchant's owner invitations, newest first, a page at a time, each with its state (`expired` once a pending one's `expires_at` has passed). Never the link or its token.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/merchants/{merchant_id}/owner-invitations",
+    tags = ["owners"],
+    }]
+    async fn list_owner_invitations(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ListOwnerInvitationsPath>,
+        query: ::payments_wire::server::Query<ListOwnerInvitationsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OwnerInvitationPage>, ::dropshot::HttpError>;
+    /// Invite a merchant's owner
+    ///
+    /// Invites `email` to own the merchant: a single-use invitation that expires (24 hours unless configured, `owner_invitation_ttl_seconds`), whose token is stored only as a keyed hash. A pending invitation of the same owner is superseded. The link reaches the owner only through the platform event `tenant_owner_invite` (see its callback), queued in the same transaction; the response never holds it. Accepting it (`POST /api/v1/owner/invitations/accept`) sets the owner's password.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/merchants/{merchant_id}/owner-invitations",
+    tags = ["owners"],
+    }]
+    async fn invite_owner(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<InviteOwnerPath>,
+        body: ::payments_wire::server::SignedJson<types::InviteOwnerRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OwnerInvitation>, ::dropshot::HttpError>;
+    /// Issue an owner invitation again
+    ///
+    /// A new invitation for the same owner, with a new link and a new expiry (`reason` `resent`); the pending one, if any, is superseded and its link stops working. A revoked or expired invitation can be issued again; one whose owner is active cannot. Sends `tenant_owner_invite` again, as `invite_owner` does (its callback), with `reason` `resent`.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/owner-invitations/{invitation_id}/resend",
+    tags = ["owners"],
+    }]
+    async fn resend_owner_invitation(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ResendOwnerInvitationPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OwnerInvitation>, ::dropshot::HttpError>;
+    /// Revoke an owner invitation
+    ///
+    /// The pending invitation's link stops working at once. Sends no event.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/owner-invitations/{invitation_id}/revoke",
+    tags = ["owners"],
+    }]
+    async fn revoke_owner_invitation(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<RevokeOwnerInvitationPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OwnerInvitation>, ::dropshot::HttpError>;
+    /// Accept an owner invitation
+    ///
+    /// The invited owner, with the token from the invitation's link, sets a password; the owner becomes active and the invitation is used. No operator token: the invitation's token is the credential. An unknown token, or one whose invitation was superseded, revoked, already used or has expired, changes nothing.
+    #[endpoint{method = POST,
+    path = "/api/v1/owner/invitations/accept",
+    tags = ["owners"],
+    }]
+    async fn accept_owner_invitation(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        body: ::payments_wire::server::SignedJson<types::AcceptOwnerInvitationRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::AcceptedOwner>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -3246,6 +3737,66 @@ where
         )
         .summary("List the audit trail")
         .tag("audit"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_owner_invitations".to_string(),
+            <ServerImpl as OperatorApi>::list_owner_invitations,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/owner-invitations",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List a merchant's owner invitations")
+        .tag("owners"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "invite_owner".to_string(),
+            <ServerImpl as OperatorApi>::invite_owner,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/owner-invitations",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Invite a merchant's owner")
+        .tag("owners"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "resend_owner_invitation".to_string(),
+            <ServerImpl as OperatorApi>::resend_owner_invitation,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/owner-invitations/{invitation_id}/resend",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Issue an owner invitation again")
+        .tag("owners"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "revoke_owner_invitation".to_string(),
+            <ServerImpl as OperatorApi>::revoke_owner_invitation,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/owner-invitations/{invitation_id}/revoke",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Revoke an owner invitation")
+        .tag("owners"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "accept_owner_invitation".to_string(),
+            <ServerImpl as OperatorApi>::accept_owner_invitation,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/owner/invitations/accept",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Accept an owner invitation")
+        .tag("owners"),
     )?;
     Ok(())
 }

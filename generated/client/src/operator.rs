@@ -9,6 +9,69 @@ pub use progenitor_client::{ByteStream, ClientInfo, Error, ResponseValue};
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
+    ///`AcceptOwnerInvitationRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AcceptOwnerInvitationRequest {
+        ///The owner's password, 12 to 128 characters; stored only as an Argon2id hash.
+        pub password: ::std::string::String,
+        ///The `token` parameter of the invitation's link.
+        pub token: ::std::string::String,
+    }
+    ///The owner the invitation made active.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AcceptedOwner {
+        pub email: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        pub owner_id: ::std::string::String,
+        pub status: AcceptedOwnerStatus,
+    }
+    ///`AcceptedOwnerStatus`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum AcceptedOwnerStatus {
+        #[serde(rename = "active")]
+        Active,
+    }
+    impl ::std::fmt::Display for AcceptedOwnerStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("active"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for AcceptedOwnerStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "active" => Ok(Self::Active),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AcceptedOwnerStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AcceptedOwnerStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///The operator who approved or rejected a withdrawal.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
@@ -380,7 +443,7 @@ pub mod types {
     pub struct CallbackDelivery {
         ///Attempts made since creation or the last retry.
         pub attempts: i64,
-        ///The exact bytes every attempt sends.
+        ///The exact bytes every attempt sends; for a platform event, with its secret `link` shown as `[redacted]` (the bytes sent hold the link).
         pub body: ::std::string::String,
         pub callback_url: ::std::string::String,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -393,7 +456,7 @@ pub mod types {
         pub merchant_id: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///`deposit` or `withdrawal`.
+        ///`deposit` or `withdrawal` (a merchant callback), or `owner_invitation` (the platform event `tenant_owner_invite`, whose `order_no` is the invitation's id).
         pub order_kind: ::std::string::String,
         pub order_no: ::std::string::String,
         pub status: CallbackDeliveryStatus,
@@ -1205,6 +1268,14 @@ pub mod types {
         OperatorSelfChange,
         #[serde(rename = "SERVICE_UNAVAILABLE")]
         ServiceUnavailable,
+        #[serde(rename = "INVITATION_NOT_FOUND")]
+        InvitationNotFound,
+        #[serde(rename = "INVITATION_ENDED")]
+        InvitationEnded,
+        #[serde(rename = "OWNER_ALREADY_ACTIVE")]
+        OwnerAlreadyActive,
+        #[serde(rename = "PLATFORM_EVENTS_NOT_CONFIGURED")]
+        PlatformEventsNotConfigured,
     }
     impl ::std::fmt::Display for ErrorCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1246,6 +1317,10 @@ pub mod types {
                 Self::OperatorEmailTaken => f.write_str("OPERATOR_EMAIL_TAKEN"),
                 Self::OperatorSelfChange => f.write_str("OPERATOR_SELF_CHANGE"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
+                Self::InvitationNotFound => f.write_str("INVITATION_NOT_FOUND"),
+                Self::InvitationEnded => f.write_str("INVITATION_ENDED"),
+                Self::OwnerAlreadyActive => f.write_str("OWNER_ALREADY_ACTIVE"),
+                Self::PlatformEventsNotConfigured => f.write_str("PLATFORM_EVENTS_NOT_CONFIGURED"),
             }
         }
     }
@@ -1290,6 +1365,10 @@ pub mod types {
                 "OPERATOR_EMAIL_TAKEN" => Ok(Self::OperatorEmailTaken),
                 "OPERATOR_SELF_CHANGE" => Ok(Self::OperatorSelfChange),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
+                "INVITATION_NOT_FOUND" => Ok(Self::InvitationNotFound),
+                "INVITATION_ENDED" => Ok(Self::InvitationEnded),
+                "OWNER_ALREADY_ACTIVE" => Ok(Self::OwnerAlreadyActive),
+                "PLATFORM_EVENTS_NOT_CONFIGURED" => Ok(Self::PlatformEventsNotConfigured),
                 _ => Err("invalid value".into()),
             }
         }
@@ -1378,6 +1457,126 @@ pub mod types {
         pub fixed: ::payments_wire::AmountNumber,
         pub minimum: ::payments_wire::AmountNumber,
         pub percent: ::payments_wire::AmountNumber,
+    }
+    ///`created` by an invitation, `resent` when issued again.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum InvitationReason {
+        #[serde(rename = "created")]
+        Created,
+        #[serde(rename = "resent")]
+        Resent,
+    }
+    impl ::std::fmt::Display for InvitationReason {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Created => f.write_str("created"),
+                Self::Resent => f.write_str("resent"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvitationReason {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "created" => Ok(Self::Created),
+                "resent" => Ok(Self::Resent),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvitationReason {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvitationReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`pending` until accepted, revoked or superseded; `expired` once a pending one's `expires_at` has passed.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum InvitationState {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "accepted")]
+        Accepted,
+        #[serde(rename = "revoked")]
+        Revoked,
+        #[serde(rename = "superseded")]
+        Superseded,
+        #[serde(rename = "expired")]
+        Expired,
+    }
+    impl ::std::fmt::Display for InvitationState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Accepted => f.write_str("accepted"),
+                Self::Revoked => f.write_str("revoked"),
+                Self::Superseded => f.write_str("superseded"),
+                Self::Expired => f.write_str("expired"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvitationState {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "accepted" => Ok(Self::Accepted),
+                "revoked" => Ok(Self::Revoked),
+                "superseded" => Ok(Self::Superseded),
+                "expired" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvitationState {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvitationState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`InviteOwnerRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct InviteOwnerRequest {
+        ///The owner's email address: a local part, `@` and a domain with a dot, no white space; compared lower-cased.
+        pub email: ::std::string::String,
     }
     ///`IssueApiKeyRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
@@ -1654,6 +1853,30 @@ pub mod types {
             value.parse()
         }
     }
+    ///An owner invitation, never with its link or token.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OwnerInvitation {
+        pub email: ::std::string::String,
+        ///When it was accepted, revoked or superseded; absent otherwise.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub ended_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub invitation_id: ::std::string::String,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The name of the operator who issued it.
+        pub issued_by: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        pub reason: InvitationReason,
+        pub state: InvitationState,
+    }
+    ///One page of owner invitations, newest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OwnerInvitationPage {
+        pub items: ::std::vec::Vec<OwnerInvitation>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///How a withdrawal is paid out. `bank_transfer` is the default and, in version 0.1.0, the only method.
     #[derive(
         ::serde::Deserialize,
@@ -1824,6 +2047,169 @@ pub mod types {
     pub struct SavedCard {
         pub account_last4: ::std::string::String,
         pub bank_code: ::std::string::String,
+    }
+    ///The body of `tenant_owner_invite`. Receivers tolerate fields added later.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct TenantOwnerInvite {
+        ///Where the mailer sends the link.
+        pub email: ::std::string::String,
+        pub event: TenantOwnerInviteEvent,
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Deduplicate by it.
+        pub invitation_id: ::std::string::String,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The name of the operator who issued it.
+        pub issued_by: ::std::string::String,
+        ///The page that accepts the invitation, its single-use token in the query (`token`). Secret: whoever holds it can become the owner until it expires or is used.
+        pub link: ::std::string::String,
+        pub reason: InvitationReason,
+        pub role: TenantOwnerInviteRole,
+        ///The invitation's state when issued.
+        pub state: TenantOwnerInviteState,
+        ///The merchant's `merchant_id`.
+        pub tenant_id: ::std::string::String,
+        pub tenant_name: ::std::string::String,
+    }
+    ///`TenantOwnerInviteEvent`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum TenantOwnerInviteEvent {
+        #[serde(rename = "tenant_owner_invite")]
+        TenantOwnerInvite,
+    }
+    impl ::std::fmt::Display for TenantOwnerInviteEvent {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::TenantOwnerInvite => f.write_str("tenant_owner_invite"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TenantOwnerInviteEvent {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "tenant_owner_invite" => Ok(Self::TenantOwnerInvite),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TenantOwnerInviteEvent {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TenantOwnerInviteEvent {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`TenantOwnerInviteRole`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum TenantOwnerInviteRole {
+        #[serde(rename = "owner")]
+        Owner,
+    }
+    impl ::std::fmt::Display for TenantOwnerInviteRole {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Owner => f.write_str("owner"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TenantOwnerInviteRole {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "owner" => Ok(Self::Owner),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TenantOwnerInviteRole {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TenantOwnerInviteRole {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The invitation's state when issued.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum TenantOwnerInviteState {
+        #[serde(rename = "pending")]
+        Pending,
+    }
+    impl ::std::fmt::Display for TenantOwnerInviteState {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for TenantOwnerInviteState {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for TenantOwnerInviteState {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for TenantOwnerInviteState {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///One approval of a withdrawal.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -2063,11 +2449,13 @@ Every request carries `authorization: Bearer <token>`: an operator's own API tok
 - `viewer`: every read (listings, single orders, deliveries, the ledger check, the audit trail, `GET /api/v1/operator/me`);
 - `support`: also retry callback deliveries and cancel deposits;
 - `approver`: also approve, reject and resolve withdrawals, complete deposits by hand, and ingest and match bank transactions;
-- `admin`: also create merchants and change their settings, keys and signing, and manage operators and their tokens.
+- `admin`: also create merchants and change their settings, keys and signing, manage operators and their tokens, and invite merchants' owners.
 
 A configuration token acts as an `admin` under its configured name. An action the role does not allow is refused with 403 `ROLE_FORBIDDEN`. Every action that changes something is appended to the audit trail (`GET /api/v1/operator/audit-events`) in the transaction of the action, with its remarks; the trail is never changed after. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
 
-Version: 0.7.0*/
+A merchant's owners are invited by an admin (`POST /api/v1/operator/merchants/{merchant_id}/owner-invitations`); the link reaches them through the platform event `tenant_owner_invite`, posted to the configured `platform_events_url` and signed with the platform's own secret, and they accept it with `POST /api/v1/owner/invitations/accept`, the one operation here that takes no operator token.
+
+Version: 0.8.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2111,7 +2499,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.7.0"
+        "0.8.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -4612,6 +5000,345 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List a merchant's owner invitations
+
+    The merchant's owner invitations, newest first, a page at a time, each with its state (`expired` once a pending one's `expires_at` has passed). Never the link or its token.
+
+    Sends a `GET` request to `/api/v1/operator/merchants/{merchant_id}/owner-invitations`
+
+    Arguments:
+    - `merchant_id`: The merchant's `merchant_id`.
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    */
+    pub async fn list_owner_invitations<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+    ) -> Result<ResponseValue<types::OwnerInvitationPage>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/owner-invitations",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_owner_invitations",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Invite a merchant's owner
+
+    Invites `email` to own the merchant: a single-use invitation that expires (24 hours unless configured, `owner_invitation_ttl_seconds`), whose token is stored only as a keyed hash. A pending invitation of the same owner is superseded. The link reaches the owner only through the platform event `tenant_owner_invite` (see its callback), queued in the same transaction; the response never holds it. Accepting it (`POST /api/v1/owner/invitations/accept`) sets the owner's password.
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/merchants/{merchant_id}/owner-invitations`
+
+    Arguments:
+    - `merchant_id`: The merchant's `merchant_id`.
+    - `body`
+    */
+    pub async fn invite_owner<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::InviteOwnerRequest,
+    ) -> Result<ResponseValue<types::OwnerInvitation>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/owner-invitations",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "invite_owner",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Issue an owner invitation again
+
+    A new invitation for the same owner, with a new link and a new expiry (`reason` `resent`); the pending one, if any, is superseded and its link stops working. A revoked or expired invitation can be issued again; one whose owner is active cannot. Sends `tenant_owner_invite` again, as `invite_owner` does (its callback), with `reason` `resent`.
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/owner-invitations/{invitation_id}/resend`
+
+    Arguments:
+    - `invitation_id`: The invitation's `invitation_id`.
+    */
+    pub async fn resend_owner_invitation<'a>(
+        &'a self,
+        invitation_id: &'a str,
+    ) -> Result<ResponseValue<types::OwnerInvitation>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/owner-invitations/{}/resend",
+            self.baseurl,
+            encode_path(&invitation_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "resend_owner_invitation",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Revoke an owner invitation
+
+    The pending invitation's link stops working at once. Sends no event.
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/owner-invitations/{invitation_id}/revoke`
+
+    Arguments:
+    - `invitation_id`: The invitation's `invitation_id`.
+    */
+    pub async fn revoke_owner_invitation<'a>(
+        &'a self,
+        invitation_id: &'a str,
+    ) -> Result<ResponseValue<types::OwnerInvitation>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/owner-invitations/{}/revoke",
+            self.baseurl,
+            encode_path(&invitation_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "revoke_owner_invitation",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Accept an owner invitation
+
+    The invited owner, with the token from the invitation's link, sets a password; the owner becomes active and the invitation is used. No operator token: the invitation's token is the credential. An unknown token, or one whose invitation was superseded, revoked, already used or has expired, changes nothing.
+
+    Sends a `POST` request to `/api/v1/owner/invitations/accept`
+
+    */
+    pub async fn accept_owner_invitation<'a>(
+        &'a self,
+        body: &'a types::AcceptOwnerInvitationRequest,
+    ) -> Result<ResponseValue<types::AcceptedOwner>, Error<types::Error>> {
+        let url = format!("{}/api/v1/owner/invitations/accept", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "accept_owner_invitation",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            410u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -4643,6 +5370,9 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/operators/{operator_id}",
     "/api/v1/operator/operators/{operator_id}/tokens",
     "/api/v1/operator/operators/{operator_id}/tokens/{token_id}/revoke",
+    "/api/v1/operator/merchants/{merchant_id}/owner-invitations",
+    "/api/v1/operator/owner-invitations/{invitation_id}/resend",
+    "/api/v1/operator/owner-invitations/{invitation_id}/revoke",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

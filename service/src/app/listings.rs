@@ -223,6 +223,22 @@ pub async fn operators(app: &App, listing: Listing) -> Result<Page<OperatorRow>,
     Ok(page(rows, &filter, |r| (r.created_at, &r.id)))
 }
 
+/// A merchant's owner invitations, newest first.
+pub async fn owner_invitations(
+    app: &App,
+    merchant_id: &str,
+    listing: Listing,
+) -> Result<Page<crate::store::rows::InvitationRow>, ApiError> {
+    let filter = listing.filter::<crate::domain::status::InvitationStatus>(&[])?;
+    let f = filter.clone();
+    let merchant = merchant_id.to_string();
+    let rows = app
+        .db
+        .run(|s| Box::pin(async move { s.invitations_page(&merchant, &f).await }))
+        .await?;
+    Ok(page(rows, &filter, |r| (r.issued_at, &r.id)))
+}
+
 /// The audit trail, newest first.
 pub async fn audit_events(
     app: &App,

@@ -19,6 +19,8 @@ pub mod listings;
 pub mod merchants;
 pub mod notifications;
 pub mod orders;
+pub mod owners;
+pub mod passwords;
 pub mod payment_sync;
 pub mod people;
 pub mod withdrawals;

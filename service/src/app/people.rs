@@ -96,24 +96,12 @@ pub fn role(field: &str, text: &str) -> Result<Role, ApiError> {
     })
 }
 
-fn email(value: String) -> Result<String, ApiError> {
-    let value = validate::required_text("email", value, 254)?;
-    let valid = value
-        .split_once('@')
-        .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
-        && !value.chars().any(char::is_whitespace);
-    if !valid {
-        return Err(ApiError::invalid_field("email", "is not an email address"));
-    }
-    Ok(value.to_lowercase())
-}
-
 pub async fn create(app: &App, new: NewOperator) -> Result<OperatorRow, ApiError> {
     let now = app.now_unix();
     let row = OperatorRow {
         id: uuid::Uuid::new_v4().to_string(),
         name: validate::required_text("name", new.name, 128)?,
-        email: email(new.email)?,
+        email: validate::email("email", new.email)?,
         role: new.role,
         status: OperatorStatus::Active,
         created_at: now,
@@ -133,6 +121,28 @@ pub async fn create(app: &App, new: NewOperator) -> Result<OperatorRow, ApiError
             other => other.into(),
         })?;
     Ok(row)
+}
+
+/// Sets the password (for the console's sign-in) of the operator with
+/// `email`, hashed with Argon2id; the operator.
+pub async fn set_password(
+    app: &App,
+    email: String,
+    password: String,
+) -> Result<OperatorRow, ApiError> {
+    let email = validate::email("email", email)?;
+    crate::app::passwords::acceptable("password", &password)?;
+    let hash = crate::app::passwords::hash_off_thread(password).await?;
+    let now = app.now_unix();
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                s.set_operator_password(&email, &hash, now)
+                    .await?
+                    .ok_or(ApiError::OperatorNotFound(email))
+            })
+        })
+        .await
 }
 
 pub async fn find(app: &App, id: &str) -> Result<OperatorRow, ApiError> {

@@ -67,6 +67,9 @@ impl Config {
             },
             default_fees: BTreeMap::new(),
             operators: Vec::new(),
+            platform_events_url: None,
+            platform_events_secret: None,
+            owner_invitation_ttl_seconds: 24 * 60 * 60,
             rate_limit: RateLimitConfig {
                 requests_per_minute: 60_000,
                 burst: 2000,

@@ -68,6 +68,12 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("DATA_DIR") {
         c.data_dir = PathBuf::from(v);
     }
+    if let Some(v) = var("PLATFORM_EVENTS_URL") {
+        c.platform_events_url = Some(v);
+    }
+    if let Some(v) = var("PLATFORM_EVENTS_SECRET") {
+        c.platform_events_secret = Some(v);
+    }
     if let Some(v) = var("CALLBACK_CA_BUNDLE") {
         c.callback_ca_bundle = Some(PathBuf::from(v));
     }

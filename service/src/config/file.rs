@@ -40,6 +40,9 @@ pub(super) struct FileConfig {
     channels: Option<Vec<ChannelConfig>>,
     default_fees: Option<BTreeMap<String, DirectionRates>>,
     operators: Option<Vec<OperatorConfig>>,
+    platform_events_url: Option<String>,
+    platform_events_secret: Option<String>,
+    owner_invitation_ttl_seconds: Option<i64>,
     rate_limit: Option<RateLimitConfig>,
     callback_max_attempts: Option<i32>,
     callback_retry_interval_seconds: Option<i64>,
@@ -95,6 +98,7 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
         channels,
         default_fees,
         operators,
+        owner_invitation_ttl_seconds,
         rate_limit,
         callback_concurrency,
         callback_worker,
@@ -116,6 +120,12 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
     }
     if f.metrics_bind.is_some() {
         c.metrics_bind = f.metrics_bind;
+    }
+    if f.platform_events_url.is_some() {
+        c.platform_events_url = f.platform_events_url;
+    }
+    if f.platform_events_secret.is_some() {
+        c.platform_events_secret = f.platform_events_secret;
     }
     if f.master_key.is_some() {
         c.master_key = f.master_key;

@@ -256,6 +256,15 @@ pub struct Config {
     pub default_fees: BTreeMap<String, DirectionRates>,
     /// Operator tokens; each names its operator.
     pub operators: Vec<OperatorConfig>,
+    /// The platform-managed address the platform-level events
+    /// (`tenant_owner_invite`) are posted to; never a merchant's. Unset,
+    /// owners cannot be invited (the link would reach no one).
+    pub platform_events_url: Option<String>,
+    /// The platform events' own signing secret (Standard Webhooks,
+    /// `whsec_` and base64); required with `platform_events_url`.
+    pub platform_events_secret: Option<String>,
+    /// How long an owner invitation can be accepted.
+    pub owner_invitation_ttl_seconds: i64,
     /// Every merchant's request rate unless set for the merchant.
     pub rate_limit: RateLimitConfig,
     /// Attempts, interval, stuck threshold and sweep period of callbacks.

@@ -12,7 +12,47 @@ impl Config {
         self.validate_money()?;
         self.validate_schedules()?;
         self.validate_accounts_and_routes()?;
+        self.validate_platform_events()?;
         self.validate_channels()
+    }
+
+    fn validate_platform_events(&self) -> Result<()> {
+        if !(3600..=30 * 86400).contains(&self.owner_invitation_ttl_seconds) {
+            bail!("owner_invitation_ttl_seconds is outside 3600 to 2592000 (one hour to 30 days)");
+        }
+        let Some(url) = &self.platform_events_url else {
+            if self.platform_events_secret.is_some() {
+                bail!("platform_events_secret is set without platform_events_url");
+            }
+            return Ok(());
+        };
+        let parsed = url::Url::parse(url)
+            .map_err(|e| anyhow::anyhow!("platform_events_url is not a URL: {e}"))?;
+        let https_only = self.profile == crate::domain::routing::Profile::Production;
+        match parsed.scheme() {
+            "https" => {}
+            "http" if !https_only => {}
+            _ => bail!(
+                "platform_events_url must be https{}",
+                if https_only {
+                    " in production"
+                } else {
+                    " or http"
+                }
+            ),
+        }
+        // Checked by the library that signs with it; its error would name
+        // nothing but the form, never the secret.
+        match &self.platform_events_secret {
+            Some(secret)
+                if secret.starts_with("whsec_")
+                    && standardwebhooks::Webhook::new(secret).is_ok() => {}
+            Some(_) => bail!("platform_events_secret must be whsec_ followed by base64 (24 to 64 bytes)"),
+            None => bail!(
+                "platform_events_url needs platform_events_secret (PAYMENTS_PLATFORM_EVENTS_SECRET): whsec_ followed by base64"
+            ),
+        }
+        Ok(())
     }
 
     fn validate_process(&self) -> Result<()> {

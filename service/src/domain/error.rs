@@ -63,6 +63,14 @@ pub enum ApiError {
     OperatorSelfChange,
     #[error("withdrawal `{0}` already has this operator's approval; a second approver is needed")]
     AlreadyApproved(String),
+    #[error("no owner invitation {0}")]
+    InvitationNotFound(String),
+    #[error("this invitation is {0}; ask for a new one")]
+    InvitationEnded(&'static str),
+    #[error("the merchant's owner `{0}` has already accepted an invitation")]
+    OwnerAlreadyActive(String),
+    #[error("no platform_events_url is configured: an invitation's link would reach no one")]
+    PlatformEventsUnconfigured,
     #[error("no merchant `{0}`")]
     MerchantNotFound(String),
     #[error("merchant code `{0}` is taken")]
@@ -128,6 +136,10 @@ impl ApiError {
             // A state conflict as the contract has always named one: an
             // integration built before four-eyes reads it.
             ApiError::AlreadyApproved(_) => "INVALID_STATE_TRANSITION",
+            ApiError::InvitationNotFound(_) => "INVITATION_NOT_FOUND",
+            ApiError::InvitationEnded(_) => "INVITATION_ENDED",
+            ApiError::OwnerAlreadyActive(_) => "OWNER_ALREADY_ACTIVE",
+            ApiError::PlatformEventsUnconfigured => "PLATFORM_EVENTS_NOT_CONFIGURED",
             ApiError::MerchantNotFound(_) => "MERCHANT_NOT_FOUND",
             ApiError::MerchantCodeTaken(_) => "MERCHANT_CODE_TAKEN",
             ApiError::AccountNotFound(_) => "ACCOUNT_NOT_FOUND",
@@ -202,6 +214,10 @@ mod tests {
             ApiError::OperatorTokenNotFound(String::new()),
             ApiError::OperatorSelfChange,
             ApiError::AlreadyApproved(String::new()),
+            ApiError::InvitationNotFound(String::new()),
+            ApiError::InvitationEnded("expired"),
+            ApiError::OwnerAlreadyActive(String::new()),
+            ApiError::PlatformEventsUnconfigured,
             ApiError::MerchantNotFound(String::new()),
             ApiError::MerchantCodeTaken(String::new()),
             ApiError::AccountNotFound(String::new()),
@@ -244,6 +260,10 @@ mod tests {
             | ApiError::OperatorTokenNotFound(_)
             | ApiError::OperatorSelfChange
             | ApiError::AlreadyApproved(_)
+            | ApiError::InvitationNotFound(_)
+            | ApiError::InvitationEnded(_)
+            | ApiError::OwnerAlreadyActive(_)
+            | ApiError::PlatformEventsUnconfigured
             | ApiError::MerchantNotFound(_)
             | ApiError::MerchantCodeTaken(_)
             | ApiError::AccountNotFound(_)
@@ -274,6 +294,10 @@ mod tests {
             "OPERATOR_TOKEN_NOT_FOUND",
             "OPERATOR_EMAIL_TAKEN",
             "OPERATOR_SELF_CHANGE",
+            "INVITATION_NOT_FOUND",
+            "INVITATION_ENDED",
+            "OWNER_ALREADY_ACTIVE",
+            "PLATFORM_EVENTS_NOT_CONFIGURED",
         ]
         .into_iter()
         .collect();

@@ -91,6 +91,11 @@ actions! {
     ChangeOperator => "change_operator", Admin, true;
     IssueOperatorToken => "issue_operator_token", Admin, true;
     RevokeOperatorToken => "revoke_operator_token", Admin, true;
+    /// A merchant's owners: inviting one gives the key to the merchant's
+    /// portal, so it is an admin's.
+    InviteOwner => "invite_owner", Admin, true;
+    ResendOwnerInvitation => "resend_owner_invitation", Admin, true;
+    RevokeOwnerInvitation => "revoke_owner_invitation", Admin, true;
 }
 
 /// How many different approvers a withdrawal of `amount` needs: two at or

@@ -172,10 +172,48 @@ stored_as_text! {
 }
 
 stored_as_text! {
-    /// Which kind of order a callback delivery belongs to.
+    /// What a callback delivery is about: an order (to the merchant's
+    /// `callback_url`), or a platform-level subject (to the platform's
+    /// address, `OrderKind::is_platform`).
     OrderKind in "order_kind" {
         Deposit => "deposit",
         Withdrawal => "withdrawal",
+        OwnerInvitation => "owner_invitation",
+    }
+}
+
+impl OrderKind {
+    /// Whether its deliveries go to the platform-managed address, signed
+    /// with the platform's key, never to a merchant.
+    pub fn is_platform(self) -> bool {
+        matches!(self, OrderKind::OwnerInvitation)
+    }
+}
+
+stored_as_text! {
+    /// A merchant owner: invited until an invitation is accepted.
+    OwnerStatus in "status" {
+        Invited => "invited",
+        Active => "active",
+    }
+}
+
+stored_as_text! {
+    /// An owner invitation as stored. Expiry is not stored: a pending one
+    /// past its `expires_at` is expired (`app::owners`).
+    InvitationStatus in "status" {
+        Pending => "pending",
+        Accepted => "accepted",
+        Revoked => "revoked",
+        Superseded => "superseded",
+    }
+}
+
+stored_as_text! {
+    /// Why an invitation was issued.
+    InvitationReason in "reason" {
+        Created => "created",
+        Resent => "resent",
     }
 }
 
@@ -293,6 +331,17 @@ mod tests {
             OperatorStatus::parse,
         );
         round_trip(OrderKind::ALL, OrderKind::as_str, OrderKind::parse);
+        round_trip(OwnerStatus::ALL, OwnerStatus::as_str, OwnerStatus::parse);
+        round_trip(
+            InvitationStatus::ALL,
+            InvitationStatus::as_str,
+            InvitationStatus::parse,
+        );
+        round_trip(
+            InvitationReason::ALL,
+            InvitationReason::as_str,
+            InvitationReason::parse,
+        );
         round_trip(PayoutMethod::ALL, PayoutMethod::as_str, PayoutMethod::parse);
         round_trip(
             AutoApprovalMode::ALL,

@@ -32,6 +32,20 @@ pub fn optional_text(
     }
 }
 
+/// An email address as people and mailers write one, lower-cased: a local
+/// part, `@`, a domain with a dot, no white space, at most 254 characters.
+pub fn email(field: &str, value: String) -> Result<String, ApiError> {
+    let value = required_text(field, value, 254)?;
+    let valid = value
+        .split_once('@')
+        .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
+        && !value.chars().any(char::is_whitespace);
+    if !valid {
+        return Err(ApiError::invalid_field(field, "is not an email address"));
+    }
+    Ok(value.to_lowercase())
+}
+
 pub fn required_text(field: &str, value: String, max: usize) -> Result<String, ApiError> {
     if value.trim().is_empty() {
         return Err(ApiError::invalid_field(field, "must not be empty"));

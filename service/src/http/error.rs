@@ -27,6 +27,7 @@ impl From<ApiError> for HttpError {
             | ApiError::MerchantNotFound(_)
             | ApiError::OperatorNotFound(_)
             | ApiError::OperatorTokenNotFound(_)
+            | ApiError::InvitationNotFound(_)
             | ApiError::AccountNotFound(_)
             | ApiError::BankTransactionNotFound(_)
             | ApiError::DeliveryNotFound(_)
@@ -37,7 +38,10 @@ impl From<ApiError> for HttpError {
             | ApiError::OperatorEmailTaken
             | ApiError::OperatorSelfChange
             | ApiError::AlreadyApproved(_)
+            | ApiError::OwnerAlreadyActive(_)
+            | ApiError::PlatformEventsUnconfigured
             | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
+            ApiError::InvitationEnded(_) => client(ClientErrorStatusCode::GONE),
             ApiError::UnsupportedCurrency(_)
             | ApiError::AmountOutOfRange { .. }
             | ApiError::InsufficientBalance

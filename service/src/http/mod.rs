@@ -15,6 +15,7 @@ pub mod observe;
 pub mod operator;
 pub mod operator_auth;
 mod operator_views;
+mod owners;
 pub mod pages;
 mod people;
 mod reconciliation;

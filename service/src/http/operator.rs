@@ -14,19 +14,23 @@ use crate::domain::error::ApiError;
 use crate::domain::people::Action;
 use crate::domain::validate;
 use crate::http::merchant_settings;
+use crate::http::observe::answered;
 use crate::http::operator_auth::operate;
 use crate::http::operator_views::{bank_view, delivery_view, delivery_with_history, signing_view};
+use crate::http::owners;
 use crate::http::people;
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
     ApproveWithdrawalPath, CancelDepositPath, ChangeOperatorPath, CompleteDepositPath,
-    IssueApiKeyPath, IssueCallbackSecretPath, IssueOperatorTokenPath, ListAuditEventsQuery,
-    ListBankTransactionsQuery, ListCallbackDeliveriesQuery, ListChannelNotificationsQuery,
-    ListDepositsQuery, ListOperatorTokensPath, ListOperatorsQuery, ListWithdrawalsQuery,
+    InviteOwnerPath, IssueApiKeyPath, IssueCallbackSecretPath, IssueOperatorTokenPath,
+    ListAuditEventsQuery, ListBankTransactionsQuery, ListCallbackDeliveriesQuery,
+    ListChannelNotificationsQuery, ListDepositsQuery, ListOperatorTokensPath, ListOperatorsQuery,
+    ListOwnerInvitationsPath, ListOwnerInvitationsQuery, ListWithdrawalsQuery,
     MatchBankTransactionPath, OperatorApi, ReadCallbackDeliveryPath, ReadCallbackSigningPath,
     ReadCashierSessionPath, ReadDepositPath, ReadWithdrawalPath, RejectWithdrawalPath,
-    ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeOperatorTokenPath, SetAutoApprovalPath,
+    ResendOwnerInvitationPath, ResolveWithdrawalPath, RetryCallbackDeliveryPath,
+    RevokeOperatorTokenPath, RevokeOwnerInvitationPath, SetAutoApprovalPath,
     SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath,
     SetReceivingAccountPath,
 };
@@ -512,7 +516,7 @@ impl OperatorApi for OperatorApiImpl {
                 items: page
                     .items
                     .into_iter()
-                    .map(|r| delivery_view(r, Vec::new()))
+                    .map(|r| delivery_view(app, r, Vec::new()))
                     .collect::<Result<_, ApiError>>()?,
                 next_cursor: page.next_cursor,
             })
@@ -690,6 +694,71 @@ impl OperatorApi for OperatorApiImpl {
         operate(&rqctx, &headers, Action::Read, |app, _| async move {
             people::audit_events(&app, query.into_inner()).await
         })
+        .await
+    }
+
+    async fn list_owner_invitations(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ListOwnerInvitationsPath>,
+        query: Query<ListOwnerInvitationsQuery>,
+    ) -> Result<HttpResponseOk<types::OwnerInvitationPage>, HttpError> {
+        operate(&rqctx, &headers, Action::Read, |app, _| async move {
+            owners::list(&app, &path.into_inner().merchant_id, query.into_inner()).await
+        })
+        .await
+    }
+
+    async fn invite_owner(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<InviteOwnerPath>,
+        body: SignedJson<types::InviteOwnerRequest>,
+    ) -> Result<HttpResponseOk<types::OwnerInvitation>, HttpError> {
+        operate(
+            &rqctx,
+            &headers,
+            Action::InviteOwner,
+            |app, op| async move {
+                owners::invite(&app, &op, path.into_inner().merchant_id, parse(&body)?).await
+            },
+        )
+        .await
+    }
+
+    async fn resend_owner_invitation(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ResendOwnerInvitationPath>,
+    ) -> Result<HttpResponseOk<types::OwnerInvitation>, HttpError> {
+        let action = Action::ResendOwnerInvitation;
+        operate(&rqctx, &headers, action, |app, op| async move {
+            owners::resend(&app, &op, path.into_inner().invitation_id).await
+        })
+        .await
+    }
+
+    async fn revoke_owner_invitation(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<RevokeOwnerInvitationPath>,
+    ) -> Result<HttpResponseOk<types::OwnerInvitation>, HttpError> {
+        let action = Action::RevokeOwnerInvitation;
+        operate(&rqctx, &headers, action, |app, _| async move {
+            owners::revoke(&app, path.into_inner().invitation_id).await
+        })
+        .await
+    }
+
+    async fn accept_owner_invitation(
+        rqctx: RequestContext<Arc<App>>,
+        body: SignedJson<types::AcceptOwnerInvitationRequest>,
+    ) -> Result<HttpResponseOk<types::AcceptedOwner>, HttpError> {
+        let app = rqctx.context().clone();
+        answered(
+            &rqctx,
+            async move { owners::accept(&app, parse(&body)?).await },
+        )
         .await
     }
 }

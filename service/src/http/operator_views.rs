@@ -69,10 +69,14 @@ fn bank_transaction(
     })
 }
 
+/// A delivery as operators see it: a platform event's secret link
+/// redacted (`callbacks::shown_body`).
 pub fn delivery_view(
+    app: &App,
     row: Delivery,
     history: Vec<AttemptRecord>,
 ) -> Result<types::CallbackDelivery, ApiError> {
+    let body = crate::app::callbacks::shown_body(app, &row)?;
     let history = history
         .into_iter()
         .map(|a| {
@@ -101,7 +105,7 @@ pub fn delivery_view(
         order_no: row.order_no,
         event: row.event,
         callback_url: row.callback_url,
-        body: row.body,
+        body,
     })
 }
 
@@ -110,7 +114,7 @@ pub async fn delivery_with_history(
     row: Delivery,
 ) -> Result<types::CallbackDelivery, ApiError> {
     let history = crate::app::callbacks::history(app, &row.id).await?;
-    delivery_view(row, history)
+    delivery_view(app, row, history)
 }
 
 /// A recorded notification; `channel_code` from the configuration (a

@@ -52,6 +52,14 @@ pub(super) async fn list_events(
             order_kind: match row.order_kind {
                 OrderKind::Deposit => types::MerchantEventOrderKind::Deposit,
                 OrderKind::Withdrawal => types::MerchantEventOrderKind::Withdrawal,
+                // Platform events go to the platform, never into a
+                // merchant's feed: such a row is not one this code wrote.
+                OrderKind::OwnerInvitation => {
+                    return Err(ApiError::Internal(format!(
+                        "event {} of a merchant's feed is a platform event",
+                        row.id
+                    )))
+                }
             },
             order_no: row.order_no.clone(),
             created_at: at(row.created_at)?,

@@ -71,6 +71,8 @@ pub enum UniqueKey {
     MerchantCode,
     ChannelNotification,
     OperatorEmail,
+    /// A second owner row for one merchant and email (two invitations at once).
+    OwnerEmail,
     /// The same approver approving a withdrawal twice.
     WithdrawalApproval,
     /// A key no use case tells apart (an order number, a key hash, …).
@@ -122,6 +124,11 @@ const UNIQUE_KEYS: &[(UniqueKey, &str, &str)] = &[
         UniqueKey::OperatorEmail,
         "operators_email",
         "operators.email",
+    ),
+    (
+        UniqueKey::OwnerEmail,
+        "merchant_owners_email",
+        "merchant_owners.merchant_id, merchant_owners.email",
     ),
     (
         UniqueKey::WithdrawalApproval,

@@ -12,8 +12,9 @@ use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OperatorStatus,
-    OrderKind, OrderType, PayoutMethod, Role, WithdrawalStatus,
+    DepositStatus, InvitationReason, InvitationStatus, MerchantStatus, NotificationKind,
+    NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus, PayoutMethod, Role,
+    WithdrawalStatus,
 };
 use diesel::prelude::*;
 
@@ -581,6 +582,47 @@ pub struct OperatorTokenRow {
     pub label: String,
     pub created_at: i64,
     pub revoked_at: Option<i64>,
+}
+
+/// A merchant's owner. `password_hash` is an Argon2id PHC string, set
+/// when an invitation is accepted; `Debug` leaves it out.
+#[derive(Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = merchant_owners, treat_none_as_default_value = false)]
+pub struct OwnerRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub email: String,
+    pub status: OwnerStatus,
+    pub password_hash: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl std::fmt::Debug for OwnerRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnerRow")
+            .field("id", &self.id)
+            .field("merchant_id", &self.merchant_id)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An owner invitation; its token is kept only as its keyed hash.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = owner_invitations, treat_none_as_default_value = false)]
+pub struct InvitationRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub owner_id: String,
+    pub email: String,
+    pub token_hash: String,
+    pub status: InvitationStatus,
+    pub reason: InvitationReason,
+    pub issued_by: String,
+    pub issued_at: i64,
+    pub expires_at: i64,
+    pub ended_at: Option<i64>,
 }
 
 /// One approval of a withdrawal by one approver.

@@ -321,6 +321,35 @@ diesel::table! {
         status -> Text,
         created_at -> BigInt,
         updated_at -> BigInt,
+        password_hash -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    merchant_owners (id) {
+        id -> Text,
+        merchant_id -> Text,
+        email -> Text,
+        status -> Text,
+        password_hash -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    owner_invitations (id) {
+        id -> Text,
+        merchant_id -> Text,
+        owner_id -> Text,
+        email -> Text,
+        token_hash -> Text,
+        status -> Text,
+        reason -> Text,
+        issued_by -> Text,
+        issued_at -> BigInt,
+        expires_at -> BigInt,
+        ended_at -> Nullable<BigInt>,
     }
 }
 
@@ -363,6 +392,7 @@ diesel::table! {
 }
 
 diesel::joinable!(operator_tokens -> operators (operator_id));
+diesel::joinable!(owner_invitations -> merchant_owners (owner_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
@@ -386,4 +416,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     operator_tokens,
     withdrawal_approvals,
     audit_events,
+    merchant_owners,
+    owner_invitations,
 );

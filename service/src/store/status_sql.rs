@@ -8,8 +8,9 @@ use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OperatorStatus,
-    OrderKind, OrderType, PayoutMethod, Role, WithdrawalStatus,
+    DepositStatus, InvitationReason, InvitationStatus, MerchantStatus, NotificationKind,
+    NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus, PayoutMethod, Role,
+    WithdrawalStatus,
 };
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
@@ -88,5 +89,8 @@ stored_as_text!(
     NotificationOutcome,
     Outcome,
     Role,
-    OperatorStatus
+    OperatorStatus,
+    OwnerStatus,
+    InvitationStatus,
+    InvitationReason
 );

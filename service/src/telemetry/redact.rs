@@ -7,8 +7,46 @@ use std::borrow::Cow;
 
 const MASK: &str = "{token}";
 
-/// `path` (with its query, if any) with the cashier token replaced.
+/// `path` (with its query, if any) with the cashier token and any `token`
+/// query parameter (an owner invitation's link) replaced.
 pub fn path(path: &str) -> Cow<'_, str> {
+    let path = cashier(path);
+    match query_token(&path) {
+        Some(masked) => Cow::Owned(masked),
+        None => path,
+    }
+}
+
+/// The value of every `token=` parameter of the query, masked; `None`
+/// when there is none.
+fn query_token(path: &str) -> Option<String> {
+    let (head, query) = path.split_once('?')?;
+    let (query, fragment) = match query.split_once('#') {
+        Some((q, f)) => (q, Some(f)),
+        None => (query, None),
+    };
+    let mut masked = false;
+    let params: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some((k, _)) if k.eq_ignore_ascii_case("token") => {
+                masked = true;
+                format!("{k}={MASK}")
+            }
+            _ => p.to_string(),
+        })
+        .collect();
+    masked.then(|| {
+        let mut out = format!("{head}?{}", params.join("&"));
+        if let Some(f) = fragment {
+            out.push('#');
+            out.push_str(f);
+        }
+        out
+    })
+}
+
+fn cashier(path: &str) -> Cow<'_, str> {
     let Some(start) = path.find("/cashier/").map(|i| i + "/cashier/".len()) else {
         return Cow::Borrowed(path);
     };
@@ -36,6 +74,16 @@ pub fn url_origin(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invitation_token_in_a_query_is_masked() {
+        assert_eq!(
+            path("/portal/invitations/accept?token=inv_secret&x=1"),
+            "/portal/invitations/accept?token={token}&x=1"
+        );
+        assert_eq!(path("/a?b=1&TOKEN=s#f"), "/a?b=1&TOKEN={token}#f");
+        assert_eq!(path("/a?tokens=1"), "/a?tokens=1");
+    }
 
     #[test]
     fn the_cashier_token_is_masked_wherever_it_sits() {

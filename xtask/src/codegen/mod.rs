@@ -51,6 +51,10 @@ pub fn run(root: &Path, check: bool) -> Result<()> {
         path: webhooks::PATH.into(),
         contents: webhooks::document(&spec::load(root, &SPECS[0])?)?,
     });
+    outputs.push(Output {
+        path: webhooks::PLATFORM_PATH.into(),
+        contents: webhooks::platform_document(&spec::load(root, &SPECS[1])?)?,
+    });
     outputs.extend(oldest_client(root)?);
     outputs.push(Output {
         path: "generated/api/src/lib.rs".into(),

@@ -1,8 +1,9 @@
-//! The merchant document's callbacks as an OpenAPI 3.1 document of
-//! `webhooks`: no generator turns 3.0 `callbacks` into types or handlers,
-//! and several do for 3.1 webhooks. Derived, never edited: the operations
-//! and schemas are the merchant document's, with 3.0's `nullable` written
-//! the 3.1 way (a `"null"` type).
+//! A document's callbacks as an OpenAPI 3.1 document of `webhooks`: no
+//! generator turns 3.0 `callbacks` into types or handlers, and several do
+//! for 3.1 webhooks. Derived, never edited: the operations and schemas are
+//! the source document's, with 3.0's `nullable` written the 3.1 way (a
+//! `"null"` type). Two receivers: the merchant's (the merchant document's
+//! callbacks) and the platform's (the operator document's platform events).
 
 use super::spec::METHODS;
 use anyhow::{anyhow, Result};
@@ -10,50 +11,41 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
 pub const PATH: &str = "generated/openapi/merchant-webhooks.json";
+pub const PLATFORM_PATH: &str = "generated/openapi/platform-webhooks.json";
+
+/// The platform-managed receiver's document: the operator document's
+/// platform events (`tenant_owner_invite`).
+pub fn platform_document(operator: &Value) -> Result<String> {
+    let (webhooks, components) = collect(operator)?;
+    let info = operator.get("info").cloned().unwrap_or(Value::Null);
+    let doc = json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Merchant Payment Service: platform events",
+            "description": "The platform-level events the service posts to the platform-managed address (`platform_events_url`), never to a merchant, as OpenAPI 3.1 webhooks. Derived from the operator API's document of the same version. Signed the Standard Webhooks way with the platform's own secret (`platform_events_secret`): `webhook-id`, `webhook-timestamp`, `webhook-signature`; verify with the `standardwebhooks` library. Delivered, retried and logged as the merchant callbacks are.",
+            "version": info.get("version").cloned().unwrap_or(Value::Null),
+            "contact": info.get("contact").cloned().unwrap_or(Value::Null),
+            "license": info.get("license").cloned().unwrap_or(Value::Null),
+        },
+        "servers": [{
+            "url": "{platform_events_url}",
+            "description": "The platform's receiver, as the service is configured.",
+            "variables": {"platform_events_url": {
+                "default": "https://platform.example.com/events",
+                "description": "The service's `platform_events_url`.",
+            }},
+        }],
+        "tags": [{"name": "platform events", "description": "What the service posts to the platform-managed address."}],
+        "webhooks": webhooks,
+        "components": {"schemas": components},
+    });
+    let mut text = serde_json::to_string_pretty(&doc)?;
+    text.push('\n');
+    Ok(text)
+}
 
 pub fn document(merchant: &Value) -> Result<String> {
-    let mut webhooks = Map::new();
-    let paths = merchant
-        .get("paths")
-        .and_then(Value::as_object)
-        .ok_or_else(|| anyhow!("merchant.json has no paths"))?;
-    for item in paths.values() {
-        for method in METHODS {
-            let Some(callbacks) = item.pointer(&format!("/{method}/callbacks")) else {
-                continue;
-            };
-            for callback in callbacks.as_object().into_iter().flatten().map(|(_, c)| c) {
-                for path_item in callback.as_object().into_iter().flatten().map(|(_, p)| p) {
-                    for (m, op) in path_item.as_object().into_iter().flatten() {
-                        let id = op
-                            .get("operationId")
-                            .and_then(Value::as_str)
-                            .ok_or_else(|| anyhow!("a callback has no operationId"))?;
-                        webhooks.insert(id.to_string(), json!({ m: op }));
-                    }
-                }
-            }
-        }
-    }
-    let schemas = merchant
-        .pointer("/components/schemas")
-        .and_then(Value::as_object)
-        .ok_or_else(|| anyhow!("merchant.json has no schemas"))?;
-    // Only what the webhooks reach, so the document is about callbacks.
-    let mut reached = BTreeSet::new();
-    let mut todo = Vec::new();
-    refs(&Value::Object(webhooks.clone()), &mut todo);
-    while let Some(name) = todo.pop() {
-        if reached.insert(name.clone()) {
-            if let Some(s) = schemas.get(&name) {
-                refs(s, &mut todo);
-            }
-        }
-    }
-    let components: Map<String, Value> = reached
-        .iter()
-        .filter_map(|n| schemas.get(n).map(|s| (n.clone(), to_31(s))))
-        .collect();
+    let (webhooks, components) = collect(merchant)?;
     let info = merchant.get("info").cloned().unwrap_or(Value::Null);
     let doc = json!({
         "openapi": "3.1.0",
@@ -84,6 +76,54 @@ pub fn document(merchant: &Value) -> Result<String> {
     let mut text = serde_json::to_string_pretty(&doc)?;
     text.push('\n');
     Ok(text)
+}
+
+/// Every callback operation of `source` by its operationId, and the
+/// schemas they reach (written the 3.1 way).
+fn collect(source: &Value) -> Result<(Map<String, Value>, Map<String, Value>)> {
+    let mut webhooks = Map::new();
+    let paths = source
+        .get("paths")
+        .and_then(Value::as_object)
+        .ok_or_else(|| anyhow!("the document has no paths"))?;
+    for item in paths.values() {
+        for method in METHODS {
+            let Some(callbacks) = item.pointer(&format!("/{method}/callbacks")) else {
+                continue;
+            };
+            for callback in callbacks.as_object().into_iter().flatten().map(|(_, c)| c) {
+                for path_item in callback.as_object().into_iter().flatten().map(|(_, p)| p) {
+                    for (m, op) in path_item.as_object().into_iter().flatten() {
+                        let id = op
+                            .get("operationId")
+                            .and_then(Value::as_str)
+                            .ok_or_else(|| anyhow!("a callback has no operationId"))?;
+                        webhooks.insert(id.to_string(), json!({ m: op }));
+                    }
+                }
+            }
+        }
+    }
+    let schemas = source
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+        .ok_or_else(|| anyhow!("the document has no schemas"))?;
+    // Only what the webhooks reach, so the document is about callbacks.
+    let mut reached = BTreeSet::new();
+    let mut todo = Vec::new();
+    refs(&Value::Object(webhooks.clone()), &mut todo);
+    while let Some(name) = todo.pop() {
+        if reached.insert(name.clone()) {
+            if let Some(s) = schemas.get(&name) {
+                refs(s, &mut todo);
+            }
+        }
+    }
+    let components: Map<String, Value> = reached
+        .iter()
+        .filter_map(|n| schemas.get(n).map(|s| (n.clone(), to_31(s))))
+        .collect();
+    Ok((webhooks, components))
 }
 
 fn refs(v: &Value, out: &mut Vec<String>) {

@@ -61,27 +61,60 @@ pub async fn claim_due(app: &App, limit: usize) -> Result<Vec<Claimed>, ApiError
         .await?;
     let mut senders: HashMap<String, Result<Sender, String>> = HashMap::new();
     let mut out = Vec::with_capacity(claimed.len());
-    for delivery in claimed {
-        if !senders.contains_key(&delivery.merchant_id) {
-            let sender = sender_of(app, &delivery.merchant_id)
-                .await
-                .map_err(|e| e.to_string());
-            senders.insert(delivery.merchant_id.clone(), sender);
+    for mut delivery in claimed {
+        let platform = delivery.order_kind.is_platform();
+        // The platform's sender is one for every platform event; a
+        // merchant id cannot be empty, so the key cannot collide.
+        let key = match platform {
+            true => String::new(),
+            false => delivery.merchant_id.clone(),
+        };
+        if !senders.contains_key(&key) {
+            let sender = match platform {
+                true => platform_sender(app),
+                false => sender_of(app, &delivery.merchant_id).await,
+            };
+            senders.insert(key.clone(), sender.map_err(|e| e.to_string()));
         }
-        let sender = match &senders[&delivery.merchant_id] {
+        let sender = match &senders[&key] {
             Ok(sender) => Ok(sender.clone()),
             Err(e) => Err(ApiError::Internal(format!(
                 "the sender of a callback of merchant {}: {e}",
                 delivery.merchant_id
             ))),
         };
+        let opened = match platform {
+            // Opened only to be posted: the record keeps it sealed.
+            true => super::open_body(app, &delivery).map(|body| delivery.body = body),
+            false => Ok(()),
+        };
         out.push(Claimed {
             id: delivery.id.clone(),
             claim_token: delivery.claim_token.clone(),
-            attempt: sender.and_then(|sender| Attempt::new(delivery, sender)),
+            attempt: opened
+                .and(sender)
+                .and_then(|sender| Attempt::new(delivery, sender)),
         });
     }
     Ok(out)
+}
+
+/// Platform events are signed the Standard Webhooks way with the
+/// platform's own secret from the configuration, never a merchant's key.
+fn platform_sender(app: &App) -> Result<Sender, ApiError> {
+    let secret = app.config.platform_events_secret.clone().ok_or_else(|| {
+        ApiError::Internal(
+            "a platform event is queued but no platform_events_secret is configured".into(),
+        )
+    })?;
+    Ok(Sender {
+        signer: Signer::StandardWebhooks {
+            secrets: vec![secret],
+        },
+        timeout: Duration::from_secs(
+            u64::try_from(merchants::DEFAULT_CALLBACK_TIMEOUT_SECONDS).unwrap_or(10),
+        ),
+    })
 }
 
 async fn sender_of(app: &App, merchant_id: &str) -> Result<Sender, ApiError> {

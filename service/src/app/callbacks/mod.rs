@@ -83,6 +83,7 @@ async fn enqueue(
     let table = match queued.kind {
         OrderKind::Deposit => "deposit_orders",
         OrderKind::Withdrawal => "withdrawal_orders",
+        OrderKind::OwnerInvitation => "owner_invitations",
     };
     let body = body().map_err(|e| StoreError::corrupt(table, queued.order_no, e.to_string()))?;
     // The event and its callback record share one id, so a merchant that
@@ -106,7 +107,21 @@ async fn enqueue(
     let Some(url) = queued.callback_url else {
         return Ok(false);
     };
-    tx.insert_callback_delivery(&CallbackDeliveryRow {
+    let row = due_now(id, &queued, url, body, now, tx.began_ms());
+    tx.insert_callback_delivery(&row).await?;
+    Ok(true)
+}
+
+/// A delivery record due for its first attempt now.
+fn due_now(
+    id: String,
+    queued: &Queued<'_>,
+    url: &str,
+    body: String,
+    now: i64,
+    began_ms: i64,
+) -> CallbackDeliveryRow {
+    CallbackDeliveryRow {
         id,
         merchant_id: queued.merchant_id.to_string(),
         order_kind: queued.kind,
@@ -121,10 +136,76 @@ async fn enqueue(
         updated_at: now,
         signature: None,
         claim_token: None,
-        queued_at_ms: Some(tx.began_ms()),
+        queued_at_ms: Some(began_ms),
+    }
+}
+
+/// A platform-level event, queued in the caller's transaction for the
+/// platform-managed address: the same outbox, worker, schedule and
+/// operator retry as a merchant's callback, signed with the platform's own
+/// secret (`attempts`). Its body may carry a secret link, so it is stored
+/// sealed under the master key (`sealed_body`), opened only to be posted.
+pub struct PlatformEvent<'a> {
+    pub kind: OrderKind,
+    /// The invitation (or, later, statement) it is about.
+    pub subject_id: &'a str,
+    /// The tenant it concerns; it never goes to this merchant.
+    pub merchant_id: &'a str,
+    pub event: &'a str,
+    pub url: &'a str,
+    pub sealed_body: String,
+}
+
+pub async fn enqueue_platform(
+    tx: &mut dyn Store,
+    queued: PlatformEvent<'_>,
+    now: i64,
+) -> StoreResult<()> {
+    let row = due_now(
+        uuid::Uuid::new_v4().to_string(),
+        &Queued {
+            kind: queued.kind,
+            merchant_id: queued.merchant_id,
+            order_no: queued.subject_id,
+            callback_url: Some(queued.url),
+            event: queued.event,
+        },
+        queued.url,
+        queued.sealed_body,
+        now,
+        tx.began_ms(),
+    );
+    tx.insert_callback_delivery(&row).await
+}
+
+/// The body as an operator may see it: a platform event's opened, with
+/// its secret link replaced; a merchant callback's as stored.
+pub fn shown_body(app: &App, delivery: &CallbackDeliveryRow) -> Result<String, ApiError> {
+    if !delivery.order_kind.is_platform() {
+        return Ok(delivery.body.clone());
+    }
+    let opened = open_body(app, delivery)?;
+    let mut doc: serde_json::Value = serde_json::from_str(&opened).map_err(|e| {
+        ApiError::Internal(format!("platform event {} is not JSON: {e}", delivery.id))
+    })?;
+    if let Some(link) = doc.get_mut("link") {
+        *link = serde_json::Value::String(REDACTED.into());
+    }
+    Ok(doc.to_string())
+}
+
+/// What a secret link is shown as.
+pub const REDACTED: &str = "[redacted]";
+
+/// A platform event's body, opened with the master key to be posted.
+pub fn open_body(app: &App, delivery: &CallbackDeliveryRow) -> Result<String, ApiError> {
+    app.vault.decrypt(&delivery.body).map_err(|_| {
+        // The error would say nothing but that the seal did not open.
+        ApiError::Internal(format!(
+            "the sealed body of platform event {} does not open with this master key",
+            delivery.id
+        ))
     })
-    .await?;
-    Ok(true)
 }
 
 /// An operator's retry: the same record, its attempt count back to 0, due

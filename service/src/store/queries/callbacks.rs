@@ -135,11 +135,13 @@ async fn finish_each<C: CallbackQueries + ?Sized>(
     Ok(kept)
 }
 
-/// The table an order kind's orders are in.
-fn order_table(kind: OrderKind) -> &'static str {
+/// The table an order kind's orders are in; none for a platform-level
+/// subject, which has no callback summary to keep.
+fn order_table(kind: OrderKind) -> Option<&'static str> {
     match kind {
-        OrderKind::Deposit => "deposit_orders",
-        OrderKind::Withdrawal => "withdrawal_orders",
+        OrderKind::Deposit => Some("deposit_orders"),
+        OrderKind::Withdrawal => Some("withdrawal_orders"),
+        OrderKind::OwnerInvitation => None,
     }
 }
 
@@ -241,7 +243,9 @@ async fn note_orders_set_based(
         *entry = (o.order_status, entry.1 + 1, o.now);
     }
     for &kind in OrderKind::ALL {
-        let table = order_table(kind);
+        let Some(table) = order_table(kind) else {
+            continue;
+        };
         let mine: Vec<_> = orders.iter().filter(|((k, _), _)| *k == kind).collect();
         if mine.is_empty() {
             continue;
@@ -457,6 +461,7 @@ macro_rules! impl_callbacks {
                 match order_kind {
                     OrderKind::Withdrawal => note!(withdrawal_orders),
                     OrderKind::Deposit => note!(deposit_orders),
+                    OrderKind::OwnerInvitation => 0,
                 };
                 Ok(())
             }

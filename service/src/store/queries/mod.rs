@@ -11,6 +11,7 @@ pub mod events;
 pub mod ledger;
 pub mod merchants;
 pub mod notifications;
+pub mod owners;
 pub mod people;
 pub mod withdrawals;
 
@@ -22,6 +23,7 @@ pub use events::EventQueries;
 pub use ledger::LedgerQueries;
 pub use merchants::MerchantQueries;
 pub use notifications::NotificationQueries;
+pub use owners::OwnerQueries;
 pub use people::PeopleQueries;
 pub use withdrawals::WithdrawalQueries;
 
@@ -201,5 +203,6 @@ all_queries!(
     CashierQueries,
     NotificationQueries,
     EventQueries,
-    PeopleQueries
+    PeopleQueries,
+    OwnerQueries
 );

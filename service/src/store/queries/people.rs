@@ -33,6 +33,15 @@ pub trait PeopleQueries: Send {
         change: &OperatorChange,
     ) -> StoreResult<Option<OperatorRow>>;
 
+    /// Sets the password hash of the operator with this email; the
+    /// operator, or `None` if there is none.
+    async fn set_operator_password(
+        &mut self,
+        email: &str,
+        password_hash: &str,
+        at: i64,
+    ) -> StoreResult<Option<OperatorRow>>;
+
     async fn insert_operator_token(&mut self, row: &OperatorTokenRow) -> StoreResult<()>;
 
     /// The token with this hash and its operator, revoked or not.
@@ -120,6 +129,28 @@ macro_rules! impl_people {
                         .await
                         .optional()?,
                 )
+            }
+
+            async fn set_operator_password(
+                &mut self,
+                email: &str,
+                password_hash: &str,
+                at: i64,
+            ) -> StoreResult<Option<OperatorRow>> {
+                let row: Option<OperatorRow> =
+                    diesel::update(operators::table.filter(operators::email.eq(email)))
+                        .set((
+                            operators::password_hash.eq(Some(password_hash)),
+                            operators::updated_at.eq(at),
+                        ))
+                        .returning(OperatorRow::as_returning())
+                        .get_result(self.c())
+                        .await
+                        .optional()?;
+                if let Some(r) = &row {
+                    self.done.created = Some(r.id.clone());
+                }
+                Ok(row)
             }
 
             async fn insert_operator_token(&mut self, row: &OperatorTokenRow) -> StoreResult<()> {

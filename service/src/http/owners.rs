@@ -1,0 +1,94 @@
+//! The operator API's merchant owners: invitations issued, listed, issued
+//! again and revoked, and their acceptance by the owner (no operator token:
+//! the invitation's token is the credential).
+
+use super::{reshape, time};
+use crate::app::audit::{self, Target};
+use crate::app::listings::Listing;
+use crate::app::owners::{self, InvitationRow};
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::http::operator_auth::Operator;
+use merchant_api::operator::types;
+use merchant_api::operator::ListOwnerInvitationsQuery;
+
+fn view(app: &App, row: &InvitationRow) -> Result<types::OwnerInvitation, ApiError> {
+    let mut shown = serde_json::json!({
+        "invitation_id": row.id,
+        "merchant_id": row.merchant_id,
+        "email": row.email,
+        "state": owners::state(row, app.now_unix()),
+        "reason": row.reason.as_str(),
+        "issued_by": row.issued_by,
+        "issued_at": time(row.issued_at)?,
+        "expires_at": time(row.expires_at)?,
+    });
+    if let (Some(at), Some(fields)) = (row.ended_at, shown.as_object_mut()) {
+        fields.insert(
+            "ended_at".into(),
+            serde_json::to_value(time(at)?).unwrap_or_default(),
+        );
+    }
+    reshape(&shown)
+}
+
+pub async fn list(
+    app: &App,
+    merchant_id: &str,
+    query: ListOwnerInvitationsQuery,
+) -> Result<types::OwnerInvitationPage, ApiError> {
+    let listing = Listing {
+        limit: query.limit,
+        cursor: query.cursor,
+        ..Listing::default()
+    };
+    let page = owners::list(app, merchant_id, listing).await?;
+    Ok(types::OwnerInvitationPage {
+        items: page
+            .items
+            .iter()
+            .map(|r| view(app, r))
+            .collect::<Result<_, _>>()?,
+        next_cursor: page.next_cursor,
+    })
+}
+
+pub async fn invite(
+    app: &App,
+    op: &Operator,
+    merchant_id: String,
+    req: types::InviteOwnerRequest,
+) -> Result<types::OwnerInvitation, ApiError> {
+    audit::on(Target::NewOwnerInvitation);
+    let row = owners::invite(app, &op.who, &merchant_id, req.email).await?;
+    view(app, &row)
+}
+
+pub async fn resend(
+    app: &App,
+    op: &Operator,
+    invitation_id: String,
+) -> Result<types::OwnerInvitation, ApiError> {
+    audit::on(Target::OwnerInvitation(invitation_id.clone()));
+    let row = owners::resend(app, &op.who, &invitation_id).await?;
+    view(app, &row)
+}
+
+pub async fn revoke(app: &App, invitation_id: String) -> Result<types::OwnerInvitation, ApiError> {
+    audit::on(Target::OwnerInvitation(invitation_id.clone()));
+    let row = owners::revoke(app, &invitation_id).await?;
+    view(app, &row)
+}
+
+pub async fn accept(
+    app: &App,
+    req: types::AcceptOwnerInvitationRequest,
+) -> Result<types::AcceptedOwner, ApiError> {
+    let accepted = owners::accept(app, &req.token, req.password).await?;
+    reshape(&serde_json::json!({
+        "owner_id": accepted.owner_id,
+        "merchant_id": accepted.merchant_id,
+        "email": accepted.email,
+        "status": "active",
+    }))
+}
