@@ -79,7 +79,7 @@ pub mod types {
     ///One operator action, as it was taken. Never changed after.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditEvent {
-        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`.
+        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation` (the last three name the merchant as their target).
         pub action: ::std::string::String,
         ///The same after the action.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]

@@ -24,9 +24,6 @@ pub enum Target {
     /// A bank transaction about to be recorded.
     NewBankTransaction,
     CallbackDelivery(String),
-    OwnerInvitation(String),
-    /// An invitation about to be issued.
-    NewOwnerInvitation,
 }
 
 impl Target {
@@ -40,8 +37,6 @@ impl Target {
             Target::BankTransaction(id) => ("bank_transaction", id, Snapshot::None),
             Target::NewBankTransaction => ("bank_transaction", String::new(), Snapshot::None),
             Target::CallbackDelivery(id) => ("callback_delivery", id, Snapshot::None),
-            Target::OwnerInvitation(id) => ("owner_invitation", id, Snapshot::None),
-            Target::NewOwnerInvitation => ("owner_invitation", String::new(), Snapshot::None),
         }
     }
 }

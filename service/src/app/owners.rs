@@ -6,6 +6,7 @@
 //! the platform's mailer sends; that body is sealed at rest and shown to
 //! operators with the link redacted (`callbacks::shown_body`).
 
+use crate::app::audit::{self, Target};
 use crate::app::callbacks::{self, PlatformEvent};
 use crate::app::listings::{self, Listing, Page};
 use crate::app::people::Operator;
@@ -53,12 +54,16 @@ pub async fn invite(
 /// is already active cannot.
 pub async fn resend(app: &App, by: &Operator, id: &str) -> Result<InvitationRow, ApiError> {
     let old = find(app, id).await?;
+    // The trail names the tenant (see `http::owners`).
+    audit::on(Target::Merchant(old.merchant_id.clone()));
     let subject = Subject::of(app, &old.merchant_id, old.email).await?;
     issue(app, by, subject, InvitationReason::Resent).await
 }
 
 /// Revokes a pending invitation: its link no longer works.
 pub async fn revoke(app: &App, id: &str) -> Result<InvitationRow, ApiError> {
+    let found = find(app, id).await?;
+    audit::on(Target::Merchant(found.merchant_id));
     let now = app.now_unix();
     let key = id.to_string();
     app.db
