@@ -55,6 +55,11 @@ pub struct Harness {
     /// separate process (the production profile refuses the in-process
     /// simulator); it ends with the suite.
     pub channel_sim: Option<payments_testing::channel_sim::ChannelSim>,
+    /// The receiver playing the platform-managed address, and the secret
+    /// the service signs platform events with: started with an in-process
+    /// service (and configured into it), or on the port a deployment was
+    /// configured with.
+    pub platform: Option<(receiver::Receiver, String)>,
 }
 
 static HARNESS: OnceCell<Harness> = OnceCell::const_new();
@@ -86,6 +91,25 @@ impl Harness {
             false => None,
         };
         let channel = channel_sim.as_ref().map(|sim| sim.channel_config());
+        let platform_tls = match &tls {
+            Some(tls) => Some(tls.signed()?),
+            None => None,
+        };
+        let platform = match (&settings.base_url, &settings.platform_events_secret) {
+            (None, _) => Some((
+                receiver::Receiver::start_platform(platform_tls, None).await?,
+                platform_secret(),
+            )),
+            (Some(_), Some(secret)) => Some((
+                receiver::Receiver::start_platform(platform_tls, settings.platform_receiver_port)
+                    .await?,
+                secret.0.clone(),
+            )),
+            (Some(_), None) => None,
+        };
+        let platform_config = platform
+            .as_ref()
+            .map(|(r, secret)| (r.url.clone(), secret.clone()));
         let target = match &settings.base_url {
             Some(base_url) => Target::Remote {
                 base_url: base_url.trim_end_matches('/').to_string(),
@@ -117,6 +141,10 @@ impl Harness {
                         if let Some(channel) = channel {
                             c.channels = vec![channel];
                         }
+                        if let Some((url, secret)) = platform_config {
+                            c.platform_events_url = Some(url);
+                            c.platform_events_secret = Some(secret);
+                        }
                     })
                     .await
                     .context("starting the service in-process")?,
@@ -139,6 +167,19 @@ impl Harness {
             operator_token,
             tls,
             channel_sim,
+            platform,
+        })
+    }
+
+    /// The platform's receiver and secret, or why a scenario cannot have
+    /// them.
+    pub fn platform(&self) -> Result<&(receiver::Receiver, String)> {
+        self.platform.as_ref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "this scenario needs the platform's receiver: configure the deployment's \
+                 platform_events_url to this suite's --platform-receiver-port and pass its \
+                 --platform-events-secret"
+            )
         })
     }
 
@@ -453,6 +494,19 @@ fn receiver_tls(settings: &settings::Settings) -> Result<tls::ReceiverTls> {
             (_, _, Some(dir)) => tls::ReceiverTls::TestCa(tls::TestCa::kept_in(dir, &names)?),
             _ => tls::ReceiverTls::TestCa(tls::TestCa::create_for(&names)?),
         },
+    )
+}
+
+/// A platform events secret for an in-process service, as Standard
+/// Webhooks shapes one.
+/// (Two random UUIDs: a test's secret, 244 random bits.)
+fn platform_secret() -> String {
+    use base64::Engine;
+    let mut bytes = uuid::Uuid::new_v4().as_bytes().to_vec();
+    bytes.extend(uuid::Uuid::new_v4().as_bytes());
+    format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
     )
 }
 

@@ -50,7 +50,20 @@ impl Received {
 struct State {
     script: VecDeque<Answer>,
     otherwise: Option<Answer>,
+    /// Answers for requests whose JSON body's `email` is the key, before
+    /// 200: one receiver shared by scenarios running at once (the platform
+    /// address is one per service) answers each scenario as it scripted.
+    keyed: std::collections::HashMap<String, VecDeque<Answer>>,
     received: Vec<Received>,
+}
+
+/// The `email` of a JSON body, if it has one.
+fn email_of(body: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()?
+        .get("email")?
+        .as_str()
+        .map(str::to_string)
 }
 
 /// A listener on `host`: on the next free port of `ports`, or any free one.
@@ -99,11 +112,28 @@ impl Receiver {
         Receiver::listen(Some(tls)).await
     }
 
+    /// The platform's receiver: on `port` when the service under test was
+    /// configured with it (a remote run), else on a free one.
+    pub async fn start_platform(
+        tls: Option<TlsAcceptor>,
+        port: Option<u16>,
+    ) -> std::io::Result<Receiver> {
+        Receiver::listen_on(tls, port.map(|p| (p, p))).await
+    }
+
     async fn listen(tls: Option<TlsAcceptor>) -> std::io::Result<Receiver> {
+        let settings = crate::settings::current().map_err(std::io::Error::other)?;
+        Receiver::listen_on(tls, settings.receiver_ports).await
+    }
+
+    async fn listen_on(
+        tls: Option<TlsAcceptor>,
+        ports: Option<(u16, u16)>,
+    ) -> std::io::Result<Receiver> {
         // A deployment elsewhere reaches the suite at the address and name
         // QA configured; a local one at the loopback address.
         let settings = crate::settings::current().map_err(std::io::Error::other)?;
-        let listener = bind(&settings.receiver_bind, settings.receiver_ports).await?;
+        let listener = bind(&settings.receiver_bind, ports).await?;
         let port = listener.local_addr()?.port();
         let host = settings.receiver_host(tls.is_some());
         let url = match tls {
@@ -142,6 +172,41 @@ impl Receiver {
     pub fn script(&self, answers: &[Answer]) {
         if let Ok(mut s) = self.state.lock() {
             s.script.extend(answers.iter().copied());
+        }
+    }
+
+    /// Answers requests whose body's `email` is `key` in this order, then
+    /// 200.
+    pub fn script_for(&self, key: &str, answers: &[Answer]) {
+        if let Ok(mut s) = self.state.lock() {
+            s.keyed
+                .entry(key.to_string())
+                .or_default()
+                .extend(answers.iter().copied());
+        }
+    }
+
+    /// The requests whose body's `email` is `key`.
+    pub fn received_for(&self, key: &str) -> Vec<Received> {
+        self.received()
+            .into_iter()
+            .filter(|r| email_of(&r.body).as_deref() == Some(key))
+            .collect()
+    }
+
+    /// Waits until `count` requests for `key` have arrived, or `limit`
+    /// passes; what arrived either way.
+    pub async fn wait_for_key(&self, key: &str, count: usize, limit: Duration) -> Vec<Received> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.arrived.notified();
+            let got = self.received_for(key);
+            if got.len() >= count {
+                return got;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.received_for(key);
+            }
         }
     }
 
@@ -228,8 +293,14 @@ impl Receiver {
                 at: std::time::Instant::now(),
                 wall_unix: chrono::Utc::now().timestamp(),
             });
-            let next = s.script.pop_front();
-            next.or(s.otherwise).unwrap_or(Answer::Status(200))
+            let key = s.received.last().and_then(|r| email_of(&r.body));
+            match key.and_then(|k| s.keyed.get_mut(&k)) {
+                Some(keyed) => keyed.pop_front().unwrap_or(Answer::Status(200)),
+                None => {
+                    let next = s.script.pop_front();
+                    next.or(s.otherwise).unwrap_or(Answer::Status(200))
+                }
+            }
         };
         self.arrived.notify_waiters();
         let answer = match answer {

@@ -40,6 +40,22 @@ pub struct Settings {
     /// The deployment's channel simulator (`payments-channel-sim`), for the
     /// `@channel_sim` scenarios against a deployment.
     pub channel: Option<ChannelSettings>,
+    /// The platform's receiver for `@platform_events` scenarios against a
+    /// deployment configured with `platform_events_url` on this port.
+    pub platform_receiver_port: Option<u16>,
+    /// The deployment's `platform_events_secret`, to verify what the
+    /// platform receiver gets.
+    pub platform_events_secret: Option<Hidden>,
+}
+
+/// A secret the settings hold and never print.
+#[derive(Clone)]
+pub struct Hidden(pub String);
+
+impl std::fmt::Debug for Hidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(hidden)")
+    }
 }
 
 /// A `payments-channel-sim` the deployment under test pays through.
@@ -115,7 +131,8 @@ impl Settings {
     /// `CONFORMANCE_RECEIVER_NAME`, `CONFORMANCE_RECEIVER_PORTS`,
     /// `CONFORMANCE_RECEIVER_CERT`, `CONFORMANCE_RECEIVER_KEY`,
     /// `CONFORMANCE_CA_DIR`, `CONFORMANCE_CHANNEL_URL`,
-    /// `CONFORMANCE_CHANNEL_CODE`, `CONFORMANCE_CHANNEL_SECRET`.
+    /// `CONFORMANCE_CHANNEL_CODE`, `CONFORMANCE_CHANNEL_SECRET`,
+    /// `CONFORMANCE_PLATFORM_RECEIVER_PORT`, `CONFORMANCE_PLATFORM_EVENTS_SECRET`.
     pub fn from_env() -> Result<Settings> {
         let settings = Settings {
             profile: var("CONFORMANCE_PROFILE")
@@ -141,6 +158,13 @@ impl Settings {
                 var("CONFORMANCE_CHANNEL_CODE"),
                 var("CONFORMANCE_CHANNEL_SECRET"),
             )?,
+            platform_receiver_port: var("CONFORMANCE_PLATFORM_RECEIVER_PORT")
+                .map(|p| {
+                    p.parse()
+                        .context("CONFORMANCE_PLATFORM_RECEIVER_PORT is a port")
+                })
+                .transpose()?,
+            platform_events_secret: var("CONFORMANCE_PLATFORM_EVENTS_SECRET").map(Hidden),
         };
         settings.validate()?;
         Ok(settings)

@@ -88,6 +88,22 @@ struct Cli {
     /// The secret the deployment and the simulator sign with.
     #[arg(long, env = "CONFORMANCE_CHANNEL_SECRET", hide_env_values = true)]
     channel_secret: Option<String>,
+    /// The port of the platform's receiver: the deployment's
+    /// `platform_events_url` points at it (the receiver host, this port),
+    /// for the @platform_events scenarios; with --platform-events-secret.
+    #[arg(
+        long,
+        env = "CONFORMANCE_PLATFORM_RECEIVER_PORT",
+        requires = "platform_events_secret"
+    )]
+    platform_receiver_port: Option<u16>,
+    /// The deployment's `platform_events_secret` (`whsec_...`).
+    #[arg(
+        long,
+        env = "CONFORMANCE_PLATFORM_EVENTS_SECRET",
+        hide_env_values = true
+    )]
+    platform_events_secret: Option<String>,
     /// Retry scenarios tagged @flaky_network up to N times.
     #[arg(long)]
     retry: Option<usize>,
@@ -124,6 +140,8 @@ struct FileConfig {
     channel_url: Option<String>,
     channel_code: Option<String>,
     channel_secret: Option<String>,
+    platform_receiver_port: Option<u16>,
+    platform_events_secret: Option<String>,
     retry: Option<usize>,
 }
 
@@ -183,6 +201,9 @@ fn prepare(cli: Cli) -> Result<suite::Run> {
             pick(cli.channel_code, file.channel_code),
             pick(cli.channel_secret, file.channel_secret),
         )?,
+        platform_receiver_port: cli.platform_receiver_port.or(file.platform_receiver_port),
+        platform_events_secret: pick(cli.platform_events_secret, file.platform_events_secret)
+            .map(settings::Hidden),
     };
     settings.validate()?;
     if settings.base_url.is_some()

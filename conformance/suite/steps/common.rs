@@ -43,6 +43,8 @@ pub struct PaymentsWorld {
     /// Operators the scenario created, by the name it gave them: their
     /// id and token.
     pub operators: std::collections::HashMap<String, (String, String)>,
+    /// The email the scenario invited to own its merchant.
+    pub invitee: Option<String>,
 }
 
 impl PaymentsWorld {

@@ -12,6 +12,7 @@ mod envelope;
 mod expiry;
 mod money;
 mod operations;
+mod owners;
 mod people;
 mod reconciliation;
 mod signing;
