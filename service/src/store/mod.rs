@@ -607,8 +607,11 @@ async fn sqlite_connect(path: String) -> Result<SqliteConn> {
     let mut conn = SqliteConn::establish(&path)
         .await
         .with_context(|| format!("opening SQLite database {path}"))?;
+    // busy_timeout first: switching to WAL takes a lock, and another
+    // instance on the same file may hold one (its migrations, its writes),
+    // so without the timeout set the switch fails at once with "locked".
     conn.batch_execute(
-        "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; \
+        "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; \
          PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
     )
     .await
