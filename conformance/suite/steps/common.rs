@@ -120,7 +120,7 @@ async fn refused_status(world: &mut PaymentsWorld, status: u16) {
 }
 
 #[then(expr = "the request is refused with status {int} and error code {string}")]
-async fn refused(world: &mut PaymentsWorld, status: u16, code: String) {
+pub(crate) async fn refused(world: &mut PaymentsWorld, status: u16, code: String) {
     let reply = world.reply();
     assert_eq!(reply.status, status, "status; body: {}", reply.body);
     assert_eq!(

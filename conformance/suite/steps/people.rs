@@ -100,7 +100,10 @@ async fn sends(world: &mut PaymentsWorld, name: String, method: String, path: St
     world.reply = Some(send_as(world, &token, &method, &path, body).await);
 }
 
-#[when(regex = r#"^"([^"]+)" sends (PUT|POST) "([^"]+)" with the body (.+)$"#)]
+/// The body `-` is none (a `GET`). In the path and the body,
+/// `{operator_id}` stands for the sender and `{unique}` for a value new in
+/// this run; in the body, `{order_no}` for the last order created.
+#[when(regex = r#"^"([^"]+)" sends (GET|PUT|POST) "([^"]+)" with the body (.+)$"#)]
 async fn sends_body(
     world: &mut PaymentsWorld,
     name: String,
@@ -109,7 +112,32 @@ async fn sends_body(
     body: String,
 ) {
     let token = token_of(world, &name);
-    world.reply = Some(send_as(world, &token, &method, &path, Some(body)).await);
+    let unique = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let fill = |text: &str| {
+        let mut text = text
+            .replace("{operator_id}", &world.operators[&name].0)
+            .replace("{unique}", &unique);
+        if let Some(order_no) = world.created.as_ref().and_then(|c| c["order_no"].as_str()) {
+            text = text.replace("{order_no}", order_no);
+        }
+        text
+    };
+    let path = fill(&path);
+    let body = (body != "-").then(|| fill(&body));
+    world.reply = Some(send_as(world, &token, &method, &path, body).await);
+}
+
+/// `none`: a success, 200 without an error code; otherwise the envelope
+/// with that code.
+#[then(regex = r"^the answer is (\d{3}) with the error code (none|[A-Z_]+)$")]
+async fn answered(world: &mut PaymentsWorld, status: u16, code: String) {
+    if code == "none" {
+        let reply = world.reply();
+        assert_eq!(reply.status, status, "status; body: {}", reply.body);
+        assert!(reply.str_field("error_code").is_none(), "{}", reply.body);
+    } else {
+        super::common::refused(world, status, code).await;
+    }
 }
 
 #[when(expr = "{string} approves the withdrawal")]
