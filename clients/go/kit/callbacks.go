@@ -66,19 +66,17 @@ func VerifyCallback(h http.Header, body []byte, apiKey string, opts VerifyOption
 	return decodeEvent(body)
 }
 
-// VerifyStandardCallback checks a callback of a merchant on the
-// `standard_webhooks` scheme (webhook-id, webhook-timestamp,
-// webhook-signature: any one `v1` signature of `{id}.{timestamp}.{body}`
-// under the callback secret `whsec_...`; MaxSkewSeconds 300 unless set),
-// then decodes it as VerifyCallback does.
-func VerifyStandardCallback(h http.Header, body []byte, secret string, opts VerifyOptions) (interface{}, error) {
+// CheckStandardSignature is the Standard Webhooks check, for a merchant's
+// callbacks and the platform's events alike: a *CallbackError (401) if it
+// fails.
+func CheckStandardSignature(h http.Header, body []byte, secret string, opts VerifyOptions) error {
 	id, timestamp, signatures := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
 	if id == "" || timestamp == "" || signatures == "" {
-		return nil, &CallbackError{"a Standard Webhooks header is missing", 401}
+		return &CallbackError{"a Standard Webhooks header is missing", 401}
 	}
 	sentAt, err := strconv.ParseInt(timestamp, 10, 64)
 	if err != nil {
-		return nil, &CallbackError{"webhook-timestamp is not Unix seconds", 401}
+		return &CallbackError{"webhook-timestamp is not Unix seconds", 401}
 	}
 	now, window := time.Now().Unix(), int64(300)
 	if opts.Now != nil {
@@ -88,11 +86,11 @@ func VerifyStandardCallback(h http.Header, body []byte, secret string, opts Veri
 		window = opts.MaxSkewSeconds
 	}
 	if now-sentAt > window || sentAt-now > window {
-		return nil, &CallbackError{"webhook-timestamp is outside the tolerated window", 401}
+		return &CallbackError{"webhook-timestamp is outside the tolerated window", 401}
 	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 	if err != nil {
-		return nil, fmt.Errorf("the callback secret is not base64: %w", err)
+		return fmt.Errorf("the callback secret is not base64: %w", err)
 	}
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(id + "." + timestamp + "."))
@@ -106,7 +104,19 @@ func VerifyStandardCallback(h http.Header, body []byte, secret string, opts Veri
 		}
 	}
 	if matched != 1 {
-		return nil, &CallbackError{"no signature matches the body", 401}
+		return &CallbackError{"no signature matches the body", 401}
+	}
+	return nil
+}
+
+// VerifyStandardCallback checks a callback of a merchant on the
+// `standard_webhooks` scheme (webhook-id, webhook-timestamp,
+// webhook-signature: any one `v1` signature of `{id}.{timestamp}.{body}`
+// under the callback secret `whsec_...`; MaxSkewSeconds 300 unless set),
+// then decodes it as VerifyCallback does.
+func VerifyStandardCallback(h http.Header, body []byte, secret string, opts VerifyOptions) (interface{}, error) {
+	if err := CheckStandardSignature(h, body, secret, opts); err != nil {
+		return nil, err
 	}
 	return decodeEvent(body)
 }

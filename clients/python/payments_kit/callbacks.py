@@ -100,19 +100,15 @@ def verify_callback(
     return model.from_dict(data)
 
 
-def verify_standard_callback(
+def check_standard_signature(
     headers: Mapping[str, str],
     body: bytes,
     secret: str,
     max_skew_seconds: int = 300,
     now: Callable[[], int] = lambda: int(time.time()),
-) -> CallbackEvent:
-    """Checks a callback of a merchant on the ``standard_webhooks`` scheme
-    (``webhook-id``, ``webhook-timestamp``, ``webhook-signature``: any one
-    ``v1`` signature of ``{id}.{timestamp}.{body}`` under the callback
-    secret ``whsec_...``), then returns it as its event's generated model.
-    The ``standardwebhooks`` package from PyPI does the same check; this
-    one needs nothing beyond the standard library."""
+) -> None:
+    """The Standard Webhooks check, for a merchant's callbacks and the
+    platform's events alike; raises CallbackError (401) if it fails."""
     msg_id = _header(headers, "webhook-id")
     timestamp = _header(headers, "webhook-timestamp")
     signatures = _header(headers, "webhook-signature")
@@ -132,6 +128,22 @@ def verify_standard_callback(
     matched = [hmac.compare_digest(expected.encode(), s.encode()) for s in offered]
     if not any(matched):
         raise CallbackError("no signature matches the body", 401)
+
+
+def verify_standard_callback(
+    headers: Mapping[str, str],
+    body: bytes,
+    secret: str,
+    max_skew_seconds: int = 300,
+    now: Callable[[], int] = lambda: int(time.time()),
+) -> CallbackEvent:
+    """Checks a callback of a merchant on the ``standard_webhooks`` scheme
+    (``webhook-id``, ``webhook-timestamp``, ``webhook-signature``: any one
+    ``v1`` signature of ``{id}.{timestamp}.{body}`` under the callback
+    secret ``whsec_...``), then returns it as its event's generated model.
+    The ``standardwebhooks`` package from PyPI does the same check; this
+    one needs nothing beyond the standard library."""
+    check_standard_signature(headers, body, secret, max_skew_seconds, now)
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:

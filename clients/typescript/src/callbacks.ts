@@ -40,7 +40,7 @@ export interface VerifyOptions {
   now?: () => number;
 }
 
-type HeaderSource = Headers | Record<string, string | string[] | undefined>;
+export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
 
 function header(headers: HeaderSource, name: string): string | undefined {
   if (headers instanceof Headers) return headers.get(name) ?? undefined;
@@ -95,18 +95,15 @@ export function verifyCallback(
 }
 
 /**
- * Checks a callback of a merchant on the `standard_webhooks` scheme
- * (`webhook-id`, `webhook-timestamp`, `webhook-signature`: any one `v1`
- * signature of `{id}.{timestamp}.{body}` under the callback secret
- * `whsec_...`), then returns it as a typed event. The `standardwebhooks`
- * package from npm does the same check; this one needs only node:crypto.
+ * The Standard Webhooks check, for a merchant's callbacks and the
+ * platform's events alike: throws a CallbackError (401) if it fails.
  */
-export function verifyStandardCallback(
+export function checkStandardSignature(
   headers: HeaderSource,
   rawBody: string,
   secret: string,
   options: VerifyOptions = {},
-): CallbackEvent {
+): void {
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");
@@ -130,6 +127,22 @@ export function verifyStandardCallback(
     .map((s) => Buffer.from(s.slice(3), "utf8"))
     .map((s) => s.length === expected.length && timingSafeEqual(s, expected));
   if (!matched.includes(true)) throw new CallbackError("no signature matches the body", 401);
+}
+
+/**
+ * Checks a callback of a merchant on the `standard_webhooks` scheme
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`: any one `v1`
+ * signature of `{id}.{timestamp}.{body}` under the callback secret
+ * `whsec_...`), then returns it as a typed event. The `standardwebhooks`
+ * package from npm does the same check; this one needs only node:crypto.
+ */
+export function verifyStandardCallback(
+  headers: HeaderSource,
+  rawBody: string,
+  secret: string,
+  options: VerifyOptions = {},
+): CallbackEvent {
+  checkStandardSignature(headers, rawBody, secret, options);
   let body: { event?: unknown };
   try {
     body = JSON.parse(rawBody) as { event?: unknown };

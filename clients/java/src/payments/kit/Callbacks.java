@@ -53,7 +53,7 @@ public final class Callbacks {
             "withdrawal.rejected", WithdrawalRejectedEvent.class,
             "withdrawal.failed", WithdrawalFailedEvent.class);
 
-    private static String header(Map<String, List<String>> headers, String name) {
+    static String header(Map<String, List<String>> headers, String name) {
         for (Map.Entry<String, List<String>> e : headers.entrySet()) {
             if (e.getKey() != null && e.getKey().equalsIgnoreCase(name) && !e.getValue().isEmpty()) return e.getValue().get(0);
         }
@@ -99,13 +99,10 @@ public final class Callbacks {
     }
 
     /**
-     * Checks a callback of a merchant on the {@code standard_webhooks} scheme
-     * ({@code webhook-id}, {@code webhook-timestamp}, {@code webhook-signature}:
-     * any one {@code v1} signature of {@code {id}.{timestamp}.{body}} under the
-     * callback secret {@code whsec_...}), the timestamp within
-     * {@code maxSkewSeconds} of {@code now}, then returns it as {@link #verify} does.
+     * The Standard Webhooks check, for a merchant's callbacks and the
+     * platform's events alike: throws a {@link CallbackException} (401) if it fails.
      */
-    public static Object verifyStandard(Map<String, List<String>> headers, byte[] body, String secret,
+    public static void checkStandardSignature(Map<String, List<String>> headers, byte[] body, String secret,
             long maxSkewSeconds, LongSupplier now) throws CallbackException {
         String id = header(headers, "webhook-id");
         String timestamp = header(headers, "webhook-timestamp");
@@ -138,6 +135,18 @@ public final class Callbacks {
             if (s.startsWith("v1,")) matched |= MessageDigest.isEqual(s.substring(3).getBytes(StandardCharsets.UTF_8), expected);
         }
         if (!matched) throw new CallbackException("no signature matches the body", 401);
+    }
+
+    /**
+     * Checks a callback of a merchant on the {@code standard_webhooks} scheme
+     * ({@code webhook-id}, {@code webhook-timestamp}, {@code webhook-signature}:
+     * any one {@code v1} signature of {@code {id}.{timestamp}.{body}} under the
+     * callback secret {@code whsec_...}), the timestamp within
+     * {@code maxSkewSeconds} of {@code now}, then returns it as {@link #verify} does.
+     */
+    public static Object verifyStandard(Map<String, List<String>> headers, byte[] body, String secret,
+            long maxSkewSeconds, LongSupplier now) throws CallbackException {
+        checkStandardSignature(headers, body, secret, maxSkewSeconds, now);
         return decode(new String(body, StandardCharsets.UTF_8));
     }
 
