@@ -144,11 +144,18 @@ def verify_standard_callback(
     The ``standardwebhooks`` package from PyPI does the same check; this
     one needs nothing beyond the standard library."""
     check_standard_signature(headers, body, secret, max_skew_seconds, now)
+    data, model = event_of(body, EVENTS)
+    return model.from_dict(data)
+
+
+def event_of(body: bytes, events: Mapping[str, Any]) -> tuple[dict, Any]:
+    """The verified body as JSON and the model its ``event`` names among
+    ``events``; a CallbackError (400) if it is neither."""
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
         raise CallbackError(f"the body is not JSON: {e}", 400) from None
-    model = EVENTS.get(data.get("event")) if isinstance(data, dict) else None
+    model = events.get(data.get("event")) if isinstance(data, dict) else None
     if model is None:
         raise CallbackError(f"unknown event {data!r:.60}", 400)
-    return model.from_dict(data)
+    return data, model

@@ -10,11 +10,10 @@ them)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from typing import Callable, Mapping
 
-from .callbacks import CallbackError, check_standard_signature
+from .callbacks import CallbackError, check_standard_signature, event_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,13 +49,7 @@ def verify_platform_event(
     platform's secret, then returns it as its model. Fields added later are
     tolerated; a missing one is a 400."""
     check_standard_signature(headers, body, secret, max_skew_seconds, now)
-    try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise CallbackError(f"the body is not JSON: {e}", 400) from None
-    model = PLATFORM_EVENTS.get(data.get("event")) if isinstance(data, dict) else None
-    if model is None:
-        raise CallbackError(f"unknown platform event {data!r:.60}", 400)
+    data, model = event_of(body, PLATFORM_EVENTS)
     names = [f.name for f in dataclasses.fields(model)]
     missing = [n for n in names if not isinstance(data.get(n), str)]
     if missing:
