@@ -50,18 +50,19 @@ impl Received {
 struct State {
     script: VecDeque<Answer>,
     otherwise: Option<Answer>,
-    /// Answers for requests whose JSON body's `email` is the key, before
+    /// Answers for requests whose JSON body's `email` (else `tenant_id`) is the key, before
     /// 200: one receiver shared by scenarios running at once (the platform
     /// address is one per service) answers each scenario as it scripted.
     keyed: std::collections::HashMap<String, VecDeque<Answer>>,
     received: Vec<Received>,
 }
 
-/// The `email` of a JSON body, if it has one.
-fn email_of(body: &str) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(body)
-        .ok()?
-        .get("email")?
+/// What a platform event is keyed by: an invitation's `email`, else the
+/// `tenant_id` it concerns (a billing statement's merchant).
+fn key_of(body: &str) -> Option<String> {
+    let doc = serde_json::from_str::<serde_json::Value>(body).ok()?;
+    doc.get("email")
+        .or_else(|| doc.get("tenant_id"))?
         .as_str()
         .map(str::to_string)
 }
@@ -190,7 +191,7 @@ impl Receiver {
     pub fn received_for(&self, key: &str) -> Vec<Received> {
         self.received()
             .into_iter()
-            .filter(|r| email_of(&r.body).as_deref() == Some(key))
+            .filter(|r| key_of(&r.body).as_deref() == Some(key))
             .collect()
     }
 
@@ -293,7 +294,7 @@ impl Receiver {
                 at: std::time::Instant::now(),
                 wall_unix: chrono::Utc::now().timestamp(),
             });
-            let key = s.received.last().and_then(|r| email_of(&r.body));
+            let key = s.received.last().and_then(|r| key_of(&r.body));
             match key.and_then(|k| s.keyed.get_mut(&k)) {
                 Some(keyed) => keyed.pop_front().unwrap_or(Answer::Status(200)),
                 None => {

@@ -117,3 +117,42 @@ pub async fn events_loop(app: Arc<App>) {
         let _ = tokio::time::timeout(SEQUENCE_UNRUNG, bell.notified()).await;
     }
 }
+
+/// How often the billing schedule looks for ended periods. A period is
+/// billed `billing::SETTLE_SECONDS` after it ends, so a pass a minute is
+/// prompt enough; the clock it compares with is the injected one.
+const BILL_EVERY: Duration = Duration::from_secs(60);
+/// Statements one pass issues at most, so that a backlog (a first start
+/// after months) is worked off in steps that each report progress.
+const BILL_PER_PASS: usize = 100;
+/// After a failed pass (the database away, a conflict with another
+/// instance), the next one comes sooner.
+const BILL_RETRY: Duration = Duration::from_secs(5);
+
+/// Issues due billing statements until the task is dropped. Every worker
+/// instance runs it; the statements' unique key makes each one once.
+pub async fn billing_loop(app: Arc<App>) {
+    loop {
+        let issued = crate::app::billing::issue_due(&app, BILL_PER_PASS).await;
+        metrics::worker_run("billing", issued.is_ok());
+        let pause = match issued {
+            Ok(0) => BILL_EVERY,
+            Ok(n) => {
+                tracing::info!(issued = n, "billing statements issued");
+                // A full pass may have left more: go on at once.
+                if n >= BILL_PER_PASS {
+                    Duration::ZERO
+                } else {
+                    BILL_EVERY
+                }
+            }
+            Err(e) => {
+                // Nothing was half issued (each statement is one
+                // transaction): try again soon.
+                tracing::error!(error = %e, "issuing billing statements failed");
+                BILL_RETRY
+            }
+        };
+        tokio::time::sleep(pause).await;
+    }
+}

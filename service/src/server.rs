@@ -306,6 +306,7 @@ pub fn start(app: Arc<App>) -> Result<Service> {
             app.clone(),
             interval,
         )));
+        workers.push(tokio::spawn(crate::jobs::billing_loop(app.clone())));
     }
     // Every instance places the events its own commits wrote at once.
     workers.push(tokio::spawn(crate::jobs::events_loop(app.clone())));

@@ -61,6 +61,170 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
+    ///How long a merchant's billing periods are: a calendar month, a week from Monday, or a day, in UTC.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingPeriod {
+        #[serde(rename = "month")]
+        Month,
+        #[serde(rename = "week")]
+        Week,
+        #[serde(rename = "day")]
+        Day,
+    }
+    impl ::std::fmt::Display for BillingPeriod {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Month => f.write_str("month"),
+                Self::Week => f.write_str("week"),
+                Self::Day => f.write_str("day"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingPeriod {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "month" => Ok(Self::Month),
+                "week" => Ok(Self::Week),
+                "day" => Ok(Self::Day),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A billing statement: the fees the service charged the merchant in one period, per currency. Never edited; a correction is a new version that supersedes it.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatement {
+        pub billing_period: BillingPeriod,
+        pub document_bytes: i64,
+        ///Lowercase hex SHA-256 of the PDF.
+        pub document_sha256: ::std::string::String,
+        ///Where the PDF is read with an operator token (a merchant reads it at `/api/v1/merchant/billing-statements/{statement_id}/document`).
+        pub document_url: ::std::string::String,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///`schedule`, or the name of the operator who issued it.
+        pub issued_by: ::std::string::String,
+        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        pub number: ::std::string::String,
+        ///Exclusive, UTC.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Inclusive, UTC.
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The operator's reason, for a statement issued or re-issued by hand; absent otherwise.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        pub statement_id: ::std::string::String,
+        pub status: BillingStatementStatus,
+        ///When the next version replaced it; absent while in force.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub superseded_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The number of the version this one replaced; absent for version 1.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub supersedes: ::std::option::Option<::std::string::String>,
+        ///The merchant's `merchant_id`.
+        pub tenant_id: ::std::string::String,
+        ///One item per currency with balance lines in the period, by currency code; empty when none.
+        pub totals: ::std::vec::Vec<BillingStatementTotals>,
+        ///1, then one more for each correction.
+        pub version: i32,
+    }
+    ///One page of billing statements, newest issued first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementList {
+        pub items: ::std::vec::Vec<BillingStatement>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`issued`: the statement in force for its period; `superseded`: replaced by the next version (`reissue`), kept unchanged.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingStatementStatus {
+        #[serde(rename = "issued")]
+        Issued,
+        #[serde(rename = "superseded")]
+        Superseded,
+    }
+    impl ::std::fmt::Display for BillingStatementStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Issued => f.write_str("issued"),
+                Self::Superseded => f.write_str("superseded"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingStatementStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "issued" => Ok(Self::Issued),
+                "superseded" => Ok(Self::Superseded),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingStatementStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingStatementStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///What one currency's balance lines charged in the period. A deposit counts when completed (its amount is what the payer paid: credited plus fee); a withdrawal when completed (its amount is what was paid out, the fee apart); a failed or rejected withdrawal gave its held fee back and counts nowhere. `total_fees` is every fee the ledger booked to the service in the period, to the last digit.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementTotals {
+        pub currency_code: ::std::string::String,
+        pub deposit_amount: ::payments_wire::DecimalString,
+        pub deposit_count: i64,
+        pub deposit_fees: ::payments_wire::DecimalString,
+        pub total_fees: ::payments_wire::DecimalString,
+        pub withdrawal_amount: ::payments_wire::DecimalString,
+        pub withdrawal_count: i64,
+        pub withdrawal_fees: ::payments_wire::DecimalString,
+    }
     ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::schemars::JsonSchema,
@@ -1008,7 +1172,7 @@ pub mod types {
             value.parse()
         }
     }
-    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one.
+    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one. Each response names the codes it may carry, and no response answers a code it does not name: a code added in a later version is answered only by responses added with it, so an integration generated from an earlier version never receives one.
     #[derive(
         ::schemars::JsonSchema,
         ::serde::Deserialize,
@@ -1087,6 +1251,8 @@ pub mod types {
         NotImplemented,
         #[serde(rename = "SERVICE_UNAVAILABLE")]
         ServiceUnavailable,
+        #[serde(rename = "STATEMENT_NOT_FOUND")]
+        StatementNotFound,
     }
     impl ::std::fmt::Display for ErrorCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1123,6 +1289,7 @@ pub mod types {
                 Self::Internal => f.write_str("INTERNAL"),
                 Self::NotImplemented => f.write_str("NOT_IMPLEMENTED"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
+                Self::StatementNotFound => f.write_str("STATEMENT_NOT_FOUND"),
             }
         }
     }
@@ -1162,6 +1329,7 @@ pub mod types {
                 "INTERNAL" => Ok(Self::Internal),
                 "NOT_IMPLEMENTED" => Ok(Self::NotImplemented),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
+                "STATEMENT_NOT_FOUND" => Ok(Self::StatementNotFound),
                 _ => Err("invalid value".into()),
             }
         }
@@ -2227,6 +2395,27 @@ pub struct GetStatementQuery {
     /// The currency.
     pub currency_code: String,
 }
+/// Query parameters of `list_billing_statements`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListBillingStatementsQuery {
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    #[schemars(range(min = 1i64, max = 200i64))]
+    pub limit: Option<i64>,
+}
+/// Path parameters of `get_billing_statement`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct GetBillingStatementPath {
+    /// The statement's `statement_id`.
+    pub statement_id: String,
+}
+/// Path parameters of `get_billing_statement_document`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct GetBillingStatementDocumentPath {
+    /// The statement's `statement_id`.
+    pub statement_id: String,
+}
 /** The operations of `openapi/merchant.json`, one method each. Implement it in the service;
 `merchant_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -2394,6 +2583,42 @@ pub trait MerchantApi {
         path: ::dropshot::Path<GetStatementPath>,
         query: ::payments_wire::server::Query<GetStatementQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::DailyStatement>, ::dropshot::HttpError>;
+    /// List billing statements
+    ///
+    /// The merchant's billing statements, newest issued first, superseded versions included. Each bills one period (a month unless the operator set another length): the fees the service charged, per currency.
+    #[endpoint{method = GET,
+    path = "/api/v1/merchant/billing-statements",
+    tags = ["billing"],
+    }]
+    async fn list_billing_statements(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::SignatureHeaders,
+        query: ::payments_wire::server::Query<ListBillingStatementsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BillingStatementList>, ::dropshot::HttpError>;
+    /// Read a billing statement
+    ///
+    /// One of the merchant's statements with its totals per currency.
+    #[endpoint{method = GET,
+    path = "/api/v1/merchant/billing-statements/{statement_id}",
+    tags = ["billing"],
+    }]
+    async fn get_billing_statement(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::SignatureHeaders,
+        path: ::dropshot::Path<GetBillingStatementPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BillingStatement>, ::dropshot::HttpError>;
+    /// Read a billing statement's PDF
+    ///
+    /// The statement's document as `application/pdf`, byte for byte as issued.
+    #[endpoint{method = GET,
+    path = "/api/v1/merchant/billing-statements/{statement_id}/document",
+    tags = ["billing"],
+    }]
+    async fn get_billing_statement_document(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::SignatureHeaders,
+        path: ::dropshot::Path<GetBillingStatementDocumentPath>,
+    ) -> Result<::http::Response<::dropshot::Body>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -2558,6 +2783,42 @@ where
         )
         .summary("Read a daily statement")
         .tag("reconciliation"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_billing_statements".to_string(),
+            <ServerImpl as MerchantApi>::list_billing_statements,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/billing-statements",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List billing statements")
+        .tag("billing"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "get_billing_statement".to_string(),
+            <ServerImpl as MerchantApi>::get_billing_statement,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/billing-statements/{statement_id}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a billing statement")
+        .tag("billing"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "get_billing_statement_document".to_string(),
+            <ServerImpl as MerchantApi>::get_billing_statement_document,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/merchant/billing-statements/{statement_id}/document",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a billing statement's PDF")
+        .tag("billing"),
     )?;
     Ok(())
 }

@@ -360,6 +360,259 @@ pub mod types {
             value.parse()
         }
     }
+    ///How long a merchant's billing periods are: a calendar month, a week from Monday, or a day, in UTC.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingPeriod {
+        #[serde(rename = "month")]
+        Month,
+        #[serde(rename = "week")]
+        Week,
+        #[serde(rename = "day")]
+        Day,
+    }
+    impl ::std::fmt::Display for BillingPeriod {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Month => f.write_str("month"),
+                Self::Week => f.write_str("week"),
+                Self::Day => f.write_str("day"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingPeriod {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "month" => Ok(Self::Month),
+                "week" => Ok(Self::Week),
+                "day" => Ok(Self::Day),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`BillingPeriodRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingPeriodRequest {
+        pub billing_period: BillingPeriod,
+    }
+    ///`BillingPeriodSetting`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingPeriodSetting {
+        pub billing_period: BillingPeriod,
+        pub merchant_id: ::std::string::String,
+    }
+    ///A billing statement: the fees the service charged the merchant in one period, per currency. Never edited; a correction is a new version that supersedes it.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatement {
+        pub billing_period: BillingPeriod,
+        pub document_bytes: i64,
+        ///Lowercase hex SHA-256 of the PDF.
+        pub document_sha256: ::std::string::String,
+        ///Where the PDF is read with an operator token (a merchant reads it at `/api/v1/merchant/billing-statements/{statement_id}/document`).
+        pub document_url: ::std::string::String,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///`schedule`, or the name of the operator who issued it.
+        pub issued_by: ::std::string::String,
+        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        pub number: ::std::string::String,
+        ///Exclusive, UTC.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Inclusive, UTC.
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The operator's reason, for a statement issued or re-issued by hand; absent otherwise.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        pub statement_id: ::std::string::String,
+        pub status: BillingStatementStatus,
+        ///When the next version replaced it; absent while in force.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub superseded_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The number of the version this one replaced; absent for version 1.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub supersedes: ::std::option::Option<::std::string::String>,
+        ///The merchant's `merchant_id`.
+        pub tenant_id: ::std::string::String,
+        ///One item per currency with balance lines in the period, by currency code; empty when none.
+        pub totals: ::std::vec::Vec<BillingStatementTotals>,
+        ///1, then one more for each correction.
+        pub version: i32,
+    }
+    ///The body of `billing_statement_issued`. Receivers tolerate fields added later.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementIssued {
+        pub billing_period: BillingPeriod,
+        pub document_bytes: i64,
+        ///Lowercase hex SHA-256 of the PDF.
+        pub document_sha256: ::std::string::String,
+        ///Where the PDF is read with an operator token (a merchant reads it at `/api/v1/merchant/billing-statements/{statement_id}/document`).
+        pub document_url: ::std::string::String,
+        pub event: BillingStatementIssuedEvent,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        pub number: ::std::string::String,
+        ///Exclusive, UTC.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Inclusive, UTC.
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub statement_id: ::std::string::String,
+        ///The number of the version this one replaced; absent for version 1.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub supersedes: ::std::option::Option<::std::string::String>,
+        ///The merchant's `merchant_id`.
+        pub tenant_id: ::std::string::String,
+        ///The merchant's name.
+        pub tenant_name: ::std::string::String,
+        ///One item per currency with balance lines in the period, by currency code; empty when none.
+        pub totals: ::std::vec::Vec<BillingStatementTotals>,
+        ///1, then one more for each correction.
+        pub version: i32,
+    }
+    ///`BillingStatementIssuedEvent`
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingStatementIssuedEvent {
+        #[serde(rename = "billing_statement_issued")]
+        BillingStatementIssued,
+    }
+    impl ::std::fmt::Display for BillingStatementIssuedEvent {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::BillingStatementIssued => f.write_str("billing_statement_issued"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingStatementIssuedEvent {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "billing_statement_issued" => Ok(Self::BillingStatementIssued),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingStatementIssuedEvent {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingStatementIssuedEvent {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One page of billing statements, newest issued first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementPage {
+        pub items: ::std::vec::Vec<BillingStatement>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`issued`: the statement in force for its period; `superseded`: replaced by the next version (`reissue`), kept unchanged.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingStatementStatus {
+        #[serde(rename = "issued")]
+        Issued,
+        #[serde(rename = "superseded")]
+        Superseded,
+    }
+    impl ::std::fmt::Display for BillingStatementStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Issued => f.write_str("issued"),
+                Self::Superseded => f.write_str("superseded"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingStatementStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "issued" => Ok(Self::Issued),
+                "superseded" => Ok(Self::Superseded),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingStatementStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingStatementStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///What one currency's balance lines charged in the period. A deposit counts when completed (its amount is what the payer paid: credited plus fee); a withdrawal when completed (its amount is what was paid out, the fee apart); a failed or rejected withdrawal gave its held fee back and counts nowhere. `total_fees` is every fee the ledger booked to the service in the period, to the last digit.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementTotals {
+        pub currency_code: ::std::string::String,
+        pub deposit_amount: ::payments_wire::DecimalString,
+        pub deposit_count: i64,
+        pub deposit_fees: ::payments_wire::DecimalString,
+        pub total_fees: ::payments_wire::DecimalString,
+        pub withdrawal_amount: ::payments_wire::DecimalString,
+        pub withdrawal_count: i64,
+        pub withdrawal_fees: ::payments_wire::DecimalString,
+    }
     ///`CallbackAttempt`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CallbackAttempt {
@@ -458,7 +711,7 @@ pub mod types {
         pub merchant_id: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///`deposit` or `withdrawal` (a merchant callback), or `owner_invitation` (the platform event `tenant_owner_invite`, whose `order_no` is the invitation's id).
+        ///`deposit` or `withdrawal` (a merchant callback), `owner_invitation` (the platform event `tenant_owner_invite`, whose `order_no` is the invitation's id), or `billing_statement` (the platform event `billing_statement_issued`, whose `order_no` is the statement's id).
         pub order_kind: ::std::string::String,
         pub order_no: ::std::string::String,
         pub status: CallbackDeliveryStatus,
@@ -1283,6 +1536,10 @@ pub mod types {
         OwnerAlreadyActive,
         #[serde(rename = "PLATFORM_EVENTS_NOT_CONFIGURED")]
         PlatformEventsNotConfigured,
+        #[serde(rename = "STATEMENT_NOT_FOUND")]
+        StatementNotFound,
+        #[serde(rename = "STATEMENT_ALREADY_ISSUED")]
+        StatementAlreadyIssued,
     }
     impl ::std::fmt::Display for ErrorCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1328,6 +1585,8 @@ pub mod types {
                 Self::InvitationEnded => f.write_str("INVITATION_ENDED"),
                 Self::OwnerAlreadyActive => f.write_str("OWNER_ALREADY_ACTIVE"),
                 Self::PlatformEventsNotConfigured => f.write_str("PLATFORM_EVENTS_NOT_CONFIGURED"),
+                Self::StatementNotFound => f.write_str("STATEMENT_NOT_FOUND"),
+                Self::StatementAlreadyIssued => f.write_str("STATEMENT_ALREADY_ISSUED"),
             }
         }
     }
@@ -1376,6 +1635,8 @@ pub mod types {
                 "INVITATION_ENDED" => Ok(Self::InvitationEnded),
                 "OWNER_ALREADY_ACTIVE" => Ok(Self::OwnerAlreadyActive),
                 "PLATFORM_EVENTS_NOT_CONFIGURED" => Ok(Self::PlatformEventsNotConfigured),
+                "STATEMENT_NOT_FOUND" => Ok(Self::StatementNotFound),
+                "STATEMENT_ALREADY_ISSUED" => Ok(Self::StatementAlreadyIssued),
                 _ => Err("invalid value".into()),
             }
         }
@@ -1596,6 +1857,17 @@ pub mod types {
         ///How long older keys keep working: 0 to 2592000 (30 days). When omitted, the service's `key_rotation_grace_seconds` (86400 unless configured).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub grace_seconds: ::std::option::Option<i64>,
+    }
+    ///`IssueBillingStatementRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssueBillingStatementRequest {
+        ///The day after the last day billed, `YYYY-MM-DD` (to its midnight, UTC, exclusive); not after today.
+        pub period_end: ::std::string::String,
+        ///The first day billed, `YYYY-MM-DD` (from its midnight, UTC).
+        pub period_start: ::std::string::String,
+        ///Why; at most 512 characters; kept with the statement and in the audit trail.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
     }
     ///`IssueCallbackSecretRequest`
     #[derive(
@@ -1983,6 +2255,12 @@ pub mod types {
     pub struct ReceivingAccountRequest {
         ///A configured receiving account's `id`.
         pub account_id: ::std::string::String,
+    }
+    ///`ReissueBillingStatementRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ReissueBillingStatementRequest {
+        ///What the correction is for; 1 to 512 characters; kept with the new version and in the audit trail.
+        pub remarks: ::std::string::String,
     }
     ///An operator's resolution of a withdrawal set aside.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -2727,6 +3005,47 @@ pub struct RevokeOwnerInvitationPath {
     /// The invitation's `invitation_id`.
     pub invitation_id: String,
 }
+/// Query parameters of `list_billing_statements`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListBillingStatementsQuery {
+    /// Only this merchant's statements.
+    pub merchant_id: Option<String>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    #[schemars(range(min = 1i64, max = 200i64))]
+    pub limit: Option<i64>,
+}
+/// Path parameters of `read_billing_statement`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReadBillingStatementPath {
+    /// The statement's `statement_id`.
+    pub statement_id: String,
+}
+/// Path parameters of `read_billing_statement_document`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReadBillingStatementDocumentPath {
+    /// The statement's `statement_id`.
+    pub statement_id: String,
+}
+/// Path parameters of `issue_billing_statement`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct IssueBillingStatementPath {
+    /// The merchant's `merchant_id`.
+    pub merchant_id: String,
+}
+/// Path parameters of `reissue_billing_statement`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReissueBillingStatementPath {
+    /// The statement's `statement_id`.
+    pub statement_id: String,
+}
+/// Path parameters of `set_billing_period`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct SetBillingPeriodPath {
+    /// The merchant's `merchant_id`.
+    pub merchant_id: String,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -3297,6 +3616,93 @@ pub trait OperatorApi {
         rqctx: ::dropshot::RequestContext<Self::Context>,
         body: ::payments_wire::server::SignedJson<types::AcceptOwnerInvitationRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::AcceptedOwner>, ::dropshot::HttpError>;
+    /// List billing statements
+    ///
+    /// Statements of every merchant, or of one, newest issued first, superseded versions included.
+    ///
+    /// Needs the role `viewer`.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/billing-statements",
+    tags = ["billing"],
+    }]
+    async fn list_billing_statements(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::payments_wire::server::Query<ListBillingStatementsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BillingStatementPage>, ::dropshot::HttpError>;
+    /// Read a billing statement
+    ///
+    /// One statement with its totals per currency.
+    ///
+    /// Needs the role `viewer`.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/billing-statements/{statement_id}",
+    tags = ["billing"],
+    }]
+    async fn read_billing_statement(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReadBillingStatementPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BillingStatement>, ::dropshot::HttpError>;
+    /// Read a billing statement's PDF
+    ///
+    /// The statement's document as `application/pdf`, stored once when it was issued and served unchanged.
+    ///
+    /// Needs the role `viewer`.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/billing-statements/{statement_id}/document",
+    tags = ["billing"],
+    }]
+    async fn read_billing_statement_document(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReadBillingStatementDocumentPath>,
+    ) -> Result<::http::Response<::dropshot::Body>, ::dropshot::HttpError>;
+    /// Issue a billing statement now
+    ///
+    /// Issues the merchant's statement for `[period_start, period_end)` now, from the ledger, with its PDF, and queues `billing_statement_issued` (its callback) in the same transaction. The period must have ended and meet no statement in force; the schedule's next period then starts where this one ends.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/merchants/{merchant_id}/billing-statements",
+    tags = ["billing"],
+    }]
+    async fn issue_billing_statement(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<IssueBillingStatementPath>,
+        body: ::payments_wire::server::SignedJson<types::IssueBillingStatementRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BillingStatement>, ::dropshot::HttpError>;
+    /// Void and re-issue a billing statement
+    ///
+    /// Corrects a statement: the one in force is marked `superseded` (kept unchanged) and its next version is issued for the same period, read from the ledger again, with its own number, PDF and `billing_statement_issued` event, all in one transaction.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/billing-statements/{statement_id}/reissue",
+    tags = ["billing"],
+    }]
+    async fn reissue_billing_statement(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReissueBillingStatementPath>,
+        body: ::payments_wire::server::SignedJson<types::ReissueBillingStatementRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BillingStatement>, ::dropshot::HttpError>;
+    /// Set a merchant's billing period
+    ///
+    /// How long the merchant's billing periods are from its next statement on: that period starts where the last statement ended and ends at the next boundary of the new length (a first of the month, a Monday, a midnight, UTC).
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = PUT,
+    path = "/api/v1/operator/merchants/{merchant_id}/billing-period",
+    tags = ["billing"],
+    }]
+    async fn set_billing_period(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<SetBillingPeriodPath>,
+        body: ::payments_wire::server::SignedJson<types::BillingPeriodRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::BillingPeriodSetting>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -3797,6 +4203,78 @@ where
         )
         .summary("Accept an owner invitation")
         .tag("owners"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_billing_statements".to_string(),
+            <ServerImpl as OperatorApi>::list_billing_statements,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/billing-statements",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List billing statements")
+        .tag("billing"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_billing_statement".to_string(),
+            <ServerImpl as OperatorApi>::read_billing_statement,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/billing-statements/{statement_id}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a billing statement")
+        .tag("billing"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_billing_statement_document".to_string(),
+            <ServerImpl as OperatorApi>::read_billing_statement_document,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/billing-statements/{statement_id}/document",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a billing statement's PDF")
+        .tag("billing"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "issue_billing_statement".to_string(),
+            <ServerImpl as OperatorApi>::issue_billing_statement,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/billing-statements",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Issue a billing statement now")
+        .tag("billing"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "reissue_billing_statement".to_string(),
+            <ServerImpl as OperatorApi>::reissue_billing_statement,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/billing-statements/{statement_id}/reissue",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Void and re-issue a billing statement")
+        .tag("billing"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "set_billing_period".to_string(),
+            <ServerImpl as OperatorApi>::set_billing_period,
+            ::http::Method::PUT,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/billing-period",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Set a merchant's billing period")
+        .tag("billing"),
     )?;
     Ok(())
 }

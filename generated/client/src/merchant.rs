@@ -64,6 +64,168 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
+    ///How long a merchant's billing periods are: a calendar month, a week from Monday, or a day, in UTC.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingPeriod {
+        #[serde(rename = "month")]
+        Month,
+        #[serde(rename = "week")]
+        Week,
+        #[serde(rename = "day")]
+        Day,
+    }
+    impl ::std::fmt::Display for BillingPeriod {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Month => f.write_str("month"),
+                Self::Week => f.write_str("week"),
+                Self::Day => f.write_str("day"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingPeriod {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "month" => Ok(Self::Month),
+                "week" => Ok(Self::Week),
+                "day" => Ok(Self::Day),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A billing statement: the fees the service charged the merchant in one period, per currency. Never edited; a correction is a new version that supersedes it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatement {
+        pub billing_period: BillingPeriod,
+        pub document_bytes: i64,
+        ///Lowercase hex SHA-256 of the PDF.
+        pub document_sha256: ::std::string::String,
+        ///Where the PDF is read with an operator token (a merchant reads it at `/api/v1/merchant/billing-statements/{statement_id}/document`).
+        pub document_url: ::std::string::String,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///`schedule`, or the name of the operator who issued it.
+        pub issued_by: ::std::string::String,
+        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        pub number: ::std::string::String,
+        ///Exclusive, UTC.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Inclusive, UTC.
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The operator's reason, for a statement issued or re-issued by hand; absent otherwise.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        pub statement_id: ::std::string::String,
+        pub status: BillingStatementStatus,
+        ///When the next version replaced it; absent while in force.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub superseded_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The number of the version this one replaced; absent for version 1.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub supersedes: ::std::option::Option<::std::string::String>,
+        ///The merchant's `merchant_id`.
+        pub tenant_id: ::std::string::String,
+        ///One item per currency with balance lines in the period, by currency code; empty when none.
+        pub totals: ::std::vec::Vec<BillingStatementTotals>,
+        ///1, then one more for each correction.
+        pub version: i32,
+    }
+    ///One page of billing statements, newest issued first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementList {
+        pub items: ::std::vec::Vec<BillingStatement>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`issued`: the statement in force for its period; `superseded`: replaced by the next version (`reissue`), kept unchanged.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingStatementStatus {
+        #[serde(rename = "issued")]
+        Issued,
+        #[serde(rename = "superseded")]
+        Superseded,
+    }
+    impl ::std::fmt::Display for BillingStatementStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Issued => f.write_str("issued"),
+                Self::Superseded => f.write_str("superseded"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingStatementStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "issued" => Ok(Self::Issued),
+                "superseded" => Ok(Self::Superseded),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingStatementStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingStatementStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///What one currency's balance lines charged in the period. A deposit counts when completed (its amount is what the payer paid: credited plus fee); a withdrawal when completed (its amount is what was paid out, the fee apart); a failed or rejected withdrawal gave its held fee back and counts nowhere. `total_fees` is every fee the ledger booked to the service in the period, to the last digit.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementTotals {
+        pub currency_code: ::std::string::String,
+        pub deposit_amount: ::payments_wire::DecimalString,
+        pub deposit_count: i64,
+        pub deposit_fees: ::payments_wire::DecimalString,
+        pub total_fees: ::payments_wire::DecimalString,
+        pub withdrawal_amount: ::payments_wire::DecimalString,
+        pub withdrawal_count: i64,
+        pub withdrawal_fees: ::payments_wire::DecimalString,
+    }
     ///Summary of the order's callback deliveries: `none` while no callback has been queued (always, for an order without `callback_url`), `pending` while a delivery is queued, being sent or waiting to retry, `success` when the latest delivery was acknowledged, `failed` when it was refused (4xx) or its attempts ran out.
     #[derive(
         ::serde::Deserialize,
@@ -1007,7 +1169,7 @@ pub mod types {
         pub message: ::std::string::String,
         pub request_id: ::std::string::String,
     }
-    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one.
+    ///What went wrong, one of a fixed set; the status each comes with is in the API description. Every error the service raises itself carries one. Each response names the codes it may carry, and no response answers a code it does not name: a code added in a later version is answered only by responses added with it, so an integration generated from an earlier version never receives one.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -1085,6 +1247,8 @@ pub mod types {
         NotImplemented,
         #[serde(rename = "SERVICE_UNAVAILABLE")]
         ServiceUnavailable,
+        #[serde(rename = "STATEMENT_NOT_FOUND")]
+        StatementNotFound,
     }
     impl ::std::fmt::Display for ErrorCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1121,6 +1285,7 @@ pub mod types {
                 Self::Internal => f.write_str("INTERNAL"),
                 Self::NotImplemented => f.write_str("NOT_IMPLEMENTED"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
+                Self::StatementNotFound => f.write_str("STATEMENT_NOT_FOUND"),
             }
         }
     }
@@ -1160,6 +1325,7 @@ pub mod types {
                 "INTERNAL" => Ok(Self::Internal),
                 "NOT_IMPLEMENTED" => Ok(Self::NotImplemented),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
+                "STATEMENT_NOT_FOUND" => Ok(Self::StatementNotFound),
                 _ => Err("invalid value".into()),
             }
         }
@@ -2248,7 +2414,7 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
 
-Version: 0.4.0*/
+Version: 0.5.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2292,7 +2458,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.4.0"
+        "0.5.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -3219,6 +3385,190 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List billing statements
+
+    The merchant's billing statements, newest issued first, superseded versions included. Each bills one period (a month unless the operator set another length): the fees the service charged, per currency.
+
+    Sends a `GET` request to `/api/v1/merchant/billing-statements`
+
+    Arguments:
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    */
+    pub async fn list_billing_statements<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<::std::num::NonZeroU64>,
+    ) -> Result<ResponseValue<types::BillingStatementList>, Error<types::Error>> {
+        let url = format!("{}/api/v1/merchant/billing-statements", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_billing_statements",
+        };
+        match (crate::merchant::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a billing statement
+
+    One of the merchant's statements with its totals per currency.
+
+    Sends a `GET` request to `/api/v1/merchant/billing-statements/{statement_id}`
+
+    Arguments:
+    - `statement_id`: The statement's `statement_id`.
+    */
+    pub async fn get_billing_statement<'a>(
+        &'a self,
+        statement_id: &'a str,
+    ) -> Result<ResponseValue<types::BillingStatement>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/merchant/billing-statements/{}",
+            self.baseurl,
+            encode_path(&statement_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "get_billing_statement",
+        };
+        match (crate::merchant::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a billing statement's PDF
+
+    The statement's document as `application/pdf`, byte for byte as issued.
+
+    Sends a `GET` request to `/api/v1/merchant/billing-statements/{statement_id}/document`
+
+    Arguments:
+    - `statement_id`: The statement's `statement_id`.
+    */
+    pub async fn get_billing_statement_document<'a>(
+        &'a self,
+        statement_id: &'a str,
+    ) -> Result<ResponseValue<ByteStream>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/merchant/billing-statements/{}/document",
+            self.baseurl,
+            encode_path(&statement_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self.client.get(url).headers(header_map).build()?;
+        let info = OperationInfo {
+            operation_id: "get_billing_statement_document",
+        };
+        match (crate::merchant::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => Ok(ResponseValue::stream(response)),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -3231,6 +3581,8 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/merchant/query/deposit/{order_no}",
     "/api/v1/merchant/query/withdrawal/{order_no}",
     "/api/v1/merchant/statements/{date}",
+    "/api/v1/merchant/billing-statements/{statement_id}",
+    "/api/v1/merchant/billing-statements/{statement_id}/document",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

@@ -359,6 +359,256 @@ pub mod types {
             value.parse()
         }
     }
+    ///How long a merchant's billing periods are: a calendar month, a week from Monday, or a day, in UTC.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingPeriod {
+        #[serde(rename = "month")]
+        Month,
+        #[serde(rename = "week")]
+        Week,
+        #[serde(rename = "day")]
+        Day,
+    }
+    impl ::std::fmt::Display for BillingPeriod {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Month => f.write_str("month"),
+                Self::Week => f.write_str("week"),
+                Self::Day => f.write_str("day"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingPeriod {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "month" => Ok(Self::Month),
+                "week" => Ok(Self::Week),
+                "day" => Ok(Self::Day),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`BillingPeriodRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingPeriodRequest {
+        pub billing_period: BillingPeriod,
+    }
+    ///`BillingPeriodSetting`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingPeriodSetting {
+        pub billing_period: BillingPeriod,
+        pub merchant_id: ::std::string::String,
+    }
+    ///A billing statement: the fees the service charged the merchant in one period, per currency. Never edited; a correction is a new version that supersedes it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatement {
+        pub billing_period: BillingPeriod,
+        pub document_bytes: i64,
+        ///Lowercase hex SHA-256 of the PDF.
+        pub document_sha256: ::std::string::String,
+        ///Where the PDF is read with an operator token (a merchant reads it at `/api/v1/merchant/billing-statements/{statement_id}/document`).
+        pub document_url: ::std::string::String,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///`schedule`, or the name of the operator who issued it.
+        pub issued_by: ::std::string::String,
+        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        pub number: ::std::string::String,
+        ///Exclusive, UTC.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Inclusive, UTC.
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The operator's reason, for a statement issued or re-issued by hand; absent otherwise.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        pub statement_id: ::std::string::String,
+        pub status: BillingStatementStatus,
+        ///When the next version replaced it; absent while in force.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub superseded_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The number of the version this one replaced; absent for version 1.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub supersedes: ::std::option::Option<::std::string::String>,
+        ///The merchant's `merchant_id`.
+        pub tenant_id: ::std::string::String,
+        ///One item per currency with balance lines in the period, by currency code; empty when none.
+        pub totals: ::std::vec::Vec<BillingStatementTotals>,
+        ///1, then one more for each correction.
+        pub version: i32,
+    }
+    ///The body of `billing_statement_issued`. Receivers tolerate fields added later.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementIssued {
+        pub billing_period: BillingPeriod,
+        pub document_bytes: i64,
+        ///Lowercase hex SHA-256 of the PDF.
+        pub document_sha256: ::std::string::String,
+        ///Where the PDF is read with an operator token (a merchant reads it at `/api/v1/merchant/billing-statements/{statement_id}/document`).
+        pub document_url: ::std::string::String,
+        pub event: BillingStatementIssuedEvent,
+        pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        pub number: ::std::string::String,
+        ///Exclusive, UTC.
+        pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Inclusive, UTC.
+        pub period_start: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub statement_id: ::std::string::String,
+        ///The number of the version this one replaced; absent for version 1.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub supersedes: ::std::option::Option<::std::string::String>,
+        ///The merchant's `merchant_id`.
+        pub tenant_id: ::std::string::String,
+        ///The merchant's name.
+        pub tenant_name: ::std::string::String,
+        ///One item per currency with balance lines in the period, by currency code; empty when none.
+        pub totals: ::std::vec::Vec<BillingStatementTotals>,
+        ///1, then one more for each correction.
+        pub version: i32,
+    }
+    ///`BillingStatementIssuedEvent`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingStatementIssuedEvent {
+        #[serde(rename = "billing_statement_issued")]
+        BillingStatementIssued,
+    }
+    impl ::std::fmt::Display for BillingStatementIssuedEvent {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::BillingStatementIssued => f.write_str("billing_statement_issued"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingStatementIssuedEvent {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "billing_statement_issued" => Ok(Self::BillingStatementIssued),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingStatementIssuedEvent {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingStatementIssuedEvent {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One page of billing statements, newest issued first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementPage {
+        pub items: ::std::vec::Vec<BillingStatement>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`issued`: the statement in force for its period; `superseded`: replaced by the next version (`reissue`), kept unchanged.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum BillingStatementStatus {
+        #[serde(rename = "issued")]
+        Issued,
+        #[serde(rename = "superseded")]
+        Superseded,
+    }
+    impl ::std::fmt::Display for BillingStatementStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Issued => f.write_str("issued"),
+                Self::Superseded => f.write_str("superseded"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingStatementStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "issued" => Ok(Self::Issued),
+                "superseded" => Ok(Self::Superseded),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingStatementStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingStatementStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///What one currency's balance lines charged in the period. A deposit counts when completed (its amount is what the payer paid: credited plus fee); a withdrawal when completed (its amount is what was paid out, the fee apart); a failed or rejected withdrawal gave its held fee back and counts nowhere. `total_fees` is every fee the ledger booked to the service in the period, to the last digit.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct BillingStatementTotals {
+        pub currency_code: ::std::string::String,
+        pub deposit_amount: ::payments_wire::DecimalString,
+        pub deposit_count: i64,
+        pub deposit_fees: ::payments_wire::DecimalString,
+        pub total_fees: ::payments_wire::DecimalString,
+        pub withdrawal_amount: ::payments_wire::DecimalString,
+        pub withdrawal_count: i64,
+        pub withdrawal_fees: ::payments_wire::DecimalString,
+    }
     ///`CallbackAttempt`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CallbackAttempt {
@@ -456,7 +706,7 @@ pub mod types {
         pub merchant_id: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///`deposit` or `withdrawal` (a merchant callback), or `owner_invitation` (the platform event `tenant_owner_invite`, whose `order_no` is the invitation's id).
+        ///`deposit` or `withdrawal` (a merchant callback), `owner_invitation` (the platform event `tenant_owner_invite`, whose `order_no` is the invitation's id), or `billing_statement` (the platform event `billing_statement_issued`, whose `order_no` is the statement's id).
         pub order_kind: ::std::string::String,
         pub order_no: ::std::string::String,
         pub status: CallbackDeliveryStatus,
@@ -1276,6 +1526,10 @@ pub mod types {
         OwnerAlreadyActive,
         #[serde(rename = "PLATFORM_EVENTS_NOT_CONFIGURED")]
         PlatformEventsNotConfigured,
+        #[serde(rename = "STATEMENT_NOT_FOUND")]
+        StatementNotFound,
+        #[serde(rename = "STATEMENT_ALREADY_ISSUED")]
+        StatementAlreadyIssued,
     }
     impl ::std::fmt::Display for ErrorCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1321,6 +1575,8 @@ pub mod types {
                 Self::InvitationEnded => f.write_str("INVITATION_ENDED"),
                 Self::OwnerAlreadyActive => f.write_str("OWNER_ALREADY_ACTIVE"),
                 Self::PlatformEventsNotConfigured => f.write_str("PLATFORM_EVENTS_NOT_CONFIGURED"),
+                Self::StatementNotFound => f.write_str("STATEMENT_NOT_FOUND"),
+                Self::StatementAlreadyIssued => f.write_str("STATEMENT_ALREADY_ISSUED"),
             }
         }
     }
@@ -1369,6 +1625,8 @@ pub mod types {
                 "INVITATION_ENDED" => Ok(Self::InvitationEnded),
                 "OWNER_ALREADY_ACTIVE" => Ok(Self::OwnerAlreadyActive),
                 "PLATFORM_EVENTS_NOT_CONFIGURED" => Ok(Self::PlatformEventsNotConfigured),
+                "STATEMENT_NOT_FOUND" => Ok(Self::StatementNotFound),
+                "STATEMENT_ALREADY_ISSUED" => Ok(Self::StatementAlreadyIssued),
                 _ => Err("invalid value".into()),
             }
         }
@@ -1584,6 +1842,17 @@ pub mod types {
         ///How long older keys keep working: 0 to 2592000 (30 days). When omitted, the service's `key_rotation_grace_seconds` (86400 unless configured).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub grace_seconds: ::std::option::Option<i64>,
+    }
+    ///`IssueBillingStatementRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct IssueBillingStatementRequest {
+        ///The day after the last day billed, `YYYY-MM-DD` (to its midnight, UTC, exclusive); not after today.
+        pub period_end: ::std::string::String,
+        ///The first day billed, `YYYY-MM-DD` (from its midnight, UTC).
+        pub period_start: ::std::string::String,
+        ///Why; at most 512 characters; kept with the statement and in the audit trail.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
     }
     ///`IssueCallbackSecretRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
@@ -1965,6 +2234,12 @@ pub mod types {
     pub struct ReceivingAccountRequest {
         ///A configured receiving account's `id`.
         pub account_id: ::std::string::String,
+    }
+    ///`ReissueBillingStatementRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ReissueBillingStatementRequest {
+        ///What the correction is for; 1 to 512 characters; kept with the new version and in the audit trail.
+        pub remarks: ::std::string::String,
     }
     ///An operator's resolution of a withdrawal set aside.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -2455,7 +2730,9 @@ A configuration token acts as an `admin` under its configured name. An action th
 
 A merchant's owners are invited by an admin (`POST /api/v1/operator/merchants/{merchant_id}/owner-invitations`); the link reaches them through the platform event `tenant_owner_invite`, posted to the configured `platform_events_url` and signed with the platform's own secret, and they accept it with `POST /api/v1/owner/invitations/accept`, the one operation here that takes no operator token.
 
-Version: 0.8.0*/
+Billing: every merchant is billed per period (a month unless set otherwise, `PUT /api/v1/operator/merchants/{merchant_id}/billing-period`) with a numbered statement of the fees the service charged, per currency, and its PDF; each statement is announced to the platform by the event `billing_statement_issued`. Operators read statements and their documents, issue one for a period by hand, and correct one by re-issuing it as a new version (both `admin`).
+
+Version: 0.9.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2499,7 +2776,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.8.0"
+        "0.9.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -5339,6 +5616,418 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List billing statements
+
+    Statements of every merchant, or of one, newest issued first, superseded versions included.
+
+    Needs the role `viewer`.
+
+    Sends a `GET` request to `/api/v1/operator/billing-statements`
+
+    Arguments:
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `merchant_id`: Only this merchant's statements.
+    */
+    pub async fn list_billing_statements<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<::std::num::NonZeroU64>,
+        merchant_id: Option<&'a str>,
+    ) -> Result<ResponseValue<types::BillingStatementPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/billing-statements", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new(
+                "merchant_id",
+                &merchant_id,
+            ))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_billing_statements",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a billing statement
+
+    One statement with its totals per currency.
+
+    Needs the role `viewer`.
+
+    Sends a `GET` request to `/api/v1/operator/billing-statements/{statement_id}`
+
+    Arguments:
+    - `statement_id`: The statement's `statement_id`.
+    */
+    pub async fn read_billing_statement<'a>(
+        &'a self,
+        statement_id: &'a str,
+    ) -> Result<ResponseValue<types::BillingStatement>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/billing-statements/{}",
+            self.baseurl,
+            encode_path(&statement_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_billing_statement",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a billing statement's PDF
+
+    The statement's document as `application/pdf`, stored once when it was issued and served unchanged.
+
+    Needs the role `viewer`.
+
+    Sends a `GET` request to `/api/v1/operator/billing-statements/{statement_id}/document`
+
+    Arguments:
+    - `statement_id`: The statement's `statement_id`.
+    */
+    pub async fn read_billing_statement_document<'a>(
+        &'a self,
+        statement_id: &'a str,
+    ) -> Result<ResponseValue<ByteStream>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/billing-statements/{}/document",
+            self.baseurl,
+            encode_path(&statement_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self.client.get(url).headers(header_map).build()?;
+        let info = OperationInfo {
+            operation_id: "read_billing_statement_document",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => Ok(ResponseValue::stream(response)),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Issue a billing statement now
+
+    Issues the merchant's statement for `[period_start, period_end)` now, from the ledger, with its PDF, and queues `billing_statement_issued` (its callback) in the same transaction. The period must have ended and meet no statement in force; the schedule's next period then starts where this one ends.
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/merchants/{merchant_id}/billing-statements`
+
+    Arguments:
+    - `merchant_id`: The merchant's `merchant_id`.
+    - `body`
+    */
+    pub async fn issue_billing_statement<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::IssueBillingStatementRequest,
+    ) -> Result<ResponseValue<types::BillingStatement>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/billing-statements",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "issue_billing_statement",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Void and re-issue a billing statement
+
+    Corrects a statement: the one in force is marked `superseded` (kept unchanged) and its next version is issued for the same period, read from the ledger again, with its own number, PDF and `billing_statement_issued` event, all in one transaction.
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/billing-statements/{statement_id}/reissue`
+
+    Arguments:
+    - `statement_id`: The statement's `statement_id`.
+    - `body`
+    */
+    pub async fn reissue_billing_statement<'a>(
+        &'a self,
+        statement_id: &'a str,
+        body: &'a types::ReissueBillingStatementRequest,
+    ) -> Result<ResponseValue<types::BillingStatement>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/billing-statements/{}/reissue",
+            self.baseurl,
+            encode_path(&statement_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "reissue_billing_statement",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Set a merchant's billing period
+
+    How long the merchant's billing periods are from its next statement on: that period starts where the last statement ended and ends at the next boundary of the new length (a first of the month, a Monday, a midnight, UTC).
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/billing-period`
+
+    Arguments:
+    - `merchant_id`: The merchant's `merchant_id`.
+    - `body`
+    */
+    pub async fn set_billing_period<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::BillingPeriodRequest,
+    ) -> Result<ResponseValue<types::BillingPeriodSetting>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/billing-period",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "set_billing_period",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -5373,6 +6062,11 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/merchants/{merchant_id}/owner-invitations",
     "/api/v1/operator/owner-invitations/{invitation_id}/resend",
     "/api/v1/operator/owner-invitations/{invitation_id}/revoke",
+    "/api/v1/operator/billing-statements/{statement_id}",
+    "/api/v1/operator/billing-statements/{statement_id}/document",
+    "/api/v1/operator/merchants/{merchant_id}/billing-statements",
+    "/api/v1/operator/billing-statements/{statement_id}/reissue",
+    "/api/v1/operator/merchants/{merchant_id}/billing-period",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

@@ -253,3 +253,18 @@ pub async fn audit_events(
         .await?;
     Ok(page(rows, &filter, |r| (r.created_at, &r.id)))
 }
+
+/// Billing statements, newest issued first; one merchant's when the
+/// listing names it.
+pub async fn billing_statements(
+    app: &App,
+    listing: Listing,
+) -> Result<Page<crate::store::rows::StatementRow>, ApiError> {
+    let filter = listing.filter::<crate::domain::status::StatementStatus>(&[])?;
+    let f = filter.clone();
+    let rows = app
+        .db
+        .run(|s| Box::pin(async move { s.statements_page(&f).await }))
+        .await?;
+    Ok(page(rows, &filter, |r| (r.issued_at, &r.id)))
+}

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod balance_history;
 pub mod balances;
 pub mod bank;
+pub mod billing;
 pub mod callbacks;
 pub mod cashier;
 pub mod credentials;

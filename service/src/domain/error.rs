@@ -71,6 +71,10 @@ pub enum ApiError {
     OwnerAlreadyActive(String),
     #[error("no platform_events_url is configured: an invitation's link would reach no one")]
     PlatformEventsUnconfigured,
+    #[error("no billing statement `{0}`")]
+    StatementNotFound(String),
+    #[error("billing statement `{0}` already covers this period; re-issue it to correct it")]
+    StatementAlreadyIssued(String),
     #[error("no merchant `{0}`")]
     MerchantNotFound(String),
     #[error("merchant code `{0}` is taken")]
@@ -140,6 +144,8 @@ impl ApiError {
             ApiError::InvitationEnded(_) => "INVITATION_ENDED",
             ApiError::OwnerAlreadyActive(_) => "OWNER_ALREADY_ACTIVE",
             ApiError::PlatformEventsUnconfigured => "PLATFORM_EVENTS_NOT_CONFIGURED",
+            ApiError::StatementNotFound(_) => "STATEMENT_NOT_FOUND",
+            ApiError::StatementAlreadyIssued(_) => "STATEMENT_ALREADY_ISSUED",
             ApiError::MerchantNotFound(_) => "MERCHANT_NOT_FOUND",
             ApiError::MerchantCodeTaken(_) => "MERCHANT_CODE_TAKEN",
             ApiError::AccountNotFound(_) => "ACCOUNT_NOT_FOUND",
@@ -218,6 +224,8 @@ mod tests {
             ApiError::InvitationEnded("expired"),
             ApiError::OwnerAlreadyActive(String::new()),
             ApiError::PlatformEventsUnconfigured,
+            ApiError::StatementNotFound(String::new()),
+            ApiError::StatementAlreadyIssued(String::new()),
             ApiError::MerchantNotFound(String::new()),
             ApiError::MerchantCodeTaken(String::new()),
             ApiError::AccountNotFound(String::new()),
@@ -264,6 +272,8 @@ mod tests {
             | ApiError::InvitationEnded(_)
             | ApiError::OwnerAlreadyActive(_)
             | ApiError::PlatformEventsUnconfigured
+            | ApiError::StatementNotFound(_)
+            | ApiError::StatementAlreadyIssued(_)
             | ApiError::MerchantNotFound(_)
             | ApiError::MerchantCodeTaken(_)
             | ApiError::AccountNotFound(_)
@@ -298,10 +308,15 @@ mod tests {
             "INVITATION_ENDED",
             "OWNER_ALREADY_ACTIVE",
             "PLATFORM_EVENTS_NOT_CONFIGURED",
+            "STATEMENT_ALREADY_ISSUED",
         ]
         .into_iter()
         .collect();
         let elsewhere: BTreeSet<&str> = answered.difference(&operators_only).copied().collect();
+        // Billing statements are the merchant's and the operator's; the
+        // sandbox has none to miss, and its contract does not name the code.
+        let statements_only: BTreeSet<&str> = ["STATEMENT_NOT_FOUND"].into_iter().collect();
+        let sandbox: BTreeSet<&str> = elsewhere.difference(&statements_only).copied().collect();
         for (file, text, answered) in [
             (
                 "merchant.json",
@@ -316,7 +331,7 @@ mod tests {
             (
                 "sandbox.json",
                 merchant_api::sandbox::OPENAPI_DOCUMENT,
-                &elsewhere,
+                &sandbox,
             ),
         ] {
             let doc: serde_json::Value = serde_json::from_str(text).unwrap();

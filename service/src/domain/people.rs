@@ -96,6 +96,10 @@ actions! {
     InviteOwner => "invite_owner", Admin, true;
     ResendOwnerInvitation => "resend_owner_invitation", Admin, true;
     RevokeOwnerInvitation => "revoke_owner_invitation", Admin, true;
+    /// Billing: what a merchant is charged is an admin's to correct.
+    IssueBillingStatement => "issue_billing_statement", Admin, true;
+    ReissueBillingStatement => "reissue_billing_statement", Admin, true;
+    SetBillingPeriod => "set_billing_period", Admin, true;
 }
 
 /// How many different approvers a withdrawal of `amount` needs: two at or

@@ -179,6 +179,7 @@ stored_as_text! {
         Deposit => "deposit",
         Withdrawal => "withdrawal",
         OwnerInvitation => "owner_invitation",
+        BillingStatement => "billing_statement",
     }
 }
 
@@ -186,7 +187,10 @@ impl OrderKind {
     /// Whether its deliveries go to the platform-managed address, signed
     /// with the platform's key, never to a merchant.
     pub fn is_platform(self) -> bool {
-        matches!(self, OrderKind::OwnerInvitation)
+        matches!(
+            self,
+            OrderKind::OwnerInvitation | OrderKind::BillingStatement
+        )
     }
 }
 
@@ -206,6 +210,25 @@ stored_as_text! {
         Accepted => "accepted",
         Revoked => "revoked",
         Superseded => "superseded",
+    }
+}
+
+stored_as_text! {
+    /// A billing statement: the one in force for its period, or replaced
+    /// by a newer version (never edited, never deleted).
+    StatementStatus in "status" {
+        Issued => "issued",
+        Superseded => "superseded",
+    }
+}
+
+stored_as_text! {
+    /// How long a merchant's billing periods are; each starts where the
+    /// last statement ended and ends at the next such boundary in UTC.
+    BillingPeriod in "billing_period" {
+        Month => "month",
+        Week => "week",
+        Day => "day",
     }
 }
 
@@ -353,6 +376,16 @@ mod tests {
             InvitationStatus::ALL,
             InvitationStatus::as_str,
             InvitationStatus::parse,
+        );
+        round_trip(
+            StatementStatus::ALL,
+            StatementStatus::as_str,
+            StatementStatus::parse,
+        );
+        round_trip(
+            BillingPeriod::ALL,
+            BillingPeriod::as_str,
+            BillingPeriod::parse,
         );
         round_trip(
             InvitationReason::ALL,

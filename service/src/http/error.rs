@@ -28,6 +28,7 @@ impl From<ApiError> for HttpError {
             | ApiError::OperatorNotFound(_)
             | ApiError::OperatorTokenNotFound(_)
             | ApiError::InvitationNotFound(_)
+            | ApiError::StatementNotFound(_)
             | ApiError::AccountNotFound(_)
             | ApiError::BankTransactionNotFound(_)
             | ApiError::DeliveryNotFound(_)
@@ -40,6 +41,7 @@ impl From<ApiError> for HttpError {
             | ApiError::AlreadyApproved(_)
             | ApiError::OwnerAlreadyActive(_)
             | ApiError::PlatformEventsUnconfigured
+            | ApiError::StatementAlreadyIssued(_)
             | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
             ApiError::InvitationEnded(_) => client(ClientErrorStatusCode::GONE),
             ApiError::UnsupportedCurrency(_)

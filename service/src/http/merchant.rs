@@ -7,20 +7,23 @@ use super::{body_error, deposit_order, fingerprint, withdrawal_order};
 use crate::app::balances::{self, Balance};
 use crate::app::cashier;
 use crate::app::deposits::{self, Deposit, NewDeposit, Payer};
+use crate::app::listings::Listing;
 use crate::app::merchants::Merchant;
 use crate::app::withdrawals::{self, NewWithdrawal};
-use crate::app::App;
+use crate::app::{self, App};
 use crate::domain::error::ApiError;
 use crate::domain::status::SessionStatus;
 use crate::domain::validate;
 use crate::http::auth::authenticate;
+use crate::http::billing;
 use crate::http::observe::{answered, Answer};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::merchant::types;
 use merchant_api::merchant::{
-    FindDepositQuery, FindWithdrawalQuery, GetDepositPath, GetStatementPath, GetStatementQuery,
-    GetWithdrawalPath, ListBalanceTransactionsQuery, ListDepositsQuery, ListEventsQuery,
-    ListWithdrawalsQuery, MerchantApi,
+    FindDepositQuery, FindWithdrawalQuery, GetBillingStatementDocumentPath,
+    GetBillingStatementPath, GetDepositPath, GetStatementPath, GetStatementQuery,
+    GetWithdrawalPath, ListBalanceTransactionsQuery, ListBillingStatementsQuery, ListDepositsQuery,
+    ListEventsQuery, ListWithdrawalsQuery, MerchantApi,
 };
 use payments_wire::server::{Query, SignatureHeaders, SignedJson};
 use payments_wire::{DecimalString, SigningFields, SigningFieldsError};
@@ -150,6 +153,24 @@ impl MerchantApi for MerchantApiImpl {
         read list_balance_transactions(query: Query<ListBalanceTransactionsQuery>) -> types::BalanceTransactionList;
         read list_deposits(query: Query<ListDepositsQuery>) -> types::DepositOrderList;
         read list_withdrawals(query: Query<ListWithdrawalsQuery>) -> types::WithdrawalOrderList;
+        read list_billing_statements(query: Query<ListBillingStatementsQuery>) -> types::BillingStatementList;
+        read get_billing_statement(path: Path<GetBillingStatementPath>) -> types::BillingStatement;
+    }
+
+    async fn get_billing_statement_document(
+        rqctx: RequestContext<Arc<App>>,
+        headers: SignatureHeaders,
+        path: Path<GetBillingStatementDocumentPath>,
+    ) -> Result<http::Response<dropshot::Body>, HttpError> {
+        let read = Read::Path(path.into_inner());
+        billing::document(
+            signed_read(&rqctx, &headers, read, |app, merchant, path| async move {
+                let bytes =
+                    app::billing::document(&app, Some(&merchant.id), &path.statement_id).await?;
+                Ok(billing::Pdf { bytes })
+            })
+            .await,
+        )
     }
 
     async fn get_statement(
@@ -181,6 +202,30 @@ impl MerchantApi for MerchantApiImpl {
         })
         .await
     }
+}
+
+async fn list_billing_statements(
+    app: Arc<App>,
+    merchant: Merchant,
+    q: ListBillingStatementsQuery,
+) -> Result<types::BillingStatementList, ApiError> {
+    let listing = Listing {
+        limit: q.limit,
+        cursor: q.cursor,
+        merchant_id: Some(merchant.id),
+        ..Listing::default()
+    };
+    let (items, next_cursor) = billing::page(&app, listing).await?;
+    Ok(types::BillingStatementList { items, next_cursor })
+}
+
+async fn get_billing_statement(
+    app: Arc<App>,
+    merchant: Merchant,
+    path: GetBillingStatementPath,
+) -> Result<types::BillingStatement, ApiError> {
+    let found = app::billing::find(&app, Some(&merchant.id), &path.statement_id).await?;
+    billing::shown(&app, &found)
 }
 
 async fn get_deposit(

@@ -3,6 +3,7 @@
 //! the contract's types; they hold no business rules.
 
 pub mod auth;
+mod billing;
 pub mod channel_notifications;
 pub mod contract;
 mod enums;

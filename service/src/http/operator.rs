@@ -91,6 +91,8 @@ listing_from! {
 }
 
 impl OperatorApi for OperatorApiImpl {
+    crate::http::billing::operator_endpoints!();
+
     type Context = Arc<App>;
 
     async fn create_merchant(

@@ -54,7 +54,7 @@ pub(super) async fn list_events(
                 OrderKind::Withdrawal => types::MerchantEventOrderKind::Withdrawal,
                 // Platform events go to the platform, never into a
                 // merchant's feed: such a row is not one this code wrote.
-                OrderKind::OwnerInvitation => {
+                OrderKind::OwnerInvitation | OrderKind::BillingStatement => {
                     return Err(ApiError::Internal(format!(
                         "event {} of a merchant's feed is a platform event",
                         row.id

@@ -75,6 +75,9 @@ pub enum UniqueKey {
     OwnerEmail,
     /// The same approver approving a withdrawal twice.
     WithdrawalApproval,
+    /// A statement of the same merchant, period and version (issued by
+    /// another instance, or before a restart).
+    StatementVersion,
     /// A key no use case tells apart (an order number, a key hash, …).
     Other,
 }
@@ -134,6 +137,17 @@ const UNIQUE_KEYS: &[(UniqueKey, &str, &str)] = &[
         UniqueKey::WithdrawalApproval,
         "withdrawal_approvals_pkey",
         "withdrawal_approvals.order_no, withdrawal_approvals.approver_key",
+    ),
+    (
+        UniqueKey::StatementVersion,
+        "billing_statements_version",
+        "billing_statements.merchant_id, billing_statements.period_start, billing_statements.version",
+    ),
+    // The number is made of the same three, so it collides with them.
+    (
+        UniqueKey::StatementVersion,
+        "billing_statements_number",
+        "billing_statements.number",
     ),
     (
         UniqueKey::ChannelNotification,

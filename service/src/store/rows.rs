@@ -11,10 +11,10 @@ use super::schema::*;
 use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, InvitationReason, InvitationStatus, MerchantStatus, NotificationKind,
-    NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus, PayoutMethod, Role,
-    WithdrawalStatus,
+    AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus,
+    DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, MerchantStatus,
+    NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus,
+    PayoutMethod, Role, StatementStatus, WithdrawalStatus,
 };
 use diesel::prelude::*;
 
@@ -662,4 +662,47 @@ named_update! {
         role: Role,
         status: OperatorStatus,
     }
+}
+
+/// A billing statement; its totals are `domain::billing::CurrencyTotals`
+/// as JSON, its PDF in `billing_documents`.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = billing_statements, treat_none_as_default_value = false)]
+pub struct StatementRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub number: String,
+    pub version: i32,
+    pub status: StatementStatus,
+    pub billing_period: BillingPeriod,
+    pub period_start: i64,
+    pub period_end: i64,
+    pub totals: String,
+    pub document_sha256: String,
+    pub document_bytes: i64,
+    pub issued_by: String,
+    pub issued_at: i64,
+    pub remarks: Option<String>,
+    pub superseded_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = billing_documents, treat_none_as_default_value = false)]
+pub struct DocumentRow {
+    pub statement_id: String,
+    pub pdf: Vec<u8>,
+}
+
+/// Where a merchant's billing stands: its period setting (none: the
+/// default) and where its last statement ended (none: never billed).
+#[derive(Debug, Clone, QueryableByName)]
+pub struct BillingCursor {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub merchant_id: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub created_at: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    pub billing_period: Option<BillingPeriod>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+    pub billed_until: Option<i64>,
 }

@@ -391,6 +391,41 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    billing_statements (id) {
+        id -> Text,
+        merchant_id -> Text,
+        number -> Text,
+        version -> Integer,
+        status -> Text,
+        billing_period -> Text,
+        period_start -> BigInt,
+        period_end -> BigInt,
+        totals -> Text,
+        document_sha256 -> Text,
+        document_bytes -> BigInt,
+        issued_by -> Text,
+        issued_at -> BigInt,
+        remarks -> Nullable<Text>,
+        superseded_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    billing_documents (statement_id) {
+        statement_id -> Text,
+        pdf -> Binary,
+    }
+}
+
+diesel::table! {
+    billing_settings (merchant_id) {
+        merchant_id -> Text,
+        billing_period -> Text,
+        updated_at -> BigInt,
+    }
+}
+
 diesel::joinable!(operator_tokens -> operators (operator_id));
 diesel::joinable!(owner_invitations -> merchant_owners (owner_id));
 
@@ -418,4 +453,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     audit_events,
     merchant_owners,
     owner_invitations,
+    billing_statements,
+    billing_documents,
+    billing_settings,
 );

@@ -7,10 +7,10 @@
 use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    AutoApprovalMode, BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, InvitationReason, InvitationStatus, MerchantStatus, NotificationKind,
-    NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus, PayoutMethod, Role,
-    WithdrawalStatus,
+    AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus,
+    DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, MerchantStatus,
+    NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus,
+    PayoutMethod, Role, StatementStatus, WithdrawalStatus,
 };
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
@@ -92,5 +92,7 @@ stored_as_text!(
     OperatorStatus,
     OwnerStatus,
     InvitationStatus,
-    InvitationReason
+    InvitationReason,
+    StatementStatus,
+    BillingPeriod
 );

@@ -293,6 +293,10 @@ fn operation(
 
     let (status, response) = success_response(doc, op)?;
     let response_ty = match (status.as_str(), response) {
+        // A document (a PDF): the handler builds the whole response.
+        ("200", None) if binary_success(doc, op) => {
+            quote!(::http::Response<::dropshot::Body>)
+        }
         ("200", Some(schema)) => {
             let ty = schema_type(schema)?;
             quote!(::dropshot::HttpResponseOk<#ty>)
@@ -360,6 +364,26 @@ fn success_response<'a>(doc: &'a Value, op: &'a Value) -> Result<(String, Option
         }
     }
     bail!("no 2xx response")
+}
+
+/// Whether the operation's 2xx answer is a binary document
+/// (`format: binary` under a media type other than JSON).
+fn binary_success(doc: &Value, op: &Value) -> bool {
+    op.get("responses")
+        .and_then(Value::as_object)
+        .and_then(|r| r.iter().find(|(s, _)| s.starts_with('2')))
+        .and_then(|(_, r)| {
+            resolve(doc, r)
+                .get("content")
+                .and_then(Value::as_object)
+                .cloned()
+        })
+        .is_some_and(|content| {
+            content.iter().any(|(media, c)| {
+                media != "application/json"
+                    && c.pointer("/schema/format").and_then(Value::as_str) == Some("binary")
+            })
+        })
 }
 
 fn param_field(p: &Param) -> Result<TokenStream> {

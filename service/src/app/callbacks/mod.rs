@@ -84,6 +84,7 @@ async fn enqueue(
         OrderKind::Deposit => "deposit_orders",
         OrderKind::Withdrawal => "withdrawal_orders",
         OrderKind::OwnerInvitation => "owner_invitations",
+        OrderKind::BillingStatement => "billing_statements",
     };
     let body = body().map_err(|e| StoreError::corrupt(table, queued.order_no, e.to_string()))?;
     // The event and its callback record share one id, so a merchant that

@@ -141,7 +141,7 @@ fn order_table(kind: OrderKind) -> Option<&'static str> {
     match kind {
         OrderKind::Deposit => Some("deposit_orders"),
         OrderKind::Withdrawal => Some("withdrawal_orders"),
-        OrderKind::OwnerInvitation => None,
+        OrderKind::OwnerInvitation | OrderKind::BillingStatement => None,
     }
 }
 
@@ -461,7 +461,7 @@ macro_rules! impl_callbacks {
                 match order_kind {
                     OrderKind::Withdrawal => note!(withdrawal_orders),
                     OrderKind::Deposit => note!(deposit_orders),
-                    OrderKind::OwnerInvitation => 0,
+                    OrderKind::OwnerInvitation | OrderKind::BillingStatement => 0,
                 };
                 Ok(())
             }

@@ -4,6 +4,7 @@
 //! time. A use case names the traits of the aggregates it touches.
 
 pub mod bank;
+pub mod billing;
 pub mod callbacks;
 pub mod cashier;
 pub mod deposits;
@@ -16,6 +17,7 @@ pub mod people;
 pub mod withdrawals;
 
 pub use bank::BankQueries;
+pub use billing::BillingQueries;
 pub use callbacks::CallbackQueries;
 pub use cashier::CashierQueries;
 pub use deposits::DepositQueries;
@@ -204,5 +206,6 @@ all_queries!(
     NotificationQueries,
     EventQueries,
     PeopleQueries,
-    OwnerQueries
+    OwnerQueries,
+    BillingQueries
 );
