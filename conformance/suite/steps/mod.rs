@@ -2,6 +2,7 @@
 
 mod balance;
 mod bank;
+mod billing;
 mod callbacks;
 mod cashier;
 mod cashier_page;

@@ -12,7 +12,7 @@ const PATIENCE: Duration = Duration::from_secs(15);
 
 /// Sends `method path` as the suite's operator (or, `bearer: false`, with
 /// no operator token at all).
-async fn send(
+pub(super) async fn send(
     world: &PaymentsWorld,
     method: &str,
     path: &str,
@@ -50,7 +50,7 @@ fn the_invitee(world: &PaymentsWorld) -> String {
         .expect("the scenario invited someone (an operator invites ...)")
 }
 
-async fn platform() -> &'static (conformance::receiver::Receiver, String) {
+pub(super) async fn platform() -> &'static (conformance::receiver::Receiver, String) {
     harness()
         .await
         .platform()
@@ -143,7 +143,7 @@ async fn events(world: &PaymentsWorld, count: usize) -> Vec<Received> {
     got
 }
 
-fn body_of(r: &Received) -> Value {
+pub(super) fn body_of(r: &Received) -> Value {
     serde_json::from_str(&r.body).expect("a JSON body")
 }
 
@@ -336,6 +336,12 @@ async fn invitations_are(world: &mut PaymentsWorld, states: String) {
 #[then(expr = "the invitation's delivery is {string} after {int} attempt(s)")]
 async fn delivery_is(world: &mut PaymentsWorld, status: String, attempts: i64) {
     let id = invitation_id(world);
+    delivery_reaches(world, &id, &status, attempts).await;
+}
+
+/// Waits until the delivery of the platform event about `id` (its
+/// `order_no`) is `status` after `attempts`, and keeps it as the reply.
+pub(super) async fn delivery_reaches(world: &mut PaymentsWorld, id: &str, status: &str, attempts: i64) {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
         let page = send(
@@ -355,7 +361,7 @@ async fn delivery_is(world: &mut PaymentsWorld, status: String, attempts: i64) {
                 true,
             )
             .await;
-            if read.body["status"] == status.as_str() && read.body["attempts"] == attempts {
+            if read.body["status"] == status && read.body["attempts"] == attempts {
                 world.reply = Some(read);
                 return;
             }

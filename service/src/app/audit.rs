@@ -24,9 +24,6 @@ pub enum Target {
     /// A bank transaction about to be recorded.
     NewBankTransaction,
     CallbackDelivery(String),
-    BillingStatement(String),
-    /// A billing statement about to be issued.
-    NewBillingStatement,
 }
 
 impl Target {
@@ -40,8 +37,6 @@ impl Target {
             Target::BankTransaction(id) => ("bank_transaction", id, Snapshot::None),
             Target::NewBankTransaction => ("bank_transaction", String::new(), Snapshot::None),
             Target::CallbackDelivery(id) => ("callback_delivery", id, Snapshot::None),
-            Target::BillingStatement(id) => ("billing_statement", id, Snapshot::None),
-            Target::NewBillingStatement => ("billing_statement", String::new(), Snapshot::None),
         }
     }
 }

@@ -135,7 +135,9 @@ pub mod operator {
     ) -> Answer<types::BillingStatement> {
         let action = Action::IssueBillingStatement;
         operate_with(&rqctx, &headers, action, body, |app, op, b| async move {
-            audit::on(Target::NewBillingStatement);
+            // The audit trail names a statement's merchant: its target
+            // types are a closed enum of the published contract.
+            audit::on(Target::Merchant(merchant_id.clone()));
             let start = day("period_start", &b.period_start)?;
             let end = day("period_end", &b.period_end)?;
             let remarks = validate::optional_text("remarks", b.remarks, 512)?;
@@ -155,7 +157,6 @@ pub mod operator {
     ) -> Answer<types::BillingStatement> {
         let action = Action::ReissueBillingStatement;
         operate_with(&rqctx, &headers, action, body, |app, op, b| async move {
-            audit::on(Target::BillingStatement(id.clone()));
             let remarks =
                 validate::optional_text("remarks", Some(b.remarks), 512)?.ok_or_else(|| {
                     crate::domain::error::ApiError::invalid_field("remarks", "must not be empty")

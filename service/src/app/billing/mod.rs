@@ -78,8 +78,10 @@ struct Draft {
     replaces: Option<String>,
 }
 
-/// The fees of each currency with lines in `[start, end)`, read in one
-/// snapshot.
+/// The fees of each currency with lines in `[start, end)`. Not one
+/// snapshot, and need not be: an ended period's lines are final (the
+/// schedule waits `SETTLE_SECONDS`), and a transaction here would be the
+/// first an operator's action commits, taking its audit row.
 async fn totals(
     app: &App,
     merchant_id: &str,
@@ -90,9 +92,8 @@ async fn totals(
     let m = merchant_id.to_string();
     let kinds = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| {
+        .run(move |tx| {
             Box::pin(async move {
-                tx.read_one_snapshot().await?;
                 let mut all = Vec::new();
                 for c in currencies {
                     let kinds = tx.day_totals(&m, &c, start, end).await?;
@@ -418,6 +419,7 @@ pub async fn reissue(
     remarks: Option<String>,
 ) -> Result<Statement, ApiError> {
     let old = find(app, None, id).await?.row;
+    crate::app::audit::on(crate::app::audit::Target::Merchant(old.merchant_id.clone()));
     if old.status != StatementStatus::Issued {
         return Err(ApiError::InvalidStateTransition {
             order_no: old.number,
