@@ -106,6 +106,9 @@ func SameSignature(a, b string) bool {
 var PathTemplates = []string{
 	"/api/v1/merchant/query/deposit/{order_no}",
 	"/api/v1/merchant/query/withdrawal/{order_no}",
+	"/api/v1/merchant/statements/{date}",
+	"/api/v1/merchant/billing-statements/{statement_id}",
+	"/api/v1/merchant/billing-statements/{statement_id}/document",
 }
 
 type template struct {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Optional, Union
 
 from .callbacks import CallbackError, check_standard_signature, event_of
 
@@ -35,7 +35,80 @@ class TenantOwnerInvite:
     link: str
 
 
-PLATFORM_EVENTS = {"tenant_owner_invite": TenantOwnerInvite}
+@dataclasses.dataclass(frozen=True)
+class BillingStatementTotals:
+    """What one currency's balance lines charged in the statement's period;
+    amounts are decimal strings, as the ledger keeps them."""
+
+    currency_code: str
+    deposit_count: int
+    deposit_amount: str
+    deposit_fees: str
+    withdrawal_count: int
+    withdrawal_amount: str
+    withdrawal_fees: str
+    total_fees: str
+
+
+@dataclasses.dataclass(frozen=True)
+class BillingStatementIssued:
+    """``billing_statement_issued``: a billing statement (a version of one)
+    was issued; its PDF is at ``document_url`` with ``document_sha256``.
+    ``supersedes`` names the version it replaced, from version 2 on."""
+
+    event: str
+    statement_id: str
+    number: str
+    version: int
+    tenant_id: str
+    tenant_name: str
+    billing_period: str
+    period_start: str
+    period_end: str
+    issued_at: str
+    totals: tuple
+    document_url: str
+    document_sha256: str
+    document_bytes: int
+    supersedes: Optional[str] = None
+
+
+PlatformEvent = Union[TenantOwnerInvite, BillingStatementIssued]
+PLATFORM_EVENTS = {
+    "tenant_owner_invite": TenantOwnerInvite,
+    "billing_statement_issued": BillingStatementIssued,
+}
+
+
+def required_fields(model) -> list[str]:
+    """The fields a model needs: those without a default."""
+    return [f.name for f in dataclasses.fields(model) if f.default is dataclasses.MISSING]
+
+
+def _build(model, data: dict):
+    """``data`` as ``model``, each field of its declared kind; a missing or
+    mistyped one is a 400."""
+    kinds = {"str": str, "int": int, "tuple": list, "Optional[str]": (str, type(None))}
+    wrong = []
+    values = {}
+    for f in dataclasses.fields(model):
+        if f.name not in data and f.default is not dataclasses.MISSING:
+            continue
+        value = data.get(f.name)
+        kind = kinds[f.type]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            wrong.append(f.name)
+            continue
+        if f.type == "tuple":
+            try:
+                value = tuple(_build(BillingStatementTotals, item) for item in value)
+            except (CallbackError, TypeError, AttributeError):
+                wrong.append(f.name)
+                continue
+        values[f.name] = value
+    if wrong:
+        raise CallbackError(f"the event lacks {', '.join(wrong)}", 400)
+    return model(**values)
 
 
 def verify_platform_event(
@@ -44,14 +117,11 @@ def verify_platform_event(
     secret: str,
     max_skew_seconds: int = 300,
     now: Callable[[], int] = lambda: int(time.time()),
-) -> TenantOwnerInvite:
+) -> PlatformEvent:
     """Checks a platform event's Standard Webhooks signature under the
-    platform's secret, then returns it as its model. Fields added later are
+    platform's secret, then returns it as its model (``TenantOwnerInvite``
+    or ``BillingStatementIssued``, by ``event``). Fields added later are
     tolerated; a missing one is a 400."""
     check_standard_signature(headers, body, secret, max_skew_seconds, now)
     data, model = event_of(body, PLATFORM_EVENTS)
-    names = [f.name for f in dataclasses.fields(model)]
-    missing = [n for n in names if not isinstance(data.get(n), str)]
-    if missing:
-        raise CallbackError(f"the event lacks {', '.join(missing)}", 400)
-    return model(**{n: data[n] for n in names})
+    return _build(model, data)

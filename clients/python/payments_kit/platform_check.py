@@ -1,4 +1,4 @@
-"""Holds ``TenantOwnerInvite`` to the published schema and verifies a
+"""Holds the platform events' models to the published schemas and verifies a
 delivered platform event (``{"headers": {...}, "body": "<raw text>"}``):
 ``python -m payments_kit.platform_check DELIVERED.json SECRET PLATFORM-WEBHOOKS.json``."""
 
@@ -7,15 +7,24 @@ import json
 import sys
 
 from .callbacks import CallbackError
-from .platform import TenantOwnerInvite, verify_platform_event
+from .platform import (
+    BillingStatementIssued,
+    BillingStatementTotals,
+    TenantOwnerInvite,
+    required_fields,
+    verify_platform_event,
+)
 
 
 def main(delivered_path: str, secret: str, document_path: str) -> int:
-    schema = json.load(open(document_path, encoding="utf-8"))["components"]["schemas"]["TenantOwnerInvite"]
-    fields = {f.name for f in dataclasses.fields(TenantOwnerInvite)}
-    if fields != set(schema["required"]):
-        print(f"python: TenantOwnerInvite has {sorted(fields)}, the contract requires {sorted(schema['required'])}")
-        return 1
+    schemas = json.load(open(document_path, encoding="utf-8"))["components"]["schemas"]
+    for model in (TenantOwnerInvite, BillingStatementIssued, BillingStatementTotals):
+        schema = schemas[model.__name__]
+        if set(required_fields(model)) != set(schema["required"]) or not {
+            f.name for f in dataclasses.fields(model)
+        } <= set(schema["properties"]):
+            print(f"python: {model.__name__} has {required_fields(model)}, the contract requires {sorted(schema['required'])}")
+            return 1
     delivered = json.load(open(delivered_path, encoding="utf-8"))
     headers, body = delivered["headers"], delivered["body"].encode("utf-8")
     event = verify_platform_event(headers, body, secret)
@@ -31,10 +40,12 @@ def main(delivered_path: str, secret: str, document_path: str) -> int:
     from standardwebhooks import Webhook
 
     Webhook(secret).verify(body, dict(headers))
-    print(
-        f"python: tenant_owner_invite {event.invitation_id} for {event.email} ({event.reason}) verified, "
-        "as by the standardwebhooks package; a tampered body and another secret refused"
-    )
+    if isinstance(event, TenantOwnerInvite):
+        what = f"tenant_owner_invite {event.invitation_id} for {event.email} ({event.reason})"
+    else:
+        fees = ", ".join(f"{t.total_fees} {t.currency_code}" for t in event.totals) or "no fees"
+        what = f"billing_statement_issued {event.number} ({fees}, PDF {event.document_sha256[:12]}…)"
+    print(f"python: {what} verified, as by the standardwebhooks package; a tampered body and another secret refused")
     return 0
 
 

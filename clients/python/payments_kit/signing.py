@@ -29,6 +29,9 @@ _SPACE = " \t\n\r"
 PATH_TEMPLATES = (
     "/api/v1/merchant/query/deposit/{order_no}",
     "/api/v1/merchant/query/withdrawal/{order_no}",
+    "/api/v1/merchant/statements/{date}",
+    "/api/v1/merchant/billing-statements/{statement_id}",
+    "/api/v1/merchant/billing-statements/{statement_id}/document",
 )
 
 

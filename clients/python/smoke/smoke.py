@@ -16,6 +16,7 @@ from payments_kit import MerchantSigner, verify_callback, verify_standard_callba
 from standardwebhooks import Webhook
 from payments_merchant_client import Client
 from payments_merchant_client.api.balances import get_balances
+from payments_merchant_client.api.billing import get_billing_statement_document, list_billing_statements
 from payments_merchant_client.api.deposits import create_deposit
 from payments_merchant_client.api.queries import find_deposit, get_deposit
 from payments_merchant_client.api.reconciliation import list_balance_transactions, list_events
@@ -126,6 +127,28 @@ check(paid.status_code == 200, f"the sandbox pays the account deposit ({paid.sta
 balances = get_balances.sync(client=client)
 thb = next(b for b in balances.items if b.currency_code == "THB")
 check(thb.available_balance != "0.0000", f"balance read: THB {thb.available_balance} available")
+
+# Billing (merchant 0.5.0): an operator issues a statement for an ended
+# period; the merchant lists it and reads its PDF, whose SHA-256 it states.
+import hashlib
+
+me = thb.merchant_id
+issued = httpx.post(
+    f"{BASE}/api/v1/operator/merchants/{me}/billing-statements",
+    headers={"authorization": f"Bearer {OPERATOR}"},
+    json={"period_start": "2020-01-01", "period_end": "2020-02-01"},
+)
+check(issued.status_code == 200, f"an operator issues a billing statement ({issued.status_code})")
+statements = list_billing_statements.sync(client=client, limit=10)
+check(
+    any(st.statement_id == issued.json()["statement_id"] for st in statements.items),
+    f"the generated client lists billing statements ({len(statements.items)})",
+)
+pdf = get_billing_statement_document.sync_detailed(issued.json()["statement_id"], client=client)
+check(
+    pdf.status_code == 200 and hashlib.sha256(pdf.content).hexdigest() == issued.json()["document_sha256"],
+    "the generated client reads the statement's PDF, byte for byte",
+)
 
 # Reconciliation: the completion is in the events feed (placed just after
 # its commit, so read again for a moment), and the balance's lines sum to

@@ -7,6 +7,7 @@
 // PAYMENTS_DELIVERED_BODY names a file the delivered callback body is
 // written to (CI type-checks it against the generated types).
 
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -109,6 +110,30 @@ check(paid.status === 200, `the sandbox pays the account deposit (${paid.status}
 const balances = await client.GET("/api/v1/merchant/balance");
 const thb = balances.data?.items.find((b) => b.currency_code === "THB");
 check(thb && thb.available_balance !== "0.0000", `balance read: THB ${thb?.available_balance} available`);
+
+// Billing (merchant 0.5.0): an operator issues a statement for an ended
+// period; the merchant lists it and reads its PDF, whose SHA-256 it states.
+const merchantId = thb?.merchant_id ?? "";
+const issued = await fetch(`${base}/api/v1/operator/merchants/${merchantId}/billing-statements`, {
+  method: "POST",
+  headers: { authorization: `Bearer ${operatorToken}`, "content-type": "application/json" },
+  body: JSON.stringify({ period_start: "2020-01-01", period_end: "2020-02-01" }),
+});
+check(issued.status === 200, `an operator issues a billing statement (${issued.status})`);
+const statement = (await issued.json()) as { statement_id: string; document_sha256: string };
+const listed = await client.GET("/api/v1/merchant/billing-statements", { params: { query: { limit: 10 } } });
+check(
+  listed.data?.items.some((s) => s.statement_id === statement.statement_id) === true,
+  `the generated client lists billing statements (${listed.data?.items.length})`,
+);
+const pdf = await client.GET("/api/v1/merchant/billing-statements/{statement_id}/document", {
+  params: { path: { statement_id: statement.statement_id } },
+  parseAs: "arrayBuffer",
+});
+const digest = createHash("sha256")
+  .update(Buffer.from(pdf.data as ArrayBuffer))
+  .digest("hex");
+check(pdf.response.status === 200 && digest === statement.document_sha256, "the generated client reads the statement's PDF, byte for byte");
 
 const funded = await client.POST("/api/v1/merchant/orders/withdrawal", {
   body: { ...withdrawal, merchant_order_no: `${run}-w2` },

@@ -14,7 +14,9 @@ import { CallbackError, checkStandardSignature, type HeaderSource, type VerifyOp
 
 /** `tenant_owner_invite`; `link` is secret: whoever holds it can become the owner. */
 export type TenantOwnerInvite = components["schemas"]["TenantOwnerInvite"];
-export type PlatformEvent = TenantOwnerInvite;
+/** `billing_statement_issued`; the PDF is at `document_url`, its SHA-256 `document_sha256`. */
+export type BillingStatementIssued = components["schemas"]["BillingStatementIssued"];
+export type PlatformEvent = TenantOwnerInvite | BillingStatementIssued;
 
 const REQUIRED = [
   "event",
@@ -34,6 +36,32 @@ const REQUIRED = [
 const everyField: [Exclude<keyof TenantOwnerInvite, (typeof REQUIRED)[number]>] extends [never] ? true : false = true;
 void everyField;
 
+/** What each field of `billing_statement_issued` must be; `supersedes` is optional. */
+const BILLING_KINDS = {
+  event: "string",
+  statement_id: "string",
+  number: "string",
+  version: "number",
+  tenant_id: "string",
+  tenant_name: "string",
+  billing_period: "string",
+  period_start: "string",
+  period_end: "string",
+  issued_at: "string",
+  totals: "object",
+  document_url: "string",
+  document_sha256: "string",
+  document_bytes: "number",
+} as const satisfies Partial<Record<keyof BillingStatementIssued, string>>;
+// Compiles only while BILLING_KINDS names every required field.
+type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T];
+const everyBillingField: [
+  Exclude<Exclude<keyof BillingStatementIssued, OptionalKeys<BillingStatementIssued>>, keyof typeof BILLING_KINDS>,
+] extends [never]
+  ? true
+  : false = true;
+void everyBillingField;
+
 /**
  * Checks a platform event's Standard Webhooks signature under the
  * platform's secret, then returns it typed. Fields added later are
@@ -51,6 +79,14 @@ export function verifyPlatformEvent(
     body = JSON.parse(rawBody) as Record<string, unknown>;
   } catch (e) {
     throw new CallbackError(`the body is not JSON: ${(e as Error).message}`, 400);
+  }
+  if (body.event === "billing_statement_issued") {
+    const missing = Object.entries(BILLING_KINDS)
+      .filter(([k, kind]) => typeof body[k] !== kind || body[k] === null)
+      .map(([k]) => k);
+    if (!Array.isArray(body.totals)) missing.push("totals");
+    if (missing.length > 0) throw new CallbackError(`the event lacks ${missing.join(", ")}`, 400);
+    return body as unknown as BillingStatementIssued;
   }
   if (body.event !== "tenant_owner_invite") {
     throw new CallbackError(`unknown platform event ${String(body.event)}`, 400);
@@ -79,10 +115,13 @@ function main(deliveredPath: string, secret: string): void {
   }
   // The specification's own package agrees.
   new Webhook(secret).verify(delivered.body, delivered.headers);
-  console.log(
-    `typescript: tenant_owner_invite ${event.invitation_id} for ${event.email} (${event.reason}) verified, ` +
-      "as by the standardwebhooks package; a tampered body and another secret refused",
-  );
+  const what =
+    event.event === "tenant_owner_invite"
+      ? `tenant_owner_invite ${event.invitation_id} for ${event.email} (${event.reason})`
+      : `billing_statement_issued ${event.number} (${
+          event.totals.map((t) => `${t.total_fees} ${t.currency_code}`).join(", ") || "no fees"
+        }, PDF ${event.document_sha256.slice(0, 12)}…)`;
+  console.log(`typescript: ${what} verified, as by the standardwebhooks package; a tampered body and another secret refused`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -1,5 +1,5 @@
 // Verifies a delivered platform event ({"headers": {...}, "body": "<raw
-// text>"}) with the kit, after holding TenantOwnerInvite to the published
+// text>"}) with the kit, after holding its event types to the published
 // schema: `bin/platform-event DELIVERED.json SECRET PLATFORM-WEBHOOKS.json`.
 package main
 
@@ -35,12 +35,17 @@ func main() {
 	if err != nil || json.Unmarshal(text, &doc) != nil {
 		fail("cannot read %s", os.Args[3])
 	}
-	required := doc.Components.Schemas["TenantOwnerInvite"].Required
-	have := kit.TenantOwnerInviteFields()
-	sort.Strings(required)
-	sort.Strings(have)
-	if strings.Join(required, ",") != strings.Join(have, ",") {
-		fail("TenantOwnerInvite has %v, the contract requires %v", have, required)
+	for name, have := range map[string][]string{
+		"TenantOwnerInvite":      kit.TenantOwnerInviteFields(),
+		"BillingStatementIssued": kit.BillingStatementIssuedFields(),
+		"BillingStatementTotals": kit.BillingStatementTotalsFields(),
+	} {
+		required := doc.Components.Schemas[name].Required
+		sort.Strings(required)
+		sort.Strings(have)
+		if strings.Join(required, ",") != strings.Join(have, ",") {
+			fail("%s has %v, the contract requires %v", name, have, required)
+		}
 	}
 	var delivered struct {
 		Headers map[string]string `json:"headers"`
@@ -69,6 +74,16 @@ func main() {
 			fail("a tampered body or another secret was not refused with 401: %v", err)
 		}
 	}
-	fmt.Printf("go: tenant_owner_invite %s for %s (%s) verified; a tampered body and another secret refused\n",
-		event.InvitationID, event.Email, event.Reason)
+	switch e := event.(type) {
+	case *kit.TenantOwnerInvite:
+		fmt.Printf("go: tenant_owner_invite %s for %s (%s) verified; a tampered body and another secret refused\n",
+			e.InvitationID, e.Email, e.Reason)
+	case *kit.BillingStatementIssued:
+		fees := make([]string, 0, len(e.Totals))
+		for _, t := range e.Totals {
+			fees = append(fees, t.TotalFees+" "+t.CurrencyCode)
+		}
+		fmt.Printf("go: billing_statement_issued %s (%d currencies %v, PDF %s…) verified; a tampered body and another secret refused\n",
+			e.Number, len(e.Totals), fees, e.DocumentSHA256[:12])
+	}
 }

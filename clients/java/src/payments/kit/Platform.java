@@ -43,13 +43,49 @@ public final class Platform {
             @JsonProperty("expires_at") String expiresAt,
             @JsonProperty("link") String link) {}
 
-    /** The JSON names of the record's components: a record component's annotation lands on its field. */
-    private static List<String> jsonNames() {
+    /** What one currency's balance lines charged in a statement's period; amounts as decimal strings. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    public record BillingStatementTotals(
+            @JsonProperty("currency_code") String currencyCode,
+            @JsonProperty("deposit_count") long depositCount,
+            @JsonProperty("deposit_amount") String depositAmount,
+            @JsonProperty("deposit_fees") String depositFees,
+            @JsonProperty("withdrawal_count") long withdrawalCount,
+            @JsonProperty("withdrawal_amount") String withdrawalAmount,
+            @JsonProperty("withdrawal_fees") String withdrawalFees,
+            @JsonProperty("total_fees") String totalFees) {}
+
+    /**
+     * {@code billing_statement_issued}: a billing statement (a version of one) was issued, its PDF at
+     * {@code documentUrl} with {@code documentSha256}; {@code supersedes} (optional, so not required below)
+     * names the version it replaced.
+     */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    public record BillingStatementIssued(
+            @JsonProperty("event") String event,
+            @JsonProperty("statement_id") String statementId,
+            @JsonProperty("number") String number,
+            @JsonProperty("version") int version,
+            @JsonProperty("tenant_id") String tenantId,
+            @JsonProperty("tenant_name") String tenantName,
+            @JsonProperty("billing_period") String billingPeriod,
+            @JsonProperty("period_start") String periodStart,
+            @JsonProperty("period_end") String periodEnd,
+            @JsonProperty("issued_at") String issuedAt,
+            @JsonProperty("totals") List<BillingStatementTotals> totals,
+            @JsonProperty("document_url") String documentUrl,
+            @JsonProperty("document_sha256") String documentSha256,
+            @JsonProperty("document_bytes") long documentBytes,
+            @JsonProperty("supersedes") String supersedes) {}
+
+    /** The JSON names a record requires: every component but {@code supersedes}. */
+    static List<String> jsonNames(Class<? extends Record> type) {
         List<String> names = new ArrayList<>();
-        for (var c : TenantOwnerInvite.class.getRecordComponents()) {
+        for (var c : type.getRecordComponents()) {
             try {
-                JsonProperty p = TenantOwnerInvite.class.getDeclaredField(c.getName()).getAnnotation(JsonProperty.class);
-                names.add(p != null ? p.value() : c.getName());
+                JsonProperty p = type.getDeclaredField(c.getName()).getAnnotation(JsonProperty.class);
+                String name = p != null ? p.value() : c.getName();
+                if (!name.equals("supersedes")) names.add(name);
             } catch (NoSuchFieldException e) {
                 throw new IllegalStateException(e);
             }
@@ -62,7 +98,7 @@ public final class Platform {
      * platform's secret, then returns it typed. Fields added later are
      * tolerated; a missing one is a 400.
      */
-    public static TenantOwnerInvite verifyPlatformEvent(Map<String, List<String>> headers, byte[] body, String secret,
+    public static Record verifyPlatformEvent(Map<String, List<String>> headers, byte[] body, String secret,
             long maxSkewSeconds, LongSupplier now) throws CallbackException {
         Callbacks.checkStandardSignature(headers, body, secret, maxSkewSeconds, now);
         ObjectMapper mapper = new ObjectMapper();
@@ -72,16 +108,18 @@ public final class Platform {
         } catch (Exception e) {
             throw new CallbackException("the body is not JSON: " + e.getMessage(), 400);
         }
-        if (!"tenant_owner_invite".equals(tree.path("event").asText())) {
-            throw new CallbackException("unknown platform event " + tree.path("event"), 400);
-        }
+        Class<? extends Record> type = switch (tree.path("event").asText()) {
+            case "tenant_owner_invite" -> TenantOwnerInvite.class;
+            case "billing_statement_issued" -> BillingStatementIssued.class;
+            default -> throw new CallbackException("unknown platform event " + tree.path("event"), 400);
+        };
         List<String> missing = new ArrayList<>();
-        for (String name : jsonNames()) {
-            if (!tree.path(name).isTextual()) missing.add(name);
+        for (String name : jsonNames(type)) {
+            if (tree.path(name).isMissingNode() || tree.path(name).isNull()) missing.add(name);
         }
         if (!missing.isEmpty()) throw new CallbackException("the event lacks " + String.join(", ", missing), 400);
         try {
-            return mapper.treeToValue(tree, TenantOwnerInvite.class);
+            return mapper.treeToValue(tree, type);
         } catch (Exception e) {
             throw new CallbackException("the body is not the event: " + e.getMessage(), 400);
         }
@@ -90,14 +128,16 @@ public final class Platform {
     /** {@code run.sh PlatformEvent DELIVERED.json SECRET PLATFORM-WEBHOOKS.json} */
     public static void main(String[] args) throws Exception {
         ObjectMapper mapper = new ObjectMapper();
-        JsonNode required = mapper.readTree(Files.readString(Path.of(args[2])))
-                .path("components").path("schemas").path("TenantOwnerInvite").path("required");
-        TreeSet<String> want = new TreeSet<>();
-        required.forEach(n -> want.add(n.asText()));
-        TreeSet<String> have = new TreeSet<>(jsonNames());
-        if (!want.equals(have)) {
-            System.out.println("java: TenantOwnerInvite has " + have + ", the contract requires " + want);
-            System.exit(1);
+        JsonNode schemas = mapper.readTree(Files.readString(Path.of(args[2]))).path("components").path("schemas");
+        for (Class<? extends Record> type : List.of(TenantOwnerInvite.class, BillingStatementIssued.class,
+                BillingStatementTotals.class)) {
+            TreeSet<String> want = new TreeSet<>();
+            schemas.path(type.getSimpleName()).path("required").forEach(n -> want.add(n.asText()));
+            TreeSet<String> have = new TreeSet<>(jsonNames(type));
+            if (!want.equals(have)) {
+                System.out.println("java: " + type.getSimpleName() + " has " + have + ", the contract requires " + want);
+                System.exit(1);
+            }
         }
         JsonNode delivered = mapper.readTree(Files.readString(Path.of(args[0])));
         Map<String, List<String>> headers = new java.util.HashMap<>();
@@ -105,7 +145,7 @@ public final class Platform {
         String body = delivered.path("body").asText();
         String secret = args[1];
         LongSupplier now = () -> System.currentTimeMillis() / 1000;
-        TenantOwnerInvite event = verifyPlatformEvent(headers, body.getBytes(StandardCharsets.UTF_8), secret, 300, now);
+        Record event = verifyPlatformEvent(headers, body.getBytes(StandardCharsets.UTF_8), secret, 300, now);
         String[][] refused = {{body + " ", secret}, {body, "whsec_" + "A".repeat(44)}};
         for (String[] c : refused) {
             try {
@@ -116,7 +156,14 @@ public final class Platform {
                 if (e.status != 401) throw e;
             }
         }
-        System.out.println("java: tenant_owner_invite " + event.invitationId() + " for " + event.email() + " ("
-                + event.reason() + ") verified; a tampered body and another secret refused");
+        String what;
+        if (event instanceof TenantOwnerInvite invite) {
+            what = "tenant_owner_invite " + invite.invitationId() + " for " + invite.email() + " (" + invite.reason() + ")";
+        } else {
+            BillingStatementIssued billed = (BillingStatementIssued) event;
+            what = "billing_statement_issued " + billed.number() + " (" + billed.totals().size() + " currencies, PDF "
+                    + billed.documentSha256().substring(0, 12) + "…)";
+        }
+        System.out.println("java: " + what + " verified; a tampered body and another secret refused");
     }
 }

@@ -169,7 +169,10 @@ public final class Signing {
      */
     public static final List<String> PATH_TEMPLATES = List.of(
             "/api/v1/merchant/query/deposit/{order_no}",
-            "/api/v1/merchant/query/withdrawal/{order_no}");
+            "/api/v1/merchant/query/withdrawal/{order_no}",
+            "/api/v1/merchant/statements/{date}",
+            "/api/v1/merchant/billing-statements/{statement_id}",
+            "/api/v1/merchant/billing-statements/{statement_id}/document");
 
     private static final Pattern PARAM = Pattern.compile("\\{([^}]+)\\}");
 
