@@ -39,6 +39,26 @@ struct Total {
     total: i64,
 }
 
+/// The rows `sql` reads from the service's database, on either backend.
+async fn load<T>(url: &str, sql: &str) -> Result<Vec<T>>
+where
+    T: diesel::QueryableByName<diesel::sqlite::Sqlite>
+        + diesel::QueryableByName<diesel::pg::Pg>
+        + Send
+        + 'static,
+{
+    Ok(match url.strip_prefix("sqlite://") {
+        Some(path) => {
+            let mut c = diesel::SqliteConnection::establish(path)?;
+            diesel::RunQueryDsl::load(diesel::sql_query(sql), &mut c)?
+        }
+        None => {
+            let mut c = AsyncPgConnection::establish(url).await?;
+            diesel::sql_query(sql).load(&mut c).await?
+        }
+    })
+}
+
 /// The fees the journal booked for `merchant` in `[from, to)`, per
 /// currency: the `system:fees` postings of its entries.
 async fn journal_fees(
@@ -55,16 +75,7 @@ async fn journal_fees(
              WHERE p.account = 'system:fees' AND p.currency = '{currency}' \
              AND j.merchant_id = '{merchant}' AND j.created_at >= {from} AND j.created_at < {to}"
         );
-        let rows: Vec<Total> = match url.strip_prefix("sqlite://") {
-            Some(path) => {
-                let mut c = diesel::SqliteConnection::establish(path)?;
-                diesel::RunQueryDsl::load(diesel::sql_query(sql), &mut c)?
-            }
-            None => {
-                let mut c = AsyncPgConnection::establish(url).await?;
-                diesel::sql_query(sql).load(&mut c).await?
-            }
-        };
+        let rows: Vec<Total> = load(url, &sql).await?;
         let total = rows.into_iter().next().map_or(0, |r| r.total);
         if total != 0 {
             out.insert(currency.to_string(), total);
@@ -87,11 +98,11 @@ async fn one_day(app: &App, clock: &ManualClock, m: &Merchant, day: i64, n: usiz
         deposits::complete(app, &order.order_no, None).await?;
     }
     clock.set(day + 20 * 3600);
-    if n % 3 == 0 {
+    if n.is_multiple_of(3) {
         let w = approved_withdrawal(app, m, &format!("w-{n}"), "1234567890").await?;
         withdrawals::settle(app, &w.row.order_no, None).await?;
     }
-    if n % 5 == 0 {
+    if n.is_multiple_of(5) {
         let w = approved_withdrawal(app, m, &format!("f-{n}"), "1234567890").await?;
         withdrawals::fail(app, &w.row.order_no, Some("account closed".into())).await?;
     }
@@ -508,16 +519,7 @@ async fn counts(url: &str) -> Result<(i64, i64, i64)> {
         (SELECT COUNT(*) FROM callback_deliveries WHERE order_kind = 'billing_statement') AS events, \
         (SELECT COUNT(*) FROM (SELECT DISTINCT merchant_id, period_start FROM billing_statements) d) \
         AS distinct_periods";
-    let rows: Vec<Pair> = match url.strip_prefix("sqlite://") {
-        Some(path) => {
-            let mut c = diesel::SqliteConnection::establish(path)?;
-            diesel::RunQueryDsl::load(diesel::sql_query(sql), &mut c)?
-        }
-        None => {
-            let mut c = AsyncPgConnection::establish(url).await?;
-            diesel::sql_query(sql).load(&mut c).await?
-        }
-    };
+    let rows: Vec<Pair> = load(url, sql).await?;
     let r = rows.into_iter().next().context("a count")?;
     Ok((r.statements, r.events, r.distinct_periods))
 }

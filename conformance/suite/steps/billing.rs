@@ -61,7 +61,14 @@ async fn reissues(world: &mut PaymentsWorld, remarks: String) {
         "/api/v1/operator/billing-statements/{}/reissue",
         statement_id(world)
     );
-    let reply = send(world, "POST", &path, Some(json!({ "remarks": remarks })), true).await;
+    let reply = send(
+        world,
+        "POST",
+        &path,
+        Some(json!({ "remarks": remarks })),
+        true,
+    )
+    .await;
     if reply.status == 200 {
         world.created = Some(reply.body.clone());
     }
@@ -109,13 +116,26 @@ async fn event_is_statement(world: &mut PaymentsWorld) {
     let event = body_of(r);
     let shown = statement(world);
     for field in [
-        "statement_id", "number", "version", "tenant_id", "billing_period", "period_start",
-        "period_end", "issued_at", "totals", "document_url", "document_sha256", "document_bytes",
+        "statement_id",
+        "number",
+        "version",
+        "tenant_id",
+        "billing_period",
+        "period_start",
+        "period_end",
+        "issued_at",
+        "totals",
+        "document_url",
+        "document_sha256",
+        "document_bytes",
     ] {
         assert_eq!(event[field], shown[field], "{field}: {event}");
     }
     assert_eq!(event["tenant_id"], world.merchant().id.as_str());
-    assert!(event.get("status").is_none() && event.get("issued_by").is_none(), "{event}");
+    assert!(
+        event.get("status").is_none() && event.get("issued_by").is_none(),
+        "{event}"
+    );
 }
 
 #[then(expr = "the statement's delivery is {string} after {int} attempt(s)")]
@@ -169,7 +189,9 @@ async fn merchant_reads(world: &mut PaymentsWorld) {
     assert!(pdf.starts_with(b"%PDF-"), "a PDF");
     assert_eq!(
         hex::encode(Sha256::digest(&pdf)),
-        statement(world)["document_sha256"].as_str().expect("a digest")
+        statement(world)["document_sha256"]
+            .as_str()
+            .expect("a digest")
     );
 }
 
@@ -177,7 +199,11 @@ async fn merchant_reads(world: &mut PaymentsWorld) {
 async fn other_refused(world: &mut PaymentsWorld, status: u16, code: String) {
     let id = statement_id(world);
     let other = world.other.clone().expect("another merchant");
-    let got = harness().await.client(&other).get_billing_statement(&id).await;
+    let got = harness()
+        .await
+        .client(&other)
+        .get_billing_statement(&id)
+        .await;
     match got {
         Err(merchant_client::merchant::Error::ErrorResponse(e)) => {
             assert_eq!(e.status().as_u16(), status);

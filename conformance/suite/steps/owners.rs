@@ -341,7 +341,12 @@ async fn delivery_is(world: &mut PaymentsWorld, status: String, attempts: i64) {
 
 /// Waits until the delivery of the platform event about `id` (its
 /// `order_no`) is `status` after `attempts`, and keeps it as the reply.
-pub(super) async fn delivery_reaches(world: &mut PaymentsWorld, id: &str, status: &str, attempts: i64) {
+pub(super) async fn delivery_reaches(
+    world: &mut PaymentsWorld,
+    id: &str,
+    status: &str,
+    attempts: i64,
+) {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
         let page = send(
