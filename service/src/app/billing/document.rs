@@ -8,6 +8,10 @@ use crate::domain::money::from_units;
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
 /// What the page says about the statement around its totals.
+///
+/// Font sizes are whole points here; pdf-writer takes geometry as binary
+/// floats, which only positions and sizes become (every amount is text by
+/// then, `from_units`' decimal string).
 pub struct Heading<'a> {
     pub number: &'a str,
     pub version: i32,
@@ -25,17 +29,17 @@ const BOLD: Name<'static> = Name(b"F2");
 
 /// The lines of text of the document, in order, as (size, bold, text):
 /// what the page shows and what a test reads back out of it.
-pub fn lines(h: &Heading<'_>, totals: &[CurrencyTotals]) -> Vec<Vec<(f32, bool, String)>> {
+pub fn lines(h: &Heading<'_>, totals: &[CurrencyTotals]) -> Vec<Vec<(u8, bool, String)>> {
     let mut head = vec![
-        (18.0, true, "Billing statement".to_string()),
-        (11.0, true, format!("Number: {}", h.number)),
+        (18, true, "Billing statement".to_string()),
+        (11, true, format!("Number: {}", h.number)),
         (
-            11.0,
+            11,
             false,
             format!("Merchant: {} ({})", h.merchant_name, h.merchant_id),
         ),
         (
-            11.0,
+            11,
             false,
             format!(
                 "Period: {} to {} (UTC; start inclusive, end exclusive)",
@@ -43,23 +47,23 @@ pub fn lines(h: &Heading<'_>, totals: &[CurrencyTotals]) -> Vec<Vec<(f32, bool, 
                 rfc3339(h.period_end)
             ),
         ),
-        (11.0, false, format!("Issued at: {}", rfc3339(h.issued_at))),
-        (11.0, false, format!("Version: {}", h.version)),
+        (11, false, format!("Issued at: {}", rfc3339(h.issued_at))),
+        (11, false, format!("Version: {}", h.version)),
     ];
     if let Some(old) = h.supersedes {
-        head.push((11.0, false, format!("Supersedes: {old}")));
+        head.push((11, false, format!("Supersedes: {old}")));
     }
     if totals.is_empty() {
-        head.push((11.0, false, "No fees were charged in this period.".into()));
+        head.push((11, false, "No fees were charged in this period.".into()));
         return vec![head];
     }
     let mut pages = Vec::new();
     for (i, chunk) in totals.chunks(PER_PAGE).enumerate() {
         let mut page = if i == 0 { head.clone() } else { Vec::new() };
         for t in chunk {
-            page.push((13.0, true, format!("Currency {}", t.currency)));
+            page.push((13, true, format!("Currency {}", t.currency)));
             page.push((
-                11.0,
+                11,
                 false,
                 format!(
                     "Deposits: {} completed, amount {}",
@@ -68,12 +72,12 @@ pub fn lines(h: &Heading<'_>, totals: &[CurrencyTotals]) -> Vec<Vec<(f32, bool, 
                 ),
             ));
             page.push((
-                11.0,
+                11,
                 false,
                 format!("Deposit fees: {}", from_units(t.deposit_fees)),
             ));
             page.push((
-                11.0,
+                11,
                 false,
                 format!(
                     "Withdrawals: {} completed, amount {}",
@@ -82,12 +86,12 @@ pub fn lines(h: &Heading<'_>, totals: &[CurrencyTotals]) -> Vec<Vec<(f32, bool, 
                 ),
             ));
             page.push((
-                11.0,
+                11,
                 false,
                 format!("Withdrawal fees: {}", from_units(t.withdrawal_fees)),
             ));
             page.push((
-                11.0,
+                11,
                 true,
                 format!("Total fees: {} {}", from_units(t.total_fees), t.currency),
             ));
@@ -133,15 +137,16 @@ pub fn render(h: &Heading<'_>, totals: &[CurrencyTotals]) -> Vec<u8> {
         let mut content = Content::new();
         let mut y = 790.0;
         for (size, strong, text) in page_lines {
-            if *size > 12.0 && y < 780.0 {
+            if *size > 12 && y < 780.0 {
                 y -= 10.0;
             }
+            let points = (*size).into();
             content.begin_text();
-            content.set_font(if *strong { BOLD } else { FONT }, *size);
+            content.set_font(if *strong { BOLD } else { FONT }, points);
             content.next_line(56.0, y);
             content.show(Str(&latin(text)));
             content.end_text();
-            y -= size * 1.6;
+            y -= points * 1.6;
         }
         pdf.stream(content_id, &content.finish());
     }
