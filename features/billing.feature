@@ -61,6 +61,15 @@ Feature: Merchants are billed for the fees the service charged, and the platform
     Then the statement's delivery is "SUCCESS" after 1 attempt
     And the platform receives 2 billing_statement_issued for the merchant
 
+  @sandbox @serial
+  Scenario: The platform's 5xx is retried 30 seconds later by the worker
+    Given the platform answers 500 first for the merchant
+    When an operator issues the merchant's billing statement from "2020-09-01" to "2020-10-01"
+    Then the statement's delivery is "WAITING_RETRY" after 1 attempt
+    When the sandbox clock advances 30 seconds
+    Then the statement's delivery is "SUCCESS" after 2 attempts
+    And the platform receives 2 billing_statement_issued for the merchant
+
   Scenario: A 4xx from the platform ends the delivery at once
     Given the platform answers 400 first for the merchant
     When an operator issues the merchant's billing statement from "2020-07-01" to "2020-08-01"
