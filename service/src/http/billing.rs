@@ -186,11 +186,7 @@ pub mod operator {
                 let period =
                     billing::set_period(&app, &merchant_id, &b.billing_period.to_string()).await?;
                 Ok(types::BillingPeriodSetting {
-                    billing_period: period.as_str().parse().map_err(|_| {
-                        crate::domain::error::ApiError::Internal(format!(
-                            "billing period {period:?} is not the contract's"
-                        ))
-                    })?,
+                    billing_period: period.into(),
                     merchant_id,
                 })
             },

@@ -4,8 +4,9 @@
 
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    BankTransactionStatus, CallbackScheme, CallbackStatus, DeliveryStatus, DepositStatus,
-    NotificationKind, NotificationOutcome, OrderType, PayoutMethod, WithdrawalStatus,
+    BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus, DeliveryStatus,
+    DepositStatus, NotificationKind, NotificationOutcome, OrderType, PayoutMethod, StatementStatus,
+    WithdrawalStatus,
 };
 use merchant_api::{merchant, operator, sandbox};
 
@@ -105,3 +106,17 @@ impl From<operator::types::CallbackSigningScheme> for CallbackScheme {
         }
     }
 }
+
+// A statement's view is read into the generated types from its JSON
+// (`http::billing::shown`); these keep the two enums it spells by name
+// exhaustive against both contracts all the same.
+spelled_as!(BillingPeriod => [merchant::types::BillingPeriod, operator::types::BillingPeriod] {
+    Month => Month,
+    Week => Week,
+    Day => Day,
+});
+
+spelled_as!(StatementStatus => [merchant::types::BillingStatementStatus, operator::types::BillingStatementStatus] {
+    Issued => Issued,
+    Superseded => Superseded,
+});
