@@ -117,6 +117,10 @@ pub fn api_description(profile: Profile, metrics_on_api: bool) -> Result<ApiDesc
         .and_then(|()| api.register(crate::http::pages::cashier::cashier_status))
         .and_then(|()| api.register(crate::http::pages::cashier::cashier_asset))
         .map_err(|e| anyhow!("cashier page: {e}"))?;
+    crate::http::pages::console::register(&mut api).map_err(|e| anyhow!("console: {e}"))?;
+    crate::http::pages::portal::register(&mut api).map_err(|e| anyhow!("portal: {e}"))?;
+    api.register(crate::http::pages::home::home)
+        .map_err(|e| anyhow!("home page: {e}"))?;
     api.register(crate::http::contract::current)
         .and_then(|()| api.register(crate::http::contract::version))
         .and_then(|()| api.register(crate::http::contract::webhooks))

@@ -24,6 +24,7 @@ pub mod owners;
 pub mod passwords;
 pub mod payment_sync;
 pub mod people;
+pub mod web_sessions;
 pub mod withdrawals;
 
 use crate::channels::Channels;

@@ -233,6 +233,15 @@ stored_as_text! {
 }
 
 stored_as_text! {
+    /// Whose sign-in a browser session is: an operator's console or a
+    /// merchant owner's portal.
+    SessionRealm in "realm" {
+        Console => "console",
+        Portal => "portal",
+    }
+}
+
+stored_as_text! {
     /// Why an invitation was issued.
     InvitationReason in "reason" {
         Created => "created",
@@ -392,5 +401,6 @@ mod tests {
             InvitationReason::as_str,
             InvitationReason::parse,
         );
+        round_trip(SessionRealm::ALL, SessionRealm::as_str, SessionRealm::parse);
     }
 }

@@ -14,7 +14,7 @@ use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus,
     DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, MerchantStatus,
     NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus,
-    PayoutMethod, Role, StatementStatus, WithdrawalStatus,
+    PayoutMethod, Role, SessionRealm, StatementStatus, WithdrawalStatus,
 };
 use diesel::prelude::*;
 
@@ -705,4 +705,28 @@ pub struct BillingCursor {
     pub billing_period: Option<BillingPeriod>,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
     pub billed_until: Option<i64>,
+}
+
+/// A console or portal session, known by the keyed hash of its cookie.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = web_sessions, treat_none_as_default_value = false)]
+pub struct WebSessionRow {
+    pub id: String,
+    pub realm: SessionRealm,
+    pub subject_id: String,
+    pub merchant_id: Option<String>,
+    pub created_at: i64,
+    pub last_seen_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+/// One failed sign-in: the keyed hash of the email tried, and the address.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = login_failures, treat_none_as_default_value = false)]
+pub struct LoginFailureRow {
+    pub id: String,
+    pub realm: SessionRealm,
+    pub account: String,
+    pub address: String,
+    pub at: i64,
 }

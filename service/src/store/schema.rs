@@ -429,6 +429,28 @@ diesel::table! {
 diesel::joinable!(operator_tokens -> operators (operator_id));
 diesel::joinable!(owner_invitations -> merchant_owners (owner_id));
 
+diesel::table! {
+    web_sessions (id) {
+        id -> Text,
+        realm -> Text,
+        subject_id -> Text,
+        merchant_id -> Nullable<Text>,
+        created_at -> BigInt,
+        last_seen_at -> BigInt,
+        ended_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    login_failures (id) {
+        id -> Text,
+        realm -> Text,
+        account -> Text,
+        address -> Text,
+        at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -456,4 +478,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     billing_statements,
     billing_documents,
     billing_settings,
+    web_sessions,
+    login_failures,
 );

@@ -10,7 +10,7 @@ use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus,
     DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, MerchantStatus,
     NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus,
-    PayoutMethod, Role, StatementStatus, WithdrawalStatus,
+    PayoutMethod, Role, SessionRealm, StatementStatus, WithdrawalStatus,
 };
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
@@ -94,5 +94,6 @@ stored_as_text!(
     InvitationStatus,
     InvitationReason,
     StatementStatus,
-    BillingPeriod
+    BillingPeriod,
+    SessionRealm
 );

@@ -304,6 +304,33 @@ impl Browser {
         .await
     }
 
+    /// Runs `body` as an async script: it calls `arguments[0]` with its
+    /// result.
+    pub async fn script_async(&self, body: &str) -> Result<Value> {
+        self.cmd(
+            reqwest::Method::POST,
+            "/execute/async",
+            json!({"script": body, "args": []}),
+        )
+        .await
+    }
+
+    /// The value of the cookie `name` the browser holds for the page's
+    /// site (an `HttpOnly` one too: WebDriver sees them all).
+    pub async fn cookie(&self, name: &str) -> Result<String> {
+        let v = self
+            .cmd(
+                reqwest::Method::GET,
+                &format!("/cookie/{name}"),
+                Value::Null,
+            )
+            .await?;
+        v["value"]
+            .as_str()
+            .map(String::from)
+            .ok_or_else(|| anyhow!("no cookie {name}: {v}"))
+    }
+
     pub async fn resize(&self, width: u32, height: u32) -> Result<()> {
         self.cmd(
             reqwest::Method::POST,

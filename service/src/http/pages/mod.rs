@@ -3,9 +3,13 @@
 //! outside scripts, no caching, no referrer leaking a token in the URL).
 
 pub mod cashier;
+pub mod console;
 pub mod docs;
+pub mod home;
 pub mod locale;
+pub mod portal;
 pub mod simulator;
+pub mod web;
 
 use dropshot::{Body, HttpError};
 

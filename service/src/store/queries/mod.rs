@@ -14,6 +14,7 @@ pub mod merchants;
 pub mod notifications;
 pub mod owners;
 pub mod people;
+pub mod sessions;
 pub mod withdrawals;
 
 pub use bank::BankQueries;
@@ -27,6 +28,7 @@ pub use merchants::MerchantQueries;
 pub use notifications::NotificationQueries;
 pub use owners::OwnerQueries;
 pub use people::PeopleQueries;
+pub use sessions::SessionQueries;
 pub use withdrawals::WithdrawalQueries;
 
 /// Inserts one row; the query bodies' most common shape, written once.
@@ -207,5 +209,6 @@ all_queries!(
     EventQueries,
     PeopleQueries,
     OwnerQueries,
-    BillingQueries
+    BillingQueries,
+    SessionQueries
 );

@@ -1,0 +1,2 @@
+DROP TABLE login_failures;
+DROP TABLE web_sessions;

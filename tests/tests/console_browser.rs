@@ -1,0 +1,403 @@
+//! The operators' console and the owners' portal in headless Chromium:
+//! four-eyes review, a viewer's and another site's forged posts refused,
+//! markup shown as text, an owner's invitation, sign-in and key rotation
+//! with its grace; every page checked by axe-core (no serious or critical
+//! violation), for labels and for requests to other hosts, and
+//! photographed (into `docs/console/` and `docs/portal/` under `.ci/run`).
+
+#[allow(dead_code)]
+mod browser;
+#[allow(dead_code)]
+mod web;
+
+use anyhow::{ensure, Context, Result};
+use browser::Browser;
+use payments_service::app::people::Operator;
+use payments_service::app::{callbacks, owners, withdrawals};
+use payments_service::clock::{Clock, ManualClock, SystemClock};
+use payments_service::domain::status::{Role, WithdrawalStatus};
+use payments_testing::fund;
+use std::sync::Arc;
+use web::{operator, pending, service, shots, Http, DESKTOP, PASSWORD, PHONE};
+
+/// What every page must pass: one heading, a language, a label on every
+/// field, nothing fetched from another host, and axe-core's serious and
+/// critical rules; then its picture.
+async fn checked(b: &Browser, shot: &str) -> Result<()> {
+    let report = b
+        .script(
+            "const unlabelled = [...document.querySelectorAll('input, select, textarea')]
+               .filter(e => e.type !== 'hidden' && e.labels.length === 0).map(e => e.id || e.name);
+             const foreign = performance.getEntriesByType('resource')
+               .map(e => e.name).filter(n => !n.startsWith(location.origin));
+             return { lang: document.documentElement.lang, h1: document.querySelectorAll('h1').length,
+                      unlabelled, foreign };",
+        )
+        .await?;
+    ensure!(
+        report["lang"] == "en" && report["h1"] == 1,
+        "{shot}: {report}"
+    );
+    ensure!(
+        report["unlabelled"] == serde_json::json!([]),
+        "{shot}: {report}"
+    );
+    ensure!(
+        report["foreign"] == serde_json::json!([]),
+        "{shot}: {report}"
+    );
+    b.script(&format!("{}\nreturn true;", web::axe_source()?))
+        .await?;
+    let violations = b
+        .script_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, { resultTypes: ['violations'] })
+               .then(r => done(r.violations
+                 .filter(v => v.impact === 'serious' || v.impact === 'critical')
+                 .map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(' | '))))
+               .catch(e => done(['axe failed: ' + e]));",
+        )
+        .await?;
+    ensure!(
+        violations == serde_json::json!([]),
+        "{shot}: axe-core reports {violations}"
+    );
+    b.screenshot(shot).await?;
+    Ok(())
+}
+
+async fn sign_in(b: &Browser, base: &str, realm: &str, email: &str) -> Result<()> {
+    b.goto(&format!("{base}/{realm}/login")).await?;
+    b.keys("#email", email).await?;
+    b.keys("#password", PASSWORD).await?;
+    b.click("main button[type=submit]").await?;
+    b.wait_for_text("header", "Sign out", WAIT)
+        .await
+        .map(|_| ())
+}
+
+async fn sign_out(b: &Browser) -> Result<()> {
+    b.click(".signout button").await?;
+    b.wait_for_text("h1", "Sign in", WAIT).await.map(|_| ())
+}
+
+const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+async fn review(b: &Browser, order_no: &str, remarks: &str, decision: &str) -> Result<()> {
+    b.keys(&format!("#remarks-{order_no}"), remarks).await?;
+    b.click(&format!(
+        "form[action='/console/withdrawals/{order_no}/review'] button[value={decision}]"
+    ))
+    .await?;
+    b.wait_for_text("main", &format!("{order_no} is"), WAIT)
+        .await
+        .map(|_| ())
+}
+
+async fn status(app: &payments_service::app::App, order_no: &str) -> Result<WithdrawalStatus> {
+    Ok(withdrawals::find_any(app, order_no).await?.row.status)
+}
+
+#[tokio::test]
+async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused() -> Result<()> {
+    let svc = service(Arc::new(SystemClock)).await?;
+    let app = svc.service.app();
+    let base = svc.base_url();
+    let alice = operator(app, "alice", Role::Approver).await?;
+    let bob = operator(app, "bob", Role::Approver).await?;
+    let vera = operator(app, "vera", Role::Viewer).await?;
+    let m = svc
+        .new_merchant("<script>alert('m')</script> & Sons")
+        .await?
+        .merchant;
+    fund(
+        app,
+        &m,
+        "FUND-1",
+        rust_decimal::Decimal::from(100_000),
+        "THB",
+    )
+    .await?;
+    let small = pending(app, &m, "W-SMALL", 100, "<b>Bene</b> Small")
+        .await?
+        .row
+        .order_no;
+    let large = pending(app, &m, "W-LARGE", 5000, "Large Bene")
+        .await?
+        .row
+        .order_no;
+    let third = pending(app, &m, "W-THIRD", 200, "Third")
+        .await?
+        .row
+        .order_no;
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1, DESKTOP.2, &shots("console")).await?;
+    b.goto(&base).await?;
+    checked(&b, "home.png").await?;
+    b.goto(&format!("{base}/console")).await?;
+    ensure!(
+        b.url().await?.ends_with("/console/login"),
+        "a stranger is sent to sign in"
+    );
+    checked(&b, "sign-in.png").await?;
+    sign_in(&b, &base, "console", &alice).await?;
+    ensure!(
+        b.url().await?.ends_with("/console/withdrawals"),
+        "signed in, {} says {}",
+        b.url().await?,
+        b.text("main").await?
+    );
+    // Markup in a merchant's or a beneficiary's name is text.
+    let main = b.text("main").await?;
+    ensure!(
+        main.contains("<script>alert('m')</script> & Sons") && main.contains("<b>Bene</b> Small"),
+        "{main}"
+    );
+    let injected = b
+        .script("return document.querySelectorAll('main script, main b, main i').length")
+        .await?;
+    ensure!(injected == 0, "markup from data became elements");
+    checked(&b, "withdrawals.png").await?;
+
+    // Below the threshold one approver suffices.
+    review(&b, &small, "<i>looks fine</i>", "approve").await?;
+    ensure!(status(app, &small).await? != WithdrawalStatus::Pending);
+    // Above it, the first approval leaves it pending, and says so.
+    review(&b, &large, "first look", "approve").await?;
+    ensure!(status(app, &large).await? == WithdrawalStatus::Pending);
+    ensure!(b.text("main").await?.contains("1 of 2: alice"));
+    sign_out(&b).await?;
+    sign_in(&b, &base, "console", &bob).await?;
+    review(&b, &large, "second look", "approve").await?;
+    ensure!(
+        status(app, &large).await? != WithdrawalStatus::Pending,
+        "two approvers complete it"
+    );
+
+    // The trail shows the remarks as text, and each page passes the checks.
+    b.goto(&format!("{base}/console/audit")).await?;
+    ensure!(b.text("main").await?.contains("<i>looks fine</i>"));
+    ensure!(
+        b.script("return document.querySelectorAll('main i').length")
+            .await?
+            == 0
+    );
+    checked(&b, "audit.png").await?;
+    for (path, shot) in [
+        ("/console/bank", "bank.png"),
+        ("/console/payouts", "payouts.png"),
+        ("/console/callbacks?status=WAITING_RETRY", "callbacks.png"),
+        (&*format!("/console/orders?q={large}"), "order.png"),
+        ("/console/ledger", "ledger.png"),
+        ("/console/operators", "operators-refused.png"),
+    ] {
+        b.goto(&format!("{base}{path}")).await?;
+        checked(&b, shot).await?;
+    }
+    sign_out(&b).await?;
+
+    // A viewer sees no decision, and a post made anyway is refused.
+    sign_in(&b, &base, "console", &vera).await?;
+    ensure!(
+        b.script("return document.querySelectorAll('button[value=approve]').length")
+            .await?
+            == 0
+    );
+    let forged = b
+        .script_async(&format!(
+            "const done = arguments[arguments.length - 1];
+             const csrf = document.querySelector('input[name=csrf]').value;
+             fetch('/console/withdrawals/{third}/review', {{ method: 'POST',
+               body: new URLSearchParams({{ csrf, decision: 'approve' }}) }}).then(r => done(r.status));"
+        ))
+        .await?;
+    ensure!(forged == 403, "a viewer's post answered {forged}");
+    ensure!(status(app, &third).await? == WithdrawalStatus::Pending);
+
+    // Another site's form, even one that knows the session's form token.
+    let cookie = format!("console_session={}", b.cookie("console_session").await?);
+    let csrf = b
+        .script("return document.querySelector('input[name=csrf]').value")
+        .await?;
+    let csrf = csrf.as_str().context("a form token")?.to_string();
+    let other = reqwest::Client::new();
+    for (header, value) in [
+        ("origin", "http://evil.example"),
+        ("sec-fetch-site", "cross-site"),
+    ] {
+        let r = other
+            .post(format!("{base}/console/withdrawals/{third}/review"))
+            .header("cookie", &cookie)
+            .header(header, value)
+            .header("content-type", web::FORM)
+            .body(web::form_body(&[
+                ("csrf", csrf.as_str()),
+                ("decision", "reject"),
+            ]))
+            .send()
+            .await?;
+        ensure!(
+            r.status() == 403,
+            "{header}: {value} answered {}",
+            r.status()
+        );
+    }
+    let page = format!(
+        "data:text/html,<form method=post action='{base}/console/withdrawals/{third}/review'>\
+         <input name=csrf value='{csrf}'><input name=decision value=reject></form>\
+         <script>document.forms[0].submit()</script>"
+    );
+    b.goto(&page).await?;
+    b.wait_for_text("h1", "Refused", WAIT).await?;
+    ensure!(
+        status(app, &third).await? == WithdrawalStatus::Pending,
+        "nothing changed"
+    );
+    b.quit().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Result<()> {
+    let clock = Arc::new(ManualClock::at_system_time());
+    let svc = service(clock.clone()).await?;
+    let app = svc.service.app();
+    let base = svc.base_url();
+    let mine = svc.new_merchant("Owner's <em>Shop</em>").await?;
+    let other = svc.new_merchant("Someone else").await?;
+    fund(
+        app,
+        &mine.merchant,
+        "MINE-1",
+        rust_decimal::Decimal::from(500),
+        "THB",
+    )
+    .await?;
+    fund(
+        app,
+        &other.merchant,
+        "OTHER-1",
+        rust_decimal::Decimal::from(500),
+        "THB",
+    )
+    .await?;
+    let others_order = payments_service::app::deposits::find_by_merchant_order_no(
+        app,
+        &other.merchant.id,
+        "OTHER-1",
+    )
+    .await?
+    .order_no;
+    let admin = Operator {
+        id: None,
+        name: "admin".into(),
+        role: Role::Admin,
+    };
+    let invitation = owners::invite(
+        app,
+        &admin,
+        &mine.merchant.id,
+        "owner@shop.example.test".into(),
+    )
+    .await?;
+    let listing = payments_service::app::listings::Listing {
+        order_no: Some(invitation.id.clone()),
+        ..Default::default()
+    };
+    let delivery = payments_service::app::listings::callback_deliveries(app, listing)
+        .await?
+        .items;
+    let body: serde_json::Value = serde_json::from_str(&callbacks::open_body(app, &delivery[0])?)?;
+    let link = body["link"].as_str().context("the invitation's link")?;
+    ensure!(link.starts_with(&base), "{link}");
+
+    let b = Browser::start(PHONE.0, PHONE.1, PHONE.2, &shots("portal")).await?;
+    b.goto(link).await?;
+    checked(&b, "accept-invitation.png").await?;
+    b.keys("#password", PASSWORD).await?;
+    b.keys("#confirm", PASSWORD).await?;
+    b.click("main button[type=submit]").await?;
+    b.wait_for_text("main", "Your password is set", WAIT)
+        .await?;
+    sign_in(&b, &base, "portal", "owner@shop.example.test").await?;
+    ensure!(b.url().await?.ends_with("/portal/orders"));
+    checked(&b, "orders.png").await?;
+    b.click("main table a").await?;
+    b.wait_for_text("main", "MINE-1", WAIT).await?;
+    checked(&b, "order.png").await?;
+
+    // Another merchant's order is not found, whoever asks for it.
+    b.goto(&format!("{base}/portal/orders/{others_order}"))
+        .await?;
+    ensure!(b.text("h1").await? == "Not Found");
+    let cookie = format!("portal_session={}", b.cookie("portal_session").await?);
+    let r = reqwest::Client::new()
+        .get(format!("{base}/portal/orders/{others_order}"))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    ensure!(
+        r.status() == 404,
+        "another merchant's order answered {}",
+        r.status()
+    );
+
+    for (path, shot) in [
+        ("/portal/balances?currency=THB", "balances.png"),
+        ("/portal/statements", "statements.png"),
+        ("/portal/settings", "settings.png"),
+        ("/portal/keys", "keys.png"),
+    ] {
+        b.goto(&format!("{base}{path}")).await?;
+        checked(&b, shot).await?;
+    }
+    b.click("#grace option[value='3600']").await?;
+    b.click("main button[type=submit]").await?;
+    b.wait_for_text("h1", "Your new API key", WAIT).await?;
+    let new_key = b.text("#new-key").await?;
+    checked(&b, "new-key.png").await?;
+    b.quit().await?;
+
+    let balances = |key: &str| {
+        // Signed at the service's time: its clock is the test's.
+        let now = clock.clone();
+        let credentials =
+            merchant_client::Credentials::new(key.to_string()).with_clock(move || now.unix());
+        let client = merchant_client::merchant::Client::new(&base, credentials);
+        async move { client.get_balances().await.map(|_| ()) }
+    };
+    ensure!(
+        balances(&new_key).await.is_ok(),
+        "the new key works at once"
+    );
+    ensure!(
+        balances(&mine.api_key).await.is_ok(),
+        "the old key works in its grace"
+    );
+    clock.advance(3599);
+    ensure!(
+        balances(&mine.api_key).await.is_ok(),
+        "…until its last second"
+    );
+    clock.advance(2);
+    let refused = balances(&mine.api_key)
+        .await
+        .err()
+        .context("the old key is refused after the grace")?;
+    ensure!(
+        refused.status().map(|s| s.as_u16()) == Some(401),
+        "{refused}"
+    );
+    ensure!(balances(&new_key).await.is_ok());
+    // The session knows the clock too: an hour idle has ended it.
+    let r = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?
+        .get(format!("{base}/portal/orders"))
+        .header("cookie", &cookie)
+        .send()
+        .await?;
+    ensure!(r.status() == 303, "an idle session answered {}", r.status());
+    let _ = Http::sign_in; // shared with the audit test
+    Ok(())
+}

@@ -1,0 +1,209 @@
+//! What the console's and the portal's tests share: a service with a low
+//! four-eyes threshold and a platform address, people with passwords,
+//! withdrawals awaiting review, signing in over plain HTTP, and the
+//! accessibility check (axe-core from the npm registry, pinned by hash).
+
+use anyhow::{bail, Context, Result};
+use payments_service::app::merchants::Merchant;
+use payments_service::app::people::{self, NewOperator};
+use payments_service::app::withdrawals::{self, NewWithdrawal, Withdrawal};
+use payments_service::app::App;
+use payments_service::clock::Clock;
+use payments_service::domain::routing::Profile;
+use payments_service::domain::status::Role;
+use payments_testing::TestService;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+pub const PASSWORD: &str = "correct horse battery staple";
+pub const PHONE: (u32, u32, u32) = (390, 844, 2);
+pub const DESKTOP: (u32, u32, u32) = (1280, 900, 1);
+
+const AXE_VERSION: &str = "4.14.1";
+/// The registry's published sha512 of the tarball, in hex.
+const AXE_SHA512: &str = "1477dafa598d8d065f273d6af302aa203c02e83131707b7fa648cd41bd3d6b734f8c22a0dab86ee6a6f64b8afbe804b214d36db85a2826965edfb3a0b9d546b5";
+
+/// A sandbox service whose THB withdrawals of 1000 and more need two
+/// approvers, with the platform's address set (invitations are sent).
+pub async fn service(clock: Arc<dyn Clock>) -> Result<TestService> {
+    TestService::start_with(Profile::Sandbox, clock, |c| {
+        if let Some(thb) = c.currencies.get_mut("THB") {
+            thb.dual_approval_threshold = Some(rust_decimal::Decimal::from(1000));
+        }
+        c.platform_events_url = Some("http://127.0.0.1:9/platform".into());
+        c.platform_events_secret = Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into());
+    })
+    .await
+}
+
+/// An operator with a console password.
+pub async fn operator(app: &App, name: &str, role: Role) -> Result<String> {
+    let email = format!("{name}@ops.example.test");
+    people::create(
+        app,
+        NewOperator {
+            name: name.into(),
+            email: email.clone(),
+            role,
+        },
+    )
+    .await?;
+    people::set_password(app, email.clone(), PASSWORD.into()).await?;
+    Ok(email)
+}
+
+/// A THB withdrawal awaiting review.
+pub async fn pending(
+    app: &App,
+    merchant: &Merchant,
+    no: &str,
+    amount: i64,
+    beneficiary: &str,
+) -> Result<Withdrawal> {
+    let new = NewWithdrawal {
+        merchant_order_no: no.into(),
+        amount: rust_decimal::Decimal::from(amount),
+        currency: "THB".into(),
+        beneficiary_name: beneficiary.into(),
+        beneficiary_account: "1234567890".into(),
+        beneficiary_bank_code: "SCB".into(),
+        beneficiary_bank_branch: None,
+        callback_url: None,
+        extra_data: None,
+        fingerprint: no.into(),
+    };
+    Ok(withdrawals::create(app, merchant, new).await?)
+}
+
+/// A form's body as a browser encodes it.
+pub fn form_body(pairs: &[(&str, &str)]) -> String {
+    let mut out = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        out.append_pair(k, v);
+    }
+    out.finish()
+}
+
+pub const FORM: &str = "application/x-www-form-urlencoded";
+
+/// A browser-less session: signs in with a form post and keeps the cookie.
+pub struct Http {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub cookie: String,
+}
+
+impl Http {
+    pub async fn sign_in(base: &str, realm: &str, email: &str, password: &str) -> Result<Http> {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        let r = client
+            .post(format!("{base}/{realm}/login"))
+            .header("content-type", FORM)
+            .body(form_body(&[("email", email), ("password", password)]))
+            .send()
+            .await?;
+        if r.status() != 303 {
+            bail!("sign-in answered {}", r.status());
+        }
+        let cookie = r
+            .headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .context("a session cookie")?
+            .to_string();
+        Ok(Http {
+            base: base.into(),
+            client,
+            cookie,
+        })
+    }
+
+    pub async fn get(&self, path: &str) -> Result<reqwest::Response> {
+        Ok(self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("cookie", &self.cookie)
+            .send()
+            .await?)
+    }
+
+    /// The form token on a page of the session.
+    pub async fn csrf(&self, page: &str) -> Result<String> {
+        let text = self.get(page).await?.text().await?;
+        let (_, rest) = text
+            .split_once("name=\"csrf\" value=\"")
+            .context("a form token on the page")?;
+        Ok(rest.split('"').next().unwrap_or_default().to_string())
+    }
+
+    /// A form post as the session's page makes it (`Origin` its own).
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Result<reqwest::Response> {
+        Ok(self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("cookie", &self.cookie)
+            .header("origin", &self.base)
+            .header("content-type", FORM)
+            .body(form_body(form))
+            .send()
+            .await?)
+    }
+}
+
+static AXE: Mutex<Option<String>> = Mutex::new(None);
+
+/// axe-core's script, downloaded once into `target/` and checked against
+/// the registry's hash.
+pub fn axe_source() -> Result<String> {
+    let mut held = AXE.lock().map_err(|_| anyhow::anyhow!("axe lock"))?;
+    if let Some(source) = held.as_ref() {
+        return Ok(source.clone());
+    }
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/axe-core"));
+    let script = dir.join(AXE_VERSION).join("package/axe.min.js");
+    if !script.exists() {
+        let tarball = dir.join(format!("axe-core-{AXE_VERSION}.tgz"));
+        std::fs::create_dir_all(dir.join(AXE_VERSION))?;
+        let url = format!("https://registry.npmjs.org/axe-core/-/axe-core-{AXE_VERSION}.tgz");
+        run(Command::new("curl")
+            .args(["-sSfL", "--retry", "3", "-o"])
+            .arg(&tarball)
+            .arg(&url))?;
+        let sum = Command::new("sha512sum").arg(&tarball).output()?;
+        let sum = String::from_utf8_lossy(&sum.stdout);
+        if !sum.starts_with(AXE_SHA512) {
+            bail!("axe-core {AXE_VERSION} from the registry does not have its published hash");
+        }
+        run(Command::new("tar")
+            .args(["xzf"])
+            .arg(&tarball)
+            .arg("-C")
+            .arg(dir.join(AXE_VERSION)))?;
+    }
+    let source = std::fs::read_to_string(&script)?;
+    *held = Some(source.clone());
+    Ok(source)
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let status = cmd.status().with_context(|| format!("running {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed: {status}");
+    }
+    Ok(())
+}
+
+/// Where screenshots go: `docs/<realm>/` when `WEB_SCREENSHOTS_DOCS` is set
+/// (`.ci/run` sets it), else `target/web-screenshots/<realm>/`.
+pub fn shots(realm: &str) -> PathBuf {
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    if std::env::var_os("WEB_SCREENSHOTS_DOCS").is_some() {
+        root.join("docs").join(realm)
+    } else {
+        root.join("target/web-screenshots").join(realm)
+    }
+}
