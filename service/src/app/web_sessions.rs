@@ -122,31 +122,7 @@ pub async fn sign_in(
         .lookup_hash(&format!("{}:{email}", realm.as_str()));
     let now = app.now_unix();
     let since = now - FAILURE_WINDOW_SECONDS;
-    let (acc, addr, who_email) = (account.clone(), address.to_string(), email.clone());
-    let (failures, candidates) = app
-        .db
-        .run(move |s| {
-            Box::pin(async move {
-                s.prune_login_failures(since - FAILURE_WINDOW_SECONDS)
-                    .await?;
-                let failures = s.login_failures_since(realm, &acc, &addr, since).await?;
-                let candidates = match realm {
-                    SessionRealm::Console => s
-                        .operator_signing_in(&who_email)
-                        .await?
-                        .and_then(|(op, hash)| hash.map(|h| vec![(Who::Operator(from_row(op)), h)]))
-                        .unwrap_or_default(),
-                    SessionRealm::Portal => s
-                        .owners_signing_in(&who_email)
-                        .await?
-                        .into_iter()
-                        .map(|(owner, h)| (Who::Owner(owner), h))
-                        .collect(),
-                };
-                Ok((failures, candidates))
-            })
-        })
-        .await?;
+    let (failures, candidates) = counted(app, realm, &email, &account, address, since).await?;
     if failures.0 >= ACCOUNT_FAILURES || failures.1 >= ADDRESS_FAILURES {
         return Ok(Err(Refused::TooManyAttempts));
     }
@@ -156,18 +132,7 @@ pub async fn sign_in(
         .and_then(|i| candidates.into_iter().nth(i))
         .map(|(w, _)| w)
     else {
-        let failure = LoginFailureRow {
-            id: uuid::Uuid::new_v4().to_string(),
-            realm,
-            account,
-            address: address.to_string(),
-            at: now,
-        };
-        app.db
-            .transaction::<_, ApiError, _>(move |s| {
-                Box::pin(async move { Ok(s.insert_login_failure(&failure).await?) })
-            })
-            .await?;
+        record_failure(app, realm, account, address, now).await?;
         return Ok(Err(Refused::Credentials));
     };
     let token = new_token();
@@ -196,6 +161,64 @@ pub async fn sign_in(
         })
         .await?;
     Ok(Ok(token))
+}
+
+/// Failures so far (for the account, from the address) and who may be
+/// signing in: the active operator, or every active owner, with `email`.
+async fn counted(
+    app: &App,
+    realm: SessionRealm,
+    email: &str,
+    account: &str,
+    address: &str,
+    since: i64,
+) -> Result<((i64, i64), Vec<(Who, String)>), ApiError> {
+    let (acc, addr, who_email) = (account.to_string(), address.to_string(), email.to_string());
+    Ok(app
+        .db
+        .run(move |s| {
+            Box::pin(async move {
+                s.prune_login_failures(since - FAILURE_WINDOW_SECONDS)
+                    .await?;
+                let failures = s.login_failures_since(realm, &acc, &addr, since).await?;
+                let candidates = match realm {
+                    SessionRealm::Console => s
+                        .operator_signing_in(&who_email)
+                        .await?
+                        .and_then(|(op, hash)| hash.map(|h| vec![(Who::Operator(from_row(op)), h)]))
+                        .unwrap_or_default(),
+                    SessionRealm::Portal => s
+                        .owners_signing_in(&who_email)
+                        .await?
+                        .into_iter()
+                        .map(|(owner, h)| (Who::Owner(owner), h))
+                        .collect(),
+                };
+                Ok((failures, candidates))
+            })
+        })
+        .await?)
+}
+
+async fn record_failure(
+    app: &App,
+    realm: SessionRealm,
+    account: String,
+    address: &str,
+    now: i64,
+) -> Result<(), ApiError> {
+    let failure = LoginFailureRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        realm,
+        account,
+        address: address.to_string(),
+        at: now,
+    };
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move { Ok(s.insert_login_failure(&failure).await?) })
+        })
+        .await
 }
 
 fn from_row(op: crate::store::rows::OperatorRow) -> Operator {

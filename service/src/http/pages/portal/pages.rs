@@ -48,6 +48,67 @@ fn select(name: &str, label: &str, options: &[&str], chosen: &str) -> String {
     out
 }
 
+type Rows = (Vec<Vec<String>>, Option<String>, &'static [&'static str]);
+
+fn link(no: &str) -> String {
+    format!("<a href=\"/portal/orders/{0}\">{0}</a>", escape(no))
+}
+
+async fn withdrawal_rows(app: &App, listing: Listing) -> Result<Rows, ApiError> {
+    let listed = listings::withdrawals(app, listing).await?;
+    let rows = listed
+        .items
+        .iter()
+        .map(|(o, _)| {
+            vec![
+                link(&o.row.order_no),
+                escape(&o.row.merchant_order_no),
+                escape(o.row.status.as_str()),
+                money(&o.row.currency, o.row.amount),
+                escape(&o.row.beneficiary_name),
+                when(o.row.created_at),
+            ]
+        })
+        .collect();
+    let statuses: &[&str] = &[
+        "",
+        "pending",
+        "approved",
+        "processing",
+        "completed",
+        "rejected",
+        "failed",
+    ];
+    Ok((rows, listed.next_cursor, statuses))
+}
+
+async fn deposit_rows(app: &App, listing: Listing) -> Result<Rows, ApiError> {
+    let listed = listings::deposits(app, listing).await?;
+    let rows = listed
+        .items
+        .iter()
+        .map(|(o, _)| {
+            vec![
+                link(&o.order_no),
+                escape(&o.merchant_order_no),
+                escape(o.status.as_str()),
+                format!("{} {:.4}", escape(&o.currency), o.amount),
+                String::new(),
+                o.created_at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+            ]
+        })
+        .collect();
+    let statuses: &[&str] = &[
+        "",
+        "pending",
+        "matched",
+        "completed",
+        "expired",
+        "cancelled",
+    ];
+    Ok((rows, listed.next_cursor, statuses))
+}
+
 /// The merchant's orders, deposits or withdrawals, by status, newest first.
 #[endpoint { method = GET, path = "/portal/orders", unpublished = true }]
 pub async fn portal_orders(
@@ -61,64 +122,11 @@ pub async fn portal_orders(
             let merchant = merchant_of(&session)?;
             let kind = given(&fields, "kind").unwrap_or_else(|| "deposit".into());
             let status = given(&fields, "status").unwrap_or_default();
-            let link = |no: &str| format!("<a href=\"/portal/orders/{0}\">{0}</a>", escape(no));
-            let (rows, next, statuses): (Vec<Vec<String>>, _, &[&str]) = if kind == "withdrawal" {
-                let listed = listings::withdrawals(&app, paged(&fields, &merchant)).await?;
-                let rows = listed
-                    .items
-                    .iter()
-                    .map(|(o, _)| {
-                        vec![
-                            link(&o.row.order_no),
-                            escape(&o.row.merchant_order_no),
-                            escape(o.row.status.as_str()),
-                            money(&o.row.currency, o.row.amount),
-                            escape(&o.row.beneficiary_name),
-                            when(o.row.created_at),
-                        ]
-                    })
-                    .collect();
-                (
-                    rows,
-                    listed.next_cursor,
-                    &[
-                        "",
-                        "pending",
-                        "approved",
-                        "processing",
-                        "completed",
-                        "rejected",
-                        "failed",
-                    ],
-                )
+            let listing = paged(&fields, &merchant);
+            let (rows, next, statuses) = if kind == "withdrawal" {
+                withdrawal_rows(&app, listing).await?
             } else {
-                let listed = listings::deposits(&app, paged(&fields, &merchant)).await?;
-                let rows = listed
-                    .items
-                    .iter()
-                    .map(|(o, _)| {
-                        vec![
-                            link(&o.order_no),
-                            escape(&o.merchant_order_no),
-                            escape(o.status.as_str()),
-                            format!("{} {:.4}", escape(&o.currency), o.amount),
-                            String::new(),
-                            o.created_at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
-                        ]
-                    })
-                    .collect();
-                (
-                    rows,
-                    listed.next_cursor,
-                    &[
-                        "",
-                        "pending",
-                        "matched",
-                        "completed",
-                        "expired",
-                        "cancelled",
-                    ],
-                )
+                deposit_rows(&app, listing).await?
             };
             let body = format!(
                 "<form class=\"inline\" method=\"get\" action=\"/portal/orders\">{}{}\
