@@ -45,6 +45,10 @@ pub struct PaymentsWorld {
     pub operators: std::collections::HashMap<String, (String, String)>,
     /// The email the scenario invited to own its merchant.
     pub invitee: Option<String>,
+    /// The console's or portal's session cookie a sign-in gave.
+    pub web_cookie: Option<String>,
+    /// Pages fetched before the last, to compare with it.
+    pub earlier_pages: Vec<(u16, String)>,
 }
 
 impl PaymentsWorld {

@@ -8,6 +8,7 @@ mod cashier;
 mod cashier_page;
 mod channel;
 mod common;
+mod console;
 mod deposit;
 mod envelope;
 mod expiry;

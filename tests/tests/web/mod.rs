@@ -197,13 +197,12 @@ fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-/// Where screenshots go: `docs/<realm>/` when `WEB_SCREENSHOTS_DOCS` is set
-/// (`.ci/run` sets it), else `target/web-screenshots/<realm>/`.
+/// Where screenshots go: `target/web-screenshots/<realm>/` (`.ci/run`
+/// copies them to `docs/<realm>/`).
 pub fn shots(realm: &str) -> PathBuf {
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    if std::env::var_os("WEB_SCREENSHOTS_DOCS").is_some() {
-        root.join("docs").join(realm)
-    } else {
-        root.join("target/web-screenshots").join(realm)
-    }
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/web-screenshots"
+    ))
+    .join(realm)
 }

@@ -107,7 +107,7 @@ pub async fn console_logout(
     rqctx: RequestContext<Arc<App>>,
     body: UntypedBody,
 ) -> Result<http::Response<Body>, HttpError> {
-    sign_in::sign_out(&rqctx, REALM, body).await
+    sign_in::sign_out(&rqctx, &SECTIONS, body).await
 }
 
 /// Every console endpoint, for the server to register.

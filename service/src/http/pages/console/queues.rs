@@ -13,7 +13,7 @@ use crate::domain::people::Action;
 use crate::domain::validate;
 use crate::http::pages::escape;
 use crate::http::pages::web::guard::{page, post, Reply};
-use crate::http::pages::web::{csrf_field, given, pager, table, when};
+use crate::http::pages::web::{csrf_field, given, paged_table, table, when};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -106,14 +106,9 @@ pub async fn console_withdrawals(
             ]);
         }
         let body = format!(
-            "{}{}{}",
+            "{}{}",
             notice(&fields),
-            table(
-                "Withdrawals awaiting approval",
-                &["Order", "Merchant", "Amount", "Beneficiary", "Created", "Approvals", "Decision"],
-                &rows
-            ),
-            pager("/console/withdrawals", &fields, listed.next_cursor.as_deref())
+            paged_table("Withdrawals awaiting approval", &["Order", "Merchant", "Amount", "Beneficiary", "Created", "Approvals", "Decision"], &rows, "/console/withdrawals", &fields, listed.next_cursor.as_deref())
         );
         Reply::page("Withdrawals awaiting approval", body)
     })
@@ -207,14 +202,9 @@ pub async fn console_bank(
             })
             .collect();
         let body = format!(
-            "{}{}{}",
+            "{}{}",
             notice(&fields),
-            table(
-                "Unmatched bank transactions",
-                &["Reference", "Account", "Amount", "Payer", "Remark", "Received", "Match"],
-                &rows
-            ),
-            pager("/console/bank", &fields, listed.next_cursor.as_deref())
+            paged_table("Unmatched bank transactions", &["Reference", "Account", "Amount", "Payer", "Remark", "Received", "Match"], &rows, "/console/bank", &fields, listed.next_cursor.as_deref())
         );
         Reply::page("Unmatched bank transactions", body)
     })
@@ -294,15 +284,10 @@ pub async fn console_payouts(
             ]);
         }
         let body = format!(
-            "{}{}{}{}",
+            "{}{}{}",
             notice(&fields),
             table("In doubt per channel", &["Channel", "Payouts", "Oldest"], &per_channel),
-            table(
-                "Set aside for an operator (this page of approved withdrawals)",
-                &["Order", "Merchant", "Amount", "Why", "Resolve"],
-                &rows
-            ),
-            pager("/console/payouts", &fields, listed.next_cursor.as_deref())
+            paged_table("Set aside for an operator (this page of approved withdrawals)", &["Order", "Merchant", "Amount", "Why", "Resolve"], &rows, "/console/payouts", &fields, listed.next_cursor.as_deref())
         );
         Reply::page("Payouts in doubt", body)
     })
@@ -394,14 +379,9 @@ pub async fn console_callbacks(
         let body = format!(
             "<form class=\"inline\" method=\"get\" action=\"/console/callbacks\">\
              <div><label for=\"status\">Status</label><select id=\"status\" name=\"status\">{options}</select></div>\
-             <button type=\"submit\" class=\"secondary\">Show</button></form>{}{}{}",
+             <button type=\"submit\" class=\"secondary\">Show</button></form>{}{}",
             notice(&fields),
-            table(
-                "Callback deliveries",
-                &["Delivery", "Event", "Order", "Merchant", "Attempts", "Next attempt"],
-                &rows
-            ),
-            pager("/console/callbacks", &fields, listed.next_cursor.as_deref())
+            paged_table("Callback deliveries", &["Delivery", "Event", "Order", "Merchant", "Attempts", "Next attempt"], &rows, "/console/callbacks", &fields, listed.next_cursor.as_deref())
         );
         Reply::page("Callbacks", body)
     })

@@ -10,7 +10,7 @@ use crate::domain::people::Action;
 use crate::http::pages::console::queues::listing;
 use crate::http::pages::escape;
 use crate::http::pages::web::guard::{page, Reply};
-use crate::http::pages::web::{facts, given, pager, table, when};
+use crate::http::pages::web::{facts, given, paged_table, pager, table, when};
 use dropshot::{endpoint, Body, HttpError, RequestContext};
 use std::sync::Arc;
 
@@ -211,16 +211,11 @@ pub async fn console_audit(
         };
         let body = format!(
             "<form class=\"inline\" method=\"get\" action=\"/console/audit\">{}{}{}\
-             <button type=\"submit\" class=\"secondary\">Filter</button></form>{}{}",
+             <button type=\"submit\" class=\"secondary\">Filter</button></form>{}",
             input("operator_id", "Operator id", &filter.operator_id),
             input("action", "Action", &filter.action),
             input("target_id", "Target", &filter.target_id),
-            table(
-                "Audit trail",
-                &["When", "Operator", "Role", "Action", "Target", "Remarks", "Request"],
-                &rows
-            ),
-            pager("/console/audit", &fields, listed.next_cursor.as_deref())
+            paged_table("Audit trail", &["When", "Operator", "Role", "Action", "Target", "Remarks", "Request"], &rows, "/console/audit", &fields, listed.next_cursor.as_deref())
         );
         Reply::page("Audit trail", body)
     })

@@ -80,7 +80,7 @@ pub async fn portal_logout(
     rqctx: RequestContext<Arc<App>>,
     body: UntypedBody,
 ) -> Result<http::Response<Body>, HttpError> {
-    sign_in::sign_out(&rqctx, REALM, body).await
+    sign_in::sign_out(&rqctx, &SECTIONS, body).await
 }
 
 fn accept_form(
@@ -178,6 +178,7 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(portal_order))
         .and_then(|()| api.register(portal_balances))
         .and_then(|()| api.register(portal_statements))
+        .and_then(|()| api.register(portal_daily_csv))
         .and_then(|()| api.register(portal_statement_document))
         .and_then(|()| api.register(portal_keys))
         .and_then(|()| api.register(portal_rotate_key))

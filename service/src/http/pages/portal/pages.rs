@@ -6,10 +6,11 @@ use crate::app::{
     balance_history, balances, billing, callbacks, deposits, merchants, withdrawals, App,
 };
 use crate::domain::error::ApiError;
+use crate::domain::money::from_units;
 use crate::http::pages::console::queues_money as money;
 use crate::http::pages::escape;
 use crate::http::pages::web::guard::{page, post, Reply};
-use crate::http::pages::web::{csrf_field, facts, given, pager, table, when};
+use crate::http::pages::web::{csrf_field, facts, given, paged_table, pager, table, when};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -130,10 +131,10 @@ pub async fn portal_orders(
             };
             let body = format!(
                 "<form class=\"inline\" method=\"get\" action=\"/portal/orders\">{}{}\
-             <button type=\"submit\" class=\"secondary\">Show</button></form>{}{}",
+             <button type=\"submit\" class=\"secondary\">Show</button></form>{}",
                 select("kind", "Kind", &["deposit", "withdrawal"], &kind),
                 select("status", "Status", statuses, &status),
-                table(
+                paged_table(
                     "Orders",
                     &[
                         "Order",
@@ -143,9 +144,11 @@ pub async fn portal_orders(
                         "Beneficiary",
                         "Created"
                     ],
-                    &rows
-                ),
-                pager("/portal/orders", &fields, next.as_deref())
+                    &rows,
+                    "/portal/orders",
+                    &fields,
+                    next.as_deref()
+                )
             );
             Reply::page("Orders", body)
         },
@@ -313,25 +316,152 @@ pub async fn portal_balances(
 pub async fn portal_statements(
     rqctx: RequestContext<Arc<App>>,
 ) -> Result<http::Response<Body>, HttpError> {
-    page(&rqctx, &SECTIONS, "/portal/statements", |app, session, fields| async move {
-        let merchant = merchant_of(&session)?;
-        let mut listing = paged(&fields, &merchant);
-        listing.status = None;
-        let listed = billing::list(&app, listing).await?;
-        let rows: Vec<Vec<String>> = listed.items.iter().map(|s| vec![
-            escape(&s.row.number),
-            escape(s.row.status.as_str()),
-            format!("{} to {}", when(s.row.period_start), when(s.row.period_end)),
-            when(s.row.issued_at),
-            format!("<a href=\"/portal/statements/{}/document\">PDF</a>", escape(&s.row.id)),
-        ]).collect();
-        let body = format!(
-            "{}{}<p class=\"muted\">Daily statements: <code>GET /api/v1/merchant/statements/{{date}}</code> with your API key.</p>",
-            table("Billing statements", &["Number", "Status", "Period", "Issued", "Download"], &rows),
-            pager("/portal/statements", &fields, listed.next_cursor.as_deref())
-        );
-        Reply::page("Statements", body)
-    })
+    page(
+        &rqctx,
+        &SECTIONS,
+        "/portal/statements",
+        |app, session, fields| async move {
+            let merchant = merchant_of(&session)?;
+            let mut listing = paged(&fields, &merchant);
+            listing.status = None;
+            let listed = billing::list(&app, listing).await?;
+            let rows: Vec<Vec<String>> = listed
+                .items
+                .iter()
+                .map(|s| {
+                    vec![
+                        escape(&s.row.number),
+                        escape(s.row.status.as_str()),
+                        format!("{} to {}", when(s.row.period_start), when(s.row.period_end)),
+                        when(s.row.issued_at),
+                        format!(
+                            "<a href=\"/portal/statements/{}/document\">PDF</a>",
+                            escape(&s.row.id)
+                        ),
+                    ]
+                })
+                .collect();
+            let body = format!(
+                "{}<h2>Daily statement</h2>{}",
+                paged_table(
+                    "Billing statements",
+                    &["Number", "Status", "Period", "Issued", "Download"],
+                    &rows,
+                    "/portal/statements",
+                    &fields,
+                    listed.next_cursor.as_deref()
+                ),
+                daily(&app, &merchant, &fields).await?
+            );
+            Reply::page("Statements", body)
+        },
+    )
+    .await
+}
+
+/// A day's statement in a currency: the form, and the statement when asked.
+async fn daily(
+    app: &App,
+    merchant: &str,
+    fields: &HashMap<String, String>,
+) -> Result<String, ApiError> {
+    let date = given(fields, "date").unwrap_or_default();
+    let currency = given(fields, "currency").unwrap_or_default();
+    let currencies: Vec<&str> = app.config.currencies.keys().map(String::as_str).collect();
+    let mut out = format!(
+        "<form class=\"inline\" method=\"get\" action=\"/portal/statements\">\
+         <div><label for=\"date\">Day (UTC)</label><input type=\"date\" id=\"date\" name=\"date\" required value=\"{}\"></div>{}\
+         <button type=\"submit\" class=\"secondary\">Show</button></form>",
+        escape(&date),
+        select("currency", "Currency", &currencies, &currency)
+    );
+    if date.is_empty() || currency.is_empty() {
+        return Ok(out);
+    }
+    let statement = balance_history::statement(app, merchant, &date, &currency).await?;
+    let rows: Vec<Vec<String>> = statement
+        .totals
+        .iter()
+        .map(|t| {
+            vec![
+                escape(&t.kind),
+                t.count.to_string(),
+                money("", t.available_change),
+                money("", t.frozen_change),
+                money("", t.fee),
+            ]
+        })
+        .collect();
+    let csv_query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("date", &date)
+        .append_pair("currency", &currency)
+        .finish();
+    out.push_str(&format!(
+        "<dl class=\"facts\"><dt>Opening available</dt><dd>{}</dd><dt>Opening frozen</dt><dd>{}</dd>\
+         <dt>Closing available</dt><dd>{}</dd><dt>Closing frozen</dt><dd>{}</dd></dl>{}\
+         <p><a href=\"/portal/daily-statement.csv?{}\">Download as CSV</a></p>",
+        money(&currency, statement.opening.0),
+        money(&currency, statement.opening.1),
+        money(&currency, statement.closing.0),
+        money(&currency, statement.closing.1),
+        table("The day's lines by kind", &["Kind", "Lines", "Available change", "Frozen change", "Fees"], &rows),
+        escape(&csv_query)
+    ));
+    Ok(out)
+}
+
+/// The daily statement as CSV, for a spreadsheet.
+#[endpoint { method = GET, path = "/portal/daily-statement.csv", unpublished = true }]
+pub async fn portal_daily_csv(
+    rqctx: RequestContext<Arc<App>>,
+) -> Result<http::Response<Body>, HttpError> {
+    page(
+        &rqctx,
+        &SECTIONS,
+        "/portal/statements",
+        |app, session, fields| async move {
+            let merchant = merchant_of(&session)?;
+            let date = given(&fields, "date").unwrap_or_default();
+            let currency = given(&fields, "currency").unwrap_or_default();
+            let s = balance_history::statement(&app, &merchant, &date, &currency).await?;
+            let amount = |units: i64| format!("{:.4}", from_units(units));
+            let mut csv = String::from("line,kind,count,available,frozen,fee\n");
+            csv.push_str(&format!(
+                "opening,,,{},{},\n",
+                amount(s.opening.0),
+                amount(s.opening.1)
+            ));
+            for t in &s.totals {
+                csv.push_str(&format!(
+                    "change,{},{},{},{},{}\n",
+                    t.kind.replace([',', '"', '\n'], " "),
+                    t.count,
+                    amount(t.available_change),
+                    amount(t.frozen_change),
+                    amount(t.fee)
+                ));
+            }
+            csv.push_str(&format!(
+                "closing,,,{},{},\n",
+                amount(s.closing.0),
+                amount(s.closing.1)
+            ));
+            http::Response::builder()
+                .status(http::StatusCode::OK)
+                .header(http::header::CONTENT_TYPE, "text/csv; charset=utf-8")
+                .header(
+                    http::header::CONTENT_DISPOSITION,
+                    format!(
+                        "attachment; filename=\"statement-{}-{}.csv\"",
+                        s.date, s.currency
+                    ),
+                )
+                .header(http::header::CACHE_CONTROL, "no-store")
+                .body(Body::from(csv))
+                .map(Reply::Raw)
+                .map_err(|e| ApiError::Internal(e.to_string()))
+        },
+    )
     .await
 }
 

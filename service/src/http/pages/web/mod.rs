@@ -226,6 +226,22 @@ pub fn table(caption: &str, headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// One page of a listing: its table, then the link to the next page.
+pub fn paged_table(
+    caption: &str,
+    headers: &[&str],
+    rows: &[Vec<String>],
+    path: &str,
+    fields: &HashMap<String, String>,
+    next: Option<&str>,
+) -> String {
+    format!(
+        "{}{}",
+        table(caption, headers, rows),
+        pager(path, fields, next)
+    )
+}
+
 /// A link to the next page of a listing, keeping its filters.
 pub fn pager(path: &str, fields: &HashMap<String, String>, next: Option<&str>) -> String {
     let Some(next) = next else {

@@ -4,8 +4,10 @@
 
 use crate::app::web_sessions::{self, Refused};
 use crate::app::App;
+use crate::domain::error::ApiError;
 use crate::domain::status::SessionRealm;
 use crate::http::observe::in_span;
+use crate::http::pages::web::guard::{post, Reply, Sections};
 use crate::http::pages::web::{
     address, cleared_cookie, cookie, cookie_name, failed, forged, form, frame, given, root,
     same_origin, session_cookie, session_of,
@@ -120,31 +122,25 @@ pub async fn submit(
 /// `POST …/logout`: ends the session, forgets the cookie.
 pub async fn sign_out(
     rqctx: &RequestContext<Arc<App>>,
-    realm: SessionRealm,
+    sections: &Sections,
     body: UntypedBody,
 ) -> Result<http::Response<Body>, HttpError> {
-    in_span(rqctx, async {
-        if !same_origin(&rqctx.request) {
-            return forged(realm);
-        }
-        let session = match session_of(rqctx, realm).await {
-            Ok(Some(session)) => session,
-            Ok(None) => return see_other(&format!("{}/login", root(realm))),
-            Err(e) => return failed(realm, e),
-        };
-        let fields = form(body.as_bytes());
-        if !fields.get("csrf").is_some_and(|t| session.form_is_ours(t)) {
-            return forged(realm);
-        }
-        if let Some(token) = cookie(&rqctx.request, cookie_name(realm)) {
-            if let Err(e) = web_sessions::sign_out(rqctx.context(), &token).await {
-                return failed(realm, e);
+    let realm = sections.realm;
+    let token = cookie(&rqctx.request, cookie_name(realm));
+    post(
+        rqctx,
+        sections,
+        "",
+        body,
+        |app, _session, _fields| async move {
+            if let Some(token) = token {
+                web_sessions::sign_out(&app, &token).await?;
             }
-        }
-        with_cookie(
-            see_other(&format!("{}/login", root(realm)))?,
-            &cleared_cookie(realm),
-        )
-    })
+            see_other(&format!("{}/login", root(realm)))
+                .and_then(|r| with_cookie(r, &cleared_cookie(realm)))
+                .map(Reply::Raw)
+                .map_err(|e| ApiError::Internal(e.internal_message))
+        },
+    )
     .await
 }

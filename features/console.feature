@@ -1,0 +1,56 @@
+Feature: People's pages: the home page, the operators' console and the owners' portal
+  A person's browser at / is pointed to the reference, the console and the
+  portal; an API client there keeps the JSON 404 envelope. The console and
+  the portal send a browser without a session to sign in, answer a wrong
+  password and an unknown email alike, refuse a form another site's page
+  posts, and show an owner only its own merchant's orders.
+
+  Scenario: A browser at / finds the reference, the console and the portal
+    When a browser opens "/"
+    Then the page answers 200
+    And the page links to "/docs, /console, /portal"
+
+  Scenario: An API client at / keeps the JSON envelope
+    When an API client reads "/"
+    Then the request is refused with status 404 and error code "NOT_FOUND"
+
+  Scenario: Without a session, the console and the portal ask to sign in
+    When a browser opens "/console/withdrawals"
+    Then the browser is sent to "/console/login"
+    When a browser opens "/portal/orders"
+    Then the browser is sent to "/portal/login"
+    When a browser opens "/console/login"
+    Then the page answers 200
+    And the page says "current-password"
+
+  Scenario: A wrong password and an unknown email answer alike
+    When someone signs in to the console as "nobody-{tag}@example.test" with the password "not a password at all"
+    Then the page answers 401
+    When someone signs in to the console as "nobody-else-{tag}@example.test" with the password "not a password at all"
+    Then the page answers 401
+    And the last two pages are the same but for the email
+
+  Scenario: A form another site's page posts is refused
+    When another site's page posts a form to "/console/logout"
+    Then the page answers 403
+    When another site's page posts a form to "/console/login"
+    Then the page answers 403
+
+  @platform_events
+  Scenario: An owner signs in to the portal and sees only its own merchant's orders
+    Given a fresh merchant
+    And another fresh merchant
+    And an operator has invited "owner" to own the merchant
+    When the invitee accepts the link with the password "correct horse battery"
+    Then the request succeeds
+    When the invitee signs in to the portal with the password "correct horse battery"
+    Then the browser is sent to "/portal"
+    When the merchant creates a deposit "PORTAL-MINE-1" of 100.00 THB
+    And the invitee opens the last created order in the portal
+    Then the page answers 200
+    And the page says "PORTAL-MINE-1"
+    When the other merchant creates a deposit "PORTAL-THEIRS-1" of 100.00 THB
+    And the invitee opens the last created order in the portal
+    Then the page answers 404
+    When another site's page posts a form to "/portal/logout"
+    Then the page answers 403
