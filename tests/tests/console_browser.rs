@@ -144,7 +144,10 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         "a stranger is sent to sign in"
     );
     checked(&b, "sign-in.png").await?;
-    sign_in(&b, &base, "console", &alice).await?;
+    // Keyboard only: type, tab, type, enter.
+    b.keys("#email", &format!("{alice}\u{E004}{PASSWORD}\u{E007}"))
+        .await?;
+    b.wait_for_text("header", "Sign out", WAIT).await?;
     ensure!(
         b.url().await?.ends_with("/console/withdrawals"),
         "signed in, {} says {}",
@@ -162,6 +165,9 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         .await?;
     ensure!(injected == 0, "markup from data became elements");
     checked(&b, "withdrawals.png").await?;
+    b.resize(PHONE.0, PHONE.1).await?;
+    checked(&b, "withdrawals-phone.png").await?;
+    b.resize(DESKTOP.0, DESKTOP.1).await?;
 
     // Below the threshold one approver suffices.
     review(&b, &small, "<i>looks fine</i>", "approve").await?;
@@ -193,6 +199,10 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         ("/console/callbacks?status=WAITING_RETRY", "callbacks.png"),
         (&*format!("/console/orders?q={large}"), "order.png"),
         ("/console/ledger", "ledger.png"),
+        (
+            &*format!("/console/merchants?merchant_id={}", m.id),
+            "merchant.png",
+        ),
         ("/console/operators", "operators-refused.png"),
     ] {
         b.goto(&format!("{base}{path}")).await?;

@@ -35,6 +35,7 @@ pub(crate) const SECTIONS: Sections = Sections {
         ("/console/payouts", "Payouts in doubt"),
         ("/console/callbacks", "Callbacks"),
         ("/console/orders", "Orders"),
+        ("/console/merchants", "Merchants"),
         ("/console/operators", "Operators"),
         ("/console/ledger", "Ledger"),
         ("/console/audit", "Audit trail"),
@@ -127,6 +128,7 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(console_callback))
         .and_then(|()| api.register(console_retry))
         .and_then(|()| api.register(console_orders))
+        .and_then(|()| api.register(console_merchants))
         .and_then(|()| api.register(console_operators))
         .and_then(|()| api.register(console_ledger))
         .and_then(|()| api.register(console_audit))

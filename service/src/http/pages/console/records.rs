@@ -221,3 +221,57 @@ pub async fn console_audit(
     })
     .await
 }
+
+/// A merchant and its settings, found by id.
+#[endpoint { method = GET, path = "/console/merchants", unpublished = true }]
+pub async fn console_merchants(
+    rqctx: RequestContext<Arc<App>>,
+) -> Result<http::Response<Body>, HttpError> {
+    page(&rqctx, &SECTIONS, "/console/merchants", |app, _session, fields| async move {
+        let id = given(&fields, "merchant_id");
+        let mut body = format!(
+            "<form class=\"inline\" method=\"get\" action=\"/console/merchants\">\
+             <div><label for=\"merchant\">Merchant id</label>\
+             <input type=\"text\" id=\"merchant\" name=\"merchant_id\" required value=\"{}\"></div>\
+             <button type=\"submit\">Show</button></form>",
+            escape(id.as_deref().unwrap_or(""))
+        );
+        if let Some(id) = id {
+            let m = merchants::find(&app, &id).await?;
+            let limits: Vec<String> = m
+                .auto_approval
+                .limits()
+                .iter()
+                .map(|(c, units)| super::queues_money(c, *units))
+                .collect();
+            let rate = m
+                .rate_limit
+                .map(|(per_minute, burst)| format!("{per_minute} a minute, bursts of {burst}"))
+                .unwrap_or_else(|| "the service's default".into());
+            let accounts: Vec<String> = m
+                .receiving_accounts
+                .iter()
+                .map(|(c, a)| format!("{}: {}", escape(c), escape(a)))
+                .collect();
+            let period = crate::app::billing::period_of(&app, &m.id).await?;
+            body.push_str(&format!(
+                "<dl class=\"facts\"><dt>Name</dt><dd>{}</dd><dt>Code</dt><dd>{}</dd><dt>Status</dt><dd>{}</dd>\
+                 <dt>Auto-approval</dt><dd>{} {}</dd><dt>Rate limit</dt><dd>{rate}</dd>\
+                 <dt>Callback timeout</dt><dd>{} s</dd><dt>Receiving accounts</dt><dd>{}</dd>\
+                 <dt>Billing period</dt><dd>{}</dd></dl>\
+                 <p><a href=\"/console/operators?merchant_id={}\">Owner invitations</a></p>",
+                escape(&m.name),
+                escape(&m.code),
+                escape(m.status.as_str()),
+                escape(m.auto_approval.mode().as_str()),
+                limits.join(", "),
+                m.callback_timeout_seconds,
+                accounts.join(", "),
+                escape(period.as_str()),
+                escape(&m.id)
+            ));
+        }
+        Reply::page("Merchants", body)
+    })
+    .await
+}
