@@ -110,6 +110,7 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     let alice = operator(app, "alice", Role::Approver).await?;
     let bob = operator(app, "bob", Role::Approver).await?;
     let vera = operator(app, "vera", Role::Viewer).await?;
+    let ada = operator(app, "ada", Role::Admin).await?;
     let m = svc
         .new_merchant("<script>alert('m')</script> & Sons")
         .await?
@@ -134,6 +135,27 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         .await?
         .row
         .order_no;
+    // A deposit whose callback waits (no worker runs here), for the
+    // callbacks' pages.
+    let called = payments_testing::new_deposit(
+        "D-CB",
+        rust_decimal::Decimal::from(300),
+        "THB",
+        Some("http://127.0.0.1:9/cb"),
+    );
+    let called = payments_service::app::deposits::create(app, &m, called).await?;
+    payments_service::app::deposits::complete(app, &called.order_no, None).await?;
+    let listing = payments_service::app::listings::Listing {
+        order_no: Some(called.order_no.clone()),
+        ..Default::default()
+    };
+    let deliveries = payments_service::app::listings::callback_deliveries(app, listing).await?;
+    let delivery = deliveries
+        .items
+        .first()
+        .context("a callback record")?
+        .id
+        .clone();
 
     let b = Browser::start(DESKTOP.0, DESKTOP.1, DESKTOP.2, &shots("console")).await?;
     b.goto(&base).await?;
@@ -208,6 +230,23 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         b.goto(&format!("{base}{path}")).await?;
         checked(&b, shot).await?;
     }
+    sign_out(&b).await?;
+
+    // An admin's pages: operators and invitations, one callback's attempts.
+    sign_in(&b, &base, "console", &ada).await?;
+    for (path, shot) in [
+        (
+            format!("/console/operators?merchant_id={}", m.id),
+            "operators.png",
+        ),
+        (format!("/console/callbacks/{delivery}"), "callback.png"),
+    ] {
+        b.goto(&format!("{base}{path}")).await?;
+        checked(&b, shot).await?;
+    }
+    b.click("form[action$='/retry'] button").await?;
+    b.wait_for_text("main", "Queued for another attempt", WAIT)
+        .await?;
     sign_out(&b).await?;
 
     // A viewer sees no decision, and a post made anyway is refused.
@@ -326,6 +365,8 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
     ensure!(link.starts_with(&base), "{link}");
 
     let b = Browser::start(PHONE.0, PHONE.1, PHONE.2, &shots("portal")).await?;
+    b.goto(&format!("{base}/portal/login")).await?;
+    checked(&b, "sign-in.png").await?;
     b.goto(link).await?;
     checked(&b, "accept-invitation.png").await?;
     b.keys("#password", PASSWORD).await?;
