@@ -331,6 +331,10 @@ payments sandbox is running at {base}  (data in {data})
   API key:         {key}
   operator token:  {operator}  (operator API and sandbox simulation)
   spec:            {base}/api/v1/merchant/openapi.json
+  reference:       {base}/docs
+  console:         {base}/console  (operators: `payments operator create …`, then
+                   `payments operator password --email …` sets the sign-in password)
+  portal:          {base}/portal   (merchant owners, by an operator's invitation)
 
 A first request, ready to paste (bash; needs curl and md5sum):
 

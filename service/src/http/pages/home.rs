@@ -40,6 +40,7 @@ pub async fn home(rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Body
         "Merchant payment service",
         body,
     )
-    .replace("Operations console</a>", "Merchant payment service</a>");
+    .replace("Operations console</a>", "Merchant payment service</a>")
+    .replace(" · Operations console</title>", "</title>");
     html(http::StatusCode::OK, &page)
 }
