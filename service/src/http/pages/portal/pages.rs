@@ -359,6 +359,21 @@ pub async fn portal_statements(
     .await
 }
 
+/// A file to save, never cached.
+fn download(content_type: &str, name: &str, bytes: Vec<u8>) -> Result<Reply, ApiError> {
+    http::Response::builder()
+        .status(http::StatusCode::OK)
+        .header(http::header::CONTENT_TYPE, content_type)
+        .header(
+            http::header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{name}\""),
+        )
+        .header(http::header::CACHE_CONTROL, "no-store")
+        .body(Body::from(bytes))
+        .map(Reply::Raw)
+        .map_err(|e| ApiError::Internal(e.to_string()))
+}
+
 /// A day's statement in a currency: the form, and the statement when asked.
 async fn daily(
     app: &App,
@@ -446,20 +461,8 @@ pub async fn portal_daily_csv(
                 amount(s.closing.0),
                 amount(s.closing.1)
             ));
-            http::Response::builder()
-                .status(http::StatusCode::OK)
-                .header(http::header::CONTENT_TYPE, "text/csv; charset=utf-8")
-                .header(
-                    http::header::CONTENT_DISPOSITION,
-                    format!(
-                        "attachment; filename=\"statement-{}-{}.csv\"",
-                        s.date, s.currency
-                    ),
-                )
-                .header(http::header::CACHE_CONTROL, "no-store")
-                .body(Body::from(csv))
-                .map(Reply::Raw)
-                .map_err(|e| ApiError::Internal(e.to_string()))
+            let name = format!("statement-{}-{}.csv", s.date, s.currency);
+            download("text/csv; charset=utf-8", &name, csv.into_bytes())
         },
     )
     .await
@@ -477,18 +480,9 @@ pub async fn portal_statement_document(
         "/portal/statements",
         |app, session, _| async move {
             let merchant = merchant_of(&session)?;
-            let pdf = billing::document(&app, Some(&merchant), &id).await?;
-            http::Response::builder()
-                .status(http::StatusCode::OK)
-                .header(http::header::CONTENT_TYPE, "application/pdf")
-                .header(
-                    http::header::CONTENT_DISPOSITION,
-                    "attachment; filename=\"statement.pdf\"",
-                )
-                .header(http::header::CACHE_CONTROL, "no-store")
-                .body(Body::from(pdf))
-                .map(Reply::Raw)
-                .map_err(|e| ApiError::Internal(e.to_string()))
+            let number = billing::find(&app, Some(&merchant), &id).await?.row.number;
+            let pdf = (number, billing::document(&app, Some(&merchant), &id).await?);
+            download("application/pdf", &format!("{}.pdf", pdf.0), pdf.1)
         },
     )
     .await
