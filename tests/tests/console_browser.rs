@@ -19,7 +19,7 @@ use payments_service::clock::{Clock, ManualClock, SystemClock};
 use payments_service::domain::status::{Role, WithdrawalStatus};
 use payments_testing::fund;
 use std::sync::Arc;
-use web::{operator, pending, service, shots, Http, DESKTOP, PASSWORD, PHONE};
+use web::{operator, pending, service, shots, DESKTOP, PASSWORD, PHONE};
 
 /// What every page must pass: one heading, a language, a label on every
 /// field, nothing fetched from another host, and axe-core's serious and
@@ -458,6 +458,5 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
         .send()
         .await?;
     ensure!(r.status() == 303, "an idle session answered {}", r.status());
-    let _ = Http::sign_in; // shared with the audit test
     Ok(())
 }
