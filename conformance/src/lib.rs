@@ -12,6 +12,7 @@
 
 pub mod examples;
 pub mod features;
+pub mod in_process;
 pub mod promptpay;
 pub mod receiver;
 pub mod report;
@@ -21,17 +22,16 @@ pub mod settings;
 pub mod tls;
 
 use anyhow::{anyhow, bail, Context, Result};
-use payments_service::clock::{Clock, OffsetClock, SystemClock};
-use payments_service::Profile;
-use payments_testing::TestService;
+use in_process::InProcess;
 use payments_wire::SigningFields;
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use tokio::sync::OnceCell;
 
+pub use settings::Profile;
+
 pub enum Target {
-    InProcess(Box<TestService>),
+    InProcess(Box<dyn InProcess>),
     Remote {
         base_url: String,
         api_keys: Vec<String>,
@@ -51,10 +51,6 @@ pub struct Harness {
     /// Production's receivers speak https with certificates the service
     /// under test trusts.
     pub tls: Option<tls::ReceiverTls>,
-    /// In-process production pays through `payments-channel-sim`, a
-    /// separate process (the production profile refuses the in-process
-    /// simulator); it ends with the suite.
-    pub channel_sim: Option<payments_testing::channel_sim::ChannelSim>,
     /// The receiver playing the platform-managed address, and the secret
     /// the service signs platform events with: started with an in-process
     /// service (and configured into it), or on the port a deployment was
@@ -83,14 +79,6 @@ impl Harness {
             Profile::Production => Some(receiver_tls(settings)?),
             Profile::Sandbox => None,
         };
-        let channel_sim = match settings.base_url.is_none() && settings.has_channel_sim() {
-            true => Some(
-                payments_testing::channel_sim::ChannelSim::start(&["--settle-by-control"])
-                    .context("starting payments-channel-sim")?,
-            ),
-            false => None,
-        };
-        let channel = channel_sim.as_ref().map(|sim| sim.channel_config());
         let platform_tls = match &tls {
             Some(tls) => Some(tls.signed()?),
             None => None,
@@ -107,9 +95,6 @@ impl Harness {
             )),
             (Some(_), None) => None,
         };
-        let platform_config = platform
-            .as_ref()
-            .map(|(r, secret)| (r.url.clone(), secret.clone()));
         let target = match &settings.base_url {
             Some(base_url) => Target::Remote {
                 base_url: base_url.trim_end_matches('/').to_string(),
@@ -117,47 +102,34 @@ impl Harness {
                 next: AtomicUsize::new(0),
             },
             None => {
-                // As deployed: the sandbox on a clock its API advances, and
-                // the delivery and expiry workers running. Production trusts the test
-                // CA and may call the suite's receivers on `localhost`;
-                // every other internal address stays refused.
-                let clock: Arc<dyn Clock> = match profile {
-                    Profile::Sandbox => Arc::new(OffsetClock::default()),
-                    Profile::Production => Arc::new(SystemClock),
-                };
-                let bundle = tls.as_ref().and_then(tls::ReceiverTls::bundle);
-                Target::InProcess(Box::new(
-                    TestService::start_with(profile, clock, |c| {
-                        c.callback_worker = true;
-                        c.expiry_interval_seconds =
-                            payments_service::config::Config::defaults(profile)
-                                .expiry_interval_seconds;
-                        if let Some(bundle) = bundle {
-                            c.callback_ca_bundle = Some(bundle);
-                            c.callback_allowed_private_hosts = vec!["localhost".into()];
-                        }
-                        // In place of the sandbox's in-process simulator,
-                        // which production refuses.
-                        if let Some(channel) = channel {
-                            c.channels = vec![channel];
-                        }
-                        if let Some((url, secret)) = platform_config {
-                            c.platform_events_url = Some(url);
-                            c.platform_events_secret = Some(secret);
-                        }
-                    })
-                    .await
-                    .context("starting the service in-process")?,
-                ))
+                let start = in_process::starter().ok_or_else(|| {
+                    anyhow!(
+                        "no deployment to run against: give the suite its base URL \
+                         (--base-url, or CONFORMANCE_BASE_URL)"
+                    )
+                })?;
+                let service = start(in_process::Start {
+                    profile,
+                    callback_ca_bundle: tls.as_ref().and_then(tls::ReceiverTls::bundle),
+                    platform: platform
+                        .as_ref()
+                        .map(|(r, secret)| (r.url.clone(), secret.clone())),
+                    channel_sim: settings.has_channel_sim(),
+                })
+                .await
+                .context("starting the service in-process")?;
+                Target::InProcess(service)
             }
         };
-        let operator_token = match &target {
-            Target::InProcess(_) => Some(payments_testing::TEST_OPERATOR_TOKEN.to_string()),
-            Target::Remote { .. } => settings.operator_token.clone(),
-        };
-        let operator_name = match &target {
-            Target::InProcess(_) => Some(payments_testing::TEST_OPERATOR.to_string()),
-            Target::Remote { .. } => settings.operator_name.clone(),
+        let (operator_token, operator_name) = match &target {
+            Target::InProcess(s) => {
+                let (token, name) = s.operator();
+                (Some(token), Some(name))
+            }
+            Target::Remote { .. } => (
+                settings.operator_token.clone(),
+                settings.operator_name.clone(),
+            ),
         };
         Ok(Harness {
             profile,
@@ -166,7 +138,6 @@ impl Harness {
             operator_name,
             operator_token,
             tls,
-            channel_sim,
             platform,
         })
     }
@@ -203,13 +174,9 @@ impl Harness {
 
     /// The channel simulator the service under test pays through, if any.
     pub fn channel(&self) -> Option<settings::ChannelSettings> {
-        match &self.channel_sim {
-            Some(sim) => Some(settings::ChannelSettings {
-                url: sim.url.clone(),
-                code: sim.channel_config().code,
-                secret: sim.secret.clone(),
-            }),
-            None => settings::current().ok().and_then(|s| s.channel.clone()),
+        match &self.target {
+            Target::InProcess(s) => s.channel(),
+            Target::Remote { .. } => settings::current().ok().and_then(|s| s.channel.clone()),
         }
     }
 
@@ -226,7 +193,7 @@ impl Harness {
             Target::InProcess(s) => {
                 let m = s.new_merchant("Conformance Merchant").await?;
                 Ok(Merchant {
-                    id: m.merchant.id,
+                    id: m.id,
                     api_key: m.api_key,
                 })
             }

@@ -4,9 +4,44 @@
 //! environment (`CONFORMANCE_*`), which the binary also reads as defaults.
 
 use anyhow::{anyhow, bail, Context, Result};
-use payments_service::Profile;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+
+/// Which rules the service under test keeps: its configuration profile.
+/// The suite's own, so that it names no crate of the service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Sandbox,
+    Production,
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sandbox" => Ok(Profile::Sandbox),
+            "production" => Ok(Profile::Production),
+            other => Err(format!(
+                "unknown profile `{other}` (expected `sandbox` or `production`)"
+            )),
+        }
+    }
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Sandbox => "sandbox",
+            Profile::Production => "production",
+        }
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Settings {

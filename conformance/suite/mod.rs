@@ -7,11 +7,11 @@
 
 pub mod steps;
 
+use conformance::Profile;
 use conformance::{features, harness, report, rules::Rules};
 use cucumber::gherkin::tagexpr::TagOperation;
 use cucumber::tag::Ext as _;
 use cucumber::{writer, StatsWriter as _, World as _, WriterExt as _};
-use payments_service::Profile;
 use std::path::PathBuf;
 use std::str::FromStr;
 use steps::PaymentsWorld;

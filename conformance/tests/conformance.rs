@@ -5,6 +5,8 @@
 #[path = "../suite/mod.rs"]
 mod suite;
 
+mod in_process;
+
 use std::path::PathBuf;
 use suite::{Realtime, Run};
 
@@ -53,7 +55,7 @@ fn channel_sim_pass(run: &Run) -> Option<i32> {
     let wanted = run.features.is_empty() || run.features.iter().any(|f| f == "channel");
     if settings.base_url.is_some()
         || settings.has_channel_sim()
-        || settings.profile != payments_service::Profile::Sandbox
+        || settings.profile != conformance::Profile::Sandbox
         || run.realtime == Realtime::Only
         || !wanted
     {
@@ -83,6 +85,7 @@ async fn main() {
             std::process::exit(2);
         }
     };
+    conformance::in_process::provide(in_process::start);
     let second = channel_sim_pass(&run);
     let first = suite::run(run).await;
     std::process::exit(first.max(second.unwrap_or(0)));

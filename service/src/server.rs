@@ -58,7 +58,10 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
     )
     .await?;
     metrics::install();
-    metrics::build_info(config.profile.as_str());
+    metrics::build_info(
+        config.profile.as_str(),
+        option_env!("PAYMENTS_GIT_COMMIT").unwrap_or("unknown"),
+    );
     let channels = Channels::from_config(&config.channels, &config.public_base_url)?;
     let courier = crate::delivery::courier::Courier::new(&config)?;
     Ok(Arc::new(App {

@@ -1,4 +1,4 @@
-//! `src/store/schema.rs` is written by hand beside the migrations; this test
+//! `store/src/schema.rs` is written by hand beside the migrations; this test
 //! applies the migrations to a fresh database (SQLite, and PostgreSQL when
 //! `PAYMENTS_TEST_DATABASE_URL` names a server) and fails on any table or
 //! column whose name or nullability differs between the two, so a
@@ -16,7 +16,7 @@ type Tables = BTreeMap<String, BTreeSet<(String, bool)>>;
 
 /// The tables `schema.rs` declares, read from its `diesel::table!` blocks.
 fn declared() -> Tables {
-    let text = include_str!("../src/store/schema.rs");
+    let text = include_str!("../store/src/schema.rs");
     let mut tables = Tables::new();
     let mut current: Option<String> = None;
     for line in text.lines().map(str::trim) {

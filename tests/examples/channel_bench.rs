@@ -23,7 +23,6 @@ mod support;
 
 use anyhow::{anyhow, bail, Context, Result};
 use merchant_client::merchant as m_client;
-use merchant_client::merchant::types as m;
 use merchant_client::operator as o_client;
 use merchant_client::operator::types as o;
 use merchant_client::{BearerToken, Credentials};
@@ -122,18 +121,7 @@ async fn payouts(base: &str, key: &str, token: &str, clients_n: usize, seconds: 
         let merchant = merchant.clone();
         let no = format!("W{run}-{i}");
         async move {
-            let request = m::CreateWithdrawalRequest {
-                amount: merchant_client::AmountNumber("10".parse()?),
-                beneficiary_account: "1234567890".into(),
-                beneficiary_bank_branch: None,
-                beneficiary_bank_code: "SCB".into(),
-                beneficiary_name: "Somchai Jaidee".into(),
-                callback_url: None,
-                currency_code: "THB".into(),
-                extra_data: None,
-                merchant_order_no: merchant_client::MerchantOrderNo::parse(&no)
-                    .map_err(anyhow::Error::msg)?,
-            };
+            let request = conformance::requests::withdrawal(&no, "10", "THB");
             let order = merchant
                 .create_withdrawal(&request)
                 .await

@@ -130,18 +130,8 @@ async fn two_approvers_at_once_move_a_four_eyes_withdrawal_once() -> Result<()> 
     let app = svc.service.app().clone();
     let m = svc.new_merchant("Four eyes").await?.merchant;
     fund(&app, &m, "FE-FUND", Decimal::from(900_000), "THB").await?;
-    let new = withdrawals::NewWithdrawal {
-        merchant_order_no: "FE-BIG".into(),
-        amount: Decimal::from(500_000),
-        currency: "THB".into(),
-        beneficiary_name: "Somchai Jaidee".into(),
-        beneficiary_account: "1234567890".into(),
-        beneficiary_bank_code: "SCB".into(),
-        beneficiary_bank_branch: None,
-        callback_url: None,
-        extra_data: None,
-        fingerprint: "FE-BIG".into(),
-    };
+    let new =
+        payments_testing::new_withdrawal("FE-BIG", Decimal::from(500_000), "THB", "1234567890");
     let w = withdrawals::create(&app, &m, new).await?;
     let ann = people::create(
         &app,
@@ -159,8 +149,8 @@ async fn two_approvers_at_once_move_a_four_eyes_withdrawal_once() -> Result<()> 
     };
     let as_bob = admin("bob");
     let (a, b) = tokio::join!(
-        withdrawals::record_approval(&app, &w.row.order_no, &as_ann, None),
-        withdrawals::record_approval(&app, &w.row.order_no, &as_bob, None),
+        withdrawals::record_approval(&app, &w.order_no, &as_ann, None),
+        withdrawals::record_approval(&app, &w.order_no, &as_bob, None),
     );
     let statuses = [a?.status, b?.status];
     assert!(
@@ -168,14 +158,12 @@ async fn two_approvers_at_once_move_a_four_eyes_withdrawal_once() -> Result<()> 
             && statuses.contains(&WithdrawalStatus::Approved),
         "one approval keeps it pending, the other moves it: {statuses:?}"
     );
-    let again = withdrawals::record_approval(&app, &w.row.order_no, &as_ann, None).await;
+    let again = withdrawals::record_approval(&app, &w.order_no, &as_ann, None).await;
     assert!(again.is_err(), "an approved order takes no third approval");
-    let order = withdrawals::find_any(&app, &w.row.order_no).await?;
+    let order = withdrawals::find_any(&app, &w.order_no).await?;
     assert_eq!(order.status, WithdrawalStatus::Approved);
     assert_eq!(
-        withdrawals::approvals::of(&app, &w.row.order_no)
-            .await?
-            .len(),
+        withdrawals::approvals::of(&app, &w.order_no).await?.len(),
         2
     );
     Ok(())

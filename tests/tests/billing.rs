@@ -100,11 +100,11 @@ async fn one_day(app: &App, clock: &ManualClock, m: &Merchant, day: i64, n: usiz
     clock.set(day + 20 * 3600);
     if n.is_multiple_of(3) {
         let w = approved_withdrawal(app, m, &format!("w-{n}"), "1234567890").await?;
-        withdrawals::settle(app, &w.row.order_no, None).await?;
+        withdrawals::settle(app, &w.order_no, None).await?;
     }
     if n.is_multiple_of(5) {
         let w = approved_withdrawal(app, m, &format!("f-{n}"), "1234567890").await?;
-        withdrawals::fail(app, &w.row.order_no, Some("account closed".into())).await?;
+        withdrawals::fail(app, &w.order_no, Some("account closed".into())).await?;
     }
     Ok(())
 }
@@ -121,7 +121,7 @@ async fn a_month(svc: &TestService, clock: &ManualClock) -> Result<Vec<Merchant>
     ] {
         clock.set(at(2026, 10, 31, 9));
         let m = svc.new_merchant(name).await?.merchant;
-        merchants::set_fee(
+        payments_service::app::fees::set(
             app,
             &m.id,
             "THB",
@@ -131,7 +131,7 @@ async fn a_month(svc: &TestService, clock: &ManualClock) -> Result<Vec<Merchant>
             dec("0"),
         )
         .await?;
-        merchants::set_fee(
+        payments_service::app::fees::set(
             app,
             &m.id,
             "THB",
@@ -319,7 +319,7 @@ async fn the_pdf_says_what_the_statement_says_and_renders() -> Result<()> {
     let svc = TestService::start(Profile::Sandbox, Arc::new(clock.clone())).await?;
     let app = svc.service.app().clone();
     let m = svc.new_merchant("Siam Games (billing)").await?.merchant;
-    merchants::set_fee(
+    payments_service::app::fees::set(
         &app,
         &m.id,
         "THB",

@@ -53,13 +53,13 @@ async fn a_deposit_and_a_payout_reach_the_adapter_signed_and_once() {
     );
 
     let w = f.approved_withdrawal("PAY-1", "1234567890").await;
-    assert_eq!(w.row.status, WithdrawalStatus::Processing);
+    assert_eq!(w.status, WithdrawalStatus::Processing);
     let reference = {
         let records = adapter.app_private().records.lock().unwrap();
         assert_eq!(records.payouts.len(), 1);
-        let (asked, payout) = &records.payouts[&w.row.order_no];
+        let (asked, payout) = &records.payouts[&w.order_no];
         assert_eq!(
-            w.row.channel_order_no.as_deref(),
+            w.channel_order_no.as_deref(),
             Some(payout.payout_reference.as_str())
         );
         assert_eq!(asked.amount.to_string(), "100.0000");
@@ -73,7 +73,7 @@ async fn a_deposit_and_a_payout_reach_the_adapter_signed_and_once() {
     // never took, that it has no record (sending it is then safe).
     let channel = f.app.channels.by_code("SIMULATOR").unwrap();
     assert_eq!(
-        channel.inquire_payout(&w.row.order_no).await.unwrap(),
+        channel.inquire_payout(&w.order_no).await.unwrap(),
         Some(PayoutState::Accepted { reference })
     );
     assert_eq!(
@@ -92,7 +92,7 @@ async fn the_adapter_s_refusal_fails_the_payout_and_releases_its_funds() {
     f.fund().await;
     let before = f.balance().await;
     let w = f.approved_withdrawal("PAY-NO", "0000111122").await;
-    assert_eq!(w.row.status, WithdrawalStatus::Failed);
+    assert_eq!(w.status, WithdrawalStatus::Failed);
     assert_eq!(f.balance().await, before);
     assert!(adapter
         .app_private()
@@ -116,8 +116,8 @@ async fn an_adapter_that_disagrees_or_is_gone_leaves_the_outcome_unknown() {
     .await;
     f.fund().await;
     let w = f.approved_withdrawal("PAY-401", "1234567890").await;
-    assert_eq!(w.row.status, WithdrawalStatus::Approved);
-    assert_eq!(w.row.channel_order_no, None);
+    assert_eq!(w.status, WithdrawalStatus::Approved);
+    assert_eq!(w.channel_order_no, None);
     let new = payments_testing::new_deposit("CH-401", Decimal::from(500), "BDT", None);
     assert!(matches!(
         deposits::create(&f.app, &f.merchant, new).await,

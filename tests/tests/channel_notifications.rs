@@ -193,54 +193,50 @@ async fn a_payout_is_settled_or_failed_by_the_channel_s_word_and_a_contradiction
     let n = Notifying::start().await;
     n.f.fund().await;
     let paid = n.f.approved_withdrawal("N-OUT-1", "1234567890").await;
-    assert_eq!(paid.row.status, WithdrawalStatus::Processing);
+    assert_eq!(paid.status, WithdrawalStatus::Processing);
     let mut completed = note(
         "p-1",
         wire::NotificationType::PayoutCompleted,
-        &paid.row.order_no,
+        &paid.order_no,
     );
     completed.payout_reference = Some("BANK-REF-77".into());
     completed.channel_cost = Some(dec("1.50"));
     n.notify(&completed).await.unwrap();
-    let now = withdrawals::find_any(&n.f.app, &paid.row.order_no)
+    let now = withdrawals::find_any(&n.f.app, &paid.order_no)
         .await
         .unwrap();
     assert_eq!(now.status, WithdrawalStatus::Completed);
-    assert_eq!(now.row.bank_reference.as_deref(), Some("BANK-REF-77"));
-    assert_eq!(now.row.actual_channel_cost, Some(15_000)); // 1.50 in units of 0.0001
+    assert_eq!(now.bank_reference.as_deref(), Some("BANK-REF-77"));
+    assert_eq!(now.actual_channel_cost, Some("1.50".parse().unwrap()));
 
     // The channel then says it failed: nothing moves, the order waits for
     // an operator.
-    let mut failed = note(
-        "p-2",
-        wire::NotificationType::PayoutFailed,
-        &paid.row.order_no,
-    );
+    let mut failed = note("p-2", wire::NotificationType::PayoutFailed, &paid.order_no);
     failed.reason = Some("account closed".into());
     assert_eq!(
         n.notify(&failed).await.unwrap_err(),
         (409, "CONTRADICTORY_NOTIFICATION".to_string())
     );
-    let flagged = withdrawals::find_any(&n.f.app, &paid.row.order_no)
+    let flagged = withdrawals::find_any(&n.f.app, &paid.order_no)
         .await
         .unwrap();
     assert_eq!(flagged.status, WithdrawalStatus::Completed);
-    assert!(flagged.row.needs_manual_intervention);
+    assert!(flagged.needs_manual_intervention);
 
     let before = n.f.balance().await;
     let refused = n.f.approved_withdrawal("N-OUT-2", "1234567891").await;
     let mut failed = note(
         "p-3",
         wire::NotificationType::PayoutFailed,
-        &refused.row.order_no,
+        &refused.order_no,
     );
     failed.reason = Some("account closed".into());
     n.notify(&failed).await.unwrap();
-    let now = withdrawals::find_any(&n.f.app, &refused.row.order_no)
+    let now = withdrawals::find_any(&n.f.app, &refused.order_no)
         .await
         .unwrap();
     assert_eq!(now.status, WithdrawalStatus::Failed);
-    assert_eq!(now.row.manual_reason.as_deref(), Some("account closed"));
+    assert_eq!(now.manual_reason.as_deref(), Some("account closed"));
     assert_eq!(n.f.balance().await, before);
 
     // A payment notification naming a withdrawal contradicts it too.
@@ -248,17 +244,17 @@ async fn a_payout_is_settled_or_failed_by_the_channel_s_word_and_a_contradiction
     let wrong = note(
         "p-4",
         wire::NotificationType::PaymentCompleted,
-        &other.row.order_no,
+        &other.order_no,
     );
     assert_eq!(
         n.notify(&wrong).await.unwrap_err(),
         (409, "CONTRADICTORY_NOTIFICATION".to_string())
     );
-    let set_aside = withdrawals::find_any(&n.f.app, &other.row.order_no)
+    let set_aside = withdrawals::find_any(&n.f.app, &other.order_no)
         .await
         .unwrap();
     assert_eq!(set_aside.status, WithdrawalStatus::Processing);
-    assert!(set_aside.row.needs_manual_intervention);
+    assert!(set_aside.needs_manual_intervention);
 }
 
 /// Posts `body` as given, signed at `at` with `secret` unless told not to.

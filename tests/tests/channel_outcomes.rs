@@ -219,18 +219,12 @@ async fn an_unknown_payout_outcome_is_inquired_and_sent_again_only_under_the_sam
 
     f.next_answer(unknown());
     let w = f.approved_withdrawal("OUT-UNKNOWN").await;
-    let order_no = w.row.order_no.clone();
-    assert_eq!(w.row.status, WithdrawalStatus::Approved);
-    assert_eq!(
-        w.row.channel_order_no, None,
-        "no reference without an answer"
-    );
-    assert!(
-        w.row.payout_sent_at.is_some(),
-        "noted as sent before the call"
-    );
+    let order_no = w.order_no.clone();
+    assert_eq!(w.status, WithdrawalStatus::Approved);
+    assert_eq!(w.channel_order_no, None, "no reference without an answer");
+    assert!(w.payout_sent_at.is_some(), "noted as sent before the call");
     let held = f.balance().await;
-    assert_eq!(held.1 - before.1, Decimal::from(100) + w.fee());
+    assert_eq!(held.1 - before.1, Decimal::from(100) + w.fee);
 
     // Not asked again before its time.
     assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 0);
@@ -241,7 +235,7 @@ async fn an_unknown_payout_outcome_is_inquired_and_sent_again_only_under_the_sam
     f.wait_for_inquiry();
     assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 0);
     assert_eq!(
-        f.withdrawal(&order_no).await.row.status,
+        f.withdrawal(&order_no).await.status,
         WithdrawalStatus::Approved
     );
 
@@ -249,9 +243,9 @@ async fn an_unknown_payout_outcome_is_inquired_and_sent_again_only_under_the_sam
     f.wait_for_inquiry();
     assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 1);
     let dispatched = f.withdrawal(&order_no).await;
-    assert_eq!(dispatched.row.status, WithdrawalStatus::Processing);
+    assert_eq!(dispatched.status, WithdrawalStatus::Processing);
     assert_eq!(
-        dispatched.row.channel_order_no.as_deref(),
+        dispatched.channel_order_no.as_deref(),
         Some(format!("SCRIPTPAY-{order_no}").as_str())
     );
     assert_eq!(
@@ -283,14 +277,14 @@ async fn a_payout_the_channel_took_before_its_answer_was_lost_is_found_by_inquir
     f.script.lock().unwrap().acts_anyway = true;
     f.next_answer(unknown());
     let w = f.approved_withdrawal("OUT-LOST").await;
-    let order_no = w.row.order_no.clone();
-    assert_eq!(w.row.status, WithdrawalStatus::Approved);
+    let order_no = w.order_no.clone();
+    assert_eq!(w.status, WithdrawalStatus::Approved);
 
     f.next_answer(None);
     f.wait_for_inquiry();
     assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 1);
     let found = f.withdrawal(&order_no).await;
-    assert_eq!(found.row.status, WithdrawalStatus::Processing);
+    assert_eq!(found.status, WithdrawalStatus::Processing);
     assert_eq!(f.asked(), vec![order_no.clone()], "sent once");
     assert_eq!(f.inquired(), vec![order_no.clone()]);
 
@@ -311,9 +305,9 @@ async fn a_payout_the_channel_took_before_its_answer_was_lost_is_found_by_inquir
     f.wait_for_inquiry();
     assert_eq!(withdrawals::inquire_due(&f.app).await.unwrap(), 1);
     let paid = f.withdrawal(&order_no).await;
-    assert_eq!(paid.row.status, WithdrawalStatus::Completed);
-    assert_eq!(paid.row.bank_reference.as_deref(), Some("BANK-9"));
-    assert_eq!(paid.row.actual_channel_cost, Some(12_500));
+    assert_eq!(paid.status, WithdrawalStatus::Completed);
+    assert_eq!(paid.bank_reference.as_deref(), Some("BANK-9"));
+    assert_eq!(paid.actual_channel_cost, Some("1.25".parse().unwrap()));
     assert_eq!(f.asked(), vec![order_no.clone()], "still sent once");
 }
 
@@ -324,7 +318,7 @@ async fn a_payout_in_doubt_too_long_is_set_aside_for_an_operator_and_counted() {
     f.next_answer(unknown());
     f.script.lock().unwrap().inquiry = unknown();
     let w = f.approved_withdrawal("OUT-DOUBT").await;
-    let order_no = w.row.order_no.clone();
+    let order_no = w.order_no.clone();
     let gauge = |name: &str| -> f64 {
         let scrape = payments_service::telemetry::metrics::render().unwrap();
         scrape
@@ -336,18 +330,17 @@ async fn a_payout_in_doubt_too_long_is_set_aside_for_an_operator_and_counted() {
 
     f.wait_for_inquiry();
     withdrawals::dispatch_due(&f.app).await.unwrap();
-    assert!(!f.withdrawal(&order_no).await.row.needs_manual_intervention);
+    assert!(!f.withdrawal(&order_no).await.needs_manual_intervention);
     f.clock.advance(f.app.config.payout_in_doubt_after_seconds);
     withdrawals::dispatch_due(&f.app).await.unwrap();
     let set_aside = f.withdrawal(&order_no).await;
     assert_eq!(
-        set_aside.row.status,
+        set_aside.status,
         WithdrawalStatus::Approved,
         "never failed without the channel's word"
     );
-    assert!(set_aside.row.needs_manual_intervention);
+    assert!(set_aside.needs_manual_intervention);
     assert!(set_aside
-        .row
         .manual_reason
         .as_deref()
         .unwrap()
@@ -396,7 +389,7 @@ async fn a_payout_in_doubt_too_long_is_set_aside_for_an_operator_and_counted() {
         order["manual_reason"],
         format!("resolved as failed by {TEST_OPERATOR}: not in the channel's settlement report")
     );
-    assert_eq!(f.balance().await.0 - held.0, Decimal::from(100) + w.fee());
+    assert_eq!(f.balance().await.0 - held.0, Decimal::from(100) + w.fee);
     assert_eq!(
         f.asked(),
         vec![order_no.clone()],
@@ -431,10 +424,10 @@ async fn a_refused_payout_fails_the_order_and_releases_what_was_frozen() {
         reason: "beneficiary account closed".into(),
     }));
     let w = f.approved_withdrawal("OUT-REFUSED").await;
-    let failed = f.withdrawal(&w.row.order_no).await;
-    assert_eq!(failed.row.status, WithdrawalStatus::Failed);
+    let failed = f.withdrawal(&w.order_no).await;
+    assert_eq!(failed.status, WithdrawalStatus::Failed);
     assert_eq!(
-        failed.row.manual_reason.as_deref(),
+        failed.manual_reason.as_deref(),
         Some("beneficiary account closed")
     );
     assert_eq!(

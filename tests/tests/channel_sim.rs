@@ -15,7 +15,7 @@
 mod adapter;
 
 use adapter::fixture::Fixture;
-use payments_service::app::withdrawals::{self, NewWithdrawal};
+use payments_service::app::withdrawals::{self};
 use payments_service::app::{deposits, ledger, payment_sync};
 use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::error::ApiError;
@@ -188,23 +188,17 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
         } else {
             "1234567890"
         };
-        let new = NewWithdrawal {
-            merchant_order_no: format!("SIMWD-{i}"),
-            amount: Decimal::from(100),
-            currency: "THB".into(),
-            beneficiary_name: "Somchai Jaidee".into(),
-            beneficiary_account: account.into(),
-            beneficiary_bank_code: "SCB".into(),
-            beneficiary_bank_branch: None,
-            callback_url: None,
-            extra_data: None,
-            fingerprint: format!("SIMWD-{i}"),
-        };
+        let new = payments_testing::new_withdrawal(
+            &format!("SIMWD-{i}"),
+            Decimal::from(100),
+            "THB",
+            account,
+        );
         let w = withdrawals::create(&f.app, &f.merchant, new).await.unwrap();
-        withdrawals::approve(&f.app, &w.row.order_no, TEST_OPERATOR, None)
+        withdrawals::approve(&f.app, &w.order_no, TEST_OPERATOR, None)
             .await
             .unwrap();
-        ours.push(w.row.order_no);
+        ours.push(w.order_no);
     }
     // The dispatcher's passes, on the service's clock: payouts in doubt
     // are asked about and re-sent only when the channel has no record.
@@ -245,7 +239,7 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
     let mut completed = BTreeSet::new();
     for no in &ours {
         let w = withdrawals::find_any(&f.app, no).await.unwrap();
-        assert!(!w.row.needs_manual_intervention, "{no} was set aside");
+        assert!(!w.needs_manual_intervention, "{no} was set aside");
         if w.status == WithdrawalStatus::Completed {
             completed.insert(no.clone());
         }

@@ -5,28 +5,17 @@
 //! SQLite they are serialized by its single writer.
 
 use merchant_client::merchant::{types, Client, Error};
-use merchant_client::{AmountNumber, BearerToken, Credentials, MerchantOrderNo};
+use merchant_client::{BearerToken, Credentials};
 use payments_service::app::ledger;
 use payments_service::clock::SystemClock;
 use payments_service::Profile;
 use payments_testing::{TestService, TEST_OPERATOR_TOKEN};
-use rust_decimal::Decimal;
 use std::sync::Arc;
 
 const WITHDRAWALS: usize = 200;
 
 fn withdrawal(order: &str, amount: i64) -> types::CreateWithdrawalRequest {
-    types::CreateWithdrawalRequest {
-        merchant_order_no: MerchantOrderNo::parse(order).unwrap(),
-        amount: AmountNumber(Decimal::from(amount)),
-        currency_code: "THB".into(),
-        beneficiary_name: "Somchai Jaidee".into(),
-        beneficiary_account: "0123456789".into(),
-        beneficiary_bank_code: "SCB".into(),
-        beneficiary_bank_branch: None,
-        callback_url: None,
-        extra_data: None,
-    }
+    conformance::requests::withdrawal(order, &amount.to_string(), "THB")
 }
 
 async fn funded_merchant(service: &TestService, amount: i64) -> (Client, String) {

@@ -91,9 +91,9 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
     .await?;
     let m = svc.new_merchant("Audited").await?.merchant;
     fund(app, &m, "FUND-1", Decimal::from(100_000), "THB").await?;
-    let small = pending(app, &m, "W-1", 100, "Small").await?.row.order_no;
-    let large = pending(app, &m, "W-2", 5000, "Large").await?.row.order_no;
-    let third = pending(app, &m, "W-3", 300, "Third").await?.row.order_no;
+    let small = pending(app, &m, "W-1", 100, "Small").await?.order_no;
+    let large = pending(app, &m, "W-2", 5000, "Large").await?.order_no;
+    let third = pending(app, &m, "W-3", 300, "Third").await?.order_no;
     // A deposit with a callback address (never posted: no worker runs), and
     // a bank transfer that names no order.
     let deposit = deposits::create(
@@ -204,7 +204,6 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
     );
     ensure!(withdrawals::find_any(app, &large)
         .await?
-        .row
         .approved_at
         .is_some());
 

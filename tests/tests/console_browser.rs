@@ -99,7 +99,7 @@ async fn review(b: &Browser, order_no: &str, remarks: &str, decision: &str) -> R
 }
 
 async fn status(app: &payments_service::app::App, order_no: &str) -> Result<WithdrawalStatus> {
-    Ok(withdrawals::find_any(app, order_no).await?.row.status)
+    Ok(withdrawals::find_any(app, order_no).await?.status)
 }
 
 #[tokio::test]
@@ -125,16 +125,11 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     .await?;
     let small = pending(app, &m, "W-SMALL", 100, "<b>Bene</b> Small")
         .await?
-        .row
         .order_no;
     let large = pending(app, &m, "W-LARGE", 5000, "Large Bene")
         .await?
-        .row
         .order_no;
-    let third = pending(app, &m, "W-THIRD", 200, "Third")
-        .await?
-        .row
-        .order_no;
+    let third = pending(app, &m, "W-THIRD", 200, "Third").await?.order_no;
     // A deposit whose callback waits (no worker runs here), for the
     // callbacks' pages.
     let called = payments_testing::new_deposit(

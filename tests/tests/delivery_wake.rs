@@ -53,22 +53,14 @@ async fn only_commits_that_queue_a_callback_wake_the_worker() {
         &app,
         &m,
         NewWithdrawal {
-            merchant_order_no: "W-3".into(),
-            amount: Decimal::from(10),
-            currency: "THB".into(),
-            beneficiary_name: "B".into(),
-            beneficiary_account: "1".into(),
-            beneficiary_bank_code: "SCB".into(),
-            beneficiary_bank_branch: None,
             callback_url: url.map(String::from),
-            extra_data: None,
-            fingerprint: "W-3".into(),
+            ..payments_testing::new_withdrawal("W-3", Decimal::from(10), "THB", "1")
         },
     )
     .await
     .unwrap();
     assert!(!rang(&app), "a pending withdrawal queues nothing");
-    withdrawals::approve(&app, &w.row.order_no, TEST_OPERATOR, None)
+    withdrawals::approve(&app, &w.order_no, TEST_OPERATOR, None)
         .await
         .unwrap();
     assert!(rang(&app), "an approval that queued withdrawal.approved");

@@ -9,7 +9,7 @@
 //! SQLite. After each round the balance lines sum to the balance.
 
 use merchant_client::merchant::{types, Client};
-use merchant_client::{AmountNumber, BearerToken, Credentials, MerchantOrderNo};
+use merchant_client::{BearerToken, Credentials};
 use payments_service::app::events;
 use payments_service::clock::SystemClock;
 use payments_service::Profile;
@@ -32,17 +32,7 @@ struct Clients {
 }
 
 fn withdrawal(order: &str) -> types::CreateWithdrawalRequest {
-    types::CreateWithdrawalRequest {
-        merchant_order_no: MerchantOrderNo::parse(order).unwrap(),
-        amount: AmountNumber(Decimal::from(20)),
-        currency_code: "THB".into(),
-        beneficiary_name: "Somchai Jaidee".into(),
-        beneficiary_account: "0123456789".into(),
-        beneficiary_bank_code: "SCB".into(),
-        beneficiary_bank_branch: None,
-        callback_url: None,
-        extra_data: None,
-    }
+    conformance::requests::withdrawal(order, "20", "THB")
 }
 
 fn no_amount() -> merchant_client::sandbox::types::PayDepositRequest {

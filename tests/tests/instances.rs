@@ -421,7 +421,7 @@ async fn a_withdrawal_uses_the_settings_another_instance_just_wrote() {
     merchants::set_auto_approval(&first, &merchant_id, merchants::AutoApproval::Always)
         .await
         .unwrap();
-    merchants::set_fee(
+    payments_service::app::fees::set(
         &first,
         &merchant_id,
         "THB",
@@ -436,24 +436,14 @@ async fn a_withdrawal_uses_the_settings_another_instance_just_wrote() {
     let order = withdrawals::create(
         &second,
         &remembered,
-        withdrawals::NewWithdrawal {
-            merchant_order_no: "W-SET-1".into(),
-            amount: Decimal::new(100, 0),
-            currency: "THB".into(),
-            beneficiary_name: "A B".into(),
-            beneficiary_account: "1234".into(),
-            beneficiary_bank_code: "SCB".into(),
-            beneficiary_bank_branch: None,
-            callback_url: None,
-            extra_data: None,
-            fingerprint: "W-SET-1".into(),
-        },
+        payments_testing::new_withdrawal("W-SET-1", Decimal::new(100, 0), "THB", "1234"),
     )
     .await
     .unwrap();
-    assert!(order.row.is_auto_approved, "auto-approval as just set");
+    assert!(order.is_auto_approved, "auto-approval as just set");
     assert_eq!(
-        order.row.fee, 70_000,
-        "the withdrawal fee as just set (7, in units of 10^-4)"
+        order.fee,
+        rust_decimal::Decimal::from(7),
+        "the withdrawal fee as just set"
     );
 }

@@ -6,7 +6,7 @@
 
 use payments_service::app::deposits;
 use payments_service::app::merchants::Merchant;
-use payments_service::app::withdrawals::{self, NewWithdrawal};
+use payments_service::app::withdrawals::{self};
 use payments_service::app::App;
 use payments_service::app::{balances, ledger};
 use payments_service::clock::SystemClock;
@@ -101,18 +101,7 @@ impl Fixture {
                 let result = withdrawals::create(
                     &app,
                     &self.merchant,
-                    NewWithdrawal {
-                        merchant_order_no: no.clone(),
-                        amount: cents(*c),
-                        currency: "THB".into(),
-                        beneficiary_name: "B".into(),
-                        beneficiary_account: "123".into(),
-                        beneficiary_bank_code: "SCB".into(),
-                        beneficiary_bank_branch: None,
-                        callback_url: None,
-                        extra_data: None,
-                        fingerprint: no,
-                    },
+                    payments_testing::new_withdrawal(&no, cents(*c), "THB", "123"),
                 )
                 .await;
                 match result {
@@ -123,7 +112,7 @@ impl Fixture {
                         );
                         model.available -= frozen;
                         model.frozen += frozen;
-                        model.pending.push((order.row.order_no, frozen));
+                        model.pending.push((order.order_no, frozen));
                     }
                     Err(ApiError::InsufficientBalance) => {
                         assert!(

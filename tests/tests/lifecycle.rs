@@ -175,24 +175,16 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
         &app,
         &m,
         NewWithdrawal {
-            merchant_order_no: "CB-W1".into(),
-            amount: Decimal::from(100),
-            currency: "THB".into(),
-            beneficiary_name: "B".into(),
-            beneficiary_account: "1".into(),
-            beneficiary_bank_code: "SCB".into(),
-            beneficiary_bank_branch: None,
             callback_url: url.map(String::from),
-            extra_data: None,
-            fingerprint: "CB-W1".into(),
+            ..payments_testing::new_withdrawal("CB-W1", Decimal::from(100), "THB", "1")
         },
     )
     .await
     .unwrap();
-    withdrawals::reject(&app, &w.row.order_no, TEST_OPERATOR, None)
+    withdrawals::reject(&app, &w.order_no, TEST_OPERATOR, None)
         .await
         .unwrap();
-    let records = deliveries(&app, &w.row.order_no).await;
+    let records = deliveries(&app, &w.order_no).await;
     assert_eq!(
         records.len(),
         1,
@@ -276,22 +268,11 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
         let w = withdrawals::create(
             &first,
             &m,
-            NewWithdrawal {
-                merchant_order_no: format!("DX-{i}"),
-                amount: Decimal::from(10),
-                currency: "THB".into(),
-                beneficiary_name: "B".into(),
-                beneficiary_account: "1".into(),
-                beneficiary_bank_code: "SCB".into(),
-                beneficiary_bank_branch: None,
-                callback_url: None,
-                extra_data: None,
-                fingerprint: format!("DX-{i}"),
-            },
+            payments_testing::new_withdrawal(&format!("DX-{i}"), Decimal::from(10), "THB", "1"),
         )
         .await
         .unwrap();
-        order_nos.push(w.row.order_no);
+        order_nos.push(w.order_no);
     }
     assert_eq!(
         withdrawals::dispatch_due(&first).await.unwrap(),
@@ -320,7 +301,7 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
             payments_service::domain::status::WithdrawalStatus::Processing
         );
         assert_eq!(
-            order.row.channel_order_no.as_deref(),
+            order.channel_order_no.as_deref(),
             Some(format!("SIMPAY-{order_no}").as_str())
         );
     }
@@ -333,22 +314,11 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
     let approved = withdrawals::create(
         &first,
         &m,
-        NewWithdrawal {
-            merchant_order_no: "DX-direct".into(),
-            amount: Decimal::from(10),
-            currency: "THB".into(),
-            beneficiary_name: "B".into(),
-            beneficiary_account: "1".into(),
-            beneficiary_bank_code: "SCB".into(),
-            beneficiary_bank_branch: None,
-            callback_url: None,
-            extra_data: None,
-            fingerprint: "DX-direct".into(),
-        },
+        payments_testing::new_withdrawal("DX-direct", Decimal::from(10), "THB", "1"),
     )
     .await
     .unwrap();
-    let returned = withdrawals::approve(&first, &approved.row.order_no, TEST_OPERATOR, None)
+    let returned = withdrawals::approve(&first, &approved.order_no, TEST_OPERATOR, None)
         .await
         .unwrap();
     assert_eq!(
@@ -356,7 +326,7 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
         payments_service::domain::status::WithdrawalStatus::Approved,
         "the approval is what the caller hears"
     );
-    let now = withdrawals::find_any(&first, &approved.row.order_no)
+    let now = withdrawals::find_any(&first, &approved.order_no)
         .await
         .unwrap();
     assert_eq!(

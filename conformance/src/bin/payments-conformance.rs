@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
                   Exit status: 0 all passed, 1 a scenario failed or the ledger differs, 2 the run could not start."
 )]
 struct Cli {
-    /// The deployment (`https://payments.example`); without it a sandbox is
-    /// started in-process.
+    /// The deployment (`https://payments.example`). This program runs
+    /// against deployments only; `cargo test -p conformance --test
+    /// conformance` runs the suite against a service in its own process.
     #[arg(long, env = "CONFORMANCE_BASE_URL")]
     base_url: Option<String>,
     /// `sandbox` or `production`: which scenarios apply.
@@ -173,7 +174,7 @@ fn prepare(cli: Cli) -> Result<suite::Run> {
         None => FileConfig::default(),
     };
     let pick = |flag: Option<String>, from_file: Option<String>| flag.or(from_file);
-    let profile: payments_service::Profile = pick(cli.profile, file.profile)
+    let profile: conformance::Profile = pick(cli.profile, file.profile)
         .unwrap_or_else(|| "sandbox".into())
         .parse()
         .map_err(anyhow::Error::msg)?;
@@ -206,10 +207,14 @@ fn prepare(cli: Cli) -> Result<suite::Run> {
             .map(settings::Hidden),
     };
     settings.validate()?;
-    if settings.base_url.is_some()
-        && settings.operator_token.is_none()
-        && settings.api_keys.is_empty()
-    {
+    if settings.base_url.is_none() {
+        bail!(
+            "name the deployment with --base-url (or CONFORMANCE_BASE_URL); the suite runs \
+             against a service in its own process only as a test of the workspace \
+             (`cargo test -p conformance --test conformance`)"
+        );
+    }
+    if settings.operator_token.is_none() && settings.api_keys.is_empty() {
         bail!(
             "against a deployment the suite needs its credentials: --operator-token (each \
              scenario creates a merchant) or --api-keys (merchant keys, merchant-only scenarios)"
@@ -264,7 +269,7 @@ fn main() {
         settings::current()
             .ok()
             .and_then(|s| s.base_url.clone())
-            .unwrap_or_else(|| "a sandbox started in-process".into()),
+            .unwrap_or_default(),
         run.report_dir.display()
     );
     let code = match tokio::runtime::Runtime::new() {

@@ -7,7 +7,6 @@ use conformance::{harness, Reply};
 use cucumber::{given, then, when};
 use merchant_client::merchant::types as m;
 use merchant_client::sandbox::types as sb;
-use merchant_client::{AmountNumber, MerchantOrderNo};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -93,15 +92,8 @@ async fn withdrawal_with_callback(
     currency: String,
 ) {
     let body = m::CreateWithdrawalRequest {
-        merchant_order_no: MerchantOrderNo::parse(&order).unwrap(),
-        amount: AmountNumber(amount.parse().unwrap()),
-        currency_code: currency,
-        beneficiary_name: "Somchai Jaidee".into(),
-        beneficiary_account: "0123456789".into(),
-        beneficiary_bank_code: "SCB".into(),
-        beneficiary_bank_branch: None,
         callback_url: Some(receiver(world).url.clone()),
-        extra_data: None,
+        ..conformance::requests::withdrawal(&order, &amount, &currency)
     };
     let client = harness().await.client(world.merchant());
     let reply = Reply::of(client.create_withdrawal(&body).await);

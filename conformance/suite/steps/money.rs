@@ -7,7 +7,7 @@ use cucumber::{given, then, when};
 use merchant_client::merchant::types as m;
 use merchant_client::operator::types as op;
 use merchant_client::sandbox::types as sb;
-use merchant_client::{AmountNumber, MerchantOrderNo};
+use merchant_client::AmountNumber;
 use rust_decimal::Decimal;
 use serde_json::Value;
 use std::str::FromStr;
@@ -145,17 +145,7 @@ fn deposit_request(order: &str, value: &str, currency: &str) -> m::CreateDeposit
 }
 
 fn withdrawal_request(order: &str, value: &str, currency: &str) -> m::CreateWithdrawalRequest {
-    m::CreateWithdrawalRequest {
-        merchant_order_no: MerchantOrderNo::parse(order).unwrap(),
-        amount: amount(value),
-        currency_code: currency.to_string(),
-        beneficiary_name: "Somchai Jaidee".into(),
-        beneficiary_account: "0123456789".into(),
-        beneficiary_bank_code: "SCB".into(),
-        beneficiary_bank_branch: None,
-        callback_url: None,
-        extra_data: None,
-    }
+    conformance::requests::withdrawal(order, value, currency)
 }
 
 #[when(expr = "the merchant creates a withdrawal {string} of {word} {word}")]

@@ -134,6 +134,30 @@ pub async fn fund(
     Ok(())
 }
 
+/// A withdrawal request with only the required fields, to one
+/// beneficiary (Somchai Jaidee at SCB) at `account`, for tests and
+/// benchmarks that create orders directly. A new optional field of
+/// withdrawals is added here once.
+pub fn new_withdrawal(
+    merchant_order_no: &str,
+    amount: rust_decimal::Decimal,
+    currency: &str,
+    account: &str,
+) -> payments_service::app::withdrawals::NewWithdrawal {
+    payments_service::app::withdrawals::NewWithdrawal {
+        merchant_order_no: merchant_order_no.into(),
+        amount,
+        currency: currency.into(),
+        beneficiary_name: "Somchai Jaidee".into(),
+        beneficiary_account: account.into(),
+        beneficiary_bank_code: "SCB".into(),
+        beneficiary_bank_branch: None,
+        callback_url: None,
+        extra_data: None,
+        fingerprint: merchant_order_no.into(),
+    }
+}
+
 /// A withdrawal of 100 THB from `merchant` to `account` at SCB, numbered
 /// `merchant_order_no`, approved by the test operator (and so handed to
 /// its channel), as it stands afterwards.
@@ -143,22 +167,16 @@ pub async fn approved_withdrawal(
     merchant_order_no: &str,
     account: &str,
 ) -> Result<payments_service::app::withdrawals::Withdrawal> {
-    use payments_service::app::withdrawals::{self, NewWithdrawal};
-    let new = NewWithdrawal {
-        merchant_order_no: merchant_order_no.into(),
-        amount: rust_decimal::Decimal::from(100),
-        currency: "THB".into(),
-        beneficiary_name: "Somchai Jaidee".into(),
-        beneficiary_account: account.into(),
-        beneficiary_bank_code: "SCB".into(),
-        beneficiary_bank_branch: None,
-        callback_url: None,
-        extra_data: None,
-        fingerprint: merchant_order_no.into(),
-    };
+    use payments_service::app::withdrawals;
+    let new = new_withdrawal(
+        merchant_order_no,
+        rust_decimal::Decimal::from(100),
+        "THB",
+        account,
+    );
     let w = withdrawals::create(app, merchant, new).await?;
-    withdrawals::approve(app, &w.row.order_no, TEST_OPERATOR, None).await?;
-    Ok(withdrawals::find_any(app, &w.row.order_no).await?)
+    withdrawals::approve(app, &w.order_no, TEST_OPERATOR, None).await?;
+    Ok(withdrawals::find_any(app, &w.order_no).await?)
 }
 
 /// `merchant`'s (available, frozen) in `currency`.

@@ -62,16 +62,13 @@ pub async fn pending(
     beneficiary: &str,
 ) -> Result<Withdrawal> {
     let new = NewWithdrawal {
-        merchant_order_no: no.into(),
-        amount: rust_decimal::Decimal::from(amount),
-        currency: "THB".into(),
         beneficiary_name: beneficiary.into(),
-        beneficiary_account: "1234567890".into(),
-        beneficiary_bank_code: "SCB".into(),
-        beneficiary_bank_branch: None,
-        callback_url: None,
-        extra_data: None,
-        fingerprint: no.into(),
+        ..payments_testing::new_withdrawal(
+            no,
+            rust_decimal::Decimal::from(amount),
+            "THB",
+            "1234567890",
+        )
     };
     Ok(withdrawals::create(app, merchant, new).await?)
 }

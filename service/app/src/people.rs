@@ -1,0 +1,261 @@
+//! Operators: who they are, what role each has, their API tokens, and who
+//! a presented token is. Tokens are shown once and kept only as the
+//! master key's lookup hash; the configuration's tokens remain for
+//! bootstrap (the first admin), each acting as an admin under its name.
+
+use crate::domain::error::ApiError;
+use crate::domain::people::Action;
+use crate::domain::status::{OperatorStatus, Role};
+use crate::domain::validate;
+use crate::keys::constant_time_eq;
+use crate::store::rows::OperatorChange;
+pub use crate::store::rows::{OperatorRow, OperatorTokenRow};
+use crate::store::{StoreError, UniqueKey};
+use crate::App;
+use rand::RngCore;
+
+/// Who is acting: an operator identity, or a configuration token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Operator {
+    /// The identity's id; `None` for a configuration token.
+    pub id: Option<String>,
+    pub name: String,
+    pub role: Role,
+}
+
+impl Operator {
+    /// What tells two approvers apart: the identity, or the configuration
+    /// token's name.
+    pub fn approver_key(&self) -> String {
+        match &self.id {
+            Some(id) => id.clone(),
+            None => format!("config:{}", self.name),
+        }
+    }
+
+    /// Refuses, with the role it needs, an action the role does not allow.
+    pub fn may(&self, action: Action) -> Result<(), ApiError> {
+        if self.role.may(action) {
+            Ok(())
+        } else {
+            Err(ApiError::RoleForbidden {
+                role: self.role.as_str(),
+                action: action.name(),
+                needs: action.needs().as_str(),
+            })
+        }
+    }
+}
+
+/// The operator a bearer token names: a configuration token (compared in
+/// constant time against each), or an active identity's token not revoked.
+pub async fn authenticate(app: &App, presented: &str) -> Result<Operator, ApiError> {
+    let mut configured = None;
+    for op in &app.config.operators {
+        if constant_time_eq(&op.token, presented) {
+            configured = Some(op.name.clone());
+        }
+    }
+    if let Some(name) = configured {
+        return Ok(Operator {
+            id: None,
+            name,
+            role: Role::Admin,
+        });
+    }
+    // The lookup is by keyed hash: the database never sees the token, and
+    // a guessed hash is worth nothing without the master key.
+    let hash = app.vault.lookup_hash(presented);
+    let found = app
+        .db
+        .run(|s| Box::pin(async move { s.operator_token(&hash).await }))
+        .await?;
+    match found {
+        Some((token, op)) if token.revoked_at.is_none() && op.status == OperatorStatus::Active => {
+            Ok(Operator {
+                id: Some(op.id),
+                name: op.name,
+                role: op.role,
+            })
+        }
+        _ => Err(ApiError::UnknownOperatorToken),
+    }
+}
+
+/// A new operator's details, as asked.
+pub struct NewOperator {
+    pub name: String,
+    pub email: String,
+    pub role: Role,
+}
+
+/// A role named in a request or on the command line.
+pub fn role(field: &str, text: &str) -> Result<Role, ApiError> {
+    Role::parse(text).ok_or_else(|| {
+        ApiError::invalid_field(field, "must be one of viewer, support, approver, admin")
+    })
+}
+
+pub async fn create(app: &App, new: NewOperator) -> Result<OperatorRow, ApiError> {
+    let now = app.now_unix();
+    let row = OperatorRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        name: validate::required_text("name", new.name, 128)?,
+        email: validate::email("email", new.email)?,
+        role: new.role,
+        status: OperatorStatus::Active,
+        created_at: now,
+        updated_at: now,
+    };
+    let insert = row.clone();
+    app.db
+        .transaction::<_, StoreError, _>(|s| {
+            Box::pin(async move { s.insert_operator(&insert).await })
+        })
+        .await
+        .map_err(|e| match e {
+            StoreError::Conflict {
+                key: UniqueKey::OperatorEmail,
+                ..
+            } => ApiError::OperatorEmailTaken,
+            other => other.into(),
+        })?;
+    Ok(row)
+}
+
+/// Sets the password (for the console's sign-in) of the operator with
+/// `email`, hashed with Argon2id; the operator.
+pub async fn set_password(
+    app: &App,
+    email: String,
+    password: String,
+) -> Result<OperatorRow, ApiError> {
+    let email = validate::email("email", email)?;
+    crate::passwords::acceptable("password", &password)?;
+    let hash = crate::passwords::hash_off_thread(password).await?;
+    let now = app.now_unix();
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                s.set_operator_password(&email, &hash, now)
+                    .await?
+                    .ok_or(ApiError::OperatorNotFound(email))
+            })
+        })
+        .await
+}
+
+pub async fn find(app: &App, id: &str) -> Result<OperatorRow, ApiError> {
+    let key = id.to_string();
+    app.db
+        .run(|s| Box::pin(async move { s.operator_by_id(&key).await }))
+        .await?
+        .ok_or_else(|| ApiError::OperatorNotFound(id.to_string()))
+}
+
+/// What an admin may change of an operator.
+#[derive(Default)]
+pub struct Changes {
+    pub name: Option<String>,
+    pub role: Option<Role>,
+    pub status: Option<OperatorStatus>,
+}
+
+/// Changes an operator. Nobody changes their own role or status: an
+/// admin cannot lock the last door behind them by mistake, nor raise
+/// themselves.
+pub async fn change(
+    app: &App,
+    by: &Operator,
+    id: &str,
+    changes: Changes,
+) -> Result<OperatorRow, ApiError> {
+    if by.id.as_deref() == Some(id) && (changes.role.is_some() || changes.status.is_some()) {
+        return Err(ApiError::OperatorSelfChange);
+    }
+    let change = OperatorChange {
+        name: changes
+            .name
+            .map(|n| validate::required_text("name", n, 128))
+            .transpose()?,
+        role: changes.role,
+        status: changes.status,
+        ..OperatorChange::at(app.now_unix())
+    };
+    let key = id.to_string();
+    // Refused inside the transaction: nothing commits for no operator.
+    app.db
+        .transaction::<_, ApiError, _>(|s| {
+            Box::pin(async move {
+                s.change_operator(&key, &change)
+                    .await?
+                    .ok_or(ApiError::OperatorNotFound(key))
+            })
+        })
+        .await
+}
+
+/// A new token and the only copy of it anyone will see.
+pub struct IssuedToken {
+    pub token: String,
+    pub row: OperatorTokenRow,
+}
+
+pub async fn issue_token(
+    app: &App,
+    operator_id: &str,
+    label: String,
+) -> Result<IssuedToken, ApiError> {
+    let label = validate::required_text("label", label, 128)?;
+    find(app, operator_id).await?;
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    let token = format!("op_{}", hex::encode(bytes));
+    let row = OperatorTokenRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        operator_id: operator_id.to_string(),
+        token_hash: app.vault.lookup_hash(&token),
+        label,
+        created_at: app.now_unix(),
+        revoked_at: None,
+    };
+    let insert = row.clone();
+    app.db
+        .transaction::<_, ApiError, _>(|s| {
+            Box::pin(async move { Ok(s.insert_operator_token(&insert).await?) })
+        })
+        .await?;
+    Ok(IssuedToken { token, row })
+}
+
+pub async fn tokens(app: &App, operator_id: &str) -> Result<Vec<OperatorTokenRow>, ApiError> {
+    find(app, operator_id).await?;
+    let key = operator_id.to_string();
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.operator_tokens_of(&key).await }))
+        .await?)
+}
+
+/// Revokes a token at once; revoking it again changes nothing.
+pub async fn revoke_token(
+    app: &App,
+    operator_id: &str,
+    token_id: &str,
+) -> Result<OperatorTokenRow, ApiError> {
+    find(app, operator_id).await?;
+    let (op, tok, now) = (
+        operator_id.to_string(),
+        token_id.to_string(),
+        app.now_unix(),
+    );
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                s.revoke_operator_token(&op, &tok, now)
+                    .await?
+                    .ok_or(ApiError::OperatorTokenNotFound(tok))
+            })
+        })
+        .await
+}

@@ -1,0 +1,297 @@
+//! Sign-in to the console (operators) and the portal (merchant owners):
+//! a password checked against its Argon2id hash, a session named by a
+//! random cookie and stored only as the master key's keyed hash, a form
+//! token derived from the cookie (so nothing more is stored), and a rate
+//! limit on failures per account and per address.
+//!
+//! A session ends at logout, after `IDLE_SECONDS` without a request or
+//! `ABSOLUTE_SECONDS` after sign-in, and as soon as its operator is
+//! disabled or its owner is no longer active: each request checks.
+
+use crate::domain::error::ApiError;
+use crate::domain::status::{OperatorStatus, OwnerStatus, SessionRealm};
+use crate::keys::constant_time_eq;
+use crate::passwords;
+use crate::people::Operator;
+use crate::store::rows::{LoginFailureRow, OwnerRow, WebSessionRow};
+use crate::App;
+use base64::Engine;
+use rand::RngCore;
+use std::sync::OnceLock;
+
+/// A session unused this long has ended.
+pub const IDLE_SECONDS: i64 = 30 * 60;
+/// A session this old has ended, used or not.
+pub const ABSOLUTE_SECONDS: i64 = 12 * 60 * 60;
+/// Failures are counted over this window…
+pub const FAILURE_WINDOW_SECONDS: i64 = 15 * 60;
+/// …and at this many for one account, sign-in is refused until they age out…
+pub const ACCOUNT_FAILURES: i64 = 5;
+/// …and at this many from one address.
+pub const ADDRESS_FAILURES: i64 = 20;
+/// `last_seen_at` is written at most this often, not on every page.
+const TOUCH_SECONDS: i64 = 60;
+
+/// Who a session acts for.
+#[derive(Clone, Debug)]
+pub enum Who {
+    Operator(Operator),
+    Owner(OwnerRow),
+}
+
+/// A live session: whom it names, and the token its forms must carry.
+#[derive(Clone, Debug)]
+pub struct Session {
+    pub who: Who,
+    pub csrf: String,
+}
+
+impl Session {
+    pub fn operator(&self) -> Option<&Operator> {
+        match &self.who {
+            Who::Operator(op) => Some(op),
+            Who::Owner(_) => None,
+        }
+    }
+
+    pub fn owner(&self) -> Option<&OwnerRow> {
+        match &self.who {
+            Who::Owner(owner) => Some(owner),
+            Who::Operator(_) => None,
+        }
+    }
+
+    /// Whether a form's token is this session's (constant time).
+    pub fn form_is_ours(&self, presented: &str) -> bool {
+        constant_time_eq(&self.csrf, presented)
+    }
+}
+
+/// Why a sign-in was refused. A wrong password and an unknown email are
+/// one answer, reached in the same time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    Credentials,
+    TooManyAttempts,
+}
+
+/// A hash no password matches in practice, verified against when the email
+/// names nobody, so that an unknown email costs what a wrong password does.
+fn decoy_hash() -> &'static str {
+    static DECOY: OnceLock<String> = OnceLock::new();
+    DECOY.get_or_init(|| {
+        let mut bytes = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        passwords::hash(&hex::encode(bytes)).unwrap_or_default()
+    })
+}
+
+async fn verify_off_thread(
+    password: String,
+    hashes: Vec<String>,
+) -> Result<Option<usize>, ApiError> {
+    tokio::task::spawn_blocking(move || {
+        if hashes.is_empty() {
+            let _ = passwords::verify(&password, decoy_hash());
+            return None;
+        }
+        hashes.iter().position(|h| passwords::verify(&password, h))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("the password checker stopped: {e}")))
+}
+
+fn csrf_of(app: &App, token: &str) -> String {
+    app.vault.lookup_hash(&format!("form:{token}"))
+}
+
+/// Signs `email` in to `realm` with `password`, from `address`; the new
+/// session's cookie value. `replacing` (the cookie the browser still had)
+/// is ended: a sign-in always starts a new session.
+pub async fn sign_in(
+    app: &App,
+    realm: SessionRealm,
+    email: &str,
+    password: String,
+    address: &str,
+    replacing: Option<&str>,
+) -> Result<Result<String, Refused>, ApiError> {
+    let email = email.trim().to_lowercase();
+    let account = app
+        .vault
+        .lookup_hash(&format!("{}:{email}", realm.as_str()));
+    let now = app.now_unix();
+    let since = now - FAILURE_WINDOW_SECONDS;
+    let (failures, candidates) = counted(app, realm, &email, &account, address, since).await?;
+    if failures.0 >= ACCOUNT_FAILURES || failures.1 >= ADDRESS_FAILURES {
+        return Ok(Err(Refused::TooManyAttempts));
+    }
+    let hashes = candidates.iter().map(|(_, h)| h.clone()).collect();
+    let matched = verify_off_thread(password, hashes).await?;
+    let Some(who) = matched
+        .and_then(|i| candidates.into_iter().nth(i))
+        .map(|(w, _)| w)
+    else {
+        record_failure(app, realm, account, address, now).await?;
+        return Ok(Err(Refused::Credentials));
+    };
+    let token = new_token();
+    let (subject_id, merchant_id) = match &who {
+        Who::Operator(op) => (op.id.clone().unwrap_or_default(), None),
+        Who::Owner(owner) => (owner.id.clone(), Some(owner.merchant_id.clone())),
+    };
+    let row = WebSessionRow {
+        id: app.vault.lookup_hash(&token),
+        realm,
+        subject_id,
+        merchant_id,
+        created_at: now,
+        last_seen_at: now,
+        ended_at: None,
+    };
+    let old = replacing.map(|t| app.vault.lookup_hash(t));
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                if let Some(old) = old {
+                    s.end_web_session(&old, now).await?;
+                }
+                Ok(s.insert_web_session(&row).await?)
+            })
+        })
+        .await?;
+    Ok(Ok(token))
+}
+
+/// Failures so far (for the account, from the address) and who may be
+/// signing in: the active operator, or every active owner, with `email`.
+async fn counted(
+    app: &App,
+    realm: SessionRealm,
+    email: &str,
+    account: &str,
+    address: &str,
+    since: i64,
+) -> Result<((i64, i64), Vec<(Who, String)>), ApiError> {
+    let (acc, addr, who_email) = (account.to_string(), address.to_string(), email.to_string());
+    Ok(app
+        .db
+        .run(move |s| {
+            Box::pin(async move {
+                s.prune_login_failures(since - FAILURE_WINDOW_SECONDS)
+                    .await?;
+                let failures = s.login_failures_since(realm, &acc, &addr, since).await?;
+                let candidates = match realm {
+                    SessionRealm::Console => s
+                        .operator_signing_in(&who_email)
+                        .await?
+                        .and_then(|(op, hash)| hash.map(|h| vec![(Who::Operator(from_row(op)), h)]))
+                        .unwrap_or_default(),
+                    SessionRealm::Portal => s
+                        .owners_signing_in(&who_email)
+                        .await?
+                        .into_iter()
+                        .map(|(owner, h)| (Who::Owner(owner), h))
+                        .collect(),
+                };
+                Ok((failures, candidates))
+            })
+        })
+        .await?)
+}
+
+async fn record_failure(
+    app: &App,
+    realm: SessionRealm,
+    account: String,
+    address: &str,
+    now: i64,
+) -> Result<(), ApiError> {
+    let failure = LoginFailureRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        realm,
+        account,
+        address: address.to_string(),
+        at: now,
+    };
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move { Ok(s.insert_login_failure(&failure).await?) })
+        })
+        .await
+}
+
+fn from_row(op: crate::store::rows::OperatorRow) -> Operator {
+    Operator {
+        id: Some(op.id),
+        name: op.name,
+        role: op.role,
+    }
+}
+
+fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The live session `token` names in `realm`, if any. One that has passed
+/// a limit, or whose person can no longer act, is ended here.
+pub async fn current(
+    app: &App,
+    realm: SessionRealm,
+    token: &str,
+) -> Result<Option<Session>, ApiError> {
+    let id = app.vault.lookup_hash(token);
+    let now = app.now_unix();
+    let csrf = csrf_of(app, token);
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                let Some(row) = s.web_session(&id).await? else {
+                    return Ok(None);
+                };
+                if row.realm != realm || row.ended_at.is_some() {
+                    return Ok(None);
+                }
+                let fresh = now - row.last_seen_at <= IDLE_SECONDS
+                    && now - row.created_at <= ABSOLUTE_SECONDS;
+                let who = match realm {
+                    SessionRealm::Console => s
+                        .operator_by_id(&row.subject_id)
+                        .await?
+                        .filter(|op| op.status == OperatorStatus::Active)
+                        .map(|op| Who::Operator(from_row(op))),
+                    SessionRealm::Portal => s
+                        .owner_by_id(&row.subject_id)
+                        .await?
+                        .filter(|o| o.status == OwnerStatus::Active)
+                        .map(Who::Owner),
+                };
+                match who {
+                    Some(who) if fresh => {
+                        if now - row.last_seen_at >= TOUCH_SECONDS {
+                            s.touch_web_session(&id, now).await?;
+                        }
+                        Ok(Some(Session { who, csrf }))
+                    }
+                    _ => {
+                        s.end_web_session(&id, now).await?;
+                        Ok(None)
+                    }
+                }
+            })
+        })
+        .await
+}
+
+/// Ends the session `token` names (logout).
+pub async fn sign_out(app: &App, token: &str) -> Result<(), ApiError> {
+    let id = app.vault.lookup_hash(token);
+    let now = app.now_unix();
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move { Ok(s.end_web_session(&id, now).await?) })
+        })
+        .await
+}

@@ -1,0 +1,154 @@
+//! Approving a pending withdrawal, with four eyes from the currency's
+//! `dual_approval_threshold` on: each approval is recorded, and the order
+//! moves to `approved` only when it has as many different approvers as
+//! its amount needs. The same approver twice is refused by the table's
+//! key, not only by the check here.
+
+use super::{plan, write, Effect, Withdrawal};
+use crate::domain::error::ApiError;
+use crate::domain::lifecycle::{self, WithdrawalEvent};
+use crate::domain::money::to_units;
+use crate::domain::people::approvals_needed;
+use crate::domain::status::WithdrawalStatus;
+use crate::store::rows::{ApprovalRow, WithdrawalMove, WithdrawalRow};
+use crate::store::{Store, StoreError, UniqueKey};
+use crate::App;
+
+/// Who approves: what tells approvers apart, and the name the order shows.
+#[derive(Clone, Debug)]
+pub struct Approver {
+    pub key: String,
+    pub name: String,
+}
+
+/// A configuration token's operator, named as in the configuration.
+impl From<&str> for Approver {
+    fn from(name: &str) -> Approver {
+        Approver {
+            key: format!("config:{name}"),
+            name: name.to_string(),
+        }
+    }
+}
+
+impl From<&crate::people::Operator> for Approver {
+    fn from(op: &crate::people::Operator) -> Approver {
+        Approver {
+            key: op.approver_key(),
+            name: op.name.clone(),
+        }
+    }
+}
+
+/// How many approvals a withdrawal needs, by its currency's threshold.
+pub fn needed(app: &App, order: &Withdrawal) -> Result<usize, ApiError> {
+    let threshold = app
+        .config
+        .currency(&order.currency)?
+        .dual_approval_threshold
+        .and_then(to_units);
+    let (amount, _) = order.frozen_units()?;
+    Ok(approvals_needed(amount, threshold))
+}
+
+/// A withdrawal's approvals so far, first first.
+pub async fn of(app: &App, order_no: &str) -> Result<Vec<ApprovalRow>, ApiError> {
+    let key = order_no.to_string();
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.approvals_of(&key).await }))
+        .await?)
+}
+
+/// Records `approver`'s approval; the order moves to `approved` (with its
+/// callback) in the same transaction once it has the approvals it needs,
+/// and stays `pending` before. The order is locked first, so two
+/// approvers at once are counted one after the other.
+pub async fn approve(
+    app: &App,
+    order_no: &str,
+    approver: Approver,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let current = super::find_any(app, order_no).await?;
+    let needed = needed(app, &current)?;
+    let now = app.now_unix();
+    let id = current.id.clone();
+    let approval = ApprovalRow {
+        order_no: current.order_no.clone(),
+        approver_key: approver.key.clone(),
+        approver_name: approver.name.clone(),
+        remarks: remarks.clone(),
+        approved_at: now,
+    };
+    let status = current.status;
+    let written = app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move { record(tx, &id, status, approval, needed, remarks, now).await })
+        })
+        .await?;
+    Withdrawal::from_row(written)
+}
+
+/// Inside the transaction: the order locked, the approval recorded, and
+/// the move made when it completes the approvals the order needs.
+async fn record(
+    tx: &mut dyn Store,
+    id: &str,
+    status: WithdrawalStatus,
+    approval: ApprovalRow,
+    needed: usize,
+    remarks: Option<String>,
+    now: i64,
+) -> Result<WithdrawalRow, ApiError> {
+    let order_no = approval.order_no.clone();
+    if !tx.lock_pending_withdrawal(id).await? {
+        let now_status = tx
+            .withdrawal_by(crate::store::OrderKey::AnyOrderNo(&order_no))
+            .await?
+            .map_or(status, |r| r.status);
+        return Err(lifecycle::refused(
+            &order_no,
+            now_status,
+            WithdrawalEvent::Approve,
+        ));
+    }
+    let before = tx.approvals_of(&order_no).await?;
+    if before
+        .iter()
+        .any(|a| a.approver_key == approval.approver_key)
+    {
+        return Err(ApiError::AlreadyApproved(order_no));
+    }
+    tx.insert_approval(&approval).await.map_err(|e| match e {
+        StoreError::Conflict {
+            key: UniqueKey::WithdrawalApproval,
+            ..
+        } => ApiError::AlreadyApproved(order_no.clone()),
+        other => other.into(),
+    })?;
+    let locked = tx
+        .withdrawal_by(crate::store::OrderKey::AnyOrderNo(&order_no))
+        .await?
+        .ok_or_else(|| ApiError::Internal(format!("withdrawal {order_no} vanished")))?;
+    if before.len() + 1 < needed {
+        return Ok(locked);
+    }
+    let mut names: Vec<String> = before.into_iter().map(|a| a.approver_name).collect();
+    names.push(approval.approver_name);
+    let order = Withdrawal::from_row(locked)?;
+    let planned = plan(
+        &order,
+        WithdrawalEvent::Approve,
+        move |change, _| WithdrawalMove {
+            approved_at: Some(change.updated_at),
+            approved_by: Some(names.join(", ")),
+            approval_remarks: remarks,
+            ..change
+        },
+        Effect::None,
+        now,
+    )?;
+    write(tx, planned).await
+}

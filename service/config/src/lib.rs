@@ -1,0 +1,435 @@
+//! Configuration: built-in defaults per profile (`defaults`), then an
+//! optional TOML file (`file`), then environment variables (`env`),
+//! checked as a whole (`validate`). The sandbox runs with no file at all.
+//! Start-up reads it into `App`; the lookups below answer the use cases'
+//! per-merchant and per-currency questions from it.
+
+mod defaults;
+mod env;
+mod file;
+pub mod keys;
+mod validate;
+
+// The layers below, under the names every module of this crate uses for
+// them (`crate::domain::…`): Cargo lets this crate name nothing above it.
+use payments_domain as domain;
+use payments_telemetry as telemetry;
+
+use anyhow::Result;
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use crate::domain::error::ApiError;
+use crate::domain::fees::{DirectionRates, RateConfig};
+use crate::domain::money::CurrencyConfig;
+use crate::domain::routing::{Profile, Route};
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorConfig {
+    pub name: String,
+    pub token: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitConfig {
+    pub requests_per_minute: u32,
+    pub burst: u32,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceivingAccountConfig {
+    pub id: String,
+    pub currency: String,
+    pub name: String,
+    pub account_no: String,
+    pub account_holder: String,
+    pub bank_code: String,
+    pub bank_name: String,
+    #[serde(default)]
+    pub bank_branch: Option<String>,
+    /// What the bank charges per deposit received.
+    #[serde(default)]
+    pub deposit_cost: RateConfig,
+    /// Orders get a unique offset below one currency unit added to their
+    /// amount, so that a transfer is matched by its amount alone.
+    #[serde(default)]
+    pub floating_amount: bool,
+    /// The bank reports a match before the money is credited: a matched
+    /// order waits in `matched` until an operator completes it.
+    #[serde(default)]
+    pub reports_match_first: bool,
+    /// The account's PromptPay ID (THB only): the cashier page shows a QR
+    /// code for it. Checked at start-up: a Thai mobile number or a 13-digit
+    /// tax number with a valid check digit.
+    #[serde(default)]
+    pub promptpay_id: Option<String>,
+}
+
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelConfig {
+    pub id: String,
+    pub code: String,
+    pub name: String,
+    /// `simulator` (the sandbox's, in process) or `http` (an adapter
+    /// speaking `openapi/channel.json`).
+    pub kind: String,
+    pub currencies: Vec<String>,
+    /// What the channel charges, per direction.
+    #[serde(default)]
+    pub costs: DirectionRates,
+    /// `http`: the adapter's base URL.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// `http`: the secret both sides sign with (at least 32 bytes).
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// `http`: how long one call may take before its outcome is unknown
+    /// (100 to 60000 ms; 10000 if not set).
+    #[serde(default)]
+    pub request_timeout_ms: Option<u64>,
+}
+
+impl std::fmt::Debug for ChannelConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret is never printed.
+        f.debug_struct("ChannelConfig")
+            .field("id", &self.id)
+            .field("code", &self.code)
+            .field("kind", &self.kind)
+            .field("currencies", &self.currencies)
+            .field("base_url", &self.base_url)
+            .field("request_timeout_ms", &self.request_timeout_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Route per currency for every merchant.
+    #[serde(default)]
+    pub default: BTreeMap<String, Route>,
+    /// Overrides per merchant code, per currency.
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, Route>>,
+}
+
+/// How long a deposit awaits payment: per merchant code and currency, then
+/// per currency, then `deposit_validity_seconds`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidityConfig {
+    #[serde(default)]
+    pub currencies: BTreeMap<String, i64>,
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
+/// Amounts a cashier page offers, as decimal strings: per currency, and
+/// per merchant code and currency (the more specific wins).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenominationConfig {
+    #[serde(default)]
+    pub currencies: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub merchants: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
+/// What an instance runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Roles {
+    pub api: bool,
+    pub workers: bool,
+}
+
+impl Default for Roles {
+    fn default() -> Self {
+        Roles {
+            api: true,
+            workers: true,
+        }
+    }
+}
+
+impl std::str::FromStr for Roles {
+    type Err = String;
+
+    /// `api`, `workers`, or `api,workers`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut roles = Roles {
+            api: false,
+            workers: false,
+        };
+        for role in s.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+            match role {
+                "api" => roles.api = true,
+                "workers" => roles.workers = true,
+                other => {
+                    return Err(format!(
+                        "unknown role `{other}` (expected api, workers or api,workers)"
+                    ))
+                }
+            }
+        }
+        if !roles.api && !roles.workers {
+            return Err("an instance needs a role: api, workers or api,workers".into());
+        }
+        Ok(roles)
+    }
+}
+
+impl<'de> Deserialize<'de> for Roles {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let list = Vec::<String>::deserialize(d)?;
+        list.join(",").parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub profile: Profile,
+    pub bind: String,
+    /// The address payers and merchants reach the service at; used in
+    /// payment and cashier URLs.
+    pub public_base_url: String,
+    pub database_url: String,
+    /// A connection straight to PostgreSQL, not through a pooler: for
+    /// migrations and for LISTEN, which a transaction pooler cannot carry.
+    /// Unset, `database_url` is used for both.
+    pub database_direct_url: Option<String>,
+    /// `database_url` goes through PgBouncer in transaction pooling mode
+    /// (before 1.21): no statement is kept prepared across transactions,
+    /// and every unit of work runs in a transaction.
+    pub database_pgbouncer: bool,
+    pub database_pool_size: usize,
+    /// What this instance runs: the API, the workers (delivery, expiry,
+    /// dispatch), or both.
+    pub roles: Roles,
+    /// This instance's name among those on the database, unique among
+    /// live ones and the same across its restarts (a pod's name): its
+    /// callback claims carry it, so that after a crash it gives back what
+    /// it held at once. A random name per start when unset.
+    pub instance_id: String,
+    /// 32 bytes, base64; encrypts API keys at rest.
+    pub master_key: Option<String>,
+    /// Where the sandbox keeps its SQLite file and generated master key.
+    pub data_dir: PathBuf,
+    pub timestamp_skew_seconds: i64,
+    pub deposit_validity_seconds: i64,
+    pub validity: ValidityConfig,
+    pub denominations: DenominationConfig,
+    /// How long older API keys keep working after a new one is issued,
+    /// unless the operator says otherwise.
+    pub key_rotation_grace_seconds: i64,
+    /// How long a payout may sit at its channel (`processing`) without a
+    /// word before the service asks the channel about it, and again after
+    /// each answer that says it is still under way.
+    pub payout_inquire_after_seconds: i64,
+    /// How long a payout sent without an answer to trust may stay in doubt
+    /// before it is set aside for an operator (`needs_manual_intervention`).
+    pub payout_in_doubt_after_seconds: i64,
+    /// How many days a merchant's events stay in its feed.
+    pub event_retention_days: i64,
+    /// How often the expiry worker looks for due deposits (0: never, for
+    /// tests that drive expiry themselves).
+    pub expiry_interval_seconds: u64,
+    pub request_body_max_bytes: usize,
+    /// `error`, `warn`, `info`, `debug` or `trace`, or a `RUST_LOG`-style
+    /// filter (`info,payments_service=debug`).
+    pub log_level: String,
+    /// One JSON object per line (production's default) or text (the
+    /// sandbox's).
+    pub log_format: crate::telemetry::logs::LogFormat,
+    /// Where `/metrics` is served apart from the API (`127.0.0.1:9090`);
+    /// unset, it is served on the API's address.
+    pub metrics_bind: Option<String>,
+    /// How long a stopping instance lets requests and callback attempts
+    /// under way finish before it cuts them off.
+    pub shutdown_grace_seconds: u64,
+    pub currencies: BTreeMap<String, CurrencyConfig>,
+    pub routing: RoutingConfig,
+    pub receiving_accounts: Vec<ReceivingAccountConfig>,
+    pub channels: Vec<ChannelConfig>,
+    /// Fees of merchants without their own, per currency.
+    pub default_fees: BTreeMap<String, DirectionRates>,
+    /// Operator tokens; each names its operator.
+    pub operators: Vec<OperatorConfig>,
+    /// The platform-managed address the platform-level events
+    /// (`tenant_owner_invite`) are posted to; never a merchant's. Unset,
+    /// owners cannot be invited (the link would reach no one).
+    pub platform_events_url: Option<String>,
+    /// The platform events' own signing secret (Standard Webhooks,
+    /// `whsec_` and base64); required with `platform_events_url`.
+    pub platform_events_secret: Option<String>,
+    /// How long an owner invitation can be accepted.
+    pub owner_invitation_ttl_seconds: i64,
+    /// Every merchant's request rate unless set for the merchant.
+    pub rate_limit: RateLimitConfig,
+    /// Attempts, interval, stuck threshold and sweep period of callbacks.
+    pub callback_schedule: crate::domain::schedule::Schedule,
+    /// Callback attempts in flight at once, per instance.
+    pub callback_concurrency: usize,
+    /// Whether this instance runs the delivery worker.
+    pub callback_worker: bool,
+    /// Deliver to loopback, private and link-local addresses (the sandbox
+    /// does; production does not unless told).
+    pub callback_allow_private_addresses: bool,
+    /// Host names (or address literals) that may resolve to a non-public
+    /// address even where those are refused: a test deployment's own
+    /// receiver, say. Every other name is still checked.
+    pub callback_allowed_private_hosts: Vec<String>,
+    /// Extra CA certificates (PEM) trusted for callback receivers.
+    pub callback_ca_bundle: Option<PathBuf>,
+    /// The sandbox runs on a clock its API can advance.
+    pub controllable_clock: bool,
+    /// Sandbox only: start `payments channel-sim` as a child process and
+    /// point the simulator's channel at it (kind `http`), so the adapter
+    /// protocol runs out of process with nothing else to start.
+    pub start_channel_sim: bool,
+}
+
+pub const ENV_PREFIX: &str = "PAYMENTS_";
+
+impl Config {
+    /// Loads the configuration: the profile's defaults, then the file,
+    /// then the environment; the profile comes from the environment
+    /// (`PAYMENTS_PROFILE`) or the file, defaulting to the sandbox.
+    pub fn load(path: Option<&Path>) -> Result<Config> {
+        let file = file::read(path)?;
+        let profile = match env::profile()? {
+            Some(p) => p,
+            None => file.profile.unwrap_or(Profile::Sandbox),
+        };
+        let defaults = Config::defaults(profile);
+        let mut c = Config::defaults(profile);
+        file::apply(&mut c, file);
+        env::apply(&mut c)?;
+        // Defaults that follow other settings unless set themselves: the
+        // sandbox's database lives in its data directory, and the public
+        // address is the bound one.
+        if c.database_url == defaults.database_url && profile == Profile::Sandbox {
+            c.database_url = format!("sqlite://{}", c.data_dir.join("payments.db").display());
+        }
+        if c.public_base_url == defaults.public_base_url && c.bind != defaults.bind {
+            c.public_base_url = format!("http://{}", c.bind);
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// The rules of a configured currency; any other is refused.
+    pub fn currency(&self, code: &str) -> Result<CurrencyConfig, ApiError> {
+        self.currencies
+            .get(code)
+            .cloned()
+            .ok_or_else(|| ApiError::UnsupportedCurrency(code.to_string()))
+    }
+
+    /// Seconds a new deposit of this merchant in this currency awaits
+    /// payment.
+    pub fn validity_for(&self, merchant_code: &str, currency: &str) -> i64 {
+        self.validity
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.validity.currencies.get(currency))
+            .copied()
+            .unwrap_or(self.deposit_validity_seconds)
+    }
+
+    /// The amounts a cashier page offers this merchant's payers in this
+    /// currency, smallest first (checked to parse by `validate`).
+    pub fn denominations_for(&self, merchant_code: &str, currency: &str) -> Vec<Decimal> {
+        let mut amounts: Vec<Decimal> = self
+            .denominations
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.denominations.currencies.get(currency))
+            .map(|list| {
+                list.iter()
+                    .filter_map(|a| Decimal::from_str(a).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        amounts.sort();
+        amounts.dedup();
+        amounts
+    }
+
+    pub fn receiving_account(&self, id: &str) -> Option<&ReceivingAccountConfig> {
+        self.receiving_accounts.iter().find(|a| a.id == id)
+    }
+
+    pub fn route_for(&self, merchant_code: &str, currency: &str) -> Option<Route> {
+        self.routing
+            .merchants
+            .get(merchant_code)
+            .and_then(|m| m.get(currency))
+            .or_else(|| self.routing.default.get(currency))
+            .copied()
+    }
+}
+
+/// A database URL with any password removed, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme + 3],
+                    &creds[..colon],
+                    &url[at..]
+                ),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_refuses_sqlite() {
+        let mut c = Config::defaults(Profile::Production);
+        c.master_key = Some("x".into());
+        c.database_url = "sqlite://x.db".into();
+        let err = c.validate().unwrap_err().to_string();
+        assert!(err.contains("only on PostgreSQL"), "{err}");
+    }
+
+    #[test]
+    fn validity_is_most_specific_first() {
+        let mut c = Config::defaults(Profile::Sandbox);
+        c.validity.currencies.insert("THB".into(), 900);
+        c.validity
+            .merchants
+            .insert("m1".into(), [("THB".to_string(), 600)].into());
+        assert_eq!(c.validity_for("m1", "THB"), 600);
+        assert_eq!(c.validity_for("m2", "THB"), 900);
+        assert_eq!(c.validity_for("m1", "BDT"), 1800);
+        c.validity.currencies.insert("BDT".into(), 5);
+        assert!(c.validate().unwrap_err().to_string().contains("validity"));
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+    }
+}

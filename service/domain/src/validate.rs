@@ -1,0 +1,170 @@
+//! Field checks shared by the create endpoints; each error names its field.
+
+use crate::error::ApiError;
+use crate::routing::Profile;
+
+pub const CALLBACK_URL_MAX: usize = 2048;
+
+/// An optional free-text field: trimmed of nothing, refused when too long
+/// or holding control characters.
+pub fn optional_text(
+    field: &str,
+    value: Option<String>,
+    max: usize,
+) -> Result<Option<String>, ApiError> {
+    match value {
+        None => Ok(None),
+        Some(v) => {
+            if v.chars().count() > max {
+                return Err(ApiError::invalid_field(
+                    field,
+                    format!("must be at most {max} characters"),
+                ));
+            }
+            if v.chars().any(|c| c.is_control()) {
+                return Err(ApiError::invalid_field(
+                    field,
+                    "must not contain control characters",
+                ));
+            }
+            Ok(Some(v))
+        }
+    }
+}
+
+/// An email address as people and mailers write one, lower-cased: a local
+/// part, `@`, a domain with a dot, no white space, at most 254 characters.
+pub fn email(field: &str, value: String) -> Result<String, ApiError> {
+    let value = required_text(field, value, 254)?;
+    let valid = value
+        .split_once('@')
+        .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
+        && !value.chars().any(char::is_whitespace);
+    if !valid {
+        return Err(ApiError::invalid_field(field, "is not an email address"));
+    }
+    Ok(value.to_lowercase())
+}
+
+pub fn required_text(field: &str, value: String, max: usize) -> Result<String, ApiError> {
+    if value.trim().is_empty() {
+        return Err(ApiError::invalid_field(field, "must not be empty"));
+    }
+    Ok(optional_text(field, Some(value), max)?.unwrap_or_default())
+}
+
+pub fn callback_url(profile: Profile, value: Option<String>) -> Result<Option<String>, ApiError> {
+    const FIELD: &str = "callback_url";
+    let Some(raw) = value else { return Ok(None) };
+    if raw.len() > CALLBACK_URL_MAX {
+        return Err(ApiError::invalid_field(
+            FIELD,
+            format!("must be at most {CALLBACK_URL_MAX} characters"),
+        ));
+    }
+    let url = url::Url::parse(&raw)
+        .map_err(|e| ApiError::invalid_field(FIELD, format!("must be an absolute URL ({e})")))?;
+    match (url.scheme(), profile) {
+        ("https", _) | ("http", Profile::Sandbox) => {}
+        ("http", Profile::Production) => {
+            return Err(ApiError::invalid_field(
+                FIELD,
+                "must use https in production",
+            ))
+        }
+        (other, _) => {
+            return Err(ApiError::invalid_field(
+                FIELD,
+                format!("must use http or https, not `{other}`"),
+            ))
+        }
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(ApiError::invalid_field(FIELD, "must name a host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(ApiError::invalid_field(FIELD, "must not carry credentials"));
+    }
+    Ok(Some(raw))
+}
+
+/// Money that arrived: more than zero, no finer than the currency allows.
+/// Not bounded by the currency's order limits: what a payer sent is what
+/// arrived, and it is credited as such.
+pub fn paid_amount(
+    field: &str,
+    value: rust_decimal::Decimal,
+    fraction_digits: u32,
+) -> Result<rust_decimal::Decimal, ApiError> {
+    if value <= rust_decimal::Decimal::ZERO || value.normalize().scale() > fraction_digits {
+        return Err(ApiError::invalid_field(
+            field,
+            format!("must be greater than zero with at most {fraction_digits} fraction digits"),
+        ));
+    }
+    crate::money::to_units(value).ok_or_else(|| ApiError::invalid_field(field, "is too large"))?;
+    Ok(value)
+}
+
+/// An account number: 1 to 64 characters of letters, digits or `-`.
+pub fn account_number(field: &str, value: String) -> Result<String, ApiError> {
+    let ok = !value.is_empty()
+        && value.len() <= 64
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if !ok {
+        return Err(ApiError::invalid_field(
+            field,
+            "must be 1 to 64 characters of A-Z, a-z, 0-9 or `-`",
+        ));
+    }
+    Ok(value)
+}
+
+/// The last four characters of an account number: all that is kept of a
+/// payer's, and all a log line may show of anyone's.
+pub fn last4(account_no: &str) -> String {
+    let skip = account_no.chars().count().saturating_sub(4);
+    account_no.chars().skip(skip).collect()
+}
+
+/// A bank or similar code: 1 to 32 characters of letters, digits, `_` or `-`.
+pub fn code(field: &str, value: String) -> Result<String, ApiError> {
+    let ok = !value.is_empty()
+        && value.len() <= 32
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !ok {
+        return Err(ApiError::invalid_field(
+            field,
+            "must be 1 to 32 characters of A-Z, a-z, 0-9, `_` or `-`",
+        ));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+
+    #[test]
+    fn last_four_of_short_and_long_numbers() {
+        assert_eq!(last4("1234567890"), "7890");
+        assert_eq!(last4("12"), "12");
+        assert_eq!(last4("๑๒๓๔๕"), "๒๓๔๕");
+    }
+
+    use super::*;
+
+    #[test]
+    fn callback_urls() {
+        let ok = |p, u: &str| callback_url(p, Some(u.to_string())).is_ok();
+        assert!(ok(Profile::Sandbox, "http://127.0.0.1:9000/cb"));
+        assert!(!ok(Profile::Production, "http://example.com/cb"));
+        assert!(ok(Profile::Production, "https://example.com/cb"));
+        assert!(!ok(Profile::Sandbox, "ftp://example.com/cb"));
+        assert!(!ok(Profile::Sandbox, "/relative"));
+        assert!(!ok(Profile::Sandbox, "https://user:pw@example.com/"));
+    }
+}

@@ -1,0 +1,76 @@
+//! The status of each domain error on the wire, in the envelope
+//! `{request_id, error_code, message}` dropshot writes for an `HttpError`.
+
+use crate::domain::error::ApiError;
+use dropshot::{ClientErrorStatusCode, HttpError};
+
+/// A domain error as the wire answers it. A function rather than `From`:
+/// both types are other crates', which Rust lets no third crate join by a
+/// trait of theirs.
+pub fn http_error(e: ApiError) -> HttpError {
+    {
+        let code = Some(e.code().to_string());
+        let client = |status: ClientErrorStatusCode| {
+            HttpError::for_client_error(code.clone(), status, e.to_string())
+        };
+        match &e {
+            ApiError::InvalidBody(_) | ApiError::InvalidField { .. } => {
+                client(ClientErrorStatusCode::BAD_REQUEST)
+            }
+            ApiError::MissingHeader(_)
+            | ApiError::InvalidTimestamp
+            | ApiError::StaleTimestamp { .. }
+            | ApiError::UnknownApiKey
+            | ApiError::InvalidSignature
+            | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
+            ApiError::MerchantDisabled | ApiError::RoleForbidden { .. } => {
+                client(ClientErrorStatusCode::FORBIDDEN)
+            }
+            ApiError::OrderNotFound { .. }
+            | ApiError::MerchantNotFound(_)
+            | ApiError::OperatorNotFound(_)
+            | ApiError::OperatorTokenNotFound(_)
+            | ApiError::InvitationNotFound(_)
+            | ApiError::StatementNotFound(_)
+            | ApiError::AccountNotFound(_)
+            | ApiError::BankTransactionNotFound(_)
+            | ApiError::DeliveryNotFound(_)
+            | ApiError::CashierSessionNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
+            ApiError::DuplicateMerchantOrderNo(_)
+            | ApiError::InvalidStateTransition { .. }
+            | ApiError::MerchantCodeTaken(_)
+            | ApiError::OperatorEmailTaken
+            | ApiError::OperatorSelfChange
+            | ApiError::AlreadyApproved(_)
+            | ApiError::OwnerAlreadyActive(_)
+            | ApiError::PlatformEventsUnconfigured
+            | ApiError::StatementAlreadyIssued(_)
+            | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
+            ApiError::InvitationEnded(_) => client(ClientErrorStatusCode::GONE),
+            ApiError::UnsupportedCurrency(_)
+            | ApiError::AmountOutOfRange { .. }
+            | ApiError::InsufficientBalance
+            | ApiError::NoDenominations(_) => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),
+            ApiError::RateLimited { retry_after } => {
+                let mut err = client(ClientErrorStatusCode::TOO_MANY_REQUESTS);
+                let _ = err.add_header(http::header::RETRY_AFTER, retry_after.to_string());
+                err
+            }
+            ApiError::NotImplemented(_) => HttpError {
+                status_code: dropshot::ErrorStatusCode::NOT_IMPLEMENTED,
+                error_code: code,
+                external_message: e.to_string(),
+                internal_message: e.to_string(),
+                headers: None,
+            },
+            ApiError::Unavailable(detail) => HttpError {
+                status_code: dropshot::ErrorStatusCode::SERVICE_UNAVAILABLE,
+                error_code: code,
+                external_message: "a dependency of the service is unavailable; retry later".into(),
+                internal_message: detail.clone(),
+                headers: None,
+            },
+            ApiError::Internal(detail) => HttpError::for_internal_error(detail.clone()),
+        }
+    }
+}

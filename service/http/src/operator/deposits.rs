@@ -1,0 +1,99 @@
+//! Deposits as operators see them: listed, read, completed by hand and
+//! cancelled.
+
+use super::{acted_on_order, deposit_view, parse, remarks, AsListing};
+use crate::app::audit::{self, Target};
+use crate::app::{deposits, listings, merchants, App};
+use crate::domain::people::Action;
+use crate::domain::validate;
+use crate::operator::auth::operate;
+use crate::{deposit_order, reshape};
+use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
+use merchant_api::operator::{
+    types, CancelDepositPath, CompleteDepositPath, ListDepositsQuery, ReadDepositPath,
+};
+use payments_wire::server::{BearerToken, Query, SignedJson};
+use std::sync::Arc;
+
+pub(super) async fn cancel_deposit(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<CancelDepositPath>,
+    body: SignedJson<types::ReviewRequest>,
+) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::CancelDeposit,
+        |app, _| async move {
+            let app = &*app;
+            let order_no = path.into_inner().order_no;
+            audit::on(Target::Order(order_no.clone()));
+            audit::because(remarks(&body)?.as_deref());
+            let order = crate::app::deposits::cancel(app, &order_no).await?;
+            acted_on_order("cancel_deposit", &order.order_no);
+            let merchant = merchants::find(app, &order.merchant_id).await?;
+            reshape(&deposit_order(app, &merchant, &order))
+        },
+    )
+    .await
+}
+
+pub(super) async fn list_deposits(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    query: Query<ListDepositsQuery>,
+) -> Result<HttpResponseOk<types::DepositPage>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |app, _| async move {
+        let app = &*app;
+        let page = listings::deposits(app, query.into_inner().listing()).await?;
+        let items = page
+            .items
+            .iter()
+            .map(|(order, merchant)| reshape(&deposit_order(app, merchant, order)))
+            .collect::<Result<_, _>>()?;
+        Ok(types::DepositPage {
+            items,
+            next_cursor: page.next_cursor,
+        })
+    })
+    .await
+}
+
+pub(super) async fn read_deposit(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ReadDepositPath>,
+) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |app, _| async move {
+        let app = &*app;
+        let order = deposits::find_any(app, &path.into_inner().order_no).await?;
+        deposit_view(app, &order).await
+    })
+    .await
+}
+
+pub(super) async fn complete_deposit(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<CompleteDepositPath>,
+    body: SignedJson<types::CompleteDepositRequest>,
+) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::CompleteDeposit,
+        |app, _| async move {
+            let app = &*app;
+            let req = parse(&body)?;
+            let order_no = path.into_inner().order_no;
+            audit::on(Target::Order(order_no.clone()));
+            audit::because(validate::optional_text("remarks", req.remarks, 512)?.as_deref());
+            let order =
+                deposits::complete(app, &order_no, req.actual_amount.map(|a| a.value())).await?;
+            acted_on_order("complete_deposit", &order.order_no);
+            deposit_view(app, &order).await
+        },
+    )
+    .await
+}

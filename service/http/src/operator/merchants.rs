@@ -1,0 +1,354 @@
+//! A merchant and its settings and keys: created, its fees, auto-approval,
+//! rate limit, callback timeout and signing, receiving account, API keys;
+//! each an admin's action in the audit trail with the settings before and
+//! after.
+
+use super::parse;
+use crate::app::audit::{self, Target};
+use crate::app::callbacks::signing::{self, Signing};
+use crate::app::merchants::{self, AutoApproval};
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::domain::fees::Direction;
+use crate::domain::money;
+use crate::domain::people::Action;
+use crate::enums::Spelled;
+use crate::observe::Answer;
+use crate::operator::auth::operate;
+use crate::{body_error, time, time_opt};
+use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
+use merchant_api::operator::{
+    types, IssueApiKeyPath, IssueCallbackSecretPath, ReadCallbackSigningPath, SetAutoApprovalPath,
+    SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath,
+    SetReceivingAccountPath,
+};
+use payments_wire::server::{BearerToken, SignedJson};
+use payments_wire::DecimalString;
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+
+pub(super) async fn create_merchant(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    body: SignedJson<types::CreateMerchantRequest>,
+) -> Result<HttpResponseOk<types::CreatedMerchant>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::CreateMerchant,
+        |app, _| async move {
+            let app = &*app;
+            audit::on(Target::NewMerchant);
+            let req = parse(&body)?;
+            let created = merchants::create(app, &req.code, &req.name).await?;
+            tracing::info!(action = "create_merchant", merchant_id = %created.merchant.id, "operator action");
+            Ok(types::CreatedMerchant {
+                merchant_id: created.merchant.id,
+                merchant_code: created.merchant.code,
+                name: created.merchant.name,
+                api_key: created.api_key,
+            })
+        },
+    )
+    .await
+}
+
+pub(super) async fn read_callback_signing(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ReadCallbackSigningPath>,
+) -> Result<HttpResponseOk<types::CallbackSigning>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |app, _| async move {
+        let merchant_id = path.into_inner().merchant_id;
+        let signing = signing::read(&app, &merchant_id).await?;
+        signing_view(merchant_id, signing)
+    })
+    .await
+}
+
+/// An admin's change to one merchant's settings or keys: the action's
+/// target named for the audit trail, the body parsed, the change logged
+/// (never a key).
+async fn on_merchant<B: DeserializeOwned, T: Answer, F>(
+    rqctx: &RequestContext<Arc<App>>,
+    headers: &BearerToken,
+    action: Action,
+    merchant_id: String,
+    body: SignedJson<B>,
+    work: impl FnOnce(Arc<App>, String, B) -> F,
+) -> Result<HttpResponseOk<T>, HttpError>
+where
+    F: std::future::Future<Output = Result<T, ApiError>>,
+{
+    operate(rqctx, headers, action, |app, _| async move {
+        audit::on(Target::Merchant(merchant_id.clone()));
+        let req = body.parse().map_err(body_error)?;
+        let answer = work(app, merchant_id.clone(), req).await?;
+        tracing::info!(action = action.name(), merchant_id, "operator action");
+        Ok(answer)
+    })
+    .await
+}
+
+pub(super) async fn set_merchant_fee(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<SetMerchantFeePath>,
+    body: SignedJson<types::FeeRuleRequest>,
+) -> Result<HttpResponseOk<types::FeeRule>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::SetMerchantFee,
+        path.into_inner().merchant_id,
+        body,
+        |app, merchant_id, req| async move {
+            let app = &*app;
+            let direction = match req.direction {
+                types::FeeDirection::Deposit => Direction::Deposit,
+                types::FeeDirection::Withdrawal => Direction::Withdrawal,
+            };
+            let rate = crate::app::fees::set(
+                app,
+                &merchant_id,
+                &req.currency_code,
+                direction,
+                req.percent.value(),
+                req.fixed.value(),
+                req.minimum.value(),
+            )
+            .await?;
+            Ok(types::FeeRule {
+                merchant_id,
+                currency_code: req.currency_code,
+                direction: req.direction,
+                percent: DecimalString(rate.percent),
+                fixed: DecimalString(rate.fixed),
+                minimum: DecimalString(rate.minimum),
+            })
+        },
+    )
+    .await
+}
+
+pub(super) async fn set_auto_approval(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<SetAutoApprovalPath>,
+    body: SignedJson<types::AutoApprovalRequest>,
+) -> Result<HttpResponseOk<types::AutoApproval>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::SetAutoApproval,
+        path.into_inner().merchant_id,
+        body,
+        |app, merchant_id, req| async move {
+            let app = &*app;
+            let setting = match req.mode {
+                types::AutoApprovalMode::Off => AutoApproval::Off,
+                types::AutoApprovalMode::Always => AutoApproval::Always,
+                types::AutoApprovalMode::UpTo => merchants::auto_approval_up_to(
+                    app,
+                    req.limits.iter().map(|(c, max)| (c.clone(), max.value())),
+                )?,
+            };
+            let merchant = merchants::set_auto_approval(app, &merchant_id, setting).await?;
+            Ok(types::AutoApproval {
+                merchant_id,
+                mode: req.mode,
+                limits: merchant
+                    .auto_approval
+                    .limits()
+                    .into_iter()
+                    .map(|(c, units)| (c, DecimalString(money::from_units(units))))
+                    .collect(),
+            })
+        },
+    )
+    .await
+}
+
+pub(super) async fn set_rate_limit(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<SetRateLimitPath>,
+    body: SignedJson<types::RateLimitRequest>,
+) -> Result<HttpResponseOk<types::RateLimit>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::SetRateLimit,
+        path.into_inner().merchant_id,
+        body,
+        |app, merchant_id, req| async move {
+            let app = &*app;
+            merchants::set_rate_limit(app, &merchant_id, req.requests_per_minute, req.burst)
+                .await?;
+            Ok(types::RateLimit {
+                merchant_id,
+                requests_per_minute: req.requests_per_minute,
+                burst: req.burst,
+            })
+        },
+    )
+    .await
+}
+
+pub(super) async fn issue_api_key(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<IssueApiKeyPath>,
+    body: SignedJson<types::IssueApiKeyRequest>,
+) -> Result<HttpResponseOk<types::IssuedApiKey>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::IssueApiKey,
+        path.into_inner().merchant_id,
+        body,
+        |app, merchant_id, req| async move {
+            let app = &*app;
+            let grace = req.grace_seconds;
+            let issued = merchants::issue_api_key(app, &merchant_id, grace).await?;
+            Ok(types::IssuedApiKey {
+                merchant_id,
+                api_key: issued.api_key,
+                previous_keys_expire_at: time_opt(issued.previous_keys_expire_at)?,
+            })
+        },
+    )
+    .await
+}
+
+pub(super) async fn set_callback_signing(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<SetCallbackSigningPath>,
+    body: SignedJson<types::CallbackSigningRequest>,
+) -> Result<HttpResponseOk<types::CallbackSigning>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::SetCallbackSigning,
+        path.into_inner().merchant_id,
+        body,
+        |app, merchant_id, req| async move {
+            let app = &*app;
+            let scheme = req.scheme.spelled();
+            let signing = signing::set_scheme(app, &merchant_id, scheme).await?;
+            signing_view(merchant_id, signing)
+        },
+    )
+    .await
+}
+
+pub(super) async fn issue_callback_secret(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<IssueCallbackSecretPath>,
+    body: SignedJson<types::IssueCallbackSecretRequest>,
+) -> Result<HttpResponseOk<types::IssuedCallbackSecret>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::IssueCallbackSecret,
+        path.into_inner().merchant_id,
+        body,
+        |app, merchant_id, req| async move {
+            let app = &*app;
+            let overlap = req.overlap_seconds;
+            let (signing, previous_end) = signing::issue_secret(app, &merchant_id, overlap).await?;
+            Ok(types::IssuedCallbackSecret {
+                merchant_id,
+                scheme: signing.scheme.spelled(),
+                callback_secret: signing
+                    .new_secret
+                    .ok_or_else(|| ApiError::Internal("a rotation issued no secret".into()))?,
+                previous_secrets_expire_at: time_opt(previous_end)?,
+            })
+        },
+    )
+    .await
+}
+
+pub(super) async fn set_callback_timeout(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<SetCallbackTimeoutPath>,
+    body: SignedJson<types::CallbackTimeoutRequest>,
+) -> Result<HttpResponseOk<types::CallbackTimeout>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::SetCallbackTimeout,
+        path.into_inner().merchant_id,
+        body,
+        |app, merchant_id, req| async move {
+            let app = &*app;
+            let seconds = req.callback_timeout_seconds;
+            let merchant = merchants::set_callback_timeout(app, &merchant_id, seconds).await?;
+            Ok(types::CallbackTimeout {
+                merchant_id,
+                callback_timeout_seconds: i64::from(merchant.callback_timeout_seconds),
+            })
+        },
+    )
+    .await
+}
+
+pub(super) async fn set_receiving_account(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<SetReceivingAccountPath>,
+    body: SignedJson<types::ReceivingAccountRequest>,
+) -> Result<HttpResponseOk<types::ReceivingAccountAssignment>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::SetReceivingAccount,
+        path.into_inner().merchant_id,
+        body,
+        |app, merchant_id, req| async move {
+            let app = &*app;
+            let account_id = req.account_id;
+            merchants::set_receiving_account(app, &merchant_id, &account_id).await?;
+            let account = app
+                .config
+                .receiving_account(&account_id)
+                .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
+            Ok(types::ReceivingAccountAssignment {
+                merchant_id,
+                currency_code: account.currency.clone(),
+                account_id: account.id.clone(),
+                floating_amount: account.floating_amount,
+                reports_match_first: account.reports_match_first,
+            })
+        },
+    )
+    .await
+}
+
+/// A merchant's signing in the operator contract's shape (a secret only
+/// when this request created it).
+pub fn signing_view(
+    merchant_id: String,
+    signing: Signing,
+) -> Result<types::CallbackSigning, ApiError> {
+    let secrets = signing
+        .secrets
+        .iter()
+        .map(|&(created, expires)| {
+            Ok(types::CallbackSecretSummary {
+                created_at: time(created)?,
+                expires_at: time_opt(expires)?,
+            })
+        })
+        .collect::<Result<_, ApiError>>()?;
+    Ok(types::CallbackSigning {
+        merchant_id,
+        scheme: signing.scheme.spelled(),
+        callback_secret: signing.new_secret,
+        secrets,
+    })
+}

@@ -1,0 +1,272 @@
+//! The operators themselves: who is calling, the list, created and changed,
+//! and their tokens.
+
+use super::parse;
+use crate::app::audit::{self, Target};
+use crate::app::listings::Listing;
+use crate::app::people::{self, Changes, NewOperator, OperatorRow, OperatorTokenRow};
+use crate::app::App;
+use crate::domain::error::ApiError;
+use crate::domain::people::Action;
+use crate::domain::status::{OperatorStatus, Role};
+use crate::operator::auth::{operate, Operator};
+use crate::{time, time_opt};
+use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
+use merchant_api::operator::{
+    types, ChangeOperatorPath, IssueOperatorTokenPath, ListOperatorTokensPath, ListOperatorsQuery,
+    RevokeOperatorTokenPath,
+};
+use payments_wire::server::{BearerToken, Query, SignedJson};
+use std::sync::Arc;
+
+pub(super) async fn read_current_operator(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+) -> Result<HttpResponseOk<types::CurrentOperator>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |_, op| async move {
+        Ok(current(op))
+    })
+    .await
+}
+
+pub(super) async fn list_operators(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    query: Query<ListOperatorsQuery>,
+) -> Result<HttpResponseOk<types::OperatorPage>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::ReadOperators,
+        |app, _| async move { list(&app, query.into_inner()).await },
+    )
+    .await
+}
+
+pub(super) async fn create_operator(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    body: SignedJson<types::CreateOperatorRequest>,
+) -> Result<HttpResponseOk<types::OperatorIdentity>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::CreateOperator,
+        |app, _| async move { create(&app, parse(&body)?).await },
+    )
+    .await
+}
+
+pub(super) async fn change_operator(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ChangeOperatorPath>,
+    body: SignedJson<types::ChangeOperatorRequest>,
+) -> Result<HttpResponseOk<types::OperatorIdentity>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::ChangeOperator,
+        |app, op| async move {
+            let operator_id = path.into_inner().operator_id;
+            change(&app, &op, operator_id, parse(&body)?).await
+        },
+    )
+    .await
+}
+
+pub(super) async fn list_operator_tokens(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ListOperatorTokensPath>,
+) -> Result<HttpResponseOk<types::OperatorTokenList>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::ReadOperators,
+        |app, _| async move { tokens(&app, &path.into_inner().operator_id).await },
+    )
+    .await
+}
+
+pub(super) async fn issue_operator_token(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<IssueOperatorTokenPath>,
+    body: SignedJson<types::IssueOperatorTokenRequest>,
+) -> Result<HttpResponseOk<types::IssuedOperatorToken>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::IssueOperatorToken,
+        |app, _| async move {
+            let operator_id = path.into_inner().operator_id;
+            issue_token(&app, operator_id, parse(&body)?.label).await
+        },
+    )
+    .await
+}
+
+pub(super) async fn revoke_operator_token(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<RevokeOperatorTokenPath>,
+) -> Result<HttpResponseOk<types::OperatorToken>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::RevokeOperatorToken,
+        |app, _| async move {
+            let p = path.into_inner();
+            revoke_token(&app, p.operator_id, p.token_id).await
+        },
+    )
+    .await
+}
+
+pub(super) fn role(r: Role) -> types::Role {
+    match r {
+        Role::Viewer => types::Role::Viewer,
+        Role::Support => types::Role::Support,
+        Role::Approver => types::Role::Approver,
+        Role::Admin => types::Role::Admin,
+    }
+}
+
+fn role_in(r: types::Role) -> Role {
+    match r {
+        types::Role::Viewer => Role::Viewer,
+        types::Role::Support => Role::Support,
+        types::Role::Approver => Role::Approver,
+        types::Role::Admin => Role::Admin,
+    }
+}
+
+fn status(s: OperatorStatus) -> types::OperatorStatus {
+    match s {
+        OperatorStatus::Active => types::OperatorStatus::Active,
+        OperatorStatus::Disabled => types::OperatorStatus::Disabled,
+    }
+}
+
+fn identity(row: OperatorRow) -> Result<types::OperatorIdentity, ApiError> {
+    Ok(types::OperatorIdentity {
+        operator_id: row.id,
+        name: row.name,
+        email: row.email,
+        role: role(row.role),
+        status: status(row.status),
+        created_at: time(row.created_at)?,
+        updated_at: time(row.updated_at)?,
+    })
+}
+
+fn token(row: OperatorTokenRow) -> Result<types::OperatorToken, ApiError> {
+    Ok(types::OperatorToken {
+        token_id: row.id,
+        label: row.label,
+        created_at: time(row.created_at)?,
+        revoked_at: time_opt(row.revoked_at)?,
+    })
+}
+
+pub fn current(op: Operator) -> types::CurrentOperator {
+    types::CurrentOperator {
+        source: match op.who.id {
+            Some(_) => types::CurrentOperatorSource::Identity,
+            None => types::CurrentOperatorSource::Configuration,
+        },
+        operator_id: op.who.id,
+        name: op.who.name,
+        role: role(op.who.role),
+    }
+}
+
+pub async fn list(app: &App, query: ListOperatorsQuery) -> Result<types::OperatorPage, ApiError> {
+    let listing = Listing {
+        limit: query.limit,
+        cursor: query.cursor,
+        ..Listing::default()
+    };
+    let page = crate::app::listings::operators(app, listing).await?;
+    Ok(types::OperatorPage {
+        items: page
+            .items
+            .into_iter()
+            .map(identity)
+            .collect::<Result<_, _>>()?,
+        next_cursor: page.next_cursor,
+    })
+}
+
+pub async fn create(
+    app: &App,
+    req: types::CreateOperatorRequest,
+) -> Result<types::OperatorIdentity, ApiError> {
+    audit::on(Target::NewOperator);
+    let row = people::create(
+        app,
+        NewOperator {
+            name: req.name,
+            email: req.email,
+            role: role_in(req.role),
+        },
+    )
+    .await?;
+    tracing::info!(action = "create_operator", operator_id = %row.id, "operator action");
+    identity(row)
+}
+
+pub async fn change(
+    app: &App,
+    by: &Operator,
+    operator_id: String,
+    req: types::ChangeOperatorRequest,
+) -> Result<types::OperatorIdentity, ApiError> {
+    audit::on(Target::Operator(operator_id.clone()));
+    let changes = Changes {
+        name: req.name,
+        role: req.role.map(role_in),
+        status: req.status.map(|s| match s {
+            types::OperatorStatus::Active => OperatorStatus::Active,
+            types::OperatorStatus::Disabled => OperatorStatus::Disabled,
+        }),
+    };
+    let row = people::change(app, &by.who, &operator_id, changes).await?;
+    tracing::info!(action = "change_operator", %operator_id, "operator action");
+    identity(row)
+}
+
+pub async fn tokens(app: &App, operator_id: &str) -> Result<types::OperatorTokenList, ApiError> {
+    let rows = people::tokens(app, operator_id).await?;
+    Ok(types::OperatorTokenList {
+        items: rows.into_iter().map(token).collect::<Result<_, _>>()?,
+    })
+}
+
+pub async fn issue_token(
+    app: &App,
+    operator_id: String,
+    label: String,
+) -> Result<types::IssuedOperatorToken, ApiError> {
+    audit::on(Target::Operator(operator_id.clone()));
+    let issued = people::issue_token(app, &operator_id, label).await?;
+    tracing::info!(action = "issue_operator_token", %operator_id, token_id = %issued.row.id, "operator action");
+    Ok(types::IssuedOperatorToken {
+        token_id: issued.row.id,
+        label: issued.row.label,
+        created_at: time(issued.row.created_at)?,
+        token: issued.token,
+    })
+}
+
+pub async fn revoke_token(
+    app: &App,
+    operator_id: String,
+    token_id: String,
+) -> Result<types::OperatorToken, ApiError> {
+    audit::on(Target::Operator(operator_id.clone()));
+    let row = people::revoke_token(app, &operator_id, &token_id).await?;
+    tracing::info!(action = "revoke_operator_token", %operator_id, %token_id, "operator action");
+    token(row)
+}

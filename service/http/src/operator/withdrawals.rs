@@ -1,0 +1,165 @@
+//! Withdrawals as operators review them: listed, read with their approvals,
+//! approved (four eyes above the threshold), rejected, and resolved when
+//! set aside.
+
+use super::{acted_on_order, parse, remarks, reviewed, AsListing};
+use crate::app::audit::{self, Target};
+use crate::app::merchants::Merchant;
+use crate::app::withdrawals::{self, approvals, Withdrawal};
+use crate::app::{listings, App};
+use crate::domain::error::ApiError;
+use crate::domain::people::Action;
+use crate::domain::validate;
+use crate::operator::auth::operate;
+use crate::{reshape, time, withdrawal_order};
+use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
+use merchant_api::operator::{
+    types, ApproveWithdrawalPath, ListWithdrawalsQuery, ReadWithdrawalPath, RejectWithdrawalPath,
+    ResolveWithdrawalPath,
+};
+use payments_wire::server::{BearerToken, Query, SignedJson};
+use std::sync::Arc;
+
+pub(super) async fn approve_withdrawal(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ApproveWithdrawalPath>,
+    body: SignedJson<types::ReviewRequest>,
+) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::ApproveWithdrawal,
+        |app, op| async move {
+            let app = &*app;
+            let order_no = path.into_inner().order_no;
+            audit::on(Target::Order(order_no.clone()));
+            let remarks = remarks(&body)?;
+            audit::because(remarks.as_deref());
+            let order = withdrawals::approve(app, &order_no, &op.who, remarks).await?;
+            acted_on_order("approve_withdrawal", &order.order_no);
+            reviewed(app, order).await
+        },
+    )
+    .await
+}
+
+pub(super) async fn resolve_withdrawal(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ResolveWithdrawalPath>,
+    body: SignedJson<types::ResolveWithdrawalRequest>,
+) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::ResolveWithdrawal,
+        |app, op| async move {
+            let app = &*app;
+            let request = parse(&body)?;
+            let resolution = match request.outcome {
+                types::WithdrawalResolution::Completed => withdrawals::Resolution::Completed,
+                types::WithdrawalResolution::Failed => withdrawals::Resolution::Failed,
+            };
+            let remarks = validate::required_text("remarks", request.remarks, 512)?;
+            let order_no = path.into_inner().order_no;
+            audit::on(Target::Order(order_no.clone()));
+            audit::because(Some(&remarks));
+            let reference = validate::optional_text("bank_reference", request.bank_reference, 128)?;
+            let order =
+                withdrawals::resolve(app, &order_no, &op.who.name, resolution, remarks, reference)
+                    .await?;
+            acted_on_order("resolve_withdrawal", &order.order_no);
+            reviewed(app, order).await
+        },
+    )
+    .await
+}
+
+pub(super) async fn reject_withdrawal(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<RejectWithdrawalPath>,
+    body: SignedJson<types::ReviewRequest>,
+) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::RejectWithdrawal,
+        |app, op| async move {
+            let app = &*app;
+            let order_no = path.into_inner().order_no;
+            audit::on(Target::Order(order_no.clone()));
+            let remarks = remarks(&body)?;
+            audit::because(remarks.as_deref());
+            let order = withdrawals::reject(app, &order_no, &op.who.name, remarks).await?;
+            acted_on_order("reject_withdrawal", &order.order_no);
+            reviewed(app, order).await
+        },
+    )
+    .await
+}
+
+pub(super) async fn list_withdrawals(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    query: Query<ListWithdrawalsQuery>,
+) -> Result<HttpResponseOk<types::WithdrawalPage>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |app, _| async move {
+        let app = &*app;
+        let page = listings::withdrawals(app, query.into_inner().listing()).await?;
+        let mut items = Vec::with_capacity(page.items.len());
+        for (order, merchant) in &page.items {
+            items.push(withdrawal_view(app, merchant, order).await?);
+        }
+        Ok(types::WithdrawalPage {
+            items,
+            next_cursor: page.next_cursor,
+        })
+    })
+    .await
+}
+
+pub(super) async fn read_withdrawal(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ReadWithdrawalPath>,
+) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |app, _| async move {
+        let app = &*app;
+        let order = withdrawals::find_any(app, &path.into_inner().order_no).await?;
+        reviewed(app, order).await
+    })
+    .await
+}
+
+/// A withdrawal as an operator sees it: the merchant's view, with the
+/// approvals recorded so far and how many it needs.
+pub async fn withdrawal_view(
+    app: &App,
+    merchant: &Merchant,
+    order: &Withdrawal,
+) -> Result<types::WithdrawalOrder, ApiError> {
+    let mut view = serde_json::to_value(withdrawal_order(merchant, order)?)
+        .map_err(|e| ApiError::Internal(format!("reshaping a withdrawal: {e}")))?;
+    let approvals = approvals::of(app, &order.order_no).await?;
+    let shown: Vec<types::WithdrawalApproval> = approvals
+        .into_iter()
+        .map(|a| {
+            Ok(types::WithdrawalApproval {
+                approver_name: a.approver_name,
+                approved_at: time(a.approved_at)?,
+                remarks: a.remarks,
+            })
+        })
+        .collect::<Result<_, ApiError>>()?;
+    let needed = i32::try_from(approvals::needed(app, order)?).unwrap_or(i32::MAX);
+    if let Some(fields) = view.as_object_mut() {
+        fields.insert(
+            "approvals".into(),
+            serde_json::to_value(shown).unwrap_or_default(),
+        );
+        fields.insert("approvals_required".into(), needed.into());
+    }
+    reshape(&view)
+}

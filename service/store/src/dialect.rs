@@ -1,0 +1,224 @@
+//! Every statement the store sends as text rather than building it with
+//! diesel, in one place: what the two SQL dialects say differently, and
+//! the PostgreSQL-only batch writes. None spells a stored value: statuses
+//! are bound through the same mapping as every diesel query's
+//! (`status_sql`). `raw_statements` lists them all, so a test can
+//! snapshot their text and compile each against either backend's schema.
+
+use super::Backend;
+
+/// What the two SQL dialects say differently.
+pub(super) trait Dialect {
+    /// Statement that gives the current transaction one snapshot, if it
+    /// does not have one already.
+    const SNAPSHOT: Option<&'static str>;
+    /// Statement that locks one merchant row (`$1`: its id), where row
+    /// locks exist.
+    const LOCK_MERCHANT: Option<&'static str>;
+    /// Claims due deliveries (`$1`/`?`: now, then the limit, then the
+    /// claimer's name, which prefixes the claim token, then SENDING and
+    /// WAITING_RETRY, bound through the same mapping as every diesel
+    /// query's).
+    const CLAIM_CALLBACKS: &'static str;
+    /// Reads a merchant's rate bucket (`$1`: its id), held until the
+    /// transaction ends where row locks exist.
+    const RATE_BUCKET: &'static str;
+    /// Places the oldest unplaced merchant events (`$1`: the last position
+    /// handed out, `$2`: how many at most) in the order they were
+    /// inserted. Run only under the `event_positions` row's lock.
+    const SEQUENCE_EVENTS: &'static str;
+    /// One merchant's balance lines of one currency between two times
+    /// (`$1`: merchant, `$2`: currency, `$3` from inclusive, `$4` to
+    /// exclusive), summed per kind.
+    const DAY_TOTALS: &'static str;
+}
+
+impl Dialect for diesel_async::AsyncPgConnection {
+    // READ COMMITTED takes a new snapshot per statement.
+    const SNAPSHOT: Option<&'static str> =
+        Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    const LOCK_MERCHANT: Option<&'static str> =
+        Some("SELECT id FROM merchants WHERE id = $1 FOR UPDATE");
+    const CLAIM_CALLBACKS: &'static str =
+        "UPDATE callback_deliveries SET status = $4, updated_at = $1, \
+         claim_token = $3 || ':' || md5(random()::text || clock_timestamp()::text) \
+         WHERE id IN (SELECT id FROM callback_deliveries \
+         WHERE status = $5 AND next_attempt_at <= $1 \
+         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING *";
+    const RATE_BUCKET: &'static str =
+        "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = $1 FOR UPDATE";
+    const SEQUENCE_EVENTS: &'static str = "UPDATE merchant_events SET position = $1 + v.n \
+         FROM (SELECT seq, ROW_NUMBER() OVER (ORDER BY seq) AS n FROM merchant_events \
+         WHERE position IS NULL ORDER BY seq LIMIT $2) AS v WHERE merchant_events.seq = v.seq";
+    const DAY_TOTALS: &'static str = "SELECT kind, COUNT(*) AS count, \
+         CAST(SUM(available_change) AS BIGINT) AS available_change, \
+         CAST(SUM(frozen_change) AS BIGINT) AS frozen_change, CAST(SUM(fee) AS BIGINT) AS fee \
+         FROM balance_transactions WHERE merchant_id = $1 AND currency = $2 \
+         AND created_at >= $3 AND created_at < $4 GROUP BY kind ORDER BY kind";
+}
+
+impl Dialect for crate::SqliteConn {
+    // A SQLite transaction reads one snapshot from its first read on.
+    const SNAPSHOT: Option<&'static str> = None;
+    // A SQLite write transaction excludes every other writer already.
+    const LOCK_MERCHANT: Option<&'static str> = None;
+    const CLAIM_CALLBACKS: &'static str =
+        "UPDATE callback_deliveries SET status = ?4, updated_at = ?1, \
+         claim_token = ?3 || ':' || lower(hex(randomblob(16))) \
+         WHERE id IN (SELECT id FROM callback_deliveries \
+         WHERE status = ?5 AND next_attempt_at <= ?1 \
+         ORDER BY next_attempt_at LIMIT ?2) RETURNING *";
+    const RATE_BUCKET: &'static str =
+        "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = ?1";
+    const SEQUENCE_EVENTS: &'static str = "UPDATE merchant_events SET position = ?1 + v.n \
+         FROM (SELECT seq, ROW_NUMBER() OVER (ORDER BY seq) AS n FROM merchant_events \
+         WHERE position IS NULL ORDER BY seq LIMIT ?2) AS v WHERE merchant_events.seq = v.seq";
+    const DAY_TOTALS: &'static str = "SELECT kind, COUNT(*) AS count, \
+         CAST(SUM(available_change) AS BIGINT) AS available_change, \
+         CAST(SUM(frozen_change) AS BIGINT) AS frozen_change, CAST(SUM(fee) AS BIGINT) AS fee \
+         FROM balance_transactions WHERE merchant_id = ?1 AND currency = ?2 \
+         AND created_at >= ?3 AND created_at < ?4 GROUP BY kind ORDER BY kind";
+}
+
+/// The same on both backends.
+pub(super) const ACCOUNT_SUMS: &str =
+    "SELECT account, currency, CAST(SUM(amount) AS BIGINT) AS total \
+     FROM postings GROUP BY account, currency";
+pub(super) const UNBALANCED_ENTRIES: &str =
+    "SELECT entry_id, CAST(SUM(amount) AS BIGINT) AS total \
+     FROM postings GROUP BY entry_id HAVING SUM(amount) <> 0";
+/// Each merchant's balance lines per currency, summed.
+pub(super) const LINE_SUMS: &str = "SELECT merchant_id, currency, COUNT(*) AS lines, \
+     CAST(SUM(available_change) AS BIGINT) AS available, \
+     CAST(SUM(frozen_change) AS BIGINT) AS frozen, MAX(version) AS last_version \
+     FROM balance_transactions GROUP BY merchant_id, currency";
+/// The UTC days on which each balance changed.
+pub(super) const LINE_DAYS: &str =
+    "SELECT DISTINCT merchant_id, currency, CAST(created_at / 86400 AS BIGINT) AS day \
+     FROM balance_transactions ORDER BY merchant_id, currency, day";
+/// Balance lines stamped earlier than the line before them.
+pub(super) const LINES_BACK_IN_TIME: &str =
+    "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM (SELECT created_at, \
+     LAG(created_at) OVER (PARTITION BY merchant_id, currency ORDER BY version) AS before \
+     FROM balance_transactions) AS t WHERE t.before > t.created_at";
+pub(super) const NEWEST_MIGRATION: &str =
+    "SELECT MAX(version) AS version FROM __diesel_schema_migrations";
+
+/// PostgreSQL: the channel every instance's delivery worker listens on
+/// (the `callback_notify` migration's trigger notifies it).
+pub(super) const LISTEN_CALLBACKS_DUE: &str = "LISTEN payments_callback_due";
+/// PostgreSQL: whether a listening connection is still there.
+pub(super) const PING: &str = "SELECT 1";
+
+/// PostgreSQL: a claimed batch's outcomes in one statement (`$1`..`$7`:
+/// the columns as arrays, `$8`: SENDING); returns the positions it kept.
+pub(super) const FINISH_DELIVERIES: &str = "UPDATE callback_deliveries AS d SET status = u.status, attempts = u.attempts, \
+     next_attempt_at = u.next_attempt_at, signature = u.signature, updated_at = u.updated_at \
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int8[]) \
+     WITH ORDINALITY AS u(id, token, status, attempts, next_attempt_at, signature, updated_at, n) \
+     WHERE d.id = u.id AND d.status = $8 AND d.claim_token = u.token RETURNING u.n";
+
+/// PostgreSQL: each order's callback summary for a batch, one statement
+/// per order table (`$1`..`$4`: order numbers, statuses, counts, times).
+pub(super) fn note_orders(table: &str) -> String {
+    format!(
+        "UPDATE {table} AS o SET callback_status = u.status, \
+         callback_count = o.callback_count + u.n, updated_at = u.now \
+         FROM unnest($1::text[], $2::text[], $3::int4[], $4::int8[]) AS u(order_no, status, n, now) \
+         WHERE o.order_no = u.order_no"
+    )
+}
+
+/// What a raw statement is, for checking it: a query can be compiled
+/// without running it (`PREPARE`, `EXPLAIN`); a utility statement cannot,
+/// and is run inside a transaction that is rolled back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawKind {
+    Query,
+    Utility,
+}
+
+/// One statement the store sends as text.
+#[derive(Clone, Debug)]
+pub struct RawStatement {
+    pub name: &'static str,
+    pub kind: RawKind,
+    pub sql: String,
+}
+
+/// Every raw statement the store sends to `backend`, in a fixed order.
+pub fn raw_statements(backend: Backend) -> Vec<RawStatement> {
+    fn of<D: Dialect>() -> Vec<(&'static str, RawKind, String)> {
+        let mut all = vec![
+            (
+                "claim_callbacks",
+                RawKind::Query,
+                D::CLAIM_CALLBACKS.to_string(),
+            ),
+            ("rate_bucket", RawKind::Query, D::RATE_BUCKET.to_string()),
+            (
+                "sequence_events",
+                RawKind::Query,
+                D::SEQUENCE_EVENTS.to_string(),
+            ),
+            ("day_totals", RawKind::Query, D::DAY_TOTALS.to_string()),
+            ("account_sums", RawKind::Query, ACCOUNT_SUMS.to_string()),
+            (
+                "unbalanced_entries",
+                RawKind::Query,
+                UNBALANCED_ENTRIES.to_string(),
+            ),
+            ("line_sums", RawKind::Query, LINE_SUMS.to_string()),
+            ("line_days", RawKind::Query, LINE_DAYS.to_string()),
+            (
+                "lines_back_in_time",
+                RawKind::Query,
+                LINES_BACK_IN_TIME.to_string(),
+            ),
+            (
+                "newest_migration",
+                RawKind::Query,
+                NEWEST_MIGRATION.to_string(),
+            ),
+        ];
+        if let Some(sql) = D::LOCK_MERCHANT {
+            all.push(("lock_merchant", RawKind::Query, sql.to_string()));
+        }
+        if let Some(sql) = D::SNAPSHOT {
+            all.push(("snapshot", RawKind::Utility, sql.to_string()));
+        }
+        all
+    }
+    let mut all = match backend {
+        Backend::Postgres => of::<diesel_async::AsyncPgConnection>(),
+        Backend::Sqlite => of::<crate::SqliteConn>(),
+    };
+    if backend == Backend::Postgres {
+        all.extend([
+            (
+                "finish_deliveries",
+                RawKind::Query,
+                FINISH_DELIVERIES.to_string(),
+            ),
+            (
+                "note_deposit_orders",
+                RawKind::Query,
+                note_orders("deposit_orders"),
+            ),
+            (
+                "note_withdrawal_orders",
+                RawKind::Query,
+                note_orders("withdrawal_orders"),
+            ),
+            (
+                "listen_callbacks_due",
+                RawKind::Utility,
+                LISTEN_CALLBACKS_DUE.to_string(),
+            ),
+            ("ping", RawKind::Query, PING.to_string()),
+        ]);
+    }
+    all.into_iter()
+        .map(|(name, kind, sql)| RawStatement { name, kind, sql })
+        .collect()
+}

@@ -1,0 +1,51 @@
+//! Newest-first keyset paging, shared by every operator listing: a page
+//! resumes strictly after the last item it gave, `(created_at, key)`
+//! descending, so rows written meanwhile neither repeat nor vanish.
+
+/// Where a newest-first listing resumes: the last item's creation time and
+/// order number (or id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at: i64,
+    pub key: String,
+}
+
+/// Filters of an operator listing.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub merchant_id: Option<String>,
+    pub status: Option<String>,
+    pub account_id: Option<String>,
+    pub order_no: Option<String>,
+    pub channel_id: Option<String>,
+    /// Created at or after (orders only).
+    pub created_from: Option<i64>,
+    /// Created before (orders only).
+    pub created_to: Option<i64>,
+    pub after: Option<Cursor>,
+    pub limit: i64,
+}
+
+/// Orders a boxed query newest first, resumes it after `filter.after` and
+/// limits it to `filter.limit`. `$key` is the table's tie-breaking column
+/// (unique, compared as text): the order number or the id.
+macro_rules! newest_after {
+    ($query:expr, $table:ident, $key:ident, $filter:expr) => {
+        $crate::paging::newest_after!($query, $table, created_at, $key, $filter)
+    };
+    // Newest by `$at`, a table whose time column has another name.
+    ($query:expr, $table:ident, $at:ident, $key:ident, $filter:expr) => {{
+        let mut query = $query;
+        if let Some(c) = &$filter.after {
+            query = query.filter(
+                $table::$at.lt(c.created_at).or($table::$at
+                    .eq(c.created_at)
+                    .and($table::$key.lt(c.key.clone()))),
+            );
+        }
+        query
+            .order(($table::$at.desc(), $table::$key.desc()))
+            .limit($filter.limit)
+    }};
+}
+pub(crate) use newest_after;

@@ -1,0 +1,162 @@
+//! Balances and the double-entry journal.
+
+use crate::dialect::{self, Dialect};
+use crate::rows::*;
+use crate::schema::*;
+use crate::StoreResult;
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+#[async_trait]
+pub trait LedgerQueries: Send {
+    /// Creates the balance row unless one exists for its merchant and
+    /// currency.
+    async fn ensure_balance(&mut self, row: &BalanceRow) -> StoreResult<()>;
+
+    async fn balances_of(&mut self, merchant_id: &str) -> StoreResult<Vec<BalanceRow>>;
+
+    async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>>;
+
+    /// Adds the deltas to a balance and bumps its version, unless either
+    /// side would go below zero. Returns the balance as changed, or none.
+    /// Its `updated_at` never goes back: a change that waited for the row
+    /// behind one stamped later keeps the later time.
+    async fn apply_balance_delta(
+        &mut self,
+        merchant_id: &str,
+        currency: &str,
+        available: i64,
+        frozen: i64,
+        now: i64,
+    ) -> StoreResult<Option<BalanceRow>>;
+
+    async fn insert_journal_entry(
+        &mut self,
+        entry: &JournalEntryRow,
+        postings: &[PostingRow],
+    ) -> StoreResult<()>;
+
+    /// Makes the rest of the current transaction read one snapshot, so that
+    /// a check over several tables sees them as of one moment.
+    async fn read_one_snapshot(&mut self) -> StoreResult<()>;
+
+    async fn account_sums(&mut self) -> StoreResult<Vec<AccountSum>>;
+
+    async fn unbalanced_entries(&mut self) -> StoreResult<Vec<EntrySum>>;
+
+    async fn count_journal_entries(&mut self) -> StoreResult<i64>;
+}
+
+macro_rules! impl_ledger {
+    ($conn:ty) => {
+        #[async_trait]
+        impl LedgerQueries for $conn {
+            async fn ensure_balance(&mut self, row: &BalanceRow) -> StoreResult<()> {
+                diesel::insert_into(balances::table)
+                    .values(row)
+                    .on_conflict((balances::merchant_id, balances::currency))
+                    .do_nothing()
+                    .execute(self.c())
+                    .await?;
+                Ok(())
+            }
+
+            async fn balances_of(&mut self, merchant_id: &str) -> StoreResult<Vec<BalanceRow>> {
+                Ok(balances::table
+                    .filter(balances::merchant_id.eq(merchant_id))
+                    .order(balances::currency.asc())
+                    .select(BalanceRow::as_select())
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>> {
+                Ok(balances::table
+                    .select(BalanceRow::as_select())
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn apply_balance_delta(
+                &mut self,
+                merchant_id: &str,
+                currency: &str,
+                available: i64,
+                frozen: i64,
+                now: i64,
+            ) -> StoreResult<Option<BalanceRow>> {
+                // One conditional statement: the row lock it takes is what
+                // keeps concurrent withdrawals from overdrawing.
+                let n = diesel::update(
+                    balances::table
+                        .filter(balances::merchant_id.eq(merchant_id))
+                        .filter(balances::currency.eq(currency))
+                        .filter((balances::available + available).ge(0))
+                        .filter((balances::frozen + frozen).ge(0)),
+                )
+                .set((
+                    balances::available.eq(balances::available + available),
+                    balances::frozen.eq(balances::frozen + frozen),
+                    balances::version.eq(balances::version + 1),
+                    balances::updated_at.eq(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+                        "CASE WHEN updated_at > ",
+                    )
+                    .bind::<diesel::sql_types::BigInt, _>(now)
+                    .sql(" THEN updated_at ELSE ")
+                    .bind::<diesel::sql_types::BigInt, _>(now)
+                    .sql(" END")),
+                ))
+                .returning(BalanceRow::as_returning())
+                .get_result(self.c())
+                .await
+                .optional()?;
+                Ok(n)
+            }
+
+            async fn insert_journal_entry(
+                &mut self,
+                entry: &JournalEntryRow,
+                rows: &[PostingRow],
+            ) -> StoreResult<()> {
+                diesel::insert_into(journal_entries::table)
+                    .values(entry)
+                    .execute(self.c())
+                    .await?;
+                for row in rows {
+                    diesel::insert_into(postings::table)
+                        .values(row)
+                        .execute(self.c())
+                        .await?;
+                }
+                Ok(())
+            }
+
+            async fn read_one_snapshot(&mut self) -> StoreResult<()> {
+                if let Some(sql) = <$conn as Dialect>::SNAPSHOT {
+                    diesel::sql_query(sql).execute(self.c()).await?;
+                }
+                Ok(())
+            }
+
+            async fn account_sums(&mut self) -> StoreResult<Vec<AccountSum>> {
+                Ok(diesel::sql_query(dialect::ACCOUNT_SUMS)
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn unbalanced_entries(&mut self) -> StoreResult<Vec<EntrySum>> {
+                Ok(diesel::sql_query(dialect::UNBALANCED_ENTRIES)
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn count_journal_entries(&mut self) -> StoreResult<i64> {
+                Ok(journal_entries::table.count().get_result(self.c()).await?)
+            }
+        }
+    };
+}
+
+impl_ledger!(crate::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_ledger!(crate::Tx<'_, crate::SqliteConn>);

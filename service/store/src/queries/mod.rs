@@ -1,0 +1,212 @@
+//! Every query the service runs, one trait per aggregate. Each file's
+//! macro stamps the same bodies onto both backends' connection types, so
+//! diesel checks every query against PostgreSQL and SQLite at compile
+//! time. A use case names the traits of the aggregates it touches.
+
+pub mod bank;
+pub mod billing;
+pub mod callbacks;
+pub mod cashier;
+pub mod deposits;
+pub mod events;
+pub mod ledger;
+pub mod merchants;
+pub mod notifications;
+pub mod owners;
+pub mod people;
+pub mod sessions;
+pub mod withdrawals;
+
+pub use bank::BankQueries;
+pub use billing::BillingQueries;
+pub use callbacks::CallbackQueries;
+pub use cashier::CashierQueries;
+pub use deposits::DepositQueries;
+pub use events::EventQueries;
+pub use ledger::LedgerQueries;
+pub use merchants::MerchantQueries;
+pub use notifications::NotificationQueries;
+pub use owners::OwnerQueries;
+pub use people::PeopleQueries;
+pub use sessions::SessionQueries;
+pub use withdrawals::WithdrawalQueries;
+
+/// Inserts one row; the query bodies' most common shape, written once.
+macro_rules! insert_one {
+    ($conn:expr, $table:expr, $row:expr) => {{
+        diesel::insert_into($table)
+            .values($row)
+            .execute($conn)
+            .await?;
+        Ok(())
+    }};
+}
+use insert_one;
+
+/// The first row a query finds, if any, read as `$row`; a value in it the
+/// code cannot read is reported with `$table` and the key it was looked up
+/// by (`$column` = `$key`, or a key that displays itself so).
+macro_rules! first_or_none {
+    ($conn:expr, $row:ty, $query:expr) => {
+        Ok($query
+            .select(<$row>::as_select())
+            .first($conn)
+            .await
+            .optional()?)
+    };
+    ($conn:expr, $row:ty, $query:expr, $table:literal, $column:literal = $key:expr) => {
+        first_or_none!(
+            $conn,
+            $row,
+            $query,
+            $table,
+            crate::error::Key($column, $key)
+        )
+    };
+    ($conn:expr, $row:ty, $query:expr, $table:literal, $key:expr) => {{
+        let found: crate::StoreResult<Option<$row>> = $query
+            .select(<$row>::as_select())
+            .first($conn)
+            .await
+            .optional()
+            .map_err(crate::StoreError::from);
+        crate::InRow::in_row(found, $table, $key)
+    }};
+}
+use first_or_none;
+
+/// How one order (deposit or withdrawal) is looked up by its numbers; it
+/// names the row in an error.
+#[derive(Clone, Copy, Debug)]
+pub enum OrderKey<'a> {
+    /// One merchant's order by the service's number.
+    OrderNo {
+        merchant_id: &'a str,
+        order_no: &'a str,
+    },
+    /// Any merchant's order by the service's number.
+    AnyOrderNo(&'a str),
+    /// One merchant's order by its own number.
+    MerchantOrderNo {
+        merchant_id: &'a str,
+        merchant_order_no: &'a str,
+    },
+}
+
+impl std::fmt::Display for OrderKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OrderKey::OrderNo { order_no, .. } | OrderKey::AnyOrderNo(order_no) => {
+                write!(f, "order_no={order_no}")
+            }
+            OrderKey::MerchantOrderNo {
+                merchant_order_no, ..
+            } => write!(f, "merchant_order_no={merchant_order_no}"),
+        }
+    }
+}
+
+/// The boxed query of an `OrderKey` on either order table (they share the
+/// key columns' names).
+macro_rules! by_order_key {
+    ($table:ident, $key:expr) => {
+        match $key {
+            OrderKey::OrderNo {
+                merchant_id,
+                order_no,
+            } => $table::table
+                .filter($table::merchant_id.eq(merchant_id))
+                .filter($table::order_no.eq(order_no))
+                .into_boxed(),
+            OrderKey::AnyOrderNo(order_no) => $table::table
+                .filter($table::order_no.eq(order_no))
+                .into_boxed(),
+            OrderKey::MerchantOrderNo {
+                merchant_id,
+                merchant_order_no,
+            } => $table::table
+                .filter($table::merchant_id.eq(merchant_id))
+                .filter($table::merchant_order_no.eq(merchant_order_no))
+                .into_boxed(),
+        }
+    };
+}
+use by_order_key;
+
+/// One page of either order table, newest first after `filter.after`,
+/// narrowed to a merchant and a status when the filter says.
+macro_rules! list_orders {
+    ($conn:expr, $table:ident, $row:ty, $filter:expr) => {{
+        let filter = $filter;
+        let mut q = $table::table.into_boxed();
+        if let Some(m) = &filter.merchant_id {
+            q = q.filter($table::merchant_id.eq(m.clone()));
+        }
+        if let Some(st) = &filter.status {
+            q = q.filter($table::status.eq(st.clone()));
+        }
+        if let Some(from) = filter.created_from {
+            q = q.filter($table::created_at.ge(from));
+        }
+        if let Some(to) = filter.created_to {
+            q = q.filter($table::created_at.lt(to));
+        }
+        Ok(crate::paging::newest_after!(q, $table, order_no, filter)
+            .select(<$row>::as_select())
+            .load($conn)
+            .await?)
+    }};
+}
+use list_orders;
+
+/// Writes a move (`DepositMove`, `WithdrawalMove`) to the order `$id` of
+/// either table while its status is one of `$from`, in the unit of work
+/// `$conn` (a `Tx`, which tells the move once committed); the row as
+/// written, or `None` when it had moved.
+macro_rules! write_move {
+    ($conn:expr, $table:ident, $row:ty, $id:expr, $from:expr, $change:expr) => {{
+        let written = diesel::update(
+            $table::table
+                .filter($table::id.eq($id))
+                .filter($table::status.eq_any($from)),
+        )
+        .set($change)
+        .returning(<$row>::as_returning())
+        .get_result($conn.c())
+        .await
+        .optional()?;
+        if let Some(row) = &written {
+            $conn.done.orders.push(row.written(false));
+        }
+        Ok(written)
+    }};
+}
+use write_move;
+
+/// Declares `Store`, every query trait at once, and gives it to whatever
+/// has them all (both backends' connections).
+macro_rules! all_queries {
+    ($($queries:ident),+) => {
+        /// A unit of work that can run every query: what `Db::run` and
+        /// `Db::transaction` hand over (a `Tx` on either backend).
+        pub trait Store: crate::UnitOfWork + $($queries +)+ {}
+
+        impl<T: crate::UnitOfWork + $($queries +)+ ?Sized> Store for T {}
+    };
+}
+
+all_queries!(
+    MerchantQueries,
+    DepositQueries,
+    WithdrawalQueries,
+    LedgerQueries,
+    CallbackQueries,
+    BankQueries,
+    CashierQueries,
+    NotificationQueries,
+    EventQueries,
+    PeopleQueries,
+    OwnerQueries,
+    BillingQueries,
+    SessionQueries
+);

@@ -1,0 +1,275 @@
+//! Operators, their tokens, withdrawal approvals and the audit trail.
+
+use super::{first_or_none, insert_one};
+use crate::domain::status::WithdrawalStatus;
+use crate::paging::ListFilter;
+use crate::rows::*;
+use crate::schema::*;
+use crate::StoreResult;
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+/// Filters of the audit trail's listing, beside the page.
+#[derive(Debug, Clone, Default)]
+pub struct AuditFilter {
+    pub operator_id: Option<String>,
+    pub action: Option<String>,
+    pub target_id: Option<String>,
+}
+
+#[async_trait]
+pub trait PeopleQueries: Send {
+    async fn insert_operator(&mut self, row: &OperatorRow) -> StoreResult<()>;
+
+    async fn operator_by_id(&mut self, id: &str) -> StoreResult<Option<OperatorRow>>;
+
+    async fn operators_page(&mut self, filter: &ListFilter) -> StoreResult<Vec<OperatorRow>>;
+
+    /// Writes `change`; the operator as it now is, or `None` if there is none.
+    async fn change_operator(
+        &mut self,
+        id: &str,
+        change: &OperatorChange,
+    ) -> StoreResult<Option<OperatorRow>>;
+
+    /// Sets the password hash of the operator with this email; the
+    /// operator, or `None` if there is none.
+    async fn set_operator_password(
+        &mut self,
+        email: &str,
+        password_hash: &str,
+        at: i64,
+    ) -> StoreResult<Option<OperatorRow>>;
+
+    async fn insert_operator_token(&mut self, row: &OperatorTokenRow) -> StoreResult<()>;
+
+    /// The token with this hash and its operator, revoked or not.
+    async fn operator_token(
+        &mut self,
+        token_hash: &str,
+    ) -> StoreResult<Option<(OperatorTokenRow, OperatorRow)>>;
+
+    async fn operator_tokens_of(&mut self, operator_id: &str)
+        -> StoreResult<Vec<OperatorTokenRow>>;
+
+    /// Revokes the token at `at` unless it was already; the token as it
+    /// now is, or `None` if the operator has no such token.
+    async fn revoke_operator_token(
+        &mut self,
+        operator_id: &str,
+        token_id: &str,
+        at: i64,
+    ) -> StoreResult<Option<OperatorTokenRow>>;
+
+    /// Holds a pending withdrawal's row until the transaction ends (a
+    /// write that changes nothing: a row lock on PostgreSQL, the write
+    /// lock on SQLite); false when it is not pending.
+    async fn lock_pending_withdrawal(&mut self, id: &str) -> StoreResult<bool>;
+
+    async fn insert_approval(&mut self, row: &ApprovalRow) -> StoreResult<()>;
+
+    /// A withdrawal's approvals, first first.
+    async fn approvals_of(&mut self, order_no: &str) -> StoreResult<Vec<ApprovalRow>>;
+
+    async fn append_audit(&mut self, row: &AuditRow) -> StoreResult<()>;
+
+    /// A merchant's own fee rates, for the audit trail's snapshots.
+    async fn fees_of(&mut self, merchant_id: &str) -> StoreResult<Vec<FeeRow>>;
+
+    async fn audit_page(
+        &mut self,
+        filter: &AuditFilter,
+        page: &ListFilter,
+    ) -> StoreResult<Vec<AuditRow>>;
+}
+
+macro_rules! impl_people {
+    ($conn:ty) => {
+        #[async_trait]
+        impl PeopleQueries for $conn {
+            async fn insert_operator(&mut self, row: &OperatorRow) -> StoreResult<()> {
+                self.done.created = Some(row.id.clone());
+                insert_one!(self.c(), operators::table, row)
+            }
+
+            async fn operator_by_id(&mut self, id: &str) -> StoreResult<Option<OperatorRow>> {
+                first_or_none!(
+                    self.c(),
+                    OperatorRow,
+                    operators::table.filter(operators::id.eq(id)),
+                    "operators",
+                    "id" = id
+                )
+            }
+
+            async fn operators_page(
+                &mut self,
+                filter: &ListFilter,
+            ) -> StoreResult<Vec<OperatorRow>> {
+                let q = operators::table.into_boxed();
+                Ok(crate::paging::newest_after!(q, operators, id, filter)
+                    .select(OperatorRow::as_select())
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn change_operator(
+                &mut self,
+                id: &str,
+                change: &OperatorChange,
+            ) -> StoreResult<Option<OperatorRow>> {
+                Ok(
+                    diesel::update(operators::table.filter(operators::id.eq(id)))
+                        .set(change)
+                        .returning(OperatorRow::as_returning())
+                        .get_result(self.c())
+                        .await
+                        .optional()?,
+                )
+            }
+
+            async fn set_operator_password(
+                &mut self,
+                email: &str,
+                password_hash: &str,
+                at: i64,
+            ) -> StoreResult<Option<OperatorRow>> {
+                let row: Option<OperatorRow> =
+                    diesel::update(operators::table.filter(operators::email.eq(email)))
+                        .set((
+                            operators::password_hash.eq(Some(password_hash)),
+                            operators::updated_at.eq(at),
+                        ))
+                        .returning(OperatorRow::as_returning())
+                        .get_result(self.c())
+                        .await
+                        .optional()?;
+                if let Some(r) = &row {
+                    self.done.created = Some(r.id.clone());
+                }
+                Ok(row)
+            }
+
+            async fn insert_operator_token(&mut self, row: &OperatorTokenRow) -> StoreResult<()> {
+                insert_one!(self.c(), operator_tokens::table, row)
+            }
+
+            async fn operator_token(
+                &mut self,
+                token_hash: &str,
+            ) -> StoreResult<Option<(OperatorTokenRow, OperatorRow)>> {
+                Ok(operator_tokens::table
+                    .inner_join(operators::table)
+                    .filter(operator_tokens::token_hash.eq(token_hash))
+                    .select((OperatorTokenRow::as_select(), OperatorRow::as_select()))
+                    .first(self.c())
+                    .await
+                    .optional()?)
+            }
+
+            async fn operator_tokens_of(
+                &mut self,
+                operator_id: &str,
+            ) -> StoreResult<Vec<OperatorTokenRow>> {
+                Ok(operator_tokens::table
+                    .filter(operator_tokens::operator_id.eq(operator_id))
+                    .order((
+                        operator_tokens::created_at.desc(),
+                        operator_tokens::id.desc(),
+                    ))
+                    .select(OperatorTokenRow::as_select())
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn revoke_operator_token(
+                &mut self,
+                operator_id: &str,
+                token_id: &str,
+                at: i64,
+            ) -> StoreResult<Option<OperatorTokenRow>> {
+                let mine = operator_tokens::table
+                    .filter(operator_tokens::id.eq(token_id))
+                    .filter(operator_tokens::operator_id.eq(operator_id));
+                diesel::update(mine.filter(operator_tokens::revoked_at.is_null()))
+                    .set(operator_tokens::revoked_at.eq(Some(at)))
+                    .execute(self.c())
+                    .await?;
+                Ok(mine
+                    .select(OperatorTokenRow::as_select())
+                    .first(self.c())
+                    .await
+                    .optional()?)
+            }
+
+            async fn lock_pending_withdrawal(&mut self, id: &str) -> StoreResult<bool> {
+                let locked = diesel::update(
+                    withdrawal_orders::table
+                        .filter(withdrawal_orders::id.eq(id))
+                        .filter(withdrawal_orders::status.eq(WithdrawalStatus::Pending)),
+                )
+                .set(withdrawal_orders::updated_at.eq(withdrawal_orders::updated_at))
+                .execute(self.c())
+                .await?;
+                Ok(locked == 1)
+            }
+
+            async fn insert_approval(&mut self, row: &ApprovalRow) -> StoreResult<()> {
+                insert_one!(self.c(), withdrawal_approvals::table, row)
+            }
+
+            async fn approvals_of(&mut self, order_no: &str) -> StoreResult<Vec<ApprovalRow>> {
+                Ok(withdrawal_approvals::table
+                    .filter(withdrawal_approvals::order_no.eq(order_no))
+                    .order((
+                        withdrawal_approvals::approved_at.asc(),
+                        withdrawal_approvals::approver_key.asc(),
+                    ))
+                    .select(ApprovalRow::as_select())
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn append_audit(&mut self, row: &AuditRow) -> StoreResult<()> {
+                insert_one!(self.c(), audit_events::table, row)
+            }
+
+            async fn fees_of(&mut self, merchant_id: &str) -> StoreResult<Vec<FeeRow>> {
+                Ok(merchant_fees::table
+                    .filter(merchant_fees::merchant_id.eq(merchant_id))
+                    .order((
+                        merchant_fees::currency.asc(),
+                        merchant_fees::direction.asc(),
+                    ))
+                    .select(FeeRow::as_select())
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn audit_page(
+                &mut self,
+                filter: &AuditFilter,
+                page: &ListFilter,
+            ) -> StoreResult<Vec<AuditRow>> {
+                let mut q = audit_events::table.into_boxed();
+                if let Some(o) = &filter.operator_id {
+                    q = q.filter(audit_events::operator_id.eq(o.clone()));
+                }
+                if let Some(a) = &filter.action {
+                    q = q.filter(audit_events::action.eq(a.clone()));
+                }
+                if let Some(t) = &filter.target_id {
+                    q = q.filter(audit_events::target_id.eq(t.clone()));
+                }
+                Ok(crate::paging::newest_after!(q, audit_events, id, page)
+                    .select(AuditRow::as_select())
+                    .load(self.c())
+                    .await?)
+            }
+        }
+    };
+}
+
+impl_people!(crate::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_people!(crate::Tx<'_, crate::SqliteConn>);

@@ -1,0 +1,167 @@
+//! Sign-ins to the console and the portal: who a password is checked
+//! against, the sessions a cookie names, and the failures the rate limit
+//! counts.
+
+use super::{first_or_none, insert_one};
+use crate::domain::status::{OperatorStatus, OwnerStatus, SessionRealm};
+use crate::rows::*;
+use crate::schema::*;
+use crate::StoreResult;
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+#[async_trait]
+pub trait SessionQueries: Send {
+    /// The active operator with `email`, and its password hash if it has one.
+    async fn operator_signing_in(
+        &mut self,
+        email: &str,
+    ) -> StoreResult<Option<(OperatorRow, Option<String>)>>;
+
+    /// Every active owner with `email` that has a password, oldest first.
+    async fn owners_signing_in(&mut self, email: &str) -> StoreResult<Vec<(OwnerRow, String)>>;
+
+    async fn owner_by_id(&mut self, id: &str) -> StoreResult<Option<OwnerRow>>;
+
+    async fn insert_web_session(&mut self, row: &WebSessionRow) -> StoreResult<()>;
+
+    async fn web_session(&mut self, id: &str) -> StoreResult<Option<WebSessionRow>>;
+
+    async fn touch_web_session(&mut self, id: &str, at: i64) -> StoreResult<()>;
+
+    async fn end_web_session(&mut self, id: &str, at: i64) -> StoreResult<()>;
+
+    /// Failed sign-ins since `since`: for the account, and from the address.
+    async fn login_failures_since(
+        &mut self,
+        realm: SessionRealm,
+        account: &str,
+        address: &str,
+        since: i64,
+    ) -> StoreResult<(i64, i64)>;
+
+    async fn insert_login_failure(&mut self, row: &LoginFailureRow) -> StoreResult<()>;
+
+    async fn prune_login_failures(&mut self, before: i64) -> StoreResult<()>;
+}
+
+macro_rules! impl_sessions {
+    ($conn:ty) => {
+        #[async_trait]
+        impl SessionQueries for $conn {
+            async fn operator_signing_in(
+                &mut self,
+                email: &str,
+            ) -> StoreResult<Option<(OperatorRow, Option<String>)>> {
+                Ok(operators::table
+                    .filter(operators::email.eq(email))
+                    .filter(operators::status.eq(OperatorStatus::Active))
+                    .select((OperatorRow::as_select(), operators::password_hash))
+                    .first(self.c())
+                    .await
+                    .optional()?)
+            }
+
+            async fn owners_signing_in(
+                &mut self,
+                email: &str,
+            ) -> StoreResult<Vec<(OwnerRow, String)>> {
+                let rows: Vec<(OwnerRow, Option<String>)> = merchant_owners::table
+                    .filter(merchant_owners::email.eq(email))
+                    .filter(merchant_owners::status.eq(OwnerStatus::Active))
+                    .filter(merchant_owners::password_hash.is_not_null())
+                    .order((merchant_owners::created_at, merchant_owners::id))
+                    .select((OwnerRow::as_select(), merchant_owners::password_hash))
+                    .load(self.c())
+                    .await?;
+                Ok(rows
+                    .into_iter()
+                    .filter_map(|(row, hash)| hash.map(|h| (row, h)))
+                    .collect())
+            }
+
+            async fn owner_by_id(&mut self, id: &str) -> StoreResult<Option<OwnerRow>> {
+                first_or_none!(
+                    self.c(),
+                    OwnerRow,
+                    merchant_owners::table.filter(merchant_owners::id.eq(id)),
+                    "merchant_owners",
+                    "id" = id
+                )
+            }
+
+            async fn insert_web_session(&mut self, row: &WebSessionRow) -> StoreResult<()> {
+                insert_one!(self.c(), web_sessions::table, row)
+            }
+
+            async fn web_session(&mut self, id: &str) -> StoreResult<Option<WebSessionRow>> {
+                first_or_none!(
+                    self.c(),
+                    WebSessionRow,
+                    web_sessions::table.filter(web_sessions::id.eq(id)),
+                    "web_sessions",
+                    "id" = "(the session's hash)"
+                )
+            }
+
+            async fn touch_web_session(&mut self, id: &str, at: i64) -> StoreResult<()> {
+                diesel::update(web_sessions::table.filter(web_sessions::id.eq(id)))
+                    .set(web_sessions::last_seen_at.eq(at))
+                    .execute(self.c())
+                    .await?;
+                Ok(())
+            }
+
+            async fn end_web_session(&mut self, id: &str, at: i64) -> StoreResult<()> {
+                diesel::update(
+                    web_sessions::table
+                        .filter(web_sessions::id.eq(id))
+                        .filter(web_sessions::ended_at.is_null()),
+                )
+                .set(web_sessions::ended_at.eq(Some(at)))
+                .execute(self.c())
+                .await?;
+                Ok(())
+            }
+
+            async fn login_failures_since(
+                &mut self,
+                realm: SessionRealm,
+                account: &str,
+                address: &str,
+                since: i64,
+            ) -> StoreResult<(i64, i64)> {
+                let of_account: i64 = login_failures::table
+                    .filter(login_failures::realm.eq(realm))
+                    .filter(login_failures::account.eq(account))
+                    .filter(login_failures::at.ge(since))
+                    .count()
+                    .get_result(self.c())
+                    .await?;
+                let from_address: i64 = login_failures::table
+                    .filter(login_failures::realm.eq(realm))
+                    .filter(login_failures::address.eq(address))
+                    .filter(login_failures::at.ge(since))
+                    .count()
+                    .get_result(self.c())
+                    .await?;
+                Ok((of_account, from_address))
+            }
+
+            async fn insert_login_failure(&mut self, row: &LoginFailureRow) -> StoreResult<()> {
+                insert_one!(self.c(), login_failures::table, row)
+            }
+
+            async fn prune_login_failures(&mut self, before: i64) -> StoreResult<()> {
+                diesel::delete(login_failures::table.filter(login_failures::at.lt(before)))
+                    .execute(self.c())
+                    .await?;
+                Ok(())
+            }
+        }
+    };
+}
+
+impl_sessions!(crate::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_sessions!(crate::Tx<'_, crate::SqliteConn>);
