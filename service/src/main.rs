@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use payments_service::app::actor::Actor;
 use payments_service::app::{ledger, merchants, App};
 use payments_service::channels::child::ChildSim;
 use payments_service::clock::{Clock, OffsetClock, SystemClock};
@@ -140,7 +141,8 @@ async fn run() -> Result<()> {
         Command::Merchant {
             command: MerchantCommand::Create { code, name },
         } => {
-            let created = merchants::create(&app, &code, &name)
+            let by = Actor::System("payments merchant create");
+            let created = merchants::create(&app, &by, &code, &name)
                 .await
                 .map_err(|e| anyhow::anyhow!("creating merchant `{code}`: {e}"))?;
             println!("merchant_id: {}", created.merchant.id);
@@ -169,27 +171,26 @@ async fn create_operator(app: &App, name: String, email: String, role: &str) -> 
     let fail = |e: payments_service::domain::error::ApiError| {
         anyhow::anyhow!("creating operator `{email}`: {e}", email = email.clone())
     };
-    use payments_service::app::audit::{self, Target};
     use payments_service::domain::people::Action;
     let role = people::role("role", role).map_err(fail)?;
     // The command line is in the audit trail too, as itself.
-    let by = people::Operator {
-        id: None,
-        name: "payments operator create".into(),
-        role: payments_service::domain::status::Role::Admin,
+    let by = |action| {
+        Actor::operator(
+            command_line("payments operator create"),
+            action,
+            "command-line",
+        )
     };
     let new = people::NewOperator {
         name,
         email: email.clone(),
         role,
     };
-    let row = audit::acting(app, &by, Action::CreateOperator, "command-line", async {
-        audit::on(Target::NewOperator);
-        people::create(app, new).await
-    })
-    .await
-    .map_err(fail)?;
-    let issued = people::issue_token(app, &row.id, "created by `payments operator create`".into())
+    let row = people::create(app, &by(Action::CreateOperator), new)
+        .await
+        .map_err(fail)?;
+    let label = "created by `payments operator create`".into();
+    let issued = people::issue_token(app, &by(Action::IssueOperatorToken), &row.id, label)
         .await
         .map_err(fail)?;
     println!("operator_id: {}", row.id);
@@ -203,7 +204,6 @@ async fn create_operator(app: &App, name: String, email: String, role: &str) -> 
 /// `payments operator password --email …`: the password from the first
 /// line of standard input, audited as the command line.
 async fn set_operator_password(app: &App, email: String) -> Result<()> {
-    use payments_service::app::audit::{self, Target};
     use payments_service::app::people;
     use payments_service::domain::people::Action;
     let mut line = String::new();
@@ -211,20 +211,27 @@ async fn set_operator_password(app: &App, email: String) -> Result<()> {
         .read_line(&mut line)
         .map_err(|e| anyhow::anyhow!("reading the password from standard input: {e}"))?;
     let password = line.trim_end_matches(['\r', '\n']).to_string();
-    let by = people::Operator {
-        id: None,
-        name: "payments operator password".into(),
-        role: payments_service::domain::status::Role::Admin,
-    };
-    let row = audit::acting(app, &by, Action::ChangeOperator, "command-line", async {
-        audit::on(Target::NewOperator);
-        people::set_password(app, email.clone(), password).await
-    })
-    .await
-    .map_err(|e| anyhow::anyhow!("setting the password of `{email}`: {e}"))?;
+    let by = Actor::operator(
+        command_line("payments operator password"),
+        Action::ChangeOperator,
+        "command-line",
+    );
+    let row = people::set_password(app, &by, email.clone(), password)
+        .await
+        .map_err(|e| anyhow::anyhow!("setting the password of `{email}`: {e}"))?;
     println!("operator_id: {}", row.id);
     println!("password set (stored as an Argon2id hash)");
     Ok(())
+}
+
+/// The command line as the operator it acts as: an admin named for the
+/// command, with no identity of its own.
+fn command_line(name: &str) -> payments_service::app::people::Operator {
+    payments_service::app::people::Operator {
+        id: None,
+        name: name.into(),
+        role: payments_service::domain::status::Role::Admin,
+    }
 }
 
 /// `payments channel-sim ...`: the simulator's own command line.

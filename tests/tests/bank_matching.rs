@@ -79,7 +79,12 @@ async fn the_same_transaction_reported_at_once_by_many_is_recorded_and_credited_
         .map(|_| {
             let (app, remark) = (app.clone(), remark.clone());
             tokio::spawn(async move {
-                bank::ingest(&app, transfer("SAME-REF", "100", Some(&remark))).await
+                bank::ingest(
+                    &app,
+                    &payments_testing::SET_UP,
+                    transfer("SAME-REF", "100", Some(&remark)),
+                )
+                .await
             })
         })
         .collect();
@@ -107,7 +112,12 @@ async fn of_several_transfers_for_one_order_one_pays_it_and_the_rest_are_kept() 
         .map(|i| {
             let (app, remark) = (app.clone(), remark.clone());
             tokio::spawn(async move {
-                bank::ingest(&app, transfer(&format!("REF-{i}"), "100", Some(&remark))).await
+                bank::ingest(
+                    &app,
+                    &payments_testing::SET_UP,
+                    transfer(&format!("REF-{i}"), "100", Some(&remark)),
+                )
+                .await
             })
         })
         .collect();
@@ -131,9 +141,10 @@ async fn floating_amounts_are_unique_among_orders_awaiting_payment() {
     let (service, _clock) = start().await;
     let app = service.service.app().clone();
     let m = service.new_merchant("Float").await.unwrap().merchant;
-    let m = merchants::set_receiving_account(&app, &m.id, "acct-thb-float")
-        .await
-        .unwrap();
+    let m =
+        merchants::set_receiving_account(&app, &payments_testing::SET_UP, &m.id, "acct-thb-float")
+            .await
+            .unwrap();
     let tasks: Vec<_> = (0..40)
         .map(|i| {
             let (app, m) = (app.clone(), m.clone());
@@ -169,11 +180,11 @@ async fn order_validity_comes_from_configuration_per_merchant_and_currency() {
     .await
     .unwrap();
     let app = service.service.app().clone();
-    let quick = merchants::create(&app, "quick", "Quick")
+    let quick = merchants::create(&app, &payments_testing::SET_UP, "quick", "Quick")
         .await
         .unwrap()
         .merchant;
-    let other = merchants::create(&app, "other", "Other")
+    let other = merchants::create(&app, &payments_testing::SET_UP, "other", "Other")
         .await
         .unwrap()
         .merchant;

@@ -95,7 +95,7 @@ async fn one_day(app: &App, clock: &ManualClock, m: &Merchant, day: i64, n: usiz
         );
         let no = format!("d-{n}-{i}");
         let order = deposits::create(app, m, new_deposit(&no, amount, "THB", None)).await?;
-        deposits::complete(app, &order.order_no, None).await?;
+        deposits::complete(app, &payments_testing::SET_UP, &order.order_no, None, None).await?;
     }
     clock.set(day + 20 * 3600);
     if n.is_multiple_of(3) {
@@ -123,6 +123,7 @@ async fn a_month(svc: &TestService, clock: &ManualClock) -> Result<Vec<Merchant>
         let m = svc.new_merchant(name).await?.merchant;
         payments_service::app::fees::set(
             app,
+            &payments_testing::SET_UP,
             &m.id,
             "THB",
             Direction::Deposit,
@@ -133,6 +134,7 @@ async fn a_month(svc: &TestService, clock: &ManualClock) -> Result<Vec<Merchant>
         .await?;
         payments_service::app::fees::set(
             app,
+            &payments_testing::SET_UP,
             &m.id,
             "THB",
             Direction::Withdrawal,
@@ -142,7 +144,7 @@ async fn a_month(svc: &TestService, clock: &ManualClock) -> Result<Vec<Merchant>
         )
         .await?;
         if let Some(p) = period {
-            billing::set_period(app, &m.id, p).await?;
+            billing::set_period(app, &payments_testing::SET_UP, &m.id, p).await?;
         }
         made.push(merchants::find(app, &m.id).await?);
     }
@@ -163,7 +165,7 @@ async fn a_month(svc: &TestService, clock: &ManualClock) -> Result<Vec<Merchant>
         let no = format!("edge-{i}");
         let order =
             deposits::create(app, &made[0], new_deposit(&no, dec("777.77"), "THB", None)).await?;
-        deposits::complete(app, &order.order_no, None).await?;
+        deposits::complete(app, &payments_testing::SET_UP, &order.order_no, None, None).await?;
     }
     Ok(made)
 }
@@ -321,6 +323,7 @@ async fn the_pdf_says_what_the_statement_says_and_renders() -> Result<()> {
     let m = svc.new_merchant("Siam Games (billing)").await?.merchant;
     payments_service::app::fees::set(
         &app,
+        &payments_testing::SET_UP,
         &m.id,
         "THB",
         Direction::Deposit,
@@ -337,12 +340,12 @@ async fn the_pdf_says_what_the_statement_says_and_renders() -> Result<()> {
             new_deposit(&format!("p-{i}"), dec(amount), "THB", None),
         )
         .await?;
-        deposits::complete(&app, &order.order_no, None).await?;
+        deposits::complete(&app, &payments_testing::SET_UP, &order.order_no, None, None).await?;
     }
     clock.set(at(2026, 12, 2, 0));
     let s = billing::issue_for(
         &app,
-        "tester",
+        &payments_testing::SET_UP,
         &m.id,
         at(2026, 11, 1, 0),
         at(2026, 12, 1, 0),
@@ -420,7 +423,7 @@ async fn a_statement_is_never_edited_and_a_correction_supersedes_it() -> Result<
     clock.set(at(2026, 11, 20, 0));
     let first = billing::issue_for(
         &app,
-        "ada",
+        &payments_testing::SET_UP,
         &m.id,
         at(2026, 11, 2, 0),
         at(2026, 11, 9, 0),
@@ -429,7 +432,7 @@ async fn a_statement_is_never_edited_and_a_correction_supersedes_it() -> Result<
     .await?;
     let again = billing::issue_for(
         &app,
-        "ada",
+        &payments_testing::SET_UP,
         &m.id,
         at(2026, 11, 5, 0),
         at(2026, 11, 12, 0),
@@ -439,8 +442,13 @@ async fn a_statement_is_never_edited_and_a_correction_supersedes_it() -> Result<
     assert!(
         matches!(again, Err(payments_service::domain::error::ApiError::StatementAlreadyIssued(ref n)) if *n == first.row.number)
     );
-    let second =
-        billing::reissue(&app, "ada", &first.row.id, Some("fee rule fixed".into())).await?;
+    let second = billing::reissue(
+        &app,
+        &payments_testing::SET_UP,
+        &first.row.id,
+        Some("fee rule fixed".into()),
+    )
+    .await?;
     assert_eq!(second.row.version, 2);
     assert_eq!(
         second.supersedes().as_deref(),
@@ -453,7 +461,7 @@ async fn a_statement_is_never_edited_and_a_correction_supersedes_it() -> Result<
         (first.row.totals.clone(), first.row.document_sha256.clone())
     );
     assert!(
-        billing::reissue(&app, "ada", &first.row.id, None)
+        billing::reissue(&app, &payments_testing::SET_UP, &first.row.id, None)
             .await
             .is_err(),
         "a superseded one is not corrected again"
@@ -481,7 +489,7 @@ async fn merchants_months_ago(
         clock.set(Utc::now().timestamp() - 150 * 86_400 + i64::try_from(i)?);
         let m = svc.new_merchant(&format!("Old {i}")).await?.merchant;
         let order = deposits::create(app, &m, new_deposit("old", dec("500"), "THB", None)).await?;
-        deposits::complete(app, &order.order_no, None).await?;
+        deposits::complete(app, &payments_testing::SET_UP, &order.order_no, None, None).await?;
         ids.push(m.id);
     }
     Ok(ids)

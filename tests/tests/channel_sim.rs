@@ -19,9 +19,9 @@ use payments_service::app::withdrawals::{self};
 use payments_service::app::{deposits, ledger, payment_sync};
 use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::error::ApiError;
+use payments_service::domain::people::Action;
 use payments_service::domain::status::{DepositStatus, WithdrawalStatus};
 use payments_testing::channel_sim::{until, ChannelSim};
-use payments_testing::TEST_OPERATOR;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -195,9 +195,14 @@ async fn money_through_a_faulty_channel_moves_once_and_the_books_agree() {
             account,
         );
         let w = withdrawals::create(&f.app, &f.merchant, new).await.unwrap();
-        withdrawals::approve(&f.app, &w.order_no, TEST_OPERATOR, None)
-            .await
-            .unwrap();
+        withdrawals::approve(
+            &f.app,
+            &payments_testing::operator(Action::ApproveWithdrawal),
+            &w.order_no,
+            None,
+        )
+        .await
+        .unwrap();
         ours.push(w.order_no);
     }
     // The dispatcher's passes, on the service's clock: payouts in doubt

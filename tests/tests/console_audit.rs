@@ -12,7 +12,7 @@ use anyhow::{ensure, Context, Result};
 use payments_service::app::audit::{self, AuditFilter};
 use payments_service::app::bank::{self, NewBankTransaction};
 use payments_service::app::listings::{self, Listing};
-use payments_service::app::people::{self, Changes, Operator};
+use payments_service::app::people::{self, Changes};
 use payments_service::app::{deposits, withdrawals};
 use payments_service::clock::SystemClock;
 use payments_service::domain::status::{OperatorStatus, Role};
@@ -107,11 +107,19 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
         ),
     )
     .await?;
-    deposits::complete(app, &deposit.order_no, None).await?;
+    deposits::complete(
+        app,
+        &payments_testing::SET_UP,
+        &deposit.order_no,
+        None,
+        None,
+    )
+    .await?;
     let other =
         deposits::create(app, &m, new_deposit("D-2", Decimal::from(250), "THB", None)).await?;
     let transfer = bank::ingest(
         app,
+        &payments_testing::SET_UP,
         NewBankTransaction {
             account_id: "acct-thb-1".into(),
             bank_reference: "REF-UNMATCHED-1".into(),
@@ -363,11 +371,6 @@ async fn sign_in_answers_alike_limits_failures_and_sessions_end() -> Result<()> 
 
     // Disabling an operator ends its sessions at once.
     let live = Http::sign_in(&base, "console", &second, PASSWORD).await?;
-    let admin = Operator {
-        id: None,
-        name: "admin".into(),
-        role: Role::Admin,
-    };
     let sam = listings::operators(app, Listing::default())
         .await?
         .items
@@ -376,7 +379,7 @@ async fn sign_in_answers_alike_limits_failures_and_sessions_end() -> Result<()> 
         .context("sam")?;
     people::change(
         app,
-        &admin,
+        &payments_testing::SET_UP,
         &sam.id,
         Changes {
             name: None,

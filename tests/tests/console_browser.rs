@@ -13,7 +13,6 @@ mod web;
 
 use anyhow::{ensure, Context, Result};
 use browser::Browser;
-use payments_service::app::people::Operator;
 use payments_service::app::{callbacks, owners, withdrawals};
 use payments_service::clock::{Clock, ManualClock, SystemClock};
 use payments_service::domain::status::{Role, WithdrawalStatus};
@@ -139,7 +138,14 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         Some("http://127.0.0.1:9/cb"),
     );
     let called = payments_service::app::deposits::create(app, &m, called).await?;
-    payments_service::app::deposits::complete(app, &called.order_no, None).await?;
+    payments_service::app::deposits::complete(
+        app,
+        &payments_testing::SET_UP,
+        &called.order_no,
+        None,
+        None,
+    )
+    .await?;
     let listing = payments_service::app::listings::Listing {
         order_no: Some(called.order_no.clone()),
         ..Default::default()
@@ -336,14 +342,9 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
     )
     .await?
     .order_no;
-    let admin = Operator {
-        id: None,
-        name: "admin".into(),
-        role: Role::Admin,
-    };
     let invitation = owners::invite(
         app,
-        &admin,
+        &payments_testing::SET_UP,
         &mine.merchant.id,
         "owner@shop.example.test".into(),
     )

@@ -36,7 +36,9 @@ async fn completed(app: &App, m: &Merchant, no: &str, url: &str) -> String {
     let d = deposits::create(app, m, new_deposit(no, Some(url)))
         .await
         .unwrap();
-    deposits::complete(app, &d.order_no, None).await.unwrap();
+    deposits::complete(app, &payments_testing::SET_UP, &d.order_no, None, None)
+        .await
+        .unwrap();
     d.order_no
 }
 
@@ -208,7 +210,7 @@ async fn a_receiver_slower_than_the_merchants_timeout_counts_as_a_failure() {
     let mut worker = Driven::start(&app);
     let receiver = Receiver::start().await.unwrap();
     let m = service.new_merchant("Slow").await.unwrap().merchant;
-    let m = merchants::set_callback_timeout(&app, &m.id, 1)
+    let m = merchants::set_callback_timeout(&app, &payments_testing::SET_UP, &m.id, 1)
         .await
         .unwrap();
     receiver.script(&[Answer::Silence(Duration::from_secs(5))]);
@@ -309,9 +311,10 @@ async fn an_operator_retry_resets_the_count_on_the_same_record() {
     assert_eq!(failed.status.as_str(), "FAILED");
 
     clock.advance(1000);
-    let reset = payments_service::app::callbacks::retry(&app, &failed.id)
-        .await
-        .unwrap();
+    let reset =
+        payments_service::app::callbacks::retry(&app, &payments_testing::SET_UP, &failed.id)
+            .await
+            .unwrap();
     assert_eq!(reset.id, failed.id, "the same record");
     assert_eq!(
         (reset.status.as_str(), reset.attempts),
@@ -337,7 +340,9 @@ async fn an_order_without_callback_url_has_no_delivery_record() {
     let d = deposits::create(&app, &m, new_deposit("Q-1", None))
         .await
         .unwrap();
-    deposits::complete(&app, &d.order_no, None).await.unwrap();
+    deposits::complete(&app, &payments_testing::SET_UP, &d.order_no, None, None)
+        .await
+        .unwrap();
     let o = d.order_no.clone();
     let rows = app
         .db
@@ -536,7 +541,7 @@ async fn a_receiver_that_never_answers_holds_its_permit_only_until_the_timeout()
     let fast = Receiver::start().await.unwrap();
     let a = service.new_merchant("Silent").await.unwrap();
     let b = service.new_merchant("Waiting").await.unwrap();
-    merchants::set_callback_timeout(&app, &a.merchant.id, 1)
+    merchants::set_callback_timeout(&app, &payments_testing::SET_UP, &a.merchant.id, 1)
         .await
         .unwrap();
 

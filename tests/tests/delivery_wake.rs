@@ -5,11 +5,12 @@
 
 use futures::FutureExt;
 use payments_service::app::deposits;
-use payments_service::app::withdrawals::{self, NewWithdrawal};
+use payments_service::app::withdrawals::{self, NewWithdrawal, WithdrawalDetails};
 use payments_service::app::App;
 use payments_service::clock::ManualClock;
+use payments_service::domain::people::Action;
 use payments_service::Profile;
-use payments_testing::{TestService, TEST_OPERATOR};
+use payments_testing::TestService;
 use rust_decimal::Decimal;
 use std::sync::Arc;
 
@@ -36,33 +37,51 @@ async fn only_commits_that_queue_a_callback_wake_the_worker() {
     let called = deposits::create(&app, &m, new("W-2", url)).await.unwrap();
     assert!(!rang(&app), "creating an order queues no callback");
 
-    deposits::complete(&app, &quiet.order_no, None)
+    deposits::complete(&app, &payments_testing::SET_UP, &quiet.order_no, None, None)
         .await
         .unwrap();
     assert!(!rang(&app), "no callback_url, no record, no bell");
 
-    deposits::complete(&app, &called.order_no, None)
-        .await
-        .unwrap();
+    deposits::complete(
+        &app,
+        &payments_testing::SET_UP,
+        &called.order_no,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     assert!(rang(&app), "a completion that queued deposit.completed");
 
-    assert!(deposits::cancel(&app, &called.order_no).await.is_err());
+    assert!(
+        deposits::cancel(&app, &payments_testing::SET_UP, &called.order_no, None)
+            .await
+            .is_err()
+    );
     assert!(!rang(&app), "a refused move commits nothing");
 
     let w = withdrawals::create(
         &app,
         &m,
         NewWithdrawal {
-            callback_url: url.map(String::from),
+            details: WithdrawalDetails {
+                callback_url: url.map(String::from),
+                ..Default::default()
+            },
             ..payments_testing::new_withdrawal("W-3", Decimal::from(10), "THB", "1")
         },
     )
     .await
     .unwrap();
     assert!(!rang(&app), "a pending withdrawal queues nothing");
-    withdrawals::approve(&app, &w.order_no, TEST_OPERATOR, None)
-        .await
-        .unwrap();
+    withdrawals::approve(
+        &app,
+        &payments_testing::operator(Action::ApproveWithdrawal),
+        &w.order_no,
+        None,
+    )
+    .await
+    .unwrap();
     assert!(rang(&app), "an approval that queued withdrawal.approved");
 
     let o = called.order_no.clone();
@@ -73,7 +92,7 @@ async fn only_commits_that_queue_a_callback_wake_the_worker() {
         .unwrap()
         .remove(0);
     assert!(!rang(&app), "reading records rings nothing");
-    payments_service::app::callbacks::retry(&app, &record.id)
+    payments_service::app::callbacks::retry(&app, &payments_testing::SET_UP, &record.id)
         .await
         .unwrap();
     assert!(rang(&app), "an operator's retry makes the record due again");

@@ -77,7 +77,9 @@ async fn two_hundred_staggered_orders_each_expire_at_their_own_second() {
         for (_, order_no) in &due_now {
             let index: usize = orders.iter().position(|(_, o)| o == order_no).unwrap();
             if index.is_multiple_of(10) {
-                match deposits::complete(&app, order_no, None).await {
+                match deposits::complete(&app, &payments_testing::SET_UP, order_no, None, None)
+                    .await
+                {
                     Err(ApiError::InvalidStateTransition { status, .. }) => {
                         assert_eq!(status, "expired", "{order_no}");
                         late_payments_refused += 1;

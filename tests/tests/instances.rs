@@ -151,9 +151,15 @@ async fn a_callback_committed_on_one_instance_wakes_the_others_worker() {
     .await
     .unwrap();
     let heard = bell.notified();
-    payments_service::app::deposits::complete(&first, &order.order_no, None)
-        .await
-        .unwrap();
+    payments_service::app::deposits::complete(
+        &first,
+        &payments_testing::SET_UP,
+        &order.order_no,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     tokio::time::timeout(Duration::from_secs(10), heard)
         .await
         .expect("the other instance heard of the callback");
@@ -215,9 +221,15 @@ async fn a_lost_listen_connection_is_noticed_and_made_again() {
     .await
     .unwrap();
     let heard = bell.notified();
-    payments_service::app::deposits::complete(&first, &order.order_no, None)
-        .await
-        .unwrap();
+    payments_service::app::deposits::complete(
+        &first,
+        &payments_testing::SET_UP,
+        &order.order_no,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     tokio::time::timeout(Duration::from_secs(10), heard)
         .await
         .expect("heard after reconnecting");
@@ -313,9 +325,15 @@ async fn a_restarted_instance_gives_back_its_own_claims_only() {
     )
     .await
     .unwrap();
-    payments_service::app::deposits::complete(&first, &order.order_no, None)
-        .await
-        .unwrap();
+    payments_service::app::deposits::complete(
+        &first,
+        &payments_testing::SET_UP,
+        &order.order_no,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     // The injected clock has not moved: the callback is due at T0.
     let now = T0;
     let claimed = second
@@ -362,9 +380,14 @@ async fn a_key_rotated_on_one_instance_is_seen_there_at_once_and_elsewhere_withi
     assert_eq!(expiry(first.clone()).await, None);
     assert_eq!(expiry(second.clone()).await, None);
 
-    merchants::issue_api_key(&first, &created.merchant.id, Some(0))
-        .await
-        .unwrap();
+    merchants::issue_api_key(
+        &first,
+        &payments_testing::SET_UP,
+        &created.merchant.id,
+        Some(0),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         expiry(first.clone()).await,
         Some(T0),
@@ -404,9 +427,15 @@ async fn a_withdrawal_uses_the_settings_another_instance_just_wrote() {
     )
     .await
     .unwrap();
-    deposits::complete(&first, &deposit.order_no, None)
-        .await
-        .unwrap();
+    deposits::complete(
+        &first,
+        &payments_testing::SET_UP,
+        &deposit.order_no,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
 
     // The second instance remembers the signer as it is now.
     let hash = second.vault.lookup_hash(&created.api_key);
@@ -418,11 +447,17 @@ async fn a_withdrawal_uses_the_settings_another_instance_just_wrote() {
         .clone();
 
     // The first instance changes both settings.
-    merchants::set_auto_approval(&first, &merchant_id, merchants::AutoApproval::Always)
-        .await
-        .unwrap();
+    merchants::set_auto_approval(
+        &first,
+        &payments_testing::SET_UP,
+        &merchant_id,
+        merchants::AutoApproval::Always,
+    )
+    .await
+    .unwrap();
     payments_service::app::fees::set(
         &first,
+        &payments_testing::SET_UP,
         &merchant_id,
         "THB",
         Direction::Withdrawal,

@@ -11,8 +11,9 @@ use payments_service::app::App;
 use payments_service::app::{balances, ledger};
 use payments_service::clock::SystemClock;
 use payments_service::domain::error::ApiError;
+use payments_service::domain::people::Action;
 use payments_service::Profile;
-use payments_testing::{TestService, TEST_OPERATOR};
+use payments_testing::TestService;
 use proptest::prelude::*;
 use rust_decimal::Decimal;
 use std::sync::Arc;
@@ -92,7 +93,14 @@ impl Fixture {
                 )
                 .await?;
                 let paid = paid_cents.unwrap_or(*c);
-                deposits::complete(&app, &order.order_no, paid_cents.map(cents)).await?;
+                deposits::complete(
+                    &app,
+                    &payments_testing::SET_UP,
+                    &order.order_no,
+                    paid_cents.map(cents),
+                    None,
+                )
+                .await?;
                 model.available += paid - self.fee(paid);
             }
             Op::Withdraw { cents: c } => {
@@ -130,17 +138,35 @@ impl Fixture {
                 let (order_no, frozen) = model.pending.remove(i % model.pending.len());
                 match op {
                     Op::Settle(_) => {
-                        withdrawals::approve(&app, &order_no, TEST_OPERATOR, None).await?;
+                        withdrawals::approve(
+                            &app,
+                            &payments_testing::operator(Action::ApproveWithdrawal),
+                            &order_no,
+                            None,
+                        )
+                        .await?;
                         withdrawals::settle(&app, &order_no, None).await?;
                         model.frozen -= frozen;
                     }
                     Op::Reject(_) => {
-                        withdrawals::reject(&app, &order_no, TEST_OPERATOR, None).await?;
+                        withdrawals::reject(
+                            &app,
+                            &payments_testing::operator(Action::RejectWithdrawal),
+                            &order_no,
+                            None,
+                        )
+                        .await?;
                         model.frozen -= frozen;
                         model.available += frozen;
                     }
                     _ => {
-                        withdrawals::approve(&app, &order_no, TEST_OPERATOR, None).await?;
+                        withdrawals::approve(
+                            &app,
+                            &payments_testing::operator(Action::ApproveWithdrawal),
+                            &order_no,
+                            None,
+                        )
+                        .await?;
                         withdrawals::fail(&app, &order_no, None).await?;
                         model.frozen -= frozen;
                         model.available += frozen;
@@ -197,6 +223,7 @@ fn random_sequences_keep_the_books() {
                 ] {
                     payments_service::app::fees::set_merchant_rate(
                         &app,
+                        &payments_testing::SET_UP,
                         &created.merchant.id,
                         "THB",
                         direction,

@@ -3,13 +3,14 @@
 
 use payments_service::app::deposits::{self, NewDeposit};
 use payments_service::app::merchants::Merchant;
-use payments_service::app::withdrawals::{self, NewWithdrawal};
+use payments_service::app::withdrawals::{self, NewWithdrawal, WithdrawalDetails};
 use payments_service::app::App;
 use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::error::ApiError;
+use payments_service::domain::people::Action;
 use payments_service::domain::status::DepositStatus;
 use payments_service::{server, Profile};
-use payments_testing::{TestService, TEST_OPERATOR};
+use payments_testing::TestService;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -133,7 +134,7 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
         .await
         .unwrap();
     clock.advance(10);
-    deposits::complete(&app, &order.order_no, None)
+    deposits::complete(&app, &payments_testing::SET_UP, &order.order_no, None, None)
         .await
         .unwrap();
     let records = deliveries(&app, &order.order_no).await;
@@ -162,7 +163,9 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
     let cancelled = deposits::create(&app, &m, new_deposit("CB-2", 10, url))
         .await
         .unwrap();
-    deposits::cancel(&app, &cancelled.order_no).await.unwrap();
+    deposits::cancel(&app, &payments_testing::SET_UP, &cancelled.order_no, None)
+        .await
+        .unwrap();
     let body = &deliveries(&app, &cancelled.order_no).await[0].1;
     assert_eq!(
         body["currency_code"], "THB",
@@ -175,15 +178,23 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
         &app,
         &m,
         NewWithdrawal {
-            callback_url: url.map(String::from),
+            details: WithdrawalDetails {
+                callback_url: url.map(String::from),
+                ..Default::default()
+            },
             ..payments_testing::new_withdrawal("CB-W1", Decimal::from(100), "THB", "1")
         },
     )
     .await
     .unwrap();
-    withdrawals::reject(&app, &w.order_no, TEST_OPERATOR, None)
-        .await
-        .unwrap();
+    withdrawals::reject(
+        &app,
+        &payments_testing::operator(Action::RejectWithdrawal),
+        &w.order_no,
+        None,
+    )
+    .await
+    .unwrap();
     let records = deliveries(&app, &w.order_no).await;
     assert_eq!(
         records.len(),
@@ -197,7 +208,9 @@ async fn every_event_writes_the_seed_body_and_only_with_a_callback_url() {
     let silent = deposits::create(&app, &m, new_deposit("CB-3", 10, None))
         .await
         .unwrap();
-    deposits::cancel(&app, &silent.order_no).await.unwrap();
+    deposits::cancel(&app, &payments_testing::SET_UP, &silent.order_no, None)
+        .await
+        .unwrap();
     assert!(deliveries(&app, &silent.order_no).await.is_empty());
 }
 
@@ -260,9 +273,15 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
     let funding = deposits::create(&first, &m, new_deposit("FUND", 10_000, None))
         .await
         .unwrap();
-    deposits::complete(&first, &funding.order_no, None)
-        .await
-        .unwrap();
+    deposits::complete(
+        &first,
+        &payments_testing::SET_UP,
+        &funding.order_no,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     let mut order_nos = Vec::new();
     for i in 0..30 {
         let w = withdrawals::create(
@@ -281,9 +300,14 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
     );
     // Approved but not dispatched, as after a crash between the two.
     for order_no in &order_nos {
-        withdrawals::record_approval(&first, order_no, TEST_OPERATOR, None)
-            .await
-            .unwrap();
+        withdrawals::record_approval(
+            &first,
+            &payments_testing::operator(Action::ApproveWithdrawal),
+            order_no,
+            None,
+        )
+        .await
+        .unwrap();
     }
     let (a, b) = tokio::join!(
         withdrawals::dispatch_due(&first),
@@ -318,9 +342,14 @@ async fn two_workers_never_dispatch_a_withdrawal_twice() {
     )
     .await
     .unwrap();
-    let returned = withdrawals::approve(&first, &approved.order_no, TEST_OPERATOR, None)
-        .await
-        .unwrap();
+    let returned = withdrawals::approve(
+        &first,
+        &payments_testing::operator(Action::ApproveWithdrawal),
+        &approved.order_no,
+        None,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         returned.status,
         payments_service::domain::status::WithdrawalStatus::Approved,

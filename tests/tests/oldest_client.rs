@@ -108,9 +108,15 @@ async fn the_oldest_supported_client_still_works_against_the_current_service() {
     );
 
     // Paid, the balance covers one; both ways of reading it back.
-    deposits::complete(service.service.app(), &account.order_no, None)
-        .await
-        .unwrap();
+    deposits::complete(
+        service.service.app(),
+        &payments_testing::SET_UP,
+        &account.order_no,
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     let balances = client.get_balances().await.unwrap().into_inner();
     let thb = balances
         .items

@@ -8,12 +8,11 @@
 use anyhow::{Context, Result};
 use base64::Engine;
 use payments_service::app::listings::{self, Listing};
-use payments_service::app::people::Operator;
 use payments_service::app::{callbacks, owners, passwords};
 use payments_service::clock::OffsetClock;
 use payments_service::domain::error::ApiError;
 use payments_service::domain::routing::Profile;
-use payments_service::domain::status::{InvitationStatus, OrderKind, OwnerStatus, Role};
+use payments_service::domain::status::{InvitationStatus, OrderKind, OwnerStatus};
 use payments_testing::TestService;
 use std::sync::Arc;
 
@@ -35,12 +34,13 @@ async fn an_invitation_keeps_only_a_hash_a_sealed_body_and_is_accepted_once() ->
     let svc = service().await?;
     let app = svc.service.app();
     let m = svc.new_merchant("Owned").await?.merchant;
-    let by = Operator {
-        id: None,
-        name: "inviter".into(),
-        role: Role::Admin,
-    };
-    let invitation = owners::invite(app, &by, &m.id, "Owner@Example.test".into()).await?;
+    let invitation = owners::invite(
+        app,
+        &payments_testing::SET_UP,
+        &m.id,
+        "Owner@Example.test".into(),
+    )
+    .await?;
     assert_eq!(invitation.email, "owner@example.test");
     assert_eq!(invitation.status, InvitationStatus::Pending);
 
@@ -107,12 +107,13 @@ async fn without_a_platform_address_nobody_is_invited() -> Result<()> {
     let svc = TestService::start(Profile::Sandbox, Arc::new(OffsetClock::default())).await?;
     let app = svc.service.app();
     let m = svc.new_merchant("No platform").await?.merchant;
-    let by = Operator {
-        id: None,
-        name: "inviter".into(),
-        role: Role::Admin,
-    };
-    let refused = owners::invite(app, &by, &m.id, "owner@example.test".into()).await;
+    let refused = owners::invite(
+        app,
+        &payments_testing::SET_UP,
+        &m.id,
+        "owner@example.test".into(),
+    )
+    .await;
     assert!(matches!(refused, Err(ApiError::PlatformEventsUnconfigured)));
     let listed = owners::list(app, &m.id, Listing::default()).await?;
     assert!(listed.items.is_empty());

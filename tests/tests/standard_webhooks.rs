@@ -38,16 +38,21 @@ async fn a_delivered_callback_verifies_with_the_standard_webhooks_crate() {
     let receiver = Receiver::start().await.unwrap();
     receiver.otherwise(Answer::Status(200));
     let created = service.new_merchant("Standard").await.unwrap();
-    let signing = signing::set_scheme(&app, &created.merchant.id, CallbackScheme::StandardWebhooks)
-        .await
-        .unwrap();
+    let signing = signing::set_scheme(
+        &app,
+        &payments_testing::SET_UP,
+        &created.merchant.id,
+        CallbackScheme::StandardWebhooks,
+    )
+    .await
+    .unwrap();
     let secret = signing.new_secret.expect("the first secret, shown once");
 
     let new = payments_testing::new_deposit("SW-1", Decimal::from(100), "THB", Some(&receiver.url));
     let order = deposits::create(&app, &created.merchant, new)
         .await
         .unwrap();
-    deposits::complete(&app, &order.order_no, None)
+    deposits::complete(&app, &payments_testing::SET_UP, &order.order_no, None, None)
         .await
         .unwrap();
     let got = receiver.wait_for(1, Duration::from_secs(20)).await;

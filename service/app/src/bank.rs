@@ -2,14 +2,15 @@
 //! deposit awaiting payment, and the operator's match by hand. A
 //! transaction is never dropped: what matches nothing is kept `unmatched`.
 
+use crate::actor::{Actor, Target};
 use crate::config::ReceivingAccountConfig;
 use crate::deposits::{self, Completion, Deposit, Moved};
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, DepositEvent};
 use crate::domain::money::{from_units, to_units};
-use crate::domain::status::BankTransactionStatus;
-use crate::domain::status::DepositStatus;
+use crate::domain::status::{BankTransactionStatus, DepositStatus};
 use crate::domain::validate;
+use crate::store::audit::PendingAudit;
 use crate::store::rows::{BankTransactionRow, DepositRow};
 use crate::store::{DepositKey, Store, StoreError, UniqueKey};
 use crate::App;
@@ -50,7 +51,7 @@ enum MatchMove {
 
 /// Records the transaction and matches it, all in one transaction with the
 /// deposit's move, its ledger entry and its callback record.
-pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiError> {
+pub async fn ingest(app: &App, by: &Actor, req: NewBankTransaction) -> Result<Ingested, ApiError> {
     let account = app
         .config
         .receiving_account(&req.account_id)
@@ -73,7 +74,7 @@ pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiE
     let fingerprint = fingerprint(&req, amount);
 
     if let Some(existing) = by_reference(app, &account.id, &reference).await? {
-        return replay(app, existing, &fingerprint).await;
+        return replay(app, by, existing, &fingerprint).await;
     }
     let now = app.now_unix();
     let row = BankTransactionRow {
@@ -96,8 +97,9 @@ pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiE
         updated_at: now,
     };
 
+    let audit = by.audit(Target::BankTransaction(row.id.clone()), None, now);
     let outcome = match candidate(app, account, &row).await? {
-        Some(order) => match settle(app, account, row.clone(), &order, true).await {
+        Some(order) => match settle(app, audit.clone(), account, row.clone(), &order, true).await {
             // The order moved between the lookup and the transaction (paid,
             // expired or cancelled meanwhile): keep the money unmatched.
             Err(ApiError::InvalidStateTransition { .. }) => None,
@@ -109,7 +111,7 @@ pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiE
         Some(result) => result,
         // No `?`: a conflict here is a concurrent report of the same
         // reference, which the replay below answers.
-        None => record_unmatched(app, row.clone())
+        None => record_unmatched(app, audit, row.clone())
             .await
             .map_err(|e| duplicate_or(e, &reference))
             .map(|()| Ingested { row, deposit: None }),
@@ -120,7 +122,7 @@ pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiE
             let existing = by_reference(app, &account.id, &reference)
                 .await?
                 .ok_or_else(|| ApiError::Internal("duplicate reference without a row".into()))?;
-            replay(app, existing, &fingerprint).await
+            replay(app, by, existing, &fingerprint).await
         }
         other => other,
     }
@@ -130,8 +132,10 @@ pub async fn ingest(app: &App, req: NewBankTransaction) -> Result<Ingested, ApiE
 /// payment on the same account and currency.
 pub async fn match_by_hand(
     app: &App,
+    by: &Actor,
     transaction_id: &str,
     order_no: &str,
+    remarks: Option<&str>,
 ) -> Result<Ingested, ApiError> {
     let id = transaction_id.to_string();
     let row = app
@@ -169,7 +173,12 @@ pub async fn match_by_hand(
         .config
         .receiving_account(&row.account_id)
         .ok_or_else(|| ApiError::AccountNotFound(row.account_id.clone()))?;
-    settle(app, account, row, &order, false).await
+    let audit = by.audit(
+        Target::BankTransaction(row.id.clone()),
+        remarks,
+        app.now_unix(),
+    );
+    settle(app, audit, account, row, &order, false).await
 }
 
 /// Matches `row` to `order` in one database transaction: the record (new
@@ -180,6 +189,7 @@ pub async fn match_by_hand(
 /// written off.
 async fn settle(
     app: &App,
+    audit: Option<PendingAudit>,
     account: &ReceivingAccountConfig,
     row: BankTransactionRow,
     order: &Deposit,
@@ -206,7 +216,7 @@ async fn settle(
     let kept = unmatched.clone();
     let moved: Moved = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| {
+        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
             Box::pin(async move {
                 if let Some(expired) = deposits::lapse_if_due(tx, &order_no, now).await? {
                     if insert {
@@ -347,11 +357,23 @@ async fn by_reference(
 /// same reference is refused.
 async fn replay(
     app: &App,
+    by: &Actor,
     existing: BankTransactionRow,
     fingerprint: &str,
 ) -> Result<Ingested, ApiError> {
     if !crate::keys::constant_time_eq(&existing.fingerprint, fingerprint) {
         return Err(ApiError::DuplicateBankReference(existing.bank_reference));
+    }
+    // Nothing to write, yet an operator's report all the same: its row, on
+    // the transaction it answered with, in a transaction of its own.
+    if let audit @ Some(_) = by.audit(
+        Target::BankTransaction(existing.id.clone()),
+        None,
+        app.now_unix(),
+    ) {
+        app.db
+            .transaction_audited::<_, ApiError, _>(audit, |_| Box::pin(async { Ok(()) }))
+            .await?;
     }
     let deposit = match &existing.order_no {
         Some(order_no) => Some(deposits::find_any(app, order_no).await?),
@@ -365,9 +387,13 @@ async fn replay(
 
 /// Money no order claims, kept for an operator: a transaction, though one
 /// statement, as an operator's report carries its audit row in it.
-async fn record_unmatched(app: &App, row: BankTransactionRow) -> Result<(), StoreError> {
+async fn record_unmatched(
+    app: &App,
+    audit: Option<PendingAudit>,
+    row: BankTransactionRow,
+) -> Result<(), StoreError> {
     app.db
-        .transaction::<_, StoreError, _>(|s| {
+        .transaction_audited::<_, StoreError, _>(audit, |s| {
             Box::pin(async move { s.insert_bank_transaction(&row).await })
         })
         .await

@@ -1,6 +1,7 @@
 //! A merchant's fee rates: its own where an operator set them, else the
 //! configured defaults of the currency. The arithmetic is `domain::fees`.
 
+use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::money;
@@ -79,6 +80,7 @@ fn rate_or_default(
 /// non-negative with at most 4 fraction digits, the percent at most 100.
 pub async fn set(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     currency: &str,
     direction: Direction,
@@ -96,13 +98,14 @@ pub async fn set(
         return Err(ApiError::invalid_field("percent", "must be at most 100"));
     }
     crate::merchants::find(app, merchant_id).await?;
-    set_merchant_rate(app, merchant_id, currency, direction, &rate).await?;
+    set_merchant_rate(app, actor, merchant_id, currency, direction, &rate).await?;
     Ok(rate)
 }
 
 /// Sets the merchant's own rate for a currency and direction.
 pub async fn set_merchant_rate(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     currency: &str,
     direction: Direction,
@@ -121,9 +124,16 @@ pub async fn set_merchant_rate(
         updated_at: app.now_unix(),
     };
     // A transaction, though one statement: an operator's change carries
-    // its audit row in it (`store::audit`).
+    // its audit row in it.
     app.db
-        .transaction::<_, ApiError, _>(|s| Box::pin(async move { Ok(s.upsert_fee(&row).await?) }))
+        .transaction_audited::<_, ApiError, _>(
+            actor.audit(
+                Target::Merchant(merchant_id.to_string()),
+                None,
+                app.now_unix(),
+            ),
+            |s| Box::pin(async move { Ok(s.upsert_fee(&row).await?) }),
+        )
         .await?;
     Ok(())
 }

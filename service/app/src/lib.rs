@@ -3,6 +3,7 @@
 //! outbox, each over the store, and `App`, what every handler and worker
 //! shares. Nothing here knows HTTP requests or how callbacks leave.
 
+pub mod actor;
 pub mod audit;
 pub mod balance_history;
 pub mod balances;

@@ -2,8 +2,8 @@
 //! setting must satisfy (fee bounds, key grace, callback timeout, rate
 //! limit, auto-approval limits).
 
+use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
-
 use crate::domain::money;
 use crate::domain::status::{AutoApprovalMode, CallbackScheme, MerchantStatus};
 use crate::keys::new_api_key;
@@ -155,7 +155,12 @@ pub struct NewMerchant {
 
 /// Creates a merchant with one API key and a zero balance per configured
 /// currency, in one transaction.
-pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, ApiError> {
+pub async fn create(
+    app: &App,
+    actor: &Actor,
+    code: &str,
+    name: &str,
+) -> Result<NewMerchant, ApiError> {
     let code = crate::domain::validate::code("code", code.to_string())?;
     let name = crate::domain::validate::required_text("name", name.to_string(), 128)?;
     let now = app.now_unix();
@@ -179,19 +184,22 @@ pub async fn create(app: &App, code: &str, name: &str) -> Result<NewMerchant, Ap
     let balances = balances::zero_rows(app, &row.id, now);
     let merchant_row = row.clone();
     app.db
-        .transaction::<_, ApiError, _>(|tx| {
-            Box::pin(async move {
-                if tx.merchant_by_code(&merchant_row.code).await?.is_some() {
-                    return Err(ApiError::MerchantCodeTaken(merchant_row.code.clone()));
-                }
-                tx.insert_merchant(&merchant_row).await?;
-                tx.insert_api_key(&key_row).await?;
-                for b in &balances {
-                    tx.ensure_balance(b).await?;
-                }
-                Ok(())
-            })
-        })
+        .transaction_audited::<_, ApiError, _>(
+            actor.audit(Target::NewMerchant, None, app.now_unix()),
+            |tx| {
+                Box::pin(async move {
+                    if tx.merchant_by_code(&merchant_row.code).await?.is_some() {
+                        return Err(ApiError::MerchantCodeTaken(merchant_row.code.clone()));
+                    }
+                    tx.insert_merchant(&merchant_row).await?;
+                    tx.insert_api_key(&key_row).await?;
+                    for b in &balances {
+                        tx.ensure_balance(b).await?;
+                    }
+                    Ok(())
+                })
+            },
+        )
         .await?;
     Ok(NewMerchant {
         merchant: Merchant::from_row(row)?,
@@ -228,6 +236,7 @@ pub struct IssuedKey {
 /// (the configured grace when not given, at most 30 days).
 pub async fn issue_api_key(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     grace_seconds: Option<i64>,
 ) -> Result<IssuedKey, ApiError> {
@@ -244,18 +253,25 @@ pub async fn issue_api_key(
     let expires_at = now + grace_seconds;
     let rotated = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(async move {
-                if tx.merchant_by_id(&id).await?.is_none() {
-                    return Err(ApiError::MerchantNotFound(id));
-                }
-                // Keys issued in the same second as the new one must not
-                // count as older: expire first, insert after.
-                let rotated = tx.expire_api_keys(&id, expires_at).await?;
-                tx.insert_api_key(&key_row).await?;
-                Ok(rotated)
-            })
-        })
+        .transaction_audited::<_, ApiError, _>(
+            actor.audit(
+                Target::Merchant(merchant_id.to_string()),
+                None,
+                app.now_unix(),
+            ),
+            move |tx| {
+                Box::pin(async move {
+                    if tx.merchant_by_id(&id).await?.is_none() {
+                        return Err(ApiError::MerchantNotFound(id));
+                    }
+                    // Keys issued in the same second as the new one must not
+                    // count as older: expire first, insert after.
+                    let rotated = tx.expire_api_keys(&id, expires_at).await?;
+                    tx.insert_api_key(&key_row).await?;
+                    Ok(rotated)
+                })
+            },
+        )
         .await?;
     Ok(IssuedKey {
         api_key,
@@ -287,6 +303,7 @@ pub async fn signing_key(app: &App, merchant_id: &str) -> Result<String, ApiErro
 /// How long a callback attempt to this merchant may take: 1 to 60 s.
 pub async fn set_callback_timeout(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     seconds: i64,
 ) -> Result<Merchant, ApiError> {
@@ -300,29 +317,37 @@ pub async fn set_callback_timeout(
         callback_timeout_seconds: Some(seconds),
         ..MerchantChange::at(app.now_unix())
     };
-    change_merchant(app, merchant_id, change).await
+    change_merchant(app, actor, merchant_id, change).await
 }
 
 /// Writes `change` to the merchant and reads it back as it now is.
 async fn change_merchant(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     change: MerchantChange,
 ) -> Result<Merchant, ApiError> {
     let id = merchant_id.to_string();
     // A transaction, though one statement: an operator's change carries
-    // its audit row in it (`store::audit`).
+    // its audit row in it.
     // Refused inside the transaction, so that nothing (no audit row
     // either) commits for a merchant that is not there.
     app.db
-        .transaction::<_, ApiError, _>(|s| {
-            Box::pin(async move {
-                if !s.change_merchant(&id, &change).await? {
-                    return Err(ApiError::MerchantNotFound(id));
-                }
-                Ok(())
-            })
-        })
+        .transaction_audited::<_, ApiError, _>(
+            actor.audit(
+                Target::Merchant(merchant_id.to_string()),
+                None,
+                app.now_unix(),
+            ),
+            |s| {
+                Box::pin(async move {
+                    if !s.change_merchant(&id, &change).await? {
+                        return Err(ApiError::MerchantNotFound(id));
+                    }
+                    Ok(())
+                })
+            },
+        )
         .await?;
     find(app, merchant_id).await
 }
@@ -331,6 +356,7 @@ async fn change_merchant(
 /// are paid to from now on; orders already created keep theirs.
 pub async fn set_receiving_account(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     account_id: &str,
 ) -> Result<Merchant, ApiError> {
@@ -347,20 +373,27 @@ pub async fn set_receiving_account(
     // Locked, read and written in one transaction, so that two assignments
     // in different currencies cannot overwrite each other.
     app.db
-        .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(async move {
-                let mut merchant = Merchant::from_row(locked_row(tx, &id).await?)?;
-                merchant.receiving_accounts.insert(currency, account);
-                let accounts = serde_json::to_string(&merchant.receiving_accounts)
-                    .map_err(|e| ApiError::Internal(e.to_string()))?;
-                let change = MerchantChange {
-                    receiving_accounts: Some(accounts),
-                    ..MerchantChange::at(now)
-                };
-                tx.change_merchant(&id, &change).await?;
-                Ok(merchant)
-            })
-        })
+        .transaction_audited::<_, ApiError, _>(
+            actor.audit(
+                Target::Merchant(merchant_id.to_string()),
+                None,
+                app.now_unix(),
+            ),
+            move |tx| {
+                Box::pin(async move {
+                    let mut merchant = Merchant::from_row(locked_row(tx, &id).await?)?;
+                    merchant.receiving_accounts.insert(currency, account);
+                    let accounts = serde_json::to_string(&merchant.receiving_accounts)
+                        .map_err(|e| ApiError::Internal(e.to_string()))?;
+                    let change = MerchantChange {
+                        receiving_accounts: Some(accounts),
+                        ..MerchantChange::at(now)
+                    };
+                    tx.change_merchant(&id, &change).await?;
+                    Ok(merchant)
+                })
+            },
+        )
         .await
 }
 
@@ -373,7 +406,13 @@ pub async fn ensure_demo(app: &App) -> Result<(NewMerchant, bool)> {
         .await?;
     let Some(row) = existing else {
         return Ok((
-            create(app, DEMO_MERCHANT_CODE, "Demo Merchant").await?,
+            create(
+                app,
+                &Actor::System("sandbox"),
+                DEMO_MERCHANT_CODE,
+                "Demo Merchant",
+            )
+            .await?,
             true,
         ));
     };
@@ -421,6 +460,7 @@ pub async fn locked_row(tx: &mut dyn Store, merchant_id: &str) -> Result<Merchan
 
 pub async fn set_auto_approval(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     setting: AutoApproval,
 ) -> Result<Merchant, ApiError> {
@@ -431,12 +471,13 @@ pub async fn set_auto_approval(
         auto_approval_limits: Some(limits),
         ..MerchantChange::at(app.now_unix())
     };
-    change_merchant(app, merchant_id, change).await
+    change_merchant(app, actor, merchant_id, change).await
 }
 
 /// A merchant's own rate limit: each figure between 1 and 1 000 000.
 pub async fn set_rate_limit(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     per_minute: i64,
     burst: i64,
@@ -453,7 +494,7 @@ pub async fn set_rate_limit(
         rate_limit_burst: Some(bounded("burst", burst)?),
         ..MerchantChange::at(app.now_unix())
     };
-    change_merchant(app, merchant_id, change).await
+    change_merchant(app, actor, merchant_id, change).await
 }
 
 /// Auto-approval up to a limit per currency: each currency configured,

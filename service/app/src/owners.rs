@@ -6,13 +6,12 @@
 //! the platform's mailer sends; that body is sealed at rest and shown to
 //! operators with the link redacted (`callbacks::shown_body`).
 
-use crate::audit::{self, Target};
+use crate::actor::{Actor, Target};
 use crate::callbacks::{self, PlatformEvent};
 use crate::domain::error::ApiError;
 use crate::domain::status::{InvitationReason, InvitationStatus, OrderKind, OwnerStatus};
 use crate::domain::validate;
 use crate::listings::{self, Listing, Page};
-use crate::people::Operator;
 pub use crate::store::rows::{InvitationRow, OwnerRow};
 use crate::store::{Store, StoreError, UniqueKey};
 use crate::{passwords, App};
@@ -40,7 +39,7 @@ pub fn state(row: &InvitationRow, now: i64) -> &'static str {
 /// before and not yet active (its pending invitation superseded).
 pub async fn invite(
     app: &App,
-    by: &Operator,
+    by: &Actor,
     merchant_id: &str,
     email: String,
 ) -> Result<InvitationRow, ApiError> {
@@ -52,22 +51,21 @@ pub async fn invite(
 /// Issues the invitation again: a new link, the pending one superseded.
 /// An invitation revoked or expired can be issued again; one whose owner
 /// is already active cannot.
-pub async fn resend(app: &App, by: &Operator, id: &str) -> Result<InvitationRow, ApiError> {
+pub async fn resend(app: &App, by: &Actor, id: &str) -> Result<InvitationRow, ApiError> {
     let old = find(app, id).await?;
-    // The trail names the tenant (see `http::owners`).
-    audit::on(Target::Merchant(old.merchant_id.clone()));
     let subject = Subject::of(app, &old.merchant_id, old.email).await?;
     issue(app, by, subject, InvitationReason::Resent).await
 }
 
 /// Revokes a pending invitation: its link no longer works.
-pub async fn revoke(app: &App, id: &str) -> Result<InvitationRow, ApiError> {
+pub async fn revoke(app: &App, by: &Actor, id: &str) -> Result<InvitationRow, ApiError> {
     let found = find(app, id).await?;
-    audit::on(Target::Merchant(found.merchant_id));
     let now = app.now_unix();
+    // The trail names the tenant.
+    let audit = by.audit(Target::Merchant(found.merchant_id), None, now);
     let key = id.to_string();
     app.db
-        .transaction::<_, ApiError, _>(move |s| {
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
                 let row = s
                     .invitation_by_id(&key)
@@ -193,7 +191,7 @@ impl Subject {
 
 async fn issue(
     app: &App,
-    by: &Operator,
+    by: &Actor,
     subject: Subject,
     reason: InvitationReason,
 ) -> Result<InvitationRow, ApiError> {
@@ -213,7 +211,7 @@ async fn issue(
         token_hash: app.vault.lookup_hash(&token),
         status: InvitationStatus::Pending,
         reason,
-        issued_by: by.name.clone(),
+        issued_by: by.name().to_string(),
         issued_at: now,
         expires_at: now + app.config.owner_invitation_ttl_seconds,
         ended_at: None,
@@ -237,8 +235,10 @@ async fn issue(
         .vault
         .encrypt(&body(&invitation, &subject.merchant_name, &link)?)
         .map_err(|e| ApiError::Internal(format!("sealing a platform event: {e}")))?;
+    // The trail names the tenant.
+    let audit = by.audit(Target::Merchant(subject.merchant_id.clone()), None, now);
     app.db
-        .transaction::<_, ApiError, _>(move |s| {
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
                 let owner_id = owner_of(s, owner).await?;
                 s.end_pending_invitations(&owner_id, InvitationStatus::Superseded, now)

@@ -3,8 +3,9 @@
 //! master key's lookup hash; the configuration's tokens remain for
 //! bootstrap (the first admin), each acting as an admin under its name.
 
+pub use crate::actor::Operator;
+use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
-use crate::domain::people::Action;
 use crate::domain::status::{OperatorStatus, Role};
 use crate::domain::validate;
 use crate::keys::constant_time_eq;
@@ -13,39 +14,6 @@ pub use crate::store::rows::{OperatorRow, OperatorTokenRow};
 use crate::store::{StoreError, UniqueKey};
 use crate::App;
 use rand::RngCore;
-
-/// Who is acting: an operator identity, or a configuration token.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Operator {
-    /// The identity's id; `None` for a configuration token.
-    pub id: Option<String>,
-    pub name: String,
-    pub role: Role,
-}
-
-impl Operator {
-    /// What tells two approvers apart: the identity, or the configuration
-    /// token's name.
-    pub fn approver_key(&self) -> String {
-        match &self.id {
-            Some(id) => id.clone(),
-            None => format!("config:{}", self.name),
-        }
-    }
-
-    /// Refuses, with the role it needs, an action the role does not allow.
-    pub fn may(&self, action: Action) -> Result<(), ApiError> {
-        if self.role.may(action) {
-            Ok(())
-        } else {
-            Err(ApiError::RoleForbidden {
-                role: self.role.as_str(),
-                action: action.name(),
-                needs: action.needs().as_str(),
-            })
-        }
-    }
-}
 
 /// The operator a bearer token names: a configuration token (compared in
 /// constant time against each), or an active identity's token not revoked.
@@ -96,7 +64,7 @@ pub fn role(field: &str, text: &str) -> Result<Role, ApiError> {
     })
 }
 
-pub async fn create(app: &App, new: NewOperator) -> Result<OperatorRow, ApiError> {
+pub async fn create(app: &App, by: &Actor, new: NewOperator) -> Result<OperatorRow, ApiError> {
     let now = app.now_unix();
     let row = OperatorRow {
         id: uuid::Uuid::new_v4().to_string(),
@@ -109,7 +77,7 @@ pub async fn create(app: &App, new: NewOperator) -> Result<OperatorRow, ApiError
     };
     let insert = row.clone();
     app.db
-        .transaction::<_, StoreError, _>(|s| {
+        .transaction_audited::<_, StoreError, _>(by.audit(Target::NewOperator, None, now), |s| {
             Box::pin(async move { s.insert_operator(&insert).await })
         })
         .await
@@ -127,6 +95,7 @@ pub async fn create(app: &App, new: NewOperator) -> Result<OperatorRow, ApiError
 /// `email`, hashed with Argon2id; the operator.
 pub async fn set_password(
     app: &App,
+    by: &Actor,
     email: String,
     password: String,
 ) -> Result<OperatorRow, ApiError> {
@@ -134,8 +103,11 @@ pub async fn set_password(
     crate::passwords::acceptable("password", &password)?;
     let hash = crate::passwords::hash_off_thread(password).await?;
     let now = app.now_unix();
+    // The operator's id is known once the row is found: the store names the
+    // row it wrote as the target.
+    let audit = by.audit(Target::NewOperator, None, now);
     app.db
-        .transaction::<_, ApiError, _>(move |s| {
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
                 s.set_operator_password(&email, &hash, now)
                     .await?
@@ -166,11 +138,12 @@ pub struct Changes {
 /// themselves.
 pub async fn change(
     app: &App,
-    by: &Operator,
+    by: &Actor,
     id: &str,
     changes: Changes,
 ) -> Result<OperatorRow, ApiError> {
-    if by.id.as_deref() == Some(id) && (changes.role.is_some() || changes.status.is_some()) {
+    let own = by.acting().is_some_and(|a| a.who.id.as_deref() == Some(id));
+    if own && (changes.role.is_some() || changes.status.is_some()) {
         return Err(ApiError::OperatorSelfChange);
     }
     let change = OperatorChange {
@@ -183,9 +156,10 @@ pub async fn change(
         ..OperatorChange::at(app.now_unix())
     };
     let key = id.to_string();
+    let audit = by.audit(Target::Operator(key.clone()), None, app.now_unix());
     // Refused inside the transaction: nothing commits for no operator.
     app.db
-        .transaction::<_, ApiError, _>(|s| {
+        .transaction_audited::<_, ApiError, _>(audit, |s| {
             Box::pin(async move {
                 s.change_operator(&key, &change)
                     .await?
@@ -203,6 +177,7 @@ pub struct IssuedToken {
 
 pub async fn issue_token(
     app: &App,
+    by: &Actor,
     operator_id: &str,
     label: String,
 ) -> Result<IssuedToken, ApiError> {
@@ -220,8 +195,13 @@ pub async fn issue_token(
         revoked_at: None,
     };
     let insert = row.clone();
+    let audit = by.audit(
+        Target::Operator(operator_id.to_string()),
+        None,
+        row.created_at,
+    );
     app.db
-        .transaction::<_, ApiError, _>(|s| {
+        .transaction_audited::<_, ApiError, _>(audit, |s| {
             Box::pin(async move { Ok(s.insert_operator_token(&insert).await?) })
         })
         .await?;
@@ -240,6 +220,7 @@ pub async fn tokens(app: &App, operator_id: &str) -> Result<Vec<OperatorTokenRow
 /// Revokes a token at once; revoking it again changes nothing.
 pub async fn revoke_token(
     app: &App,
+    by: &Actor,
     operator_id: &str,
     token_id: &str,
 ) -> Result<OperatorTokenRow, ApiError> {
@@ -249,8 +230,9 @@ pub async fn revoke_token(
         token_id.to_string(),
         app.now_unix(),
     );
+    let audit = by.audit(Target::Operator(op.clone()), None, now);
     app.db
-        .transaction::<_, ApiError, _>(move |s| {
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
                 s.revoke_operator_token(&op, &tok, now)
                     .await?

@@ -61,6 +61,15 @@ impl Session {
         }
     }
 
+    /// The owner as the actor of what it does in the portal.
+    pub fn owner_actor(&self) -> Option<crate::actor::Actor> {
+        self.owner().map(|o| crate::actor::Actor::Owner {
+            id: o.id.clone(),
+            email: o.email.clone(),
+            merchant_id: o.merchant_id.clone(),
+        })
+    }
+
     /// Whether a form's token is this session's (constant time).
     pub fn form_is_ours(&self, presented: &str) -> bool {
         constant_time_eq(&self.csrf, presented)

@@ -243,7 +243,7 @@ pub struct Config {
     pub expiry_interval_seconds: u64,
     pub request_body_max_bytes: usize,
     /// `error`, `warn`, `info`, `debug` or `trace`, or a `RUST_LOG`-style
-    /// filter (`info,payments_service=debug`).
+    /// filter (`info,payments=debug`: every crate of the service).
     pub log_level: String,
     /// One JSON object per line (production's default) or text (the
     /// sandbox's).

@@ -9,7 +9,7 @@ use crate::app::cashier;
 use crate::app::deposits::{self, Deposit, NewDeposit, Payer};
 use crate::app::listings::Listing;
 use crate::app::merchants::Merchant;
-use crate::app::withdrawals::{self, NewWithdrawal};
+use crate::app::withdrawals::{self, NewWithdrawal, WithdrawalDetails};
 use crate::app::{self, App};
 use crate::auth::authenticate;
 use crate::billing;
@@ -364,13 +364,15 @@ fn new_withdrawal(
         beneficiary_name: validate::required_text("beneficiary_name", beneficiary_name, 128)?,
         beneficiary_account: validate::account_number("beneficiary_account", beneficiary_account)?,
         beneficiary_bank_code: validate::code("beneficiary_bank_code", beneficiary_bank_code)?,
-        beneficiary_bank_branch: validate::optional_text(
-            "beneficiary_bank_branch",
-            beneficiary_bank_branch,
-            128,
-        )?,
-        callback_url: validate::callback_url(app.config.profile, callback_url)?,
-        extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
+        details: WithdrawalDetails {
+            beneficiary_bank_branch: validate::optional_text(
+                "beneficiary_bank_branch",
+                beneficiary_bank_branch,
+                128,
+            )?,
+            callback_url: validate::callback_url(app.config.profile, callback_url)?,
+            extra_data: validate::optional_text("extra_data", extra_data, 1024)?,
+        },
         fingerprint: fingerprint(fields),
     })
 }

@@ -1,6 +1,7 @@
 //! The sandbox's simulation API: payers, banks and channels, simulated.
 //! Registered only in the sandbox profile.
 
+use crate::app::actor::Actor;
 use crate::app::deposits;
 use crate::app::withdrawals;
 use crate::app::App;
@@ -52,7 +53,10 @@ async fn paid(
     let amount = req.amount.map(|a| a.value());
     let order = match how {
         Paid::Matched => deposits::record_match(app, order_no, amount).await?,
-        Paid::Completed => deposits::complete(app, order_no, amount).await?,
+        Paid::Completed => {
+            let by = Actor::System("sandbox");
+            deposits::complete(app, &by, order_no, amount, None).await?
+        }
     };
     Ok(simulated_deposit(&order))
 }

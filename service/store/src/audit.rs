@@ -1,19 +1,13 @@
-//! The audit row of the operator action a request is taking, carried to
-//! the transaction that performs it.
-//!
-//! Why a task-local and not a parameter: the use cases an operator calls
-//! are also called by jobs, the sandbox's pages and tests, none of which
-//! is an operator. The operator API (`app::audit::acting`) puts the row
-//! in scope for the request; the first `Db::transaction` the action
-//! commits appends it, with the target's settings before and after read
-//! inside that same transaction. So an action cannot commit without its
-//! row, a refused or failed action writes none, and the later units of
-//! the same request (a dispatch after an approval) do not repeat it.
+//! The audit row of an operator's action, appended by the transaction that
+//! makes the change (`Db::transaction_audited`), with the target's
+//! settings read before and after inside that same transaction: the action
+//! cannot commit without its row, and a refused or failed action writes
+//! none. The use case builds the row (`app::actor::Actor::audit`) and hands
+//! it to the one transaction that is the action.
 
 use super::queries::Store;
 use super::rows::AuditRow;
 use super::StoreResult;
-use std::cell::RefCell;
 
 /// What the settings of an action's target are snapshotted as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,42 +25,6 @@ pub struct PendingAudit {
     /// The row, its states still empty.
     pub row: AuditRow,
     pub snapshot: Snapshot,
-}
-
-tokio::task_local! {
-    static PENDING: RefCell<Option<PendingAudit>>;
-}
-
-/// Runs `work` with `pending` as its action's audit row.
-pub async fn scoped<F: std::future::Future>(pending: PendingAudit, work: F) -> F::Output {
-    PENDING.scope(RefCell::new(Some(pending)), work).await
-}
-
-/// Changes the row in scope (its target, its remarks) before the action's
-/// transaction; nothing happens outside an action's scope.
-pub fn amend(f: impl FnOnce(&mut PendingAudit)) {
-    let _ = PENDING.try_with(|p| {
-        if let Some(pending) = p.borrow_mut().as_mut() {
-            f(pending);
-        }
-    });
-}
-
-/// The row a transaction starting now must append, if any.
-pub(super) fn pending() -> Option<PendingAudit> {
-    PENDING.try_with(|p| p.borrow().clone()).ok().flatten()
-}
-
-/// The row was committed: no later unit of this action appends it again.
-pub(super) fn written() {
-    let _ = PENDING.try_with(|p| p.borrow_mut().take());
-}
-
-/// Whether the action in scope has not committed its row (yet): asked
-/// after the action succeeded, to report one that wrote nothing through
-/// a transaction.
-pub fn still_pending() -> bool {
-    PENDING.try_with(|p| p.borrow().is_some()).unwrap_or(false)
 }
 
 /// The target's settings as a JSON document, read in the transaction.

@@ -120,10 +120,10 @@ impl<E> From<diesel::result::Error> for Failed<E> {
     }
 }
 
-/// `in_unit` for a transaction, which also appends the audit row of the
-/// operator action in scope (`audit`), if it has not been yet: its
-/// target's settings read before `f` and after it, the row written only
-/// if `f` succeeded, so that it commits or rolls back with the action.
+/// `in_unit` for a transaction, which also appends `pending`, the audit row
+/// of the operator action it is, if any: its target's settings read before
+/// `f` and after it, the row written only if `f` succeeded, so that it
+/// commits or rolls back with the action.
 async fn in_audited_unit<C, T, E, F>(
     conn: &mut C,
     began_ms: i64,
@@ -158,10 +158,7 @@ where
             }
             .await;
             match appended {
-                Ok(()) => {
-                    tx.done.audited = true;
-                    Ok(value)
-                }
+                Ok(()) => Ok(value),
                 Err(e) => Err(e.into()),
             }
         }
@@ -312,8 +309,23 @@ impl Db {
         E: From<StoreError> + Send + 'static,
         F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
     {
+        self.transaction_audited(None, f).await
+    }
+
+    /// A transaction that is an operator's action: `audit`, its row, is
+    /// appended in it when `f` succeeds (`in_audited_unit`).
+    pub async fn transaction_audited<T, E, F>(
+        &self,
+        audit: Option<audit::PendingAudit>,
+        f: F,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
+    {
         let began = self.began_ms();
-        let pending = audit::pending();
+        let pending = audit;
         // diesel-async ends a transaction with its own error type: the
         // work's error travels beside it, untouched.
         let committed: Result<_, Failed<E>> = match self.conn().await? {
@@ -339,9 +351,6 @@ impl Db {
             Failed::Work(e) => e,
             Failed::Database(e) => E::from(StoreError::from(e)),
         })?;
-        if done.audited {
-            audit::written();
-        }
         self.after(done, true);
         Ok(value)
     }

@@ -21,8 +21,6 @@ pub struct Effects {
     /// The id of the merchant or operator it created, the target of the
     /// action's audit row.
     pub(crate) created: Option<String>,
-    /// It appended the audit row of the action in scope.
-    pub(crate) audited: bool,
 }
 
 /// A connection inside one unit of work (`Db::run`, `Db::transaction`),

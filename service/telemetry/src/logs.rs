@@ -1,7 +1,7 @@
 //! Where log lines go and how they look: one JSON object per line (the
 //! production default, for a log pipeline) or text for a person at a
 //! terminal, on stderr, filtered by `PAYMENTS_LOG_LEVEL` (a level, or a
-//! `RUST_LOG`-style filter such as `info,payments_service=debug`).
+//! `RUST_LOG`-style filter such as `info,payments=debug`, which a target prefix matches for every crate of the service).
 
 use std::io::IsTerminal;
 

@@ -6,11 +6,15 @@ pub mod channel_sim;
 
 use anyhow::{Context, Result};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use payments_service::app::actor::Actor;
 use payments_service::app::merchants::{self, NewMerchant};
+use payments_service::app::people::Operator;
 use payments_service::app::App;
 use payments_service::clock::Clock;
 use payments_service::config::Config;
+use payments_service::domain::people::Action;
 use payments_service::domain::routing::Profile;
+use payments_service::domain::status::Role;
 use payments_service::keys::KeyVault;
 use payments_service::server::{self, Service};
 use std::sync::Arc;
@@ -18,6 +22,24 @@ use std::sync::Arc;
 /// The operator token every test service accepts.
 pub const TEST_OPERATOR_TOKEN: &str = "op_test_conformance_operator_token";
 pub const TEST_OPERATOR: &str = "test-operator";
+
+/// Set-up a test does itself (merchants, paid deposits): nobody's action,
+/// so no audit row.
+pub const SET_UP: Actor = Actor::System("test set-up");
+
+/// The configured test operator taking `action`, as the operator API hands
+/// it to a use case: the use case appends the action's audit row.
+pub fn operator(action: Action) -> Actor {
+    Actor::operator(
+        Operator {
+            id: None,
+            name: TEST_OPERATOR.into(),
+            role: Role::Admin,
+        },
+        action,
+        "test",
+    )
+}
 
 /// Names a PostgreSQL server (any database on it) to run tests against.
 pub const TEST_DATABASE_ENV: &str = "PAYMENTS_TEST_DATABASE_URL";
@@ -93,7 +115,7 @@ impl TestService {
 
     pub async fn new_merchant(&self, name: &str) -> Result<NewMerchant> {
         let code = format!("m{}", &uuid::Uuid::new_v4().simple().to_string()[..16]);
-        Ok(merchants::create(self.service.app(), &code, name).await?)
+        Ok(merchants::create(self.service.app(), &SET_UP, &code, name).await?)
     }
 }
 
@@ -130,7 +152,7 @@ pub async fn fund(
     use payments_service::app::deposits;
     let new = new_deposit(merchant_order_no, amount, currency, None);
     let order = deposits::create(app, merchant, new).await?;
-    deposits::complete(app, &order.order_no, None).await?;
+    deposits::complete(app, &SET_UP, &order.order_no, None, None).await?;
     Ok(())
 }
 
@@ -151,9 +173,7 @@ pub fn new_withdrawal(
         beneficiary_name: "Somchai Jaidee".into(),
         beneficiary_account: account.into(),
         beneficiary_bank_code: "SCB".into(),
-        beneficiary_bank_branch: None,
-        callback_url: None,
-        extra_data: None,
+        details: Default::default(),
         fingerprint: merchant_order_no.into(),
     }
 }
@@ -175,7 +195,7 @@ pub async fn approved_withdrawal(
         account,
     );
     let w = withdrawals::create(app, merchant, new).await?;
-    withdrawals::approve(app, &w.order_no, TEST_OPERATOR, None).await?;
+    withdrawals::approve(app, &operator(Action::ApproveWithdrawal), &w.order_no, None).await?;
     Ok(withdrawals::find_any(app, &w.order_no).await?)
 }
 

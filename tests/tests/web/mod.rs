@@ -42,6 +42,7 @@ pub async fn operator(app: &App, name: &str, role: Role) -> Result<String> {
     let email = format!("{name}@ops.example.test");
     people::create(
         app,
+        &payments_testing::SET_UP,
         NewOperator {
             name: name.into(),
             email: email.clone(),
@@ -49,7 +50,13 @@ pub async fn operator(app: &App, name: &str, role: Role) -> Result<String> {
         },
     )
     .await?;
-    people::set_password(app, email.clone(), PASSWORD.into()).await?;
+    people::set_password(
+        app,
+        &payments_testing::SET_UP,
+        email.clone(),
+        PASSWORD.into(),
+    )
+    .await?;
     Ok(email)
 }
 

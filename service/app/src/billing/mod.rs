@@ -10,12 +10,14 @@
 
 pub mod document;
 
+use crate::actor::{Actor, Target};
 use crate::callbacks::{self, PlatformEvent};
 use crate::domain::billing::{self, rfc3339, CurrencyTotals, KindSum};
 use crate::domain::error::ApiError;
 use crate::domain::money::from_units;
 use crate::domain::status::{BillingPeriod, OrderKind, StatementStatus};
 use crate::listings::{self, Listing, Page};
+use crate::store::audit::PendingAudit;
 use crate::store::error::UniqueKey;
 use crate::store::rows::StatementRow;
 use crate::store::{Store, StoreError};
@@ -122,11 +124,12 @@ async fn totals(
         .collect())
 }
 
-async fn issue(app: &App, d: Draft) -> Result<Statement, ApiError> {
+async fn issue(app: &App, by: &Actor, d: Draft) -> Result<Statement, ApiError> {
     let merchant = crate::merchants::find_row(app, &d.merchant_id).await?;
     let totals = totals(app, &d.merchant_id, d.start, d.end).await?;
     let now = app.now_unix();
     let replaces = d.replaces.clone();
+    let remarks = d.remarks.clone();
     let (statement, pdf) = prepare(d, &merchant.name, totals, now)?;
     let event = match (
         app.config.platform_events_url.clone(),
@@ -144,7 +147,13 @@ async fn issue(app: &App, d: Draft) -> Result<Statement, ApiError> {
         }
         _ => None,
     };
-    commit(app, statement.row.clone(), pdf, event, replaces, now).await?;
+    // The trail names the tenant.
+    let audit = by.audit(
+        Target::Merchant(statement.row.merchant_id.clone()),
+        remarks.as_deref(),
+        now,
+    );
+    commit(app, audit, statement.row.clone(), pdf, event, replaces, now).await?;
     if statement.row.issued_by == SCHEDULE {
         tracing::info!(
             statement = %statement.row.number,
@@ -204,6 +213,7 @@ fn prepare(
 /// that no statement in force meets the period.
 async fn commit(
     app: &App,
+    audit: Option<PendingAudit>,
     row: StatementRow,
     pdf: Vec<u8>,
     event: Option<(String, String)>,
@@ -211,7 +221,7 @@ async fn commit(
     now: i64,
 ) -> Result<(), ApiError> {
     app.db
-        .transaction::<_, ApiError, _>(move |s| {
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
                 // One issuer per merchant at a time (PostgreSQL's row
                 // lock; SQLite has one writer): the overlap check below
@@ -359,7 +369,7 @@ pub async fn issue_due(app: &App, limit: usize) -> Result<usize, ApiError> {
                 remarks: None,
                 replaces: None,
             };
-            match issue(app, draft).await {
+            match issue(app, &Actor::System(SCHEDULE), draft).await {
                 Ok(_) => issued += 1,
                 // Another instance issued it first.
                 Err(ApiError::StatementAlreadyIssued(_)) => {}
@@ -375,7 +385,7 @@ pub async fn issue_due(app: &App, limit: usize) -> Result<usize, ApiError> {
 /// meet no statement in force.
 pub async fn issue_for(
     app: &App,
-    by: &str,
+    by: &Actor,
     merchant_id: &str,
     start: i64,
     end: i64,
@@ -396,13 +406,14 @@ pub async fn issue_for(
     let period = period_of(app, merchant_id).await?;
     issue(
         app,
+        by,
         Draft {
             merchant_id: merchant_id.to_string(),
             period,
             start,
             end,
             version: 1,
-            issued_by: by.to_string(),
+            issued_by: by.name().to_string(),
             remarks,
             replaces: None,
         },
@@ -414,12 +425,11 @@ pub async fn issue_for(
 /// from the ledger again, with its own number, document and event.
 pub async fn reissue(
     app: &App,
-    by: &str,
+    by: &Actor,
     id: &str,
     remarks: Option<String>,
 ) -> Result<Statement, ApiError> {
     let old = find(app, None, id).await?.row;
-    crate::audit::on(crate::audit::Target::Merchant(old.merchant_id.clone()));
     if old.status != StatementStatus::Issued {
         return Err(ApiError::InvalidStateTransition {
             order_no: old.number,
@@ -429,13 +439,14 @@ pub async fn reissue(
     }
     issue(
         app,
+        by,
         Draft {
             merchant_id: old.merchant_id,
             period: old.billing_period,
             start: old.period_start,
             end: old.period_end,
             version: old.version + 1,
-            issued_by: by.to_string(),
+            issued_by: by.name().to_string(),
             remarks,
             replaces: Some(old.id),
         },
@@ -501,6 +512,7 @@ pub async fn period_of(app: &App, merchant_id: &str) -> Result<BillingPeriod, Ap
 /// last statement ended and runs to the next boundary of the new length.
 pub async fn set_period(
     app: &App,
+    by: &Actor,
     merchant_id: &str,
     period: &str,
 ) -> Result<BillingPeriod, ApiError> {
@@ -508,8 +520,9 @@ pub async fn set_period(
         .ok_or_else(|| ApiError::invalid_field("billing_period", "must be month, week or day"))?;
     crate::merchants::find_row(app, merchant_id).await?;
     let (m, now) = (merchant_id.to_string(), app.now_unix());
+    let audit = by.audit(Target::Merchant(m.clone()), None, now);
     app.db
-        .transaction::<_, ApiError, _>(move |s| {
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
                 s.set_billing_period(&m, period, now).await?;
                 Ok(period)

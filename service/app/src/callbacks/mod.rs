@@ -14,6 +14,7 @@ pub use crate::store::rows::{
     CallbackAttemptRow as AttemptRecord, CallbackDeliveryRow as Delivery,
 };
 
+use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::events::{
     deposit_body, withdrawal_body, BodyError, DepositCallback, WithdrawalCallback,
@@ -212,15 +213,19 @@ pub fn open_body(app: &App, delivery: &CallbackDeliveryRow) -> Result<String, Ap
 /// An operator's retry: the same record, its attempt count back to 0, due
 /// now. Refused while an attempt is under way. Answers the record as the
 /// retry left it: a worker may claim it the moment the retry commits.
-pub async fn retry(app: &App, delivery_id: &str) -> Result<CallbackDeliveryRow, ApiError> {
+pub async fn retry(
+    app: &App,
+    by: &Actor,
+    delivery_id: &str,
+) -> Result<CallbackDeliveryRow, ApiError> {
     let mut current = find(app, delivery_id).await?;
     let now = app.now_unix();
     let id = delivery_id.to_string();
     // A transaction, though one statement: an operator's retry carries
-    // its audit row in it (`store::audit`), and a refusal inside it rolls
-    // that back too.
+    // its audit row in it, and a refusal inside it rolls that back too.
+    let audit = by.audit(Target::CallbackDelivery(id.clone()), None, now);
     app.db
-        .transaction::<_, ApiError, _>(move |s| {
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
                 if !s.reset_callback(&id, now).await? {
                     return Err(ApiError::InvalidStateTransition {

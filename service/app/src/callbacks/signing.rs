@@ -9,6 +9,7 @@
 //! secrets live on the merchant's row as one document, read and written
 //! under the row's lock like the merchant's other settings documents.
 
+use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::status::CallbackScheme;
 use crate::store::error::Key;
@@ -189,10 +190,13 @@ fn view(
 /// secret that signs now creates one, returned this once.
 pub async fn set_scheme(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     scheme: CallbackScheme,
 ) -> Result<Signing, ApiError> {
-    Ok(change(app, merchant_id, Change::Scheme(scheme)).await?.0)
+    Ok(change(app, actor, merchant_id, Change::Scheme(scheme))
+        .await?
+        .0)
 }
 
 /// A new secret, whatever the scheme; the others still without an end
@@ -201,6 +205,7 @@ pub async fn set_scheme(
 /// the older secrets stop (when any still signed).
 pub async fn issue_secret(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     overlap_seconds: Option<i64>,
 ) -> Result<(Signing, Option<i64>), ApiError> {
@@ -211,7 +216,7 @@ pub async fn issue_secret(
             "must be between 0 and 2592000",
         ));
     }
-    change(app, merchant_id, Change::Rotate { overlap }).await
+    change(app, actor, merchant_id, Change::Rotate { overlap }).await
 }
 
 /// One change to a merchant's signing.
@@ -228,6 +233,7 @@ enum Change {
 /// when the secrets before it stop signing.
 async fn change(
     app: &App,
+    actor: &Actor,
     merchant_id: &str,
     change: Change,
 ) -> Result<(Signing, Option<i64>), ApiError> {
@@ -246,43 +252,47 @@ async fn change(
     };
     let (signing, added, previous_end) = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| {
-            Box::pin(async move {
-                let row = merchants::locked_row(tx, &id).await?;
-                let mut secrets = secrets_of(&row)?;
-                // Secrets that no longer sign are dropped: nothing reads them.
-                secrets.retain(|s| s.signs_at(now));
-                let (scheme, add, previous_end) = match change {
-                    Change::Scheme(scheme) => {
-                        let add = scheme == CallbackScheme::StandardWebhooks && secrets.is_empty();
-                        (scheme, add, None)
-                    }
-                    Change::Rotate { overlap } => {
-                        let mut ended = false;
-                        for s in secrets.iter_mut().filter(|s| s.expires_at.is_none()) {
-                            s.expires_at = Some(now + overlap);
-                            ended = true;
+        .transaction_audited::<_, ApiError, _>(
+            actor.audit(Target::Merchant(merchant_id.to_string()), None, now),
+            move |tx| {
+                Box::pin(async move {
+                    let row = merchants::locked_row(tx, &id).await?;
+                    let mut secrets = secrets_of(&row)?;
+                    // Secrets that no longer sign are dropped: nothing reads them.
+                    secrets.retain(|s| s.signs_at(now));
+                    let (scheme, add, previous_end) = match change {
+                        Change::Scheme(scheme) => {
+                            let add =
+                                scheme == CallbackScheme::StandardWebhooks && secrets.is_empty();
+                            (scheme, add, None)
                         }
-                        // An overlap of 0 ends them now: they no longer sign.
-                        secrets.retain(|s| s.signs_at(now));
-                        let end = (ended && overlap > 0).then_some(now + overlap);
-                        (row.callback_scheme, true, end)
+                        Change::Rotate { overlap } => {
+                            let mut ended = false;
+                            for s in secrets.iter_mut().filter(|s| s.expires_at.is_none()) {
+                                s.expires_at = Some(now + overlap);
+                                ended = true;
+                            }
+                            // An overlap of 0 ends them now: they no longer sign.
+                            secrets.retain(|s| s.signs_at(now));
+                            let end = (ended && overlap > 0).then_some(now + overlap);
+                            (row.callback_scheme, true, end)
+                        }
+                    };
+                    if add {
+                        secrets.push(fresh);
                     }
-                };
-                if add {
-                    secrets.push(fresh);
-                }
-                let document = serde_json::to_string(&secrets)
-                    .map_err(|e| ApiError::Internal(e.to_string()))?;
-                let written = MerchantChange {
-                    callback_scheme: Some(scheme),
-                    callback_secrets: Some(document),
-                    ..MerchantChange::at(now)
-                };
-                tx.change_merchant(&id, &written).await?;
-                Ok((view(scheme, secrets, now, None), add, previous_end))
-            })
-        })
+                    let document = serde_json::to_string(&secrets)
+                        .map_err(|e| ApiError::Internal(e.to_string()))?;
+                    let written = MerchantChange {
+                        callback_scheme: Some(scheme),
+                        callback_secrets: Some(document),
+                        ..MerchantChange::at(now)
+                    };
+                    tx.change_merchant(&id, &written).await?;
+                    Ok((view(scheme, secrets, now, None), add, previous_end))
+                })
+            },
+        )
         .await?;
     Ok((
         Signing {

@@ -4,18 +4,18 @@
 //! `expire_at`, whichever path reaches a lapsed order first.
 
 use super::{find_any, Deposit};
-use crate::callbacks;
+use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::fees::Direction;
 use crate::domain::lifecycle::{self, DepositEvent};
 use crate::domain::money::to_units;
 use crate::domain::routing::Route;
 use crate::domain::status::{CallbackStatus, DepositStatus};
-use crate::fees;
 use crate::ledger::{self, Entry};
+use crate::store::audit::PendingAudit;
 use crate::store::rows::{DepositMove, DepositRow};
 use crate::store::{OrderKey, Store};
-use crate::App;
+use crate::{callbacks, fees, App};
 use rust_decimal::Decimal;
 
 /// What completing a deposit writes, worked out before the transaction
@@ -209,16 +209,19 @@ pub async fn apply_completion(
 /// in one transaction.
 pub async fn complete(
     app: &App,
+    by: &Actor,
     order_no: &str,
     paid: Option<Decimal>,
+    remarks: Option<&str>,
 ) -> Result<Deposit, ApiError> {
     let current = find_any(app, order_no).await?;
     let plan = plan_completion(app, &current, paid).await?;
     let now = app.now_unix();
     let order = order_no.to_string();
+    let audit = by.audit(Target::Order(order.clone()), remarks, now);
     let moved = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| {
+        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
             Box::pin(async move { apply_completion(tx, &order, &plan, now).await })
         })
         .await?;
@@ -278,18 +281,25 @@ pub async fn record_match(
 }
 
 /// An operator cancelled the deposit, or its channel declined the payment.
-pub async fn cancel(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
-    move_deposit(app, order_no, DepositEvent::Cancel, |c| c).await
+pub async fn cancel(
+    app: &App,
+    by: &Actor,
+    order_no: &str,
+    remarks: Option<&str>,
+) -> Result<Deposit, ApiError> {
+    let audit = by.audit(Target::Order(order_no.to_string()), remarks, app.now_unix());
+    move_deposit(app, audit, order_no, DepositEvent::Cancel, |c| c).await
 }
 
 /// The deposit's time ran out before a payment was matched.
 pub async fn expire(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
-    move_deposit(app, order_no, DepositEvent::Expire, |c| c).await
+    move_deposit(app, None, order_no, DepositEvent::Expire, |c| c).await
 }
 
 /// Moves a deposit without money changing hands, in its own transaction.
 async fn move_deposit(
     app: &App,
+    audit: Option<PendingAudit>,
     order_no: &str,
     event: DepositEvent,
     change: impl FnOnce(DepositMove) -> DepositMove + Send + 'static,
@@ -298,7 +308,7 @@ async fn move_deposit(
     let order = order_no.to_string();
     let moved = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| {
+        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
             Box::pin(async move { apply_move(tx, &order, event, change, now).await })
         })
         .await?;

@@ -5,6 +5,7 @@
 //! key, not only by the check here.
 
 use super::{plan, write, Effect, Withdrawal};
+use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::to_units;
@@ -13,32 +14,6 @@ use crate::domain::status::WithdrawalStatus;
 use crate::store::rows::{ApprovalRow, WithdrawalMove, WithdrawalRow};
 use crate::store::{Store, StoreError, UniqueKey};
 use crate::App;
-
-/// Who approves: what tells approvers apart, and the name the order shows.
-#[derive(Clone, Debug)]
-pub struct Approver {
-    pub key: String,
-    pub name: String,
-}
-
-/// A configuration token's operator, named as in the configuration.
-impl From<&str> for Approver {
-    fn from(name: &str) -> Approver {
-        Approver {
-            key: format!("config:{name}"),
-            name: name.to_string(),
-        }
-    }
-}
-
-impl From<&crate::people::Operator> for Approver {
-    fn from(op: &crate::people::Operator) -> Approver {
-        Approver {
-            key: op.approver_key(),
-            name: op.name.clone(),
-        }
-    }
-}
 
 /// How many approvals a withdrawal needs, by its currency's threshold.
 pub fn needed(app: &App, order: &Withdrawal) -> Result<usize, ApiError> {
@@ -66,8 +41,8 @@ pub async fn of(app: &App, order_no: &str) -> Result<Vec<ApprovalRow>, ApiError>
 /// approvers at once are counted one after the other.
 pub async fn approve(
     app: &App,
+    by: &Actor,
     order_no: &str,
-    approver: Approver,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
     let current = super::find_any(app, order_no).await?;
@@ -76,15 +51,20 @@ pub async fn approve(
     let id = current.id.clone();
     let approval = ApprovalRow {
         order_no: current.order_no.clone(),
-        approver_key: approver.key.clone(),
-        approver_name: approver.name.clone(),
+        approver_key: by.id(),
+        approver_name: by.name().to_string(),
         remarks: remarks.clone(),
         approved_at: now,
     };
     let status = current.status;
+    let audit = by.audit(
+        Target::Order(current.order_no.clone()),
+        remarks.as_deref(),
+        now,
+    );
     let written = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| {
+        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
             Box::pin(async move { record(tx, &id, status, approval, needed, remarks, now).await })
         })
         .await?;

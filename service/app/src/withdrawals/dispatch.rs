@@ -93,7 +93,7 @@ async fn send(
     match channel.dispatch_payout(&ask).await {
         Ok(reference) => accepted(app, &current.order_no, reference).await,
         Err(ChannelError::Refused { reason }) => {
-            commit(app, plan_fail(current, Some(reason), app.now_unix())?).await
+            commit(app, None, plan_fail(current, Some(reason), app.now_unix())?).await
         }
         Err(unknown) => Err(in_doubt(app, current, channel.code(), unknown).await),
     }
@@ -103,6 +103,7 @@ async fn send(
 async fn accepted(app: &App, order_no: &str, reference: String) -> Result<Withdrawal, ApiError> {
     apply(
         app,
+        None,
         order_no,
         WithdrawalEvent::Dispatch,
         move |change, _| WithdrawalMove {
@@ -128,10 +129,10 @@ async fn take_word(
         PayoutState::Accepted { .. } => Ok(current.clone()),
         PayoutState::Completed { reference, cost } => {
             let cost = cost.and_then(to_units);
-            commit(app, plan_settle(app, current, Some(reference), cost)?).await
+            commit(app, None, plan_settle(app, current, Some(reference), cost)?).await
         }
         PayoutState::Failed { reason } => {
-            commit(app, plan_fail(current, Some(reason), app.now_unix())?).await
+            commit(app, None, plan_fail(current, Some(reason), app.now_unix())?).await
         }
     }
 }

@@ -13,6 +13,7 @@ pub use dispatch::{dispatch, dispatch_due, inquire_due, payouts_in_doubt};
 pub use payouts::{fail, resolve, settle, Resolution};
 pub(crate) use payouts::{flag, plan_fail, plan_settle};
 
+use crate::actor::{Actor, Target};
 use crate::callbacks;
 use crate::domain::error::ApiError;
 use crate::domain::events::WithdrawalCallback;
@@ -24,6 +25,7 @@ use crate::fees;
 use crate::ledger::{self, Entry};
 use crate::merchants::Merchant;
 use crate::orders;
+use crate::store::audit::PendingAudit;
 use crate::store::rows::{WithdrawalMove, WithdrawalRow};
 use crate::store::{OrderKey, Store, StoreError, StoreResult, UniqueKey};
 use crate::App;
@@ -43,10 +45,20 @@ pub struct NewWithdrawal {
     pub beneficiary_name: String,
     pub beneficiary_account: String,
     pub beneficiary_bank_code: String,
+    /// What the merchant may add, all optional.
+    pub details: WithdrawalDetails,
+    pub fingerprint: String,
+}
+
+/// A withdrawal request's optional fields. A new optional field is a field
+/// here: the request handler reads it (it names every field of the
+/// generated request), the order stores it, and a withdrawal made without
+/// it (a test's) has none.
+#[derive(Clone, Debug, Default)]
+pub struct WithdrawalDetails {
     pub beneficiary_bank_branch: Option<String>,
     pub callback_url: Option<String>,
     pub extra_data: Option<String>,
-    pub fingerprint: String,
 }
 
 /// Who a withdrawal pays, as the merchant named them.
@@ -266,7 +278,7 @@ async fn new_row(
         beneficiary_account: req.beneficiary_account.clone(),
         beneficiary_bank_code: req.beneficiary_bank_code.clone(),
         beneficiary_bank_name: None,
-        beneficiary_bank_branch: req.beneficiary_bank_branch.clone(),
+        beneficiary_bank_branch: req.details.beneficiary_bank_branch.clone(),
         payout_method: PayoutMethod::BankTransfer,
         is_auto_approved: auto,
         approved_at: auto.then_some(now),
@@ -277,8 +289,8 @@ async fn new_row(
         rejected_at: None,
         failed_at: None,
         bank_reference: None,
-        callback_url: req.callback_url.clone(),
-        callback_status: if auto && req.callback_url.is_some() {
+        callback_url: req.details.callback_url.clone(),
+        callback_status: if auto && req.details.callback_url.is_some() {
             CallbackStatus::Pending
         } else {
             CallbackStatus::None
@@ -292,7 +304,7 @@ async fn new_row(
         estimated_profit: cost.map(|c| units(fee - c)).transpose()?,
         actual_channel_cost: None,
         actual_profit: None,
-        extra_data: req.extra_data.clone(),
+        extra_data: req.details.extra_data.clone(),
         created_at: now,
         updated_at: now,
         payout_sent_at: None,
@@ -439,20 +451,33 @@ pub(crate) async fn write(tx: &mut dyn Store, planned: Planned) -> Result<Withdr
 /// Applies `event` to the withdrawal in one transaction (`plan`, `write`).
 pub(crate) async fn apply(
     app: &App,
+    audit: Option<PendingAudit>,
     order_no: &str,
     event: WithdrawalEvent,
     change: impl FnOnce(WithdrawalMove, &Withdrawal) -> WithdrawalMove,
     effect: Effect,
 ) -> Result<Withdrawal, ApiError> {
     let current = find_any(app, order_no).await?;
-    commit(app, plan(&current, event, change, effect, app.now_unix())?).await
+    commit(
+        app,
+        audit,
+        plan(&current, event, change, effect, app.now_unix())?,
+    )
+    .await
 }
 
-/// Writes a planned move in a transaction of its own.
-pub(crate) async fn commit(app: &App, planned: Planned) -> Result<Withdrawal, ApiError> {
+/// Writes a planned move in a transaction of its own, the action's audit
+/// row with it when an operator takes it.
+pub(crate) async fn commit(
+    app: &App,
+    audit: Option<PendingAudit>,
+    planned: Planned,
+) -> Result<Withdrawal, ApiError> {
     let written = app
         .db
-        .transaction::<_, ApiError, _>(move |tx| Box::pin(async move { write(tx, planned).await }))
+        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
+            Box::pin(async move { write(tx, planned).await })
+        })
         .await?;
     Withdrawal::from_row(written)
 }
@@ -463,11 +488,11 @@ pub(crate) async fn commit(app: &App, planned: Planned) -> Result<Withdrawal, Ap
 /// different approver first (`approvals`): until then it stays pending.
 pub async fn approve(
     app: &App,
+    by: &Actor,
     order_no: &str,
-    approver: impl Into<approvals::Approver>,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    let approved = record_approval(app, order_no, approver, remarks).await?;
+    let approved = record_approval(app, by, order_no, remarks).await?;
     if approved.status != WithdrawalStatus::Approved {
         return Ok(approved);
     }
@@ -480,24 +505,30 @@ pub async fn approve(
 /// up.
 pub async fn record_approval(
     app: &App,
+    by: &Actor,
     order_no: &str,
-    approver: impl Into<approvals::Approver>,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    approvals::approve(app, order_no, approver.into(), remarks).await
+    approvals::approve(app, by, order_no, remarks).await
 }
 
 pub async fn reject(
     app: &App,
+    by: &Actor,
     order_no: &str,
-    operator: &str,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    let operator = operator.to_string();
+    let operator = by.name().to_string();
+    let audit = by.audit(
+        Target::Order(order_no.to_string()),
+        remarks.as_deref(),
+        app.now_unix(),
+    );
     // Rejected with the frozen funds released; who and why stay on the
     // order (one rejection ends it, whatever the amount).
     apply(
         app,
+        audit,
         order_no,
         WithdrawalEvent::Reject,
         move |change, _| WithdrawalMove {

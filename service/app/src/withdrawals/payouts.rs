@@ -2,6 +2,7 @@
 //! or failed (its funds released), and an order set aside for an operator.
 
 use super::{commit, find_any, plan, Effect, Planned, Withdrawal};
+use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::WithdrawalEvent;
 use crate::domain::money::to_units;
@@ -17,7 +18,7 @@ pub async fn settle(
 ) -> Result<Withdrawal, ApiError> {
     let current = find_any(app, order_no).await?;
     let planned = plan_settle(app, &current, bank_reference, None)?;
-    commit(app, planned).await
+    commit(app, None, planned).await
 }
 
 /// Plans the settlement of `current`: its channel cost is what the channel
@@ -67,7 +68,7 @@ pub async fn fail(
     reason: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
     let current = find_any(app, order_no).await?;
-    commit(app, plan_fail(&current, reason, app.now_unix())?).await
+    commit(app, None, plan_fail(&current, reason, app.now_unix())?).await
 }
 
 /// Plans the failure of `current`: its frozen amount and fee are released.
@@ -121,12 +122,13 @@ pub enum Resolution {
 /// cleared and `manual_reason` says who decided and why.
 pub async fn resolve(
     app: &App,
+    by: &Actor,
     order_no: &str,
-    operator: &str,
     resolution: Resolution,
     remarks: String,
     bank_reference: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
+    let operator = by.name();
     let current = find_any(app, order_no).await?;
     if !current.needs_manual_intervention {
         return Err(crate::domain::lifecycle::refused(
@@ -149,5 +151,10 @@ pub async fn resolve(
     };
     planned.change.needs_manual_intervention = Some(false);
     planned.change.manual_reason = Some(reason);
-    commit(app, planned).await
+    let audit = by.audit(
+        Target::Order(order_no.to_string()),
+        Some(&remarks),
+        app.now_unix(),
+    );
+    commit(app, audit, planned).await
 }

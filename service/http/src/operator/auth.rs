@@ -1,8 +1,8 @@
-//! Operators: who a bearer token names (`app::people`), whether their role
-//! may take the endpoint's action (403 if not), and the audit scope of an
-//! action that changes something (`app::audit`).
+//! Operators: who a bearer token names (`app::people`), and whether their
+//! role may take the endpoint's action (403 if not).
 
-use crate::app::{audit, people, App};
+use crate::app::actor::Actor;
+use crate::app::{people, App};
 use crate::domain::error::ApiError;
 use crate::domain::people::Action;
 use crate::observe::{answered, Answer};
@@ -12,22 +12,16 @@ use serde::de::DeserializeOwned;
 use std::future::Future;
 use std::sync::Arc;
 
-/// The operator a request acts as, and the request's id for the trail.
-#[derive(Clone, Debug)]
-pub struct Operator {
-    pub who: people::Operator,
-    pub request_id: String,
-}
-
 /// Every operator endpoint: the request's span, the bearer token checked,
-/// the role checked against `action`, then the work (in the action's audit
-/// scope when it changes something), answered as 200 (its error through
+/// the role checked against `action`, then the work, handed the operator as
+/// the `Actor` taking `action` in this request (the use cases it calls
+/// append the audit row of a change), answered as 200 (its error through
 /// the envelope).
 pub async fn operate<T: Answer, F>(
     rqctx: &RequestContext<Arc<App>>,
     headers: &BearerToken,
     action: Action,
-    work: impl FnOnce(Arc<App>, Operator) -> F,
+    work: impl FnOnce(Arc<App>, Actor) -> F,
 ) -> Result<HttpResponseOk<T>, HttpError>
 where
     F: Future<Output = Result<T, ApiError>>,
@@ -39,25 +33,10 @@ where
         // The request's span names its operator from here on, refused or not.
         tracing::Span::current().record("operator", who.name.as_str());
         who.may(action)?;
-        let op = Operator {
-            who,
-            request_id: rqctx.request_id.clone(),
-        };
-        if !action.writes() {
-            // On the heap: an endpoint's work is a large future, and the
-            // layers above would otherwise copy it on the worker's stack.
-            return Box::pin(work(app, op)).await;
-        }
-        let (by, request_id) = (op.who.clone(), op.request_id.clone());
-        let scoped = app.clone();
-        Box::pin(audit::acting(
-            &scoped,
-            &by,
-            action,
-            &request_id,
-            work(app, op),
-        ))
-        .await
+        let actor = Actor::operator(who, action, rqctx.request_id.clone());
+        // On the heap: an endpoint's work is a large future, and the
+        // layers above would otherwise copy it on the worker's stack.
+        Box::pin(work(app, actor)).await
     })
     .await
 }
@@ -70,7 +49,7 @@ pub async fn operate_with<B: DeserializeOwned, T: Answer, F>(
     headers: &BearerToken,
     action: Action,
     body: SignedJson<B>,
-    work: impl FnOnce(Arc<App>, Operator, B) -> F,
+    work: impl FnOnce(Arc<App>, Actor, B) -> F,
 ) -> Result<HttpResponseOk<T>, HttpError>
 where
     F: Future<Output = Result<T, ApiError>>,

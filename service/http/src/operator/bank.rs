@@ -1,7 +1,6 @@
 //! Bank transactions: entered, listed and matched to deposits.
 
 use super::{acted_on_order, parse, AsListing};
-use crate::app::audit::{self, Target};
 use crate::app::bank::{self, BankTransaction, Ingested};
 use crate::app::{deposits, listings, App};
 use crate::domain::error::ApiError;
@@ -25,12 +24,12 @@ pub(super) async fn ingest_bank_transaction(
         &rqctx,
         &headers,
         Action::IngestBankTransaction,
-        |app, _| async move {
+        |app, op| async move {
             let app = &*app;
             let req = parse(&body)?;
-            audit::on(Target::NewBankTransaction);
             let ingested = bank::ingest(
                 app,
+                &op,
                 bank::NewBankTransaction {
                     account_id: req.account_id,
                     bank_reference: req.bank_reference,
@@ -43,9 +42,6 @@ pub(super) async fn ingest_bank_transaction(
                 },
             )
             .await?;
-            // A replay of a recorded transaction wrote nothing yet: its row
-            // names the transaction it answered with (a no-op otherwise).
-            audit::on(Target::BankTransaction(ingested.row.id.clone()));
             tracing::info!(
                 action = "report_bank_transaction",
                 bank_transaction_id = %ingested.row.id,
@@ -89,13 +85,14 @@ pub(super) async fn match_bank_transaction(
         &rqctx,
         &headers,
         Action::MatchBankTransaction,
-        |app, _| async move {
+        |app, op| async move {
             let app = &*app;
             let req = parse(&body)?;
             let transaction_id = path.into_inner().transaction_id;
-            audit::on(Target::BankTransaction(transaction_id.clone()));
-            audit::because(validate::optional_text("remarks", req.remarks, 512)?.as_deref());
-            let ingested = bank::match_by_hand(app, &transaction_id, &req.order_no).await?;
+            let remarks = validate::optional_text("remarks", req.remarks, 512)?;
+            let ingested =
+                bank::match_by_hand(app, &op, &transaction_id, &req.order_no, remarks.as_deref())
+                    .await?;
             acted_on_order("match_bank_transaction", &req.order_no);
             bank_view(app, ingested).await
         },

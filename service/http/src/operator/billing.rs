@@ -1,7 +1,6 @@
 //! A merchant's billing statements as operators handle them: listed,
 //! read (and their PDF), issued, reissued, and the billing period set.
 
-use crate::app::audit::{self, Target};
 use crate::app::billing;
 use crate::app::listings::Listing;
 use crate::app::App;
@@ -69,15 +68,10 @@ pub(super) async fn issue(
 ) -> Answer<types::BillingStatement> {
     let action = Action::IssueBillingStatement;
     operate_with(&rqctx, &headers, action, body, |app, op, b| async move {
-        // The audit trail names a statement's merchant: its target
-        // types are a closed enum of the published contract.
-        audit::on(Target::Merchant(merchant_id.clone()));
         let start = day("period_start", &b.period_start)?;
         let end = day("period_end", &b.period_end)?;
         let remarks = validate::optional_text("remarks", b.remarks, 512)?;
-        audit::because(remarks.as_deref());
-        let by = &op.who.name;
-        let issued = billing::issue_for(&app, by, &merchant_id, start, end, remarks).await?;
+        let issued = billing::issue_for(&app, &op, &merchant_id, start, end, remarks).await?;
         shown(&app, &issued)
     })
     .await
@@ -95,10 +89,9 @@ pub(super) async fn reissue(
             validate::optional_text("remarks", Some(b.remarks), 512)?.ok_or_else(|| {
                 crate::domain::error::ApiError::invalid_field("remarks", "must not be empty")
             })?;
-        audit::because(Some(&remarks));
         shown(
             &app,
-            &billing::reissue(&app, &op.who.name, &id, Some(remarks)).await?,
+            &billing::reissue(&app, &op, &id, Some(remarks)).await?,
         )
     })
     .await
@@ -115,10 +108,9 @@ pub(super) async fn set_period(
         &headers,
         Action::SetBillingPeriod,
         body,
-        |app, _, b| async move {
-            audit::on(Target::Merchant(merchant_id.clone()));
-            let period =
-                billing::set_period(&app, &merchant_id, &b.billing_period.to_string()).await?;
+        |app, op, b| async move {
+            let period = b.billing_period.to_string();
+            let period = billing::set_period(&app, &op, &merchant_id, &period).await?;
             Ok(types::BillingPeriodSetting {
                 billing_period: period.spelled(),
                 merchant_id,

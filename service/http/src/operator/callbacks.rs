@@ -1,7 +1,6 @@
 //! Callback deliveries: listed, read with their attempts, and retried.
 
 use super::{acted_on_order, AsListing};
-use crate::app::audit::{self, Target};
 use crate::app::callbacks::{AttemptRecord, Delivery};
 use crate::app::{listings, App};
 use crate::domain::error::ApiError;
@@ -58,11 +57,10 @@ pub(super) async fn retry_callback_delivery(
         &rqctx,
         &headers,
         Action::RetryCallback,
-        |app, _| async move {
+        |app, op| async move {
             let app = &*app;
             let delivery_id = path.into_inner().delivery_id;
-            audit::on(Target::CallbackDelivery(delivery_id.clone()));
-            let row = crate::app::callbacks::retry(app, &delivery_id).await?;
+            let row = crate::app::callbacks::retry(app, &op, &delivery_id).await?;
             acted_on_order("retry_callback", &row.order_no);
             delivery_with_history(app, row).await
         },

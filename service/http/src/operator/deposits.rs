@@ -2,7 +2,6 @@
 //! cancelled.
 
 use super::{acted_on_order, deposit_view, parse, remarks, AsListing};
-use crate::app::audit::{self, Target};
 use crate::app::{deposits, listings, merchants, App};
 use crate::domain::people::Action;
 use crate::domain::validate;
@@ -25,12 +24,12 @@ pub(super) async fn cancel_deposit(
         &rqctx,
         &headers,
         Action::CancelDeposit,
-        |app, _| async move {
+        |app, op| async move {
             let app = &*app;
             let order_no = path.into_inner().order_no;
-            audit::on(Target::Order(order_no.clone()));
-            audit::because(remarks(&body)?.as_deref());
-            let order = crate::app::deposits::cancel(app, &order_no).await?;
+            let remarks = remarks(&body)?;
+            let order =
+                crate::app::deposits::cancel(app, &op, &order_no, remarks.as_deref()).await?;
             acted_on_order("cancel_deposit", &order.order_no);
             let merchant = merchants::find(app, &order.merchant_id).await?;
             reshape(&deposit_order(app, &merchant, &order))
@@ -83,14 +82,13 @@ pub(super) async fn complete_deposit(
         &rqctx,
         &headers,
         Action::CompleteDeposit,
-        |app, _| async move {
+        |app, op| async move {
             let app = &*app;
             let req = parse(&body)?;
             let order_no = path.into_inner().order_no;
-            audit::on(Target::Order(order_no.clone()));
-            audit::because(validate::optional_text("remarks", req.remarks, 512)?.as_deref());
-            let order =
-                deposits::complete(app, &order_no, req.actual_amount.map(|a| a.value())).await?;
+            let remarks = validate::optional_text("remarks", req.remarks, 512)?;
+            let paid = req.actual_amount.map(|a| a.value());
+            let order = deposits::complete(app, &op, &order_no, paid, remarks.as_deref()).await?;
             acted_on_order("complete_deposit", &order.order_no);
             deposit_view(app, &order).await
         },

@@ -4,7 +4,7 @@
 //! after.
 
 use super::parse;
-use crate::app::audit::{self, Target};
+use crate::app::actor::Actor;
 use crate::app::callbacks::signing::{self, Signing};
 use crate::app::merchants::{self, AutoApproval};
 use crate::app::App;
@@ -36,11 +36,10 @@ pub(super) async fn create_merchant(
         &rqctx,
         &headers,
         Action::CreateMerchant,
-        |app, _| async move {
+        |app, op| async move {
             let app = &*app;
-            audit::on(Target::NewMerchant);
             let req = parse(&body)?;
-            let created = merchants::create(app, &req.code, &req.name).await?;
+            let created = merchants::create(app, &op, &req.code, &req.name).await?;
             tracing::info!(action = "create_merchant", merchant_id = %created.merchant.id, "operator action");
             Ok(types::CreatedMerchant {
                 merchant_id: created.merchant.id,
@@ -75,15 +74,14 @@ async fn on_merchant<B: DeserializeOwned, T: Answer, F>(
     action: Action,
     merchant_id: String,
     body: SignedJson<B>,
-    work: impl FnOnce(Arc<App>, String, B) -> F,
+    work: impl FnOnce(Arc<App>, Actor, String, B) -> F,
 ) -> Result<HttpResponseOk<T>, HttpError>
 where
     F: std::future::Future<Output = Result<T, ApiError>>,
 {
-    operate(rqctx, headers, action, |app, _| async move {
-        audit::on(Target::Merchant(merchant_id.clone()));
+    operate(rqctx, headers, action, |app, op| async move {
         let req = body.parse().map_err(body_error)?;
-        let answer = work(app, merchant_id.clone(), req).await?;
+        let answer = work(app, op, merchant_id.clone(), req).await?;
         tracing::info!(action = action.name(), merchant_id, "operator action");
         Ok(answer)
     })
@@ -102,7 +100,7 @@ pub(super) async fn set_merchant_fee(
         Action::SetMerchantFee,
         path.into_inner().merchant_id,
         body,
-        |app, merchant_id, req| async move {
+        |app, op, merchant_id, req| async move {
             let app = &*app;
             let direction = match req.direction {
                 types::FeeDirection::Deposit => Direction::Deposit,
@@ -110,6 +108,7 @@ pub(super) async fn set_merchant_fee(
             };
             let rate = crate::app::fees::set(
                 app,
+                &op,
                 &merchant_id,
                 &req.currency_code,
                 direction,
@@ -143,7 +142,7 @@ pub(super) async fn set_auto_approval(
         Action::SetAutoApproval,
         path.into_inner().merchant_id,
         body,
-        |app, merchant_id, req| async move {
+        |app, op, merchant_id, req| async move {
             let app = &*app;
             let setting = match req.mode {
                 types::AutoApprovalMode::Off => AutoApproval::Off,
@@ -153,7 +152,7 @@ pub(super) async fn set_auto_approval(
                     req.limits.iter().map(|(c, max)| (c.clone(), max.value())),
                 )?,
             };
-            let merchant = merchants::set_auto_approval(app, &merchant_id, setting).await?;
+            let merchant = merchants::set_auto_approval(app, &op, &merchant_id, setting).await?;
             Ok(types::AutoApproval {
                 merchant_id,
                 mode: req.mode,
@@ -181,9 +180,9 @@ pub(super) async fn set_rate_limit(
         Action::SetRateLimit,
         path.into_inner().merchant_id,
         body,
-        |app, merchant_id, req| async move {
+        |app, op, merchant_id, req| async move {
             let app = &*app;
-            merchants::set_rate_limit(app, &merchant_id, req.requests_per_minute, req.burst)
+            merchants::set_rate_limit(app, &op, &merchant_id, req.requests_per_minute, req.burst)
                 .await?;
             Ok(types::RateLimit {
                 merchant_id,
@@ -207,10 +206,10 @@ pub(super) async fn issue_api_key(
         Action::IssueApiKey,
         path.into_inner().merchant_id,
         body,
-        |app, merchant_id, req| async move {
+        |app, op, merchant_id, req| async move {
             let app = &*app;
             let grace = req.grace_seconds;
-            let issued = merchants::issue_api_key(app, &merchant_id, grace).await?;
+            let issued = merchants::issue_api_key(app, &op, &merchant_id, grace).await?;
             Ok(types::IssuedApiKey {
                 merchant_id,
                 api_key: issued.api_key,
@@ -233,10 +232,10 @@ pub(super) async fn set_callback_signing(
         Action::SetCallbackSigning,
         path.into_inner().merchant_id,
         body,
-        |app, merchant_id, req| async move {
+        |app, op, merchant_id, req| async move {
             let app = &*app;
             let scheme = req.scheme.spelled();
-            let signing = signing::set_scheme(app, &merchant_id, scheme).await?;
+            let signing = signing::set_scheme(app, &op, &merchant_id, scheme).await?;
             signing_view(merchant_id, signing)
         },
     )
@@ -255,10 +254,11 @@ pub(super) async fn issue_callback_secret(
         Action::IssueCallbackSecret,
         path.into_inner().merchant_id,
         body,
-        |app, merchant_id, req| async move {
+        |app, op, merchant_id, req| async move {
             let app = &*app;
             let overlap = req.overlap_seconds;
-            let (signing, previous_end) = signing::issue_secret(app, &merchant_id, overlap).await?;
+            let (signing, previous_end) =
+                signing::issue_secret(app, &op, &merchant_id, overlap).await?;
             Ok(types::IssuedCallbackSecret {
                 merchant_id,
                 scheme: signing.scheme.spelled(),
@@ -284,10 +284,10 @@ pub(super) async fn set_callback_timeout(
         Action::SetCallbackTimeout,
         path.into_inner().merchant_id,
         body,
-        |app, merchant_id, req| async move {
+        |app, op, merchant_id, req| async move {
             let app = &*app;
             let seconds = req.callback_timeout_seconds;
-            let merchant = merchants::set_callback_timeout(app, &merchant_id, seconds).await?;
+            let merchant = merchants::set_callback_timeout(app, &op, &merchant_id, seconds).await?;
             Ok(types::CallbackTimeout {
                 merchant_id,
                 callback_timeout_seconds: i64::from(merchant.callback_timeout_seconds),
@@ -309,10 +309,10 @@ pub(super) async fn set_receiving_account(
         Action::SetReceivingAccount,
         path.into_inner().merchant_id,
         body,
-        |app, merchant_id, req| async move {
+        |app, op, merchant_id, req| async move {
             let app = &*app;
             let account_id = req.account_id;
-            merchants::set_receiving_account(app, &merchant_id, &account_id).await?;
+            merchants::set_receiving_account(app, &op, &merchant_id, &account_id).await?;
             let account = app
                 .config
                 .receiving_account(&account_id)

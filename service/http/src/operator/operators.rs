@@ -2,14 +2,14 @@
 //! and their tokens.
 
 use super::parse;
-use crate::app::audit::{self, Target};
+use crate::app::actor::Actor;
 use crate::app::listings::Listing;
-use crate::app::people::{self, Changes, NewOperator, OperatorRow, OperatorTokenRow};
+use crate::app::people::{self, Changes, NewOperator, Operator, OperatorRow, OperatorTokenRow};
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::people::Action;
 use crate::domain::status::{OperatorStatus, Role};
-use crate::operator::auth::{operate, Operator};
+use crate::operator::auth::operate;
 use crate::{time, time_opt};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
@@ -24,7 +24,10 @@ pub(super) async fn read_current_operator(
     headers: BearerToken,
 ) -> Result<HttpResponseOk<types::CurrentOperator>, HttpError> {
     operate(&rqctx, &headers, Action::Read, |_, op| async move {
-        Ok(current(op))
+        let acting = op
+            .acting()
+            .ok_or_else(|| ApiError::Internal("no operator".into()))?;
+        Ok(current(&acting.who))
     })
     .await
 }
@@ -52,7 +55,7 @@ pub(super) async fn create_operator(
         &rqctx,
         &headers,
         Action::CreateOperator,
-        |app, _| async move { create(&app, parse(&body)?).await },
+        |app, op| async move { create(&app, &op, parse(&body)?).await },
     )
     .await
 }
@@ -99,9 +102,9 @@ pub(super) async fn issue_operator_token(
         &rqctx,
         &headers,
         Action::IssueOperatorToken,
-        |app, _| async move {
+        |app, op| async move {
             let operator_id = path.into_inner().operator_id;
-            issue_token(&app, operator_id, parse(&body)?.label).await
+            issue_token(&app, &op, operator_id, parse(&body)?.label).await
         },
     )
     .await
@@ -116,9 +119,9 @@ pub(super) async fn revoke_operator_token(
         &rqctx,
         &headers,
         Action::RevokeOperatorToken,
-        |app, _| async move {
+        |app, op| async move {
             let p = path.into_inner();
-            revoke_token(&app, p.operator_id, p.token_id).await
+            revoke_token(&app, &op, p.operator_id, p.token_id).await
         },
     )
     .await
@@ -170,15 +173,15 @@ fn token(row: OperatorTokenRow) -> Result<types::OperatorToken, ApiError> {
     })
 }
 
-pub fn current(op: Operator) -> types::CurrentOperator {
+pub fn current(who: &Operator) -> types::CurrentOperator {
     types::CurrentOperator {
-        source: match op.who.id {
+        source: match who.id {
             Some(_) => types::CurrentOperatorSource::Identity,
             None => types::CurrentOperatorSource::Configuration,
         },
-        operator_id: op.who.id,
-        name: op.who.name,
-        role: role(op.who.role),
+        operator_id: who.id.clone(),
+        name: who.name.clone(),
+        role: role(who.role),
     }
 }
 
@@ -201,11 +204,12 @@ pub async fn list(app: &App, query: ListOperatorsQuery) -> Result<types::Operato
 
 pub async fn create(
     app: &App,
+    by: &Actor,
     req: types::CreateOperatorRequest,
 ) -> Result<types::OperatorIdentity, ApiError> {
-    audit::on(Target::NewOperator);
     let row = people::create(
         app,
+        by,
         NewOperator {
             name: req.name,
             email: req.email,
@@ -219,11 +223,10 @@ pub async fn create(
 
 pub async fn change(
     app: &App,
-    by: &Operator,
+    by: &Actor,
     operator_id: String,
     req: types::ChangeOperatorRequest,
 ) -> Result<types::OperatorIdentity, ApiError> {
-    audit::on(Target::Operator(operator_id.clone()));
     let changes = Changes {
         name: req.name,
         role: req.role.map(role_in),
@@ -232,7 +235,7 @@ pub async fn change(
             types::OperatorStatus::Disabled => OperatorStatus::Disabled,
         }),
     };
-    let row = people::change(app, &by.who, &operator_id, changes).await?;
+    let row = people::change(app, by, &operator_id, changes).await?;
     tracing::info!(action = "change_operator", %operator_id, "operator action");
     identity(row)
 }
@@ -246,11 +249,11 @@ pub async fn tokens(app: &App, operator_id: &str) -> Result<types::OperatorToken
 
 pub async fn issue_token(
     app: &App,
+    by: &Actor,
     operator_id: String,
     label: String,
 ) -> Result<types::IssuedOperatorToken, ApiError> {
-    audit::on(Target::Operator(operator_id.clone()));
-    let issued = people::issue_token(app, &operator_id, label).await?;
+    let issued = people::issue_token(app, by, &operator_id, label).await?;
     tracing::info!(action = "issue_operator_token", %operator_id, token_id = %issued.row.id, "operator action");
     Ok(types::IssuedOperatorToken {
         token_id: issued.row.id,
@@ -262,11 +265,11 @@ pub async fn issue_token(
 
 pub async fn revoke_token(
     app: &App,
+    by: &Actor,
     operator_id: String,
     token_id: String,
 ) -> Result<types::OperatorToken, ApiError> {
-    audit::on(Target::Operator(operator_id.clone()));
-    let row = people::revoke_token(app, &operator_id, &token_id).await?;
+    let row = people::revoke_token(app, by, &operator_id, &token_id).await?;
     tracing::info!(action = "revoke_operator_token", %operator_id, %token_id, "operator action");
     token(row)
 }

@@ -2,14 +2,14 @@
 //! accepted.
 
 use super::parse;
-use crate::app::audit::{self, Target};
+use crate::app::actor::Actor;
 use crate::app::listings::Listing;
 use crate::app::owners::{self, InvitationRow};
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::people::Action;
 use crate::observe::answered;
-use crate::operator::auth::{operate, Operator};
+use crate::operator::auth::operate;
 use crate::{reshape, time};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
@@ -66,8 +66,8 @@ pub(super) async fn revoke_owner_invitation(
     path: Path<RevokeOwnerInvitationPath>,
 ) -> Result<HttpResponseOk<types::OwnerInvitation>, HttpError> {
     let action = Action::RevokeOwnerInvitation;
-    operate(&rqctx, &headers, action, |app, _| async move {
-        revoke(&app, path.into_inner().invitation_id).await
+    operate(&rqctx, &headers, action, |app, op| async move {
+        revoke(&app, &op, path.into_inner().invitation_id).await
     })
     .await
 }
@@ -123,28 +123,29 @@ pub async fn list(
 
 pub async fn invite(
     app: &App,
-    op: &Operator,
+    op: &Actor,
     merchant_id: String,
     req: types::InviteOwnerRequest,
 ) -> Result<types::OwnerInvitation, ApiError> {
-    // The trail names the tenant: `AuditEvent.target_type` is a closed
-    // enum of 0.7.0, which an invitation would widen.
-    audit::on(Target::Merchant(merchant_id.clone()));
-    let row = owners::invite(app, &op.who, &merchant_id, req.email).await?;
+    let row = owners::invite(app, op, &merchant_id, req.email).await?;
     view(app, &row)
 }
 
 pub async fn resend(
     app: &App,
-    op: &Operator,
+    op: &Actor,
     invitation_id: String,
 ) -> Result<types::OwnerInvitation, ApiError> {
-    let row = owners::resend(app, &op.who, &invitation_id).await?;
+    let row = owners::resend(app, op, &invitation_id).await?;
     view(app, &row)
 }
 
-pub async fn revoke(app: &App, invitation_id: String) -> Result<types::OwnerInvitation, ApiError> {
-    let row = owners::revoke(app, &invitation_id).await?;
+pub async fn revoke(
+    app: &App,
+    op: &Actor,
+    invitation_id: String,
+) -> Result<types::OwnerInvitation, ApiError> {
+    let row = owners::revoke(app, op, &invitation_id).await?;
     view(app, &row)
 }
 

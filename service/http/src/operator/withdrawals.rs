@@ -3,7 +3,6 @@
 //! set aside.
 
 use super::{acted_on_order, parse, remarks, reviewed, AsListing};
-use crate::app::audit::{self, Target};
 use crate::app::merchants::Merchant;
 use crate::app::withdrawals::{self, approvals, Withdrawal};
 use crate::app::{listings, App};
@@ -33,10 +32,8 @@ pub(super) async fn approve_withdrawal(
         |app, op| async move {
             let app = &*app;
             let order_no = path.into_inner().order_no;
-            audit::on(Target::Order(order_no.clone()));
             let remarks = remarks(&body)?;
-            audit::because(remarks.as_deref());
-            let order = withdrawals::approve(app, &order_no, &op.who, remarks).await?;
+            let order = withdrawals::approve(app, &op, &order_no, remarks).await?;
             acted_on_order("approve_withdrawal", &order.order_no);
             reviewed(app, order).await
         },
@@ -63,12 +60,9 @@ pub(super) async fn resolve_withdrawal(
             };
             let remarks = validate::required_text("remarks", request.remarks, 512)?;
             let order_no = path.into_inner().order_no;
-            audit::on(Target::Order(order_no.clone()));
-            audit::because(Some(&remarks));
             let reference = validate::optional_text("bank_reference", request.bank_reference, 128)?;
             let order =
-                withdrawals::resolve(app, &order_no, &op.who.name, resolution, remarks, reference)
-                    .await?;
+                withdrawals::resolve(app, &op, &order_no, resolution, remarks, reference).await?;
             acted_on_order("resolve_withdrawal", &order.order_no);
             reviewed(app, order).await
         },
@@ -89,10 +83,8 @@ pub(super) async fn reject_withdrawal(
         |app, op| async move {
             let app = &*app;
             let order_no = path.into_inner().order_no;
-            audit::on(Target::Order(order_no.clone()));
             let remarks = remarks(&body)?;
-            audit::because(remarks.as_deref());
-            let order = withdrawals::reject(app, &order_no, &op.who.name, remarks).await?;
+            let order = withdrawals::reject(app, &op, &order_no, remarks).await?;
             acted_on_order("reject_withdrawal", &order.order_no);
             reviewed(app, order).await
         },

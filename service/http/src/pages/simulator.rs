@@ -4,6 +4,7 @@
 //! contract; the sandbox spec describes it, and paying here moves the order
 //! exactly as the documented `pay_deposit` does.
 
+use crate::app::actor::Actor;
 use crate::app::deposits::{self, Deposit};
 use crate::app::App;
 use crate::domain::error::ApiError;
@@ -14,6 +15,9 @@ use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+/// The sandbox's channel page acts for the payer, as the channel would.
+const SIMULATOR: Actor = Actor::System("sandbox channel page");
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -95,7 +99,7 @@ pub async fn payment_choice(
             let choice = Choice::from_form(body.as_bytes())?;
             let (order, message) = match choice {
                 Choice::Pay(amount) => {
-                    let order = deposits::complete(app, &order_no, amount).await?;
+                    let order = deposits::complete(app, &SIMULATOR, &order_no, amount, None).await?;
                     let message = format!(
                         "Paid {} {}. The merchant has been credited.",
                         order.actual_amount, order.currency
@@ -103,7 +107,7 @@ pub async fn payment_choice(
                     (order, message)
                 }
                 Choice::Fail => (
-                    deposits::cancel(app, &order_no).await?,
+                    deposits::cancel(app, &SIMULATOR, &order_no, None).await?,
                     "The payment failed: the channel declined it and the order is cancelled."
                         .to_string(),
                 ),

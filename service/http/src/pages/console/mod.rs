@@ -6,7 +6,7 @@
 mod queues;
 mod records;
 
-use crate::app::audit;
+use crate::app::actor::Actor;
 use crate::app::people::Operator;
 use crate::app::web_sessions::Session;
 use crate::app::App;
@@ -51,14 +51,14 @@ fn operator(session: &Session) -> Result<Operator, ApiError> {
 }
 
 /// An operator's action from a console form: refused below the action's
-/// role (403), else run as the API runs it, with its audit row, under the
-/// request's id.
+/// role (403), else run as the API runs it: the use case is handed the
+/// operator as the actor taking `action` under the request's id, and
+/// appends the audit row itself.
 async fn acting<T, F>(
-    app: &App,
     session: &Session,
     action: Action,
     request_id: &str,
-    work: impl FnOnce(Operator) -> F,
+    work: impl FnOnce(Actor) -> F,
 ) -> Result<T, ApiError>
 where
     F: Future<Output = Result<T, ApiError>>,
@@ -66,7 +66,7 @@ where
     let op = operator(session)?;
     op.may(action)?;
     tracing::Span::current().record("operator", op.name.as_str());
-    audit::acting(app, &op, action, request_id, work(op.clone())).await
+    work(Actor::operator(op, action, request_id)).await
 }
 
 #[endpoint { method = GET, path = "/console", unpublished = true }]

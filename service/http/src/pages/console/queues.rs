@@ -3,7 +3,6 @@
 //! callbacks that failed or wait to be retried.
 
 use super::{acting, SECTIONS};
-use crate::app::audit::{self, Target};
 use crate::app::listings::{self, Listing};
 use crate::app::withdrawals::{self, approvals, Resolution};
 use crate::app::{bank, callbacks};
@@ -151,14 +150,12 @@ pub async fn console_review(
                 Action::RejectWithdrawal
             };
             let app = &*app;
-            let order = acting(app, &session, action, &request_id, |op| async move {
-                audit::on(Target::Order(order_no.clone()));
+            let order = acting(&session, action, &request_id, |op| async move {
                 let remarks = remarks(&fields)?;
-                audit::because(remarks.as_deref());
                 if approve {
-                    withdrawals::approve(app, &order_no, &op, remarks).await
+                    withdrawals::approve(app, &op, &order_no, remarks).await
                 } else {
-                    withdrawals::reject(app, &order_no, &op.name, remarks).await
+                    withdrawals::reject(app, &op, &order_no, remarks).await
                 }
             })
             .await?;
@@ -232,12 +229,11 @@ pub async fn console_match(
         |app, session, fields| async move {
             let app = &*app;
             let action = Action::MatchBankTransaction;
-            let matched = acting(app, &session, action, &request_id, |_| async move {
-                audit::on(Target::BankTransaction(id.clone()));
-                audit::because(remarks(&fields)?.as_deref());
+            let matched = acting(&session, action, &request_id, |op| async move {
+                let remarks = remarks(&fields)?;
                 let order_no = given(&fields, "order_no")
                     .ok_or_else(|| ApiError::invalid_field("order_no", "is required"))?;
-                bank::match_by_hand(app, &id, &order_no).await
+                bank::match_by_hand(app, &op, &id, &order_no, remarks.as_deref()).await
             })
             .await?;
             let done = format!("{} is matched.", matched.row.bank_reference);
@@ -315,7 +311,6 @@ pub async fn console_resolve(
         |app, session, fields| async move {
             let app = &*app;
             let order = acting(
-                app,
                 &session,
                 Action::ResolveWithdrawal,
                 &request_id,
@@ -335,15 +330,12 @@ pub async fn console_resolve(
                         given(&fields, "remarks").unwrap_or_default(),
                         512,
                     )?;
-                    audit::on(Target::Order(order_no.clone()));
-                    audit::because(Some(&remarks));
                     let reference = validate::optional_text(
                         "bank_reference",
                         given(&fields, "bank_reference"),
                         128,
                     )?;
-                    withdrawals::resolve(app, &order_no, &op.name, outcome, remarks, reference)
-                        .await
+                    withdrawals::resolve(app, &op, &order_no, outcome, remarks, reference).await
                 },
             )
             .await?;
@@ -458,14 +450,10 @@ pub async fn console_retry(
         |app, session, _| async move {
             let app = &*app;
             let row = acting(
-                app,
                 &session,
                 Action::RetryCallback,
                 &request_id,
-                |_| async move {
-                    audit::on(Target::CallbackDelivery(id.clone()));
-                    callbacks::retry(app, &id).await
-                },
+                |op| async move { callbacks::retry(app, &op, &id).await },
             )
             .await?;
             Ok(back(

@@ -41,6 +41,13 @@ fn merchant_of(session: &Session) -> Result<String, ApiError> {
         .ok_or_else(|| ApiError::Internal("a portal session names no owner".into()))
 }
 
+/// The session's owner, as the actor of what it does here.
+fn owner_of(session: &Session) -> Result<crate::app::actor::Actor, ApiError> {
+    session
+        .owner_actor()
+        .ok_or_else(|| ApiError::Internal("a portal session names no owner".into()))
+}
+
 #[endpoint { method = GET, path = "/portal", unpublished = true }]
 pub async fn portal_home(
     rqctx: RequestContext<Arc<App>>,

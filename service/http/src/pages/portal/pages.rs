@@ -1,6 +1,6 @@
 //! The portal's pages, each read through the session's merchant.
 
-use super::{merchant_of, SECTIONS};
+use super::{merchant_of, owner_of, SECTIONS};
 use crate::app::listings::{self, Listing};
 use crate::app::{
     balance_history, balances, billing, callbacks, deposits, merchants, withdrawals, App,
@@ -530,7 +530,7 @@ pub async fn portal_rotate_key(
         let grace = given(&fields, "grace_seconds")
             .map(|g| g.parse::<i64>().map_err(|_| ApiError::invalid_field("grace_seconds", "must be a whole number of seconds")))
             .transpose()?;
-        let issued = merchants::issue_api_key(&app, &merchant, grace).await?;
+        let issued = merchants::issue_api_key(&app, &owner_of(&session)?, &merchant, grace).await?;
         tracing::info!(merchant_id = merchant, "an owner issued an API key");
         let until = issued
             .previous_keys_expire_at
@@ -587,7 +587,8 @@ pub async fn portal_set_timeout(
                 .ok_or_else(|| {
                     ApiError::invalid_field("callback_timeout_seconds", "must be between 1 and 60")
                 })?;
-            merchants::set_callback_timeout(&app, &merchant_of(&session)?, seconds).await?;
+            let owner = owner_of(&session)?;
+            merchants::set_callback_timeout(&app, &owner, &merchant_of(&session)?, seconds).await?;
             Ok(Reply::Go("/portal/settings?done=Saved.".into()))
         },
     )
