@@ -127,9 +127,11 @@ async fn a_month(svc: &TestService, clock: &ManualClock) -> Result<Vec<Merchant>
             &m.id,
             "THB",
             Direction::Deposit,
-            dec("1.37"),
-            dec("0.29"),
-            dec("0"),
+            payments_service::domain::fees::RateConfig {
+                percent: dec("1.37"),
+                fixed: dec("0.29"),
+                minimum: dec("0"),
+            },
         )
         .await?;
         payments_service::app::fees::set(
@@ -138,9 +140,11 @@ async fn a_month(svc: &TestService, clock: &ManualClock) -> Result<Vec<Merchant>
             &m.id,
             "THB",
             Direction::Withdrawal,
-            dec("0.5"),
-            dec("3.33"),
-            dec("0"),
+            payments_service::domain::fees::RateConfig {
+                percent: dec("0.5"),
+                fixed: dec("3.33"),
+                minimum: dec("0"),
+            },
         )
         .await?;
         if let Some(p) = period {
@@ -327,9 +331,11 @@ async fn the_pdf_says_what_the_statement_says_and_renders() -> Result<()> {
         &m.id,
         "THB",
         Direction::Deposit,
-        dec("2.5"),
-        dec("1.11"),
-        dec("0"),
+        payments_service::domain::fees::RateConfig {
+            percent: dec("2.5"),
+            fixed: dec("1.11"),
+            minimum: dec("0"),
+        },
     )
     .await?;
     for (i, amount) in ["1234.56", "99.99", "100000.01"].into_iter().enumerate() {

@@ -461,9 +461,11 @@ async fn a_withdrawal_uses_the_settings_another_instance_just_wrote() {
         &merchant_id,
         "THB",
         Direction::Withdrawal,
-        Decimal::ZERO,
-        Decimal::new(7, 0),
-        Decimal::ZERO,
+        payments_service::domain::fees::RateConfig {
+            percent: Decimal::ZERO,
+            fixed: Decimal::new(7, 0),
+            minimum: Decimal::ZERO,
+        },
     )
     .await
     .unwrap();

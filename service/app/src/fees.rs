@@ -84,15 +84,13 @@ pub async fn set(
     merchant_id: &str,
     currency: &str,
     direction: Direction,
-    percent: Decimal,
-    fixed: Decimal,
-    minimum: Decimal,
+    requested: RateConfig,
 ) -> Result<RateConfig, ApiError> {
     app.config.currency(currency)?;
     let rate = RateConfig {
-        percent: crate::merchants::non_negative("percent", percent)?,
-        fixed: crate::merchants::non_negative("fixed", fixed)?,
-        minimum: crate::merchants::non_negative("minimum", minimum)?,
+        percent: crate::merchants::non_negative("percent", requested.percent)?,
+        fixed: crate::merchants::non_negative("fixed", requested.fixed)?,
+        minimum: crate::merchants::non_negative("minimum", requested.minimum)?,
     };
     if rate.percent > Decimal::ONE_HUNDRED {
         return Err(ApiError::invalid_field("percent", "must be at most 100"));

@@ -9,7 +9,7 @@ use crate::app::callbacks::signing::{self, Signing};
 use crate::app::merchants::{self, AutoApproval};
 use crate::app::App;
 use crate::domain::error::ApiError;
-use crate::domain::fees::Direction;
+use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::money;
 use crate::domain::people::Action;
 use crate::enums::Spelled;
@@ -112,9 +112,11 @@ pub(super) async fn set_merchant_fee(
                 &merchant_id,
                 &req.currency_code,
                 direction,
-                req.percent.value(),
-                req.fixed.value(),
-                req.minimum.value(),
+                RateConfig {
+                    percent: req.percent.value(),
+                    fixed: req.fixed.value(),
+                    minimum: req.minimum.value(),
+                },
             )
             .await?;
             Ok(types::FeeRule {
