@@ -7,15 +7,13 @@ use crate::clock::Clock;
 use crate::config::{Config, OperatorConfig};
 use crate::domain::routing::Profile;
 use crate::http::gate::{Gate, Routes};
-use crate::http::merchant::MerchantApiImpl;
 use crate::http::observe;
-use crate::http::operator::OperatorApiImpl;
-use crate::http::sandbox::SandboxApiImpl;
+use crate::http::routes::{api_description, ops_description};
 use crate::keys::KeyVault;
 use crate::store::{Db, DbOptions};
 use crate::telemetry::metrics;
 use anyhow::{anyhow, Context, Result};
-use dropshot::{ApiDescription, ConfigDropshot, ServerBuilder};
+use dropshot::{ConfigDropshot, ServerBuilder};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,59 +90,6 @@ fn load_or_create_secret(dir: &std::path::Path, file: &str) -> Result<String> {
     let secret = format!("op_test_{}", hex::encode(uuid::Uuid::new_v4().as_bytes()));
     std::fs::write(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
     Ok(secret)
-}
-
-/// Every API the profile serves on one server. The sandbox's simulation
-/// API is not registered in production, so it answers 404 there. Health
-/// and, unless it has its own address (`metrics_on_api`), the metrics are
-/// served here too.
-pub fn api_description(profile: Profile, metrics_on_api: bool) -> Result<ApiDescription<Arc<App>>> {
-    let mut api = ops_description(metrics_on_api)?;
-    merchant_api::merchant::register::<MerchantApiImpl>(&mut api)
-        .map_err(|e| anyhow!("merchant API: {e}"))?;
-    merchant_api::channel_notifications::register::<
-        crate::http::channel_notifications::ChannelNotificationsApiImpl,
-    >(&mut api)
-    .map_err(|e| anyhow!("registering the channel notifications API: {e}"))?;
-    merchant_api::operator::register::<OperatorApiImpl>(&mut api)
-        .map_err(|e| anyhow!("operator API: {e}"))?;
-    if profile == Profile::Sandbox {
-        merchant_api::sandbox::register::<SandboxApiImpl>(&mut api)
-            .map_err(|e| anyhow!("sandbox API: {e}"))?;
-        api.register(crate::http::pages::simulator::payment_page)
-            .and_then(|()| api.register(crate::http::pages::simulator::payment_choice))
-            .map_err(|e| anyhow!("simulator page: {e}"))?;
-    }
-    api.register(crate::http::pages::cashier::cashier_page)
-        .and_then(|()| api.register(crate::http::pages::cashier::cashier_choice))
-        .and_then(|()| api.register(crate::http::pages::cashier::cashier_status))
-        .and_then(|()| api.register(crate::http::pages::cashier::cashier_asset))
-        .map_err(|e| anyhow!("cashier page: {e}"))?;
-    crate::http::pages::console::register(&mut api).map_err(|e| anyhow!("console: {e}"))?;
-    crate::http::pages::portal::register(&mut api).map_err(|e| anyhow!("portal: {e}"))?;
-    api.register(crate::http::pages::home::home)
-        .map_err(|e| anyhow!("home page: {e}"))?;
-    api.register(crate::http::contract::current)
-        .and_then(|()| api.register(crate::http::contract::version))
-        .and_then(|()| api.register(crate::http::contract::webhooks))
-        .and_then(|()| api.register(crate::http::pages::docs::docs_page))
-        .and_then(|()| api.register(crate::http::pages::docs::docs_script))
-        .map_err(|e| anyhow!("registering the spec endpoints: {e}"))?;
-    Ok(api)
-}
-
-/// Health, and the metrics when `with_metrics`.
-fn ops_description(with_metrics: bool) -> Result<ApiDescription<Arc<App>>> {
-    use crate::http::health;
-    let mut api = ApiDescription::new();
-    api.register(health::healthz)
-        .and_then(|()| api.register(health::readyz))
-        .map_err(|e| anyhow!("health endpoints: {e}"))?;
-    if with_metrics {
-        api.register(health::scrape)
-            .map_err(|e| anyhow!("metrics endpoint: {e}"))?;
-    }
-    Ok(api)
 }
 
 pub struct Service {

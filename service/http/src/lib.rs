@@ -15,6 +15,7 @@ pub mod observe;
 pub mod operator;
 pub mod pages;
 mod reconciliation;
+pub mod routes;
 pub mod sandbox;
 
 // The layers below, under the names every module of this crate uses for
