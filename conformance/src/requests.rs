@@ -1,5 +1,5 @@
-//! The one place the suite, the integration tests and the load generator
-//! build the generated create requests (deposits and withdrawals). Each sets only what every request
+//! The one place the suite and the integration tests build the generated
+//! create requests (deposits and withdrawals). Each sets only what every request
 //! needs and leaves every optional field empty, so a field added to the
 //! contract is added here once; callers change the fields they test.
 

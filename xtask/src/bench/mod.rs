@@ -131,8 +131,16 @@ struct Bench {
 impl Bench {
     /// Starts the service on `database` and waits until it listens. The
     /// rate limit is raised so that it is not what gets measured.
+    /// Both currencies go to the receiving accounts: the production profile
+    /// refuses a currency routed to a channel when no channel is configured
+    /// (the channel benchmark brings its own).
     fn start(&self, database: &str, profile: &str, worker: bool) -> Result<Service> {
-        self.start_with(database, profile, worker, "")
+        self.start_with(
+            database,
+            profile,
+            worker,
+            "[routing.default]\nTHB = \"account\"\nBDT = \"account\"\n",
+        )
     }
 
     /// `start`, with `extra` appended to the configuration file.
@@ -252,7 +260,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
             "--workspace",
             "--bin",
             "payments",
-            "--example",
+            "--bin",
             "loadgen",
             "--example",
             "delivery_bench",
@@ -287,7 +295,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     std::fs::create_dir_all(&scratch)?;
     let bench = Bench {
         bin: root.join("target/release/payments"),
-        loadgen: root.join("target/release/examples/loadgen"),
+        loadgen: root.join("target/release/loadgen"),
         delivery: root.join("target/release/examples/delivery_bench"),
         channels: root.join("target/release/examples/channel_bench"),
         feed: root.join("target/release/examples/feed_bench"),

@@ -19,7 +19,7 @@ pub fn write(root: &Path, options: &Options, r: &Results, dir: &Path) -> Result<
     writeln!(
         out,
         "Written by `cargo xtask bench` (commit {}, {}). Load comes from separate \
-         processes (`tests/examples/loadgen.rs` signs every request through the generated \
+         processes (`loadgen/src/main.rs` signs every request through the generated \
          client; `tests/examples/delivery_bench.rs` fills backlogs and receives callbacks); \
          the service is the release build on PostgreSQL. Each cell: {} s after a 1 s warm-up.\n",
         git_commit(root),
