@@ -114,7 +114,7 @@ macro_rules! impl_bank {
                     q = q.filter(bank_transactions::account_id.eq(a.clone()));
                 }
                 Ok(newest_after!(q, bank_transactions, id, filter)
-                    .select(BankTransactionRow::as_select())
+                    .select(crate::rows::columns::<BankTransactionRow>())
                     .load(self.c())
                     .await?)
             }

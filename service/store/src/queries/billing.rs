@@ -106,7 +106,7 @@ macro_rules! impl_billing {
                     .filter(billing_statements::status.eq(StatementStatus::Issued))
                     .filter(billing_statements::period_start.lt(end))
                     .filter(billing_statements::period_end.gt(start))
-                    .select(StatementRow::as_select())
+                    .select(crate::rows::columns::<StatementRow>())
                     .load(self.c())
                     .await?)
             }
@@ -166,7 +166,7 @@ macro_rules! impl_billing {
                 }
                 Ok(
                     crate::paging::newest_after!(q, billing_statements, issued_at, id, page)
-                        .select(StatementRow::as_select())
+                        .select(crate::rows::columns::<StatementRow>())
                         .load(self.c())
                         .await?,
                 )

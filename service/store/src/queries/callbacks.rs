@@ -308,7 +308,7 @@ macro_rules! impl_callbacks {
                 Ok(callback_deliveries::table
                     .filter(callback_deliveries::order_no.eq(order_no))
                     .order(callback_deliveries::created_at.asc())
-                    .select(CallbackDeliveryRow::as_select())
+                    .select(crate::rows::columns::<CallbackDeliveryRow>())
                     .load(self.c())
                     .await?)
             }
@@ -336,7 +336,7 @@ macro_rules! impl_callbacks {
                         callback_attempts::started_at.asc(),
                         callback_attempts::attempt.asc(),
                     ))
-                    .select(CallbackAttemptRow::as_select())
+                    .select(crate::rows::columns::<CallbackAttemptRow>())
                     .load(self.c())
                     .await?)
             }
@@ -353,7 +353,7 @@ macro_rules! impl_callbacks {
                     q = q.filter(callback_deliveries::status.eq(st.clone()));
                 }
                 Ok(newest_after!(q, callback_deliveries, id, filter)
-                    .select(CallbackDeliveryRow::as_select())
+                    .select(crate::rows::columns::<CallbackDeliveryRow>())
                     .load(self.c())
                     .await?)
             }

@@ -130,7 +130,7 @@ macro_rules! impl_events {
                 }
                 Ok(q.order(merchant_events::position.asc())
                     .limit(filter.limit)
-                    .select(MerchantEventRow::as_select())
+                    .select(crate::rows::columns::<MerchantEventRow>())
                     .load(self.c())
                     .await?)
             }
@@ -141,7 +141,7 @@ macro_rules! impl_events {
             ) -> StoreResult<Vec<CallbackDeliveryRow>> {
                 Ok(callback_deliveries::table
                     .filter(callback_deliveries::id.eq_any(ids.to_vec()))
-                    .select(CallbackDeliveryRow::as_select())
+                    .select(crate::rows::columns::<CallbackDeliveryRow>())
                     .load(self.c())
                     .await?)
             }
@@ -190,7 +190,7 @@ macro_rules! impl_events {
                     .filter(balance_transactions::version.gt(filter.after))
                     .order(balance_transactions::version.asc())
                     .limit(filter.limit)
-                    .select(BalanceTransactionRow::as_select())
+                    .select(crate::rows::columns::<BalanceTransactionRow>())
                     .load(self.c())
                     .await?)
             }
@@ -206,7 +206,7 @@ macro_rules! impl_events {
                     .filter(balance_transactions::currency.eq(currency))
                     .filter(balance_transactions::created_at.lt(before))
                     .order(balance_transactions::version.desc())
-                    .select(BalanceTransactionRow::as_select())
+                    .select(crate::rows::columns::<BalanceTransactionRow>())
                     .first(self.c())
                     .await
                     .optional()?)

@@ -66,14 +66,14 @@ macro_rules! impl_ledger {
                 Ok(balances::table
                     .filter(balances::merchant_id.eq(merchant_id))
                     .order(balances::currency.asc())
-                    .select(BalanceRow::as_select())
+                    .select(crate::rows::columns::<BalanceRow>())
                     .load(self.c())
                     .await?)
             }
 
             async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>> {
                 Ok(balances::table
-                    .select(BalanceRow::as_select())
+                    .select(crate::rows::columns::<BalanceRow>())
                     .load(self.c())
                     .await?)
             }
@@ -107,7 +107,7 @@ macro_rules! impl_ledger {
                     .bind::<diesel::sql_types::BigInt, _>(now)
                     .sql(" END")),
                 ))
-                .returning(BalanceRow::as_returning())
+                .returning(crate::rows::columns::<BalanceRow>())
                 .get_result(self.c())
                 .await
                 .optional()?;

@@ -138,9 +138,9 @@ macro_rules! impl_merchants {
                         .inner_join(merchants::table.left_join(merchant_fees::table))
                         .filter(api_keys::key_hash.eq(key_hash))
                         .select((
-                            ApiKeyRow::as_select(),
-                            MerchantRow::as_select(),
-                            Option::<FeeRow>::as_select(),
+                            crate::rows::columns::<ApiKeyRow>(),
+                            crate::rows::columns::<MerchantRow>(),
+                            crate::rows::columns::<FeeRow>().nullable(),
                         ))
                         .load(self.c())
                         .await;
@@ -174,7 +174,7 @@ macro_rules! impl_merchants {
                 Ok(api_keys::table
                     .filter(api_keys::merchant_id.eq(merchant_id))
                     .order(api_keys::created_at.desc())
-                    .select(ApiKeyRow::as_select())
+                    .select(crate::rows::columns::<ApiKeyRow>())
                     .load(self.c())
                     .await?)
             }

@@ -49,7 +49,7 @@ use insert_one;
 macro_rules! first_or_none {
     ($conn:expr, $row:ty, $query:expr) => {
         Ok($query
-            .select(<$row>::as_select())
+            .select(crate::rows::columns::<$row>())
             .first($conn)
             .await
             .optional()?)
@@ -65,7 +65,7 @@ macro_rules! first_or_none {
     };
     ($conn:expr, $row:ty, $query:expr, $table:literal, $key:expr) => {{
         let found: crate::StoreResult<Option<$row>> = $query
-            .select(<$row>::as_select())
+            .select(crate::rows::columns::<$row>())
             .first($conn)
             .await
             .optional()
@@ -152,7 +152,7 @@ macro_rules! list_orders {
             q = q.filter($table::created_at.lt(to));
         }
         Ok(crate::paging::newest_after!(q, $table, order_no, filter)
-            .select(<$row>::as_select())
+            .select(crate::rows::columns::<$row>())
             .load($conn)
             .await?)
     }};
@@ -165,13 +165,13 @@ use list_orders;
 /// written, or `None` when it had moved.
 macro_rules! write_move {
     ($conn:expr, $table:ident, $row:ty, $id:expr, $from:expr, $change:expr) => {{
-        let written = diesel::update(
+        let written: Option<$row> = diesel::update(
             $table::table
                 .filter($table::id.eq($id))
                 .filter($table::status.eq_any($from)),
         )
         .set($change)
-        .returning(<$row>::as_returning())
+        .returning(crate::rows::columns::<$row>())
         .get_result($conn.c())
         .await
         .optional()?;

@@ -81,7 +81,7 @@ macro_rules! impl_notifications {
                 Ok(channel_notifications::table
                     .filter(channel_notifications::order_no.eq(order_no))
                     .order(channel_notifications::received_at.asc())
-                    .select(ChannelNotificationRow::as_select())
+                    .select(crate::rows::columns::<ChannelNotificationRow>())
                     .load(self.c())
                     .await?)
             }
@@ -113,7 +113,7 @@ macro_rules! impl_notifications {
                 }
                 Ok(
                     newest_after!(q, channel_notifications, received_at, id, filter)
-                        .select(ChannelNotificationRow::as_select())
+                        .select(crate::rows::columns::<ChannelNotificationRow>())
                         .load(self.c())
                         .await?,
                 )

@@ -130,7 +130,7 @@ macro_rules! impl_owners {
                 // the hash of its token.
                 Ok(owner_invitations::table
                     .filter(owner_invitations::token_hash.eq(token_hash))
-                    .select(InvitationRow::as_select())
+                    .select(crate::rows::columns::<InvitationRow>())
                     .first(self.c())
                     .await
                     .optional()?)
@@ -147,7 +147,7 @@ macro_rules! impl_owners {
                     owner_invitations::table.filter(owner_invitations::token_hash.eq(token_hash)),
                 )
                 .set(owner_invitations::status.eq(owner_invitations::status))
-                .returning(InvitationRow::as_returning())
+                .returning(crate::rows::columns::<InvitationRow>())
                 .get_result(self.c())
                 .await
                 .optional()?;
@@ -203,7 +203,7 @@ macro_rules! impl_owners {
                     .into_boxed();
                 Ok(
                     crate::paging::newest_after!(q, owner_invitations, issued_at, id, page)
-                        .select(InvitationRow::as_select())
+                        .select(crate::rows::columns::<InvitationRow>())
                         .load(self.c())
                         .await?,
                 )

@@ -109,7 +109,7 @@ macro_rules! impl_people {
             ) -> StoreResult<Vec<OperatorRow>> {
                 let q = operators::table.into_boxed();
                 Ok(crate::paging::newest_after!(q, operators, id, filter)
-                    .select(OperatorRow::as_select())
+                    .select(crate::rows::columns::<OperatorRow>())
                     .load(self.c())
                     .await?)
             }
@@ -122,7 +122,7 @@ macro_rules! impl_people {
                 Ok(
                     diesel::update(operators::table.filter(operators::id.eq(id)))
                         .set(change)
-                        .returning(OperatorRow::as_returning())
+                        .returning(crate::rows::columns::<OperatorRow>())
                         .get_result(self.c())
                         .await
                         .optional()?,
@@ -141,7 +141,7 @@ macro_rules! impl_people {
                             operators::password_hash.eq(Some(password_hash)),
                             operators::updated_at.eq(at),
                         ))
-                        .returning(OperatorRow::as_returning())
+                        .returning(crate::rows::columns::<OperatorRow>())
                         .get_result(self.c())
                         .await
                         .optional()?;
@@ -162,7 +162,7 @@ macro_rules! impl_people {
                 Ok(operator_tokens::table
                     .inner_join(operators::table)
                     .filter(operator_tokens::token_hash.eq(token_hash))
-                    .select((OperatorTokenRow::as_select(), OperatorRow::as_select()))
+                    .select((crate::rows::columns::<OperatorTokenRow>(), crate::rows::columns::<OperatorRow>()))
                     .first(self.c())
                     .await
                     .optional()?)
@@ -178,7 +178,7 @@ macro_rules! impl_people {
                         operator_tokens::created_at.desc(),
                         operator_tokens::id.desc(),
                     ))
-                    .select(OperatorTokenRow::as_select())
+                    .select(crate::rows::columns::<OperatorTokenRow>())
                     .load(self.c())
                     .await?)
             }
@@ -197,7 +197,7 @@ macro_rules! impl_people {
                     .execute(self.c())
                     .await?;
                 Ok(mine
-                    .select(OperatorTokenRow::as_select())
+                    .select(crate::rows::columns::<OperatorTokenRow>())
                     .first(self.c())
                     .await
                     .optional()?)
@@ -226,7 +226,7 @@ macro_rules! impl_people {
                         withdrawal_approvals::approved_at.asc(),
                         withdrawal_approvals::approver_key.asc(),
                     ))
-                    .select(ApprovalRow::as_select())
+                    .select(crate::rows::columns::<ApprovalRow>())
                     .load(self.c())
                     .await?)
             }
@@ -242,7 +242,7 @@ macro_rules! impl_people {
                         merchant_fees::currency.asc(),
                         merchant_fees::direction.asc(),
                     ))
-                    .select(FeeRow::as_select())
+                    .select(crate::rows::columns::<FeeRow>())
                     .load(self.c())
                     .await?)
             }
@@ -263,7 +263,7 @@ macro_rules! impl_people {
                     q = q.filter(audit_events::target_id.eq(t.clone()));
                 }
                 Ok(crate::paging::newest_after!(q, audit_events, id, page)
-                    .select(AuditRow::as_select())
+                    .select(crate::rows::columns::<AuditRow>())
                     .load(self.c())
                     .await?)
             }
