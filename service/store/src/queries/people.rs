@@ -162,7 +162,10 @@ macro_rules! impl_people {
                 Ok(operator_tokens::table
                     .inner_join(operators::table)
                     .filter(operator_tokens::token_hash.eq(token_hash))
-                    .select((crate::rows::columns::<OperatorTokenRow>(), crate::rows::columns::<OperatorRow>()))
+                    .select((
+                        crate::rows::columns::<OperatorTokenRow>(),
+                        crate::rows::columns::<OperatorRow>(),
+                    ))
                     .first(self.c())
                     .await
                     .optional()?)

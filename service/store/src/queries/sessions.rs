@@ -57,7 +57,10 @@ macro_rules! impl_sessions {
                 Ok(operators::table
                     .filter(operators::email.eq(email))
                     .filter(operators::status.eq(OperatorStatus::Active))
-                    .select((crate::rows::columns::<OperatorRow>(), operators::password_hash))
+                    .select((
+                        crate::rows::columns::<OperatorRow>(),
+                        operators::password_hash,
+                    ))
                     .first(self.c())
                     .await
                     .optional()?)
@@ -72,7 +75,10 @@ macro_rules! impl_sessions {
                     .filter(merchant_owners::status.eq(OwnerStatus::Active))
                     .filter(merchant_owners::password_hash.is_not_null())
                     .order((merchant_owners::created_at, merchant_owners::id))
-                    .select((crate::rows::columns::<OwnerRow>(), merchant_owners::password_hash))
+                    .select((
+                        crate::rows::columns::<OwnerRow>(),
+                        merchant_owners::password_hash,
+                    ))
                     .load(self.c())
                     .await?;
                 Ok(rows
