@@ -121,7 +121,10 @@ async fn payouts(base: &str, key: &str, token: &str, clients_n: usize, seconds: 
         let merchant = merchant.clone();
         let no = format!("W{run}-{i}");
         async move {
-            let request = conformance::requests::withdrawal(&no, "10", "THB");
+            // Each to its own account, as a payout run is: the same
+            // account all day would sum past the dual-approval threshold.
+            let mut request = conformance::requests::withdrawal(&no, "10", "THB");
+            request.beneficiary_account = format!("{:010}", 1_000_000_000 + i);
             let order = merchant
                 .create_withdrawal(&request)
                 .await

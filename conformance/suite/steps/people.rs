@@ -278,3 +278,97 @@ async fn audited_setting(
     assert_eq!(row["before"][&field].as_i64(), Some(from), "{row:#}");
     assert_eq!(row["after"][&field].as_i64(), Some(to), "{row:#}");
 }
+
+/// Approves the scenario's withdrawal with the suite's own operator token,
+/// which must be a configuration token (`GET /api/v1/operator/me` says
+/// `source: configuration`): these scenarios are about what such a token
+/// may not do.
+#[when("the configuration token approves the withdrawal")]
+async fn configuration_token_approves(world: &mut PaymentsWorld) {
+    let admin = admin_token().await;
+    let me = send_as(world, &admin, "GET", "/api/v1/operator/me", None).await;
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert_eq!(
+        me.body["source"], "configuration",
+        "CONFORMANCE_OPERATOR_TOKEN must be one of the deployment's configuration tokens for this scenario: {}",
+        me.body
+    );
+    let body = json!({"remarks": "approved with the configuration token"}).to_string();
+    world.reply = Some(
+        send_as(
+            world,
+            &admin,
+            "POST",
+            "/api/v1/operator/withdrawals/{order_no}/approve",
+            Some(body),
+        )
+        .await,
+    );
+}
+
+/// `{prefix}-1` to `{prefix}-{n}`, one after another, each created; their
+/// replies are kept in order, and the last is the scenario's order.
+#[when(
+    expr = "the merchant creates {int} withdrawals {string} of {word} {word} each to account {string}"
+)]
+async fn creates_many(
+    world: &mut PaymentsWorld,
+    n: usize,
+    prefix: String,
+    value: String,
+    currency: String,
+    account: String,
+) {
+    world.replies.clear();
+    for i in 1..=n {
+        let order = format!("{prefix}-{i}");
+        super::money::create_withdrawal_to(world, &order, &value, &currency, &account).await;
+        let reply = world.reply().clone();
+        assert_eq!(reply.status, 200, "creating {order}: {}", reply.body);
+        world.replies.push(reply);
+    }
+}
+
+/// The orders `from` to `to` (counting from 1) of the last series, as an
+/// operator reads them.
+async fn series(world: &mut PaymentsWorld, from: usize, to: usize) -> Vec<Value> {
+    let admin = admin_token().await;
+    let order_nos: Vec<String> = world.replies[from - 1..to]
+        .iter()
+        .map(|r| r.body["order_no"].as_str().expect("order_no").to_string())
+        .collect();
+    let mut read = Vec::new();
+    for order_no in order_nos {
+        let reply = send_as(
+            world,
+            &admin,
+            "GET",
+            &format!("/api/v1/operator/withdrawals/{order_no}"),
+            None,
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        read.push(reply.body);
+    }
+    read
+}
+
+#[then(expr = "withdrawals {int} to {int} of them were auto-approved")]
+async fn series_auto_approved(world: &mut PaymentsWorld, from: usize, to: usize) {
+    for (i, order) in (from..).zip(series(world, from, to).await) {
+        assert_eq!(order["is_auto_approved"], true, "withdrawal {i}: {order}");
+        assert_eq!(order["approvals_required"], 1, "withdrawal {i}: {order}");
+    }
+}
+
+#[then(expr = "withdrawals {int} to {int} of them are pending, needing {int} approvers")]
+async fn series_pending(world: &mut PaymentsWorld, from: usize, to: usize, needed: i64) {
+    for (i, order) in (from..).zip(series(world, from, to).await) {
+        assert_eq!(order["status"], "pending", "withdrawal {i}: {order}");
+        assert_eq!(order["is_auto_approved"], false, "withdrawal {i}: {order}");
+        assert_eq!(
+            order["approvals_required"], needed,
+            "withdrawal {i}: {order}"
+        );
+    }
+}

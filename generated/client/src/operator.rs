@@ -241,7 +241,7 @@ pub mod types {
     ///`AutoApprovalRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AutoApprovalRequest {
-        ///For `up_to`: the largest auto-approved amount per currency code.
+        ///For `up_to`: the largest auto-approved amount per currency code, below the currency's `dual_approval_threshold`.
         #[serde(
             default,
             skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
@@ -2509,7 +2509,7 @@ pub mod types {
         pub approval_remarks: ::std::option::Option<::std::string::String>,
         ///The approvals recorded so far, first first.
         pub approvals: ::std::vec::Vec<WithdrawalApproval>,
-        ///How many different approvers the order needs: 2 at or above its currency's `dual_approval_threshold`, else 1.
+        ///How many different approvers the order needs, decided when it was created: 2 at or above its currency's `dual_approval_threshold`, or when it took the day's sum to its beneficiary account to the threshold (see the approve operation), else 1. Such an order is never auto-approved.
         pub approvals_required: i32,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub approved_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
@@ -2732,7 +2732,7 @@ A merchant's owners are invited by an admin (`POST /api/v1/operator/merchants/{m
 
 Billing: every merchant is billed per period (a month unless set otherwise, `PUT /api/v1/operator/merchants/{merchant_id}/billing-period`) with a numbered statement of the fees the service charged, per currency, and its PDF; each statement is announced to the platform by the event `billing_statement_issued`. Operators read statements and their documents, issue one for a period by hand, and correct one by re-issuing it as a new version (both `admin`).
 
-Version: 0.9.0*/
+Version: 0.10.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2776,7 +2776,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.9.0"
+        "0.10.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -2938,7 +2938,7 @@ impl Client {
     }
     /**Set a merchant's withdrawal auto-approval
 
-    Sets whether the merchant's withdrawals are approved at creation.
+    Sets whether the merchant's withdrawals are approved at creation: `off`, `always`, or `up_to` a limit per currency. Auto-approval is one approver and never stands in for two: an order that needs two approvers (`approvals_required`) waits for them whatever the setting, and an `up_to` limit at or above the currency's `dual_approval_threshold` is refused (400 `INVALID_FIELD` naming `limits.<currency>`).
 
     Needs the role `admin` or above; recorded in the audit trail.
 
@@ -3091,7 +3091,7 @@ impl Client {
     }
     /**Approve a withdrawal
 
-    Records the operator's approval of a `pending` withdrawal. Below its currency's `dual_approval_threshold` (or where none is set) the approval moves it to `approved`. At or above it, the order needs two different approvers: the first approval is recorded in `approvals` and the order stays `pending`; the second moves it. No operator approves the same order twice: a second approval by the same operator is refused with 409 `INVALID_STATE_TRANSITION`, its message saying a second approver is needed. The approvers' names are recorded in `approved_by`.
+    Records the operator's approval of a `pending` withdrawal. An order needing one approver (`approvals_required`) moves to `approved`. An order needs two different approvers when its amount is at or above its currency's `dual_approval_threshold`, or when, at its creation, it took the sum of the merchant's withdrawals in that currency to the same beneficiary account (bank code and account) over the previous 24 hours, rejected and failed ones left out, to the threshold or past it. Then the first approval is recorded in `approvals` and the order stays `pending`; the second moves it. A configuration token is for bootstrap and is nobody in particular: it never approves an order that needs two people (403 `ROLE_FORBIDDEN`, its message naming the configuration token). No operator approves the same order twice: a second approval by the same operator is refused with 409 `INVALID_STATE_TRANSITION`, its message saying a second approver is needed. The approvers' names are recorded in `approved_by`.
 
     Needs the role `approver` or above; recorded in the audit trail.
 

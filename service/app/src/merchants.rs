@@ -498,7 +498,8 @@ pub async fn set_rate_limit(
 }
 
 /// Auto-approval up to a limit per currency: each currency configured,
-/// each limit a non-negative amount, at least one.
+/// each limit a non-negative amount below the currency's dual-approval
+/// threshold, at least one.
 pub fn auto_approval_up_to(
     app: &App,
     limits: impl IntoIterator<Item = (String, Decimal)>,
@@ -510,6 +511,19 @@ pub fn auto_approval_up_to(
         let max = non_negative(&field, max)?;
         let max =
             money::to_units(max).ok_or_else(|| ApiError::invalid_field(&field, "is too large"))?;
+        // Auto-approval is one approver (nobody): it never reaches what
+        // needs two people.
+        if let Some(threshold) = crate::withdrawals::approvals::threshold(app, &currency)? {
+            if max >= threshold {
+                return Err(ApiError::invalid_field(
+                    &field,
+                    &format!(
+                        "must be below {currency}'s dual-approval threshold ({}): a withdrawal at or above it needs two people",
+                        money::from_units(threshold)
+                    ),
+                ));
+            }
+        }
         units.insert(currency, max);
     }
     if units.is_empty() {

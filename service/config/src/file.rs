@@ -2,7 +2,7 @@
 //! defaults.
 
 use super::*;
-use anyhow::Context;
+use anyhow::{bail, Context};
 
 /// The file's shape: every key optional, falling back to the profile's
 /// defaults.
@@ -34,7 +34,7 @@ pub(super) struct FileConfig {
     log_format: Option<crate::telemetry::logs::LogFormat>,
     metrics_bind: Option<String>,
     shutdown_grace_seconds: Option<u64>,
-    currencies: Option<BTreeMap<String, CurrencyConfig>>,
+    currencies: Option<BTreeMap<String, CurrencyFile>>,
     routing: Option<RoutingConfig>,
     receiving_accounts: Option<Vec<ReceivingAccountConfig>>,
     channels: Option<Vec<ChannelConfig>>,
@@ -54,6 +54,69 @@ pub(super) struct FileConfig {
     callback_ca_bundle: Option<PathBuf>,
 }
 
+/// A currency's keys in the file: each one over the profile's value for
+/// that currency, so that `[currencies.THB] dual_approval_threshold = 600000`
+/// changes that one key and leaves THB's limits and every other currency as
+/// they were. A currency the profile does not have needs all three of
+/// `fraction_digits`, `min_amount` and `max_amount`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CurrencyFile {
+    fraction_digits: Option<u32>,
+    min_amount: Option<Decimal>,
+    max_amount: Option<Decimal>,
+    dual_approval_threshold: Option<Threshold>,
+}
+
+/// An amount, or `"none"` for no four-eyes in that currency: TOML has no
+/// null, and leaving the key out keeps the profile's threshold.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Threshold {
+    Amount(Decimal),
+    Word(String),
+}
+
+/// The file's currencies over the profile's.
+fn merge_currencies(
+    into: &mut BTreeMap<String, CurrencyConfig>,
+    file: BTreeMap<String, CurrencyFile>,
+) -> Result<()> {
+    for (code, f) in file {
+        let base = into.get(&code).cloned();
+        let missing = |key: &str| {
+            anyhow::anyhow!(
+                "currency {code}: {key} is missing (a currency the profile does not have needs fraction_digits, min_amount and max_amount)"
+            )
+        };
+        let threshold = match f.dual_approval_threshold {
+            None => base.as_ref().and_then(|b| b.dual_approval_threshold),
+            Some(Threshold::Amount(t)) => Some(t),
+            Some(Threshold::Word(w)) if w == "none" => None,
+            Some(Threshold::Word(w)) => bail!(
+                "currency {code}: dual_approval_threshold must be an amount or \"none\", not {w:?}"
+            ),
+        };
+        let merged = CurrencyConfig {
+            fraction_digits: f
+                .fraction_digits
+                .or(base.as_ref().map(|b| b.fraction_digits))
+                .ok_or_else(|| missing("fraction_digits"))?,
+            min_amount: f
+                .min_amount
+                .or(base.as_ref().map(|b| b.min_amount))
+                .ok_or_else(|| missing("min_amount"))?,
+            max_amount: f
+                .max_amount
+                .or(base.as_ref().map(|b| b.max_amount))
+                .ok_or_else(|| missing("max_amount"))?,
+            dual_approval_threshold: threshold,
+        };
+        into.insert(code, merged);
+    }
+    Ok(())
+}
+
 /// Reads and parses the file, or an empty one when there is none.
 pub(super) fn read(path: Option<&Path>) -> Result<FileConfig> {
     let Some(path) = path else {
@@ -66,7 +129,7 @@ pub(super) fn read(path: Option<&Path>) -> Result<FileConfig> {
 }
 
 /// Every key the file sets, over `c`.
-pub(super) fn apply(c: &mut Config, f: FileConfig) {
+pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
     macro_rules! take {
         ($($field:ident),*) => { $( if let Some(v) = f.$field { c.$field = v; } )* };
     }
@@ -92,7 +155,6 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
         log_level,
         log_format,
         shutdown_grace_seconds,
-        currencies,
         routing,
         receiving_accounts,
         channels,
@@ -130,4 +192,8 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) {
     if f.master_key.is_some() {
         c.master_key = f.master_key;
     }
+    if let Some(currencies) = f.currencies {
+        merge_currencies(&mut c.currencies, currencies)?;
+    }
+    Ok(())
 }

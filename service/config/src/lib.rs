@@ -310,7 +310,7 @@ impl Config {
         };
         let defaults = Config::defaults(profile);
         let mut c = Config::defaults(profile);
-        file::apply(&mut c, file);
+        file::apply(&mut c, file)?;
         env::apply(&mut c)?;
         // Defaults that follow other settings unless set themselves: the
         // sandbox's database lives in its data directory, and the public
@@ -423,6 +423,39 @@ mod tests {
         assert_eq!(c.validity_for("m1", "BDT"), 1800);
         c.validity.currencies.insert("BDT".into(), 5);
         assert!(c.validate().unwrap_err().to_string().contains("validity"));
+    }
+
+    /// The README's example, as written: one key of one currency changes,
+    /// and everything else stays the profile's.
+    #[test]
+    fn a_currency_key_in_the_file_changes_that_key_alone() {
+        let file: file::FileConfig =
+            toml::from_str("[currencies.THB]\ndual_approval_threshold = 600000\n").unwrap();
+        let mut c = Config::defaults(Profile::Sandbox);
+        let before = c.currencies.clone();
+        file::apply(&mut c, file).unwrap();
+        assert_eq!(
+            c.currencies["THB"].dual_approval_threshold,
+            Some(Decimal::from(600_000))
+        );
+        assert_eq!(c.currencies["THB"].max_amount, before["THB"].max_amount);
+        assert_eq!(
+            c.currencies["BDT"].dual_approval_threshold,
+            before["BDT"].dual_approval_threshold
+        );
+        c.validate().unwrap();
+
+        let off: file::FileConfig =
+            toml::from_str("[currencies.BDT]\ndual_approval_threshold = \"none\"\n").unwrap();
+        file::apply(&mut c, off).unwrap();
+        assert_eq!(c.currencies["BDT"].dual_approval_threshold, None);
+
+        let new: file::FileConfig = toml::from_str("[currencies.USD]\nmin_amount = 1\n").unwrap();
+        let err = file::apply(&mut c, new).unwrap_err().to_string();
+        assert!(err.contains("USD: fraction_digits is missing"), "{err}");
+        let word: file::FileConfig =
+            toml::from_str("[currencies.THB]\ndual_approval_threshold = \"off\"\n").unwrap();
+        assert!(file::apply(&mut c, word).is_err());
     }
 
     #[test]

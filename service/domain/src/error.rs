@@ -63,6 +63,10 @@ pub enum ApiError {
     OperatorSelfChange,
     #[error("withdrawal `{0}` already has this operator's approval; a second approver is needed")]
     AlreadyApproved(String),
+    /// A configuration token is for bootstrap: it is nobody in particular,
+    /// so it never counts as one of two people.
+    #[error("withdrawal `{0}` needs two people; a configuration token is not one: approve with an operator's own token")]
+    NotAPerson(String),
     #[error("no owner invitation {0}")]
     InvitationNotFound(String),
     #[error("this invitation is {0}; ask for a new one")]
@@ -140,6 +144,9 @@ impl ApiError {
             // A state conflict as the contract has always named one: an
             // integration built before four-eyes reads it.
             ApiError::AlreadyApproved(_) => "INVALID_STATE_TRANSITION",
+            // Who may act, as the contract has always named it: a token
+            // that is nobody in particular may not take the second place.
+            ApiError::NotAPerson(_) => "ROLE_FORBIDDEN",
             ApiError::InvitationNotFound(_) => "INVITATION_NOT_FOUND",
             ApiError::InvitationEnded(_) => "INVITATION_ENDED",
             ApiError::OwnerAlreadyActive(_) => "OWNER_ALREADY_ACTIVE",
@@ -220,6 +227,7 @@ mod tests {
             ApiError::OperatorTokenNotFound(String::new()),
             ApiError::OperatorSelfChange,
             ApiError::AlreadyApproved(String::new()),
+            ApiError::NotAPerson(String::new()),
             ApiError::InvitationNotFound(String::new()),
             ApiError::InvitationEnded("expired"),
             ApiError::OwnerAlreadyActive(String::new()),
@@ -268,6 +276,7 @@ mod tests {
             | ApiError::OperatorTokenNotFound(_)
             | ApiError::OperatorSelfChange
             | ApiError::AlreadyApproved(_)
+            | ApiError::NotAPerson(_)
             | ApiError::InvitationNotFound(_)
             | ApiError::InvitationEnded(_)
             | ApiError::OwnerAlreadyActive(_)

@@ -23,9 +23,9 @@ pub fn http_error(e: ApiError) -> HttpError {
             | ApiError::UnknownApiKey
             | ApiError::InvalidSignature
             | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
-            ApiError::MerchantDisabled | ApiError::RoleForbidden { .. } => {
-                client(ClientErrorStatusCode::FORBIDDEN)
-            }
+            ApiError::MerchantDisabled
+            | ApiError::RoleForbidden { .. }
+            | ApiError::NotAPerson(_) => client(ClientErrorStatusCode::FORBIDDEN),
             ApiError::OrderNotFound { .. }
             | ApiError::MerchantNotFound(_)
             | ApiError::OperatorNotFound(_)

@@ -23,6 +23,7 @@ use payments_telemetry as telemetry;
 pub use dialect::{raw_statements, RawKind, RawStatement};
 pub use error::{InRow, StoreError, StoreResult, UniqueKey};
 pub use queries::deposits::DepositKey;
+pub use queries::withdrawals::BeneficiaryKey;
 pub use queries::{OrderKey, Store};
 pub(crate) use unit::OrderWritten;
 pub use unit::{Effects, Tx, UnitOfWork};

@@ -201,6 +201,9 @@ pub struct WithdrawalRow {
     pub updated_at: i64,
     pub payout_sent_at: Option<i64>,
     pub payout_inquired_at: Option<i64>,
+    /// How many different approvers it needs, decided at creation
+    /// (`app::withdrawals::approvals`).
+    pub approvals_required: i32,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]

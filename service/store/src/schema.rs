@@ -155,6 +155,7 @@ diesel::table! {
         updated_at -> BigInt,
         payout_sent_at -> Nullable<BigInt>,
         payout_inquired_at -> Nullable<BigInt>,
+        approvals_required -> Integer,
     }
 }
 

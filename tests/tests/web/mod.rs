@@ -68,14 +68,16 @@ pub async fn pending(
     amount: i64,
     beneficiary: &str,
 ) -> Result<Withdrawal> {
+    // Each to its own account: a day's withdrawals to one account are
+    // summed against the threshold, and these stand for unrelated payouts.
+    static ACCOUNTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let account = format!(
+        "{:010}",
+        1_234_500_000 + ACCOUNTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
     let new = NewWithdrawal {
         beneficiary_name: beneficiary.into(),
-        ..payments_testing::new_withdrawal(
-            no,
-            rust_decimal::Decimal::from(amount),
-            "THB",
-            "1234567890",
-        )
+        ..payments_testing::new_withdrawal(no, rust_decimal::Decimal::from(amount), "THB", &account)
     };
     Ok(withdrawals::create(app, merchant, new).await?)
 }

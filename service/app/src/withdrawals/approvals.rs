@@ -1,8 +1,15 @@
 //! Approving a pending withdrawal, with four eyes from the currency's
 //! `dual_approval_threshold` on: each approval is recorded, and the order
 //! moves to `approved` only when it has as many different approvers as
-//! its amount needs. The same approver twice is refused by the table's
-//! key, not only by the check here.
+//! it needs. The same approver twice is refused by the table's key, not
+//! only by the check here.
+//!
+//! What an order needs is decided when it is created: two approvers at or
+//! above the threshold, and two when it takes the day's sum of the
+//! merchant's withdrawals to one beneficiary account past the threshold,
+//! so that one payout split into many small ones still meets two people.
+//! Neither the merchant's auto-approval nor a configuration token stands
+//! in for one of them.
 
 use super::{plan, write, Effect, Withdrawal};
 use crate::actor::{Actor, Target};
@@ -10,20 +17,83 @@ use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::to_units;
 use crate::domain::people::approvals_needed;
-use crate::domain::status::WithdrawalStatus;
+use crate::domain::status::{CallbackStatus, WithdrawalStatus};
 use crate::store::rows::{ApprovalRow, WithdrawalMove, WithdrawalRow};
-use crate::store::{Store, StoreError, UniqueKey};
+use crate::store::{BeneficiaryKey, Store, StoreError, UniqueKey};
 use crate::App;
 
-/// How many approvals a withdrawal needs, by its currency's threshold.
-pub fn needed(app: &App, order: &Withdrawal) -> Result<usize, ApiError> {
-    let threshold = app
+/// How far back the withdrawals to one beneficiary are summed.
+pub const SPLIT_WINDOW_SECONDS: i64 = 86_400;
+
+/// More earlier withdrawals to one beneficiary in a day than this are not
+/// read one by one: the order needs two approvers.
+const SPLIT_ORDERS_READ: i64 = 10_000;
+
+/// A currency's dual-approval threshold in stored units, where it has one.
+pub fn threshold(app: &App, currency: &str) -> Result<Option<i64>, ApiError> {
+    Ok(app
         .config
-        .currency(&order.currency)?
+        .currency(currency)?
         .dual_approval_threshold
-        .and_then(to_units);
+        .and_then(to_units))
+}
+
+/// What an amount alone needs.
+pub fn by_amount(amount: i64, threshold: Option<i64>) -> usize {
+    approvals_needed(amount, threshold)
+}
+
+/// How many approvals a withdrawal needs: what it was created needing, and
+/// never fewer than its amount needs under today's threshold.
+pub fn needed(app: &App, order: &Withdrawal) -> Result<usize, ApiError> {
     let (amount, _) = order.frozen_units()?;
-    Ok(approvals_needed(amount, threshold))
+    let by_amount = approvals_needed(amount, threshold(app, &order.currency)?);
+    Ok(by_amount.max(order.approvals_required))
+}
+
+/// Inside the creating transaction, with the merchant's balance locked:
+/// a new order that takes the day's sum to its beneficiary account to the
+/// threshold or past it needs two approvers, and so is not auto-approved.
+pub(crate) async fn count_the_day(
+    tx: &mut dyn Store,
+    row: WithdrawalRow,
+    threshold: Option<i64>,
+) -> Result<WithdrawalRow, ApiError> {
+    let Some(threshold) = threshold else {
+        return Ok(row);
+    };
+    if row.approvals_required >= 2 {
+        return Ok(row);
+    }
+    let to = BeneficiaryKey {
+        merchant_id: &row.merchant_id,
+        currency: &row.currency,
+        bank_code: &row.beneficiary_bank_code,
+        account: &row.beneficiary_account,
+    };
+    let earlier = tx
+        .amounts_to_beneficiary(
+            &to,
+            row.created_at - SPLIT_WINDOW_SECONDS,
+            SPLIT_ORDERS_READ,
+        )
+        .await?;
+    let sum = earlier
+        .iter()
+        .fold(row.amount, |sum, amount| sum.saturating_add(*amount));
+    let too_many = i64::try_from(earlier.len()).unwrap_or(i64::MAX) >= SPLIT_ORDERS_READ;
+    if !too_many && approvals_needed(sum, Some(threshold)) < 2 {
+        return Ok(row);
+    }
+    Ok(WithdrawalRow {
+        approvals_required: 2,
+        status: WithdrawalStatus::Pending,
+        is_auto_approved: false,
+        approved_at: None,
+        approved_by: None,
+        callback_status: CallbackStatus::None,
+        ..row
+    })
 }
 
 /// A withdrawal's approvals so far, first first.
@@ -47,6 +117,9 @@ pub async fn approve(
 ) -> Result<Withdrawal, ApiError> {
     let current = super::find_any(app, order_no).await?;
     let needed = needed(app, &current)?;
+    if needed >= 2 && by.acting().is_some_and(|a| a.who.id.is_none()) {
+        return Err(ApiError::NotAPerson(current.order_no));
+    }
     let now = app.now_unix();
     let id = current.id.clone();
     let approval = ApprovalRow {

@@ -115,6 +115,9 @@ pub struct Withdrawal {
     /// channel's to tell (`dispatch`).
     pub payout_sent_at: Option<DateTime<Utc>>,
     pub payout_inquired_at: Option<DateTime<Utc>>,
+    /// How many different approvers it needs, as decided at creation
+    /// (`approvals::needed` also counts the currency's threshold now).
+    pub approvals_required: usize,
 }
 
 impl Withdrawal {
@@ -140,6 +143,7 @@ impl Withdrawal {
             created_at: time(row.created_at)?,
             updated_at: time(row.updated_at)?,
             callback_count: i64::from(row.callback_count),
+            approvals_required: usize::try_from(row.approvals_required.max(1)).unwrap_or(1),
             beneficiary: Beneficiary {
                 name: row.beneficiary_name,
                 account: row.beneficiary_account,
@@ -203,28 +207,32 @@ pub async fn create(
     let row = new_row(app, merchant, &req).await?;
     let now = row.created_at;
     let entry = Entry::withdrawal_frozen((&row).into(), row.amount, row.fee);
-    let insert = row.clone();
+    let threshold = approvals::threshold(app, &row.currency)?;
     let result = app
         .db
         .transaction::<_, ApiError, _>(move |tx| {
             Box::pin(async move {
-                tx.insert_withdrawal(&insert)
-                    .await
-                    .map_err(|e| conflict_or(e, &insert.merchant_order_no))?;
+                // Freezing first locks the merchant's balance in this
+                // currency, so that creations for it are counted against
+                // the day's sum to a beneficiary one after another.
                 ledger::post(tx, &entry, now).await?;
-                if insert.is_auto_approved {
-                    callbacks::enqueue_withdrawal(tx, &insert, WithdrawalCallback::Approved, now)
+                let row = approvals::count_the_day(tx, row, threshold).await?;
+                tx.insert_withdrawal(&row)
+                    .await
+                    .map_err(|e| conflict_or(e, &row.merchant_order_no))?;
+                if row.is_auto_approved {
+                    callbacks::enqueue_withdrawal(tx, &row, WithdrawalCallback::Approved, now)
                         .await?;
                 }
-                Ok(())
+                Ok(row)
             })
         })
         .await;
     match result {
-        Ok(()) if row.is_auto_approved => {
+        Ok(row) if row.is_auto_approved => {
             Ok(dispatch_or_keep(app, Withdrawal::from_row(row)?).await)
         }
-        Ok(()) => Withdrawal::from_row(row),
+        Ok(row) => Withdrawal::from_row(row),
         Err(ApiError::DuplicateMerchantOrderNo(_)) => {
             let existing = orders::row_by_merchant_order_no::<Withdrawal>(
                 app,
@@ -257,7 +265,11 @@ async fn new_row(
         |d: Decimal| to_units(d).ok_or_else(|| ApiError::invalid_field("amount", "is too large"));
     let (amount, fee_units) = (units(req.amount)?, units(fee)?);
     let now = app.now_unix();
-    let auto = merchant.auto_approval.approves(&req.currency, amount);
+    // Auto-approval never stands in for a second person: an order that
+    // needs two approvers waits for them whatever the merchant's setting.
+    let approvals_required =
+        approvals::by_amount(amount, approvals::threshold(app, &req.currency)?);
+    let auto = approvals_required == 1 && merchant.auto_approval.approves(&req.currency, amount);
     let order_no = crate::deposits::new_order_no('W', app.clock.now());
     Ok(WithdrawalRow {
         id: uuid::Uuid::new_v4().to_string(),
@@ -309,6 +321,7 @@ async fn new_row(
         updated_at: now,
         payout_sent_at: None,
         payout_inquired_at: None,
+        approvals_required: i32::try_from(approvals_required).unwrap_or(2),
     })
 }
 

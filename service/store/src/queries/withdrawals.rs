@@ -52,6 +52,24 @@ pub trait WithdrawalQueries: Send {
     async fn payouts_in_doubt(&mut self) -> StoreResult<Vec<(Option<String>, i64, Option<i64>)>>;
 
     async fn list_withdrawals(&mut self, filter: &ListFilter) -> StoreResult<Vec<WithdrawalRow>>;
+
+    /// The amounts of a merchant's withdrawals in `currency` to one
+    /// beneficiary account created at or after `since` and not rejected or
+    /// failed, at most `limit` of them.
+    async fn amounts_to_beneficiary(
+        &mut self,
+        to: &BeneficiaryKey<'_>,
+        since: i64,
+        limit: i64,
+    ) -> StoreResult<Vec<i64>>;
+}
+
+/// One merchant's beneficiary account in one currency.
+pub struct BeneficiaryKey<'a> {
+    pub merchant_id: &'a str,
+    pub currency: &'a str,
+    pub bank_code: &'a str,
+    pub account: &'a str,
 }
 
 macro_rules! impl_withdrawals {
@@ -165,6 +183,28 @@ macro_rules! impl_withdrawals {
                 filter: &ListFilter,
             ) -> StoreResult<Vec<WithdrawalRow>> {
                 list_orders!(self.c(), withdrawal_orders, WithdrawalRow, filter)
+            }
+
+            async fn amounts_to_beneficiary(
+                &mut self,
+                to: &BeneficiaryKey<'_>,
+                since: i64,
+                limit: i64,
+            ) -> StoreResult<Vec<i64>> {
+                Ok(withdrawal_orders::table
+                    .filter(withdrawal_orders::merchant_id.eq(to.merchant_id))
+                    .filter(withdrawal_orders::beneficiary_account.eq(to.account))
+                    .filter(withdrawal_orders::created_at.ge(since))
+                    .filter(withdrawal_orders::currency.eq(to.currency))
+                    .filter(withdrawal_orders::beneficiary_bank_code.eq(to.bank_code))
+                    .filter(
+                        withdrawal_orders::status
+                            .ne_all([WithdrawalStatus::Rejected, WithdrawalStatus::Failed]),
+                    )
+                    .select(withdrawal_orders::amount)
+                    .limit(limit)
+                    .load(self.c())
+                    .await?)
             }
         }
     };
