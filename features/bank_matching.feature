@@ -87,6 +87,19 @@ Feature: Bank transactions pay account deposits
     And the bank transaction's deposit is "completed"
     And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total
 
+  Scenario: A transfer for another amount is matched by hand only with a reason, the difference named first
+    Given the merchant has created a deposit "BK-7B" of 100 THB
+    When the bank reports 333 THB on account "acct-thb-1" with remark "no code here" as "BK-7B"
+    Then the bank transaction is "unmatched"
+    When an operator matches the bank transaction to the deposit giving no reason
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    And the error message names "remarks"
+    And the error message names "333.0000 THB against the order's 100.0000 THB is a difference of +233.0000 THB"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    When an operator matches the bank transaction to the deposit
+    Then the request succeeds
+    And the bank transaction is "matched"
+
   Scenario: A matched transaction cannot be matched again
     Given the merchant has created a deposit "BK-8" of 100 THB
     And the bank has reported 100 THB with the deposit's remark as "BK-8"

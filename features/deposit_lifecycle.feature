@@ -113,6 +113,24 @@ Feature: Every move of a deposit has a driver
     And the response field "status" is "completed"
     And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total
 
+  Scenario: Completing by hand for another amount needs a reason, and the refusal names the difference
+    Given the merchant has created a deposit "LC-11B" of 100 THB
+    When an operator completes the deposit with 90 giving no reason
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    And the error message names "remarks"
+    And the error message names "-10.0000 THB"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    When an operator completes the deposit with 90
+    Then the request succeeds
+    And the response field "actual_amount" is "90.0000"
+    And the THB balance is "90.0000" available, "0.0000" frozen and "90.0000" in total
+
+  Scenario: Completing by hand for the order's amount needs no reason
+    Given the merchant has created a deposit "LC-11C" of 100 THB
+    When an operator completes the deposit with 100 giving no reason
+    Then the request succeeds
+    And the response field "status" is "completed"
+
   Scenario: A completed deposit cannot be completed again
     Given the merchant has created a deposit "LC-12" of 100 THB
     And the bank has reported 100 THB with the deposit's remark as "LC-12"

@@ -246,6 +246,15 @@ async fn unmatched_include_it(world: &mut PaymentsWorld) {
 
 #[when("an operator matches the bank transaction to the deposit")]
 async fn operator_matches(world: &mut PaymentsWorld) {
+    match_by_hand(world, Some("payer forgot the remark")).await;
+}
+
+#[when("an operator matches the bank transaction to the deposit giving no reason")]
+async fn operator_matches_silently(world: &mut PaymentsWorld) {
+    match_by_hand(world, None).await;
+}
+
+async fn match_by_hand(world: &mut PaymentsWorld, remarks: Option<&str>) {
     let id = world.bank_transaction.as_ref().expect("a bank transaction")["id"]
         .as_str()
         .expect("an id")
@@ -260,7 +269,7 @@ async fn operator_matches(world: &mut PaymentsWorld) {
                 &id,
                 &op::MatchBankTransactionRequest {
                     order_no,
-                    remarks: Some("payer forgot the remark".into()),
+                    remarks: remarks.map(str::to_string),
                 },
             )
             .await,
@@ -278,10 +287,28 @@ async fn operator_completes(world: &mut PaymentsWorld) {
 
 #[when(expr = "an operator completes the deposit with {word}")]
 async fn operator_completes_with(world: &mut PaymentsWorld, value: String) {
-    complete(world, Some(AmountNumber(decimal(&value)))).await;
+    complete_saying(
+        world,
+        Some(AmountNumber(decimal(&value))),
+        Some("funds confirmed"),
+    )
+    .await;
+}
+
+#[when(expr = "an operator completes the deposit with {word} giving no reason")]
+async fn operator_completes_silently(world: &mut PaymentsWorld, value: String) {
+    complete_saying(world, Some(AmountNumber(decimal(&value))), None).await;
 }
 
 async fn complete(world: &mut PaymentsWorld, actual_amount: Option<AmountNumber>) {
+    complete_saying(world, actual_amount, Some("funds confirmed")).await;
+}
+
+async fn complete_saying(
+    world: &mut PaymentsWorld,
+    actual_amount: Option<AmountNumber>,
+    remarks: Option<&str>,
+) {
     let order_no = created_field(world, "order_no");
     world.reply = Some(Reply::of(
         harness()
@@ -292,7 +319,7 @@ async fn complete(world: &mut PaymentsWorld, actual_amount: Option<AmountNumber>
                 &order_no,
                 &op::CompleteDepositRequest {
                     actual_amount,
-                    remarks: Some("funds confirmed".into()),
+                    remarks: remarks.map(str::to_string),
                 },
             )
             .await,

@@ -1208,7 +1208,7 @@ pub mod types {
         ///What arrived; greater than zero, at most the currency's fraction digits.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub actual_amount: ::std::option::Option<::payments_wire::AmountNumber>,
-        ///Why; at most 512 characters.
+        ///Why; at most 512 characters. Required in effect when the amount differs from the order's.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
@@ -1993,7 +1993,7 @@ pub mod types {
     pub struct MatchBankTransactionRequest {
         ///The deposit to credit.
         pub order_no: ::std::string::String,
-        ///Why; at most 512 characters.
+        ///Why; at most 512 characters. Required in effect when the amount differs from the order's.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
@@ -3192,7 +3192,7 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::DepositOrder>, ::dropshot::HttpError>;
     /// Complete a deposit
     ///
-    /// The operator confirms that the money arrived: a `pending` or `matched` deposit moves to `completed`, `actual_amount` becomes `actual_amount` of the request (when omitted: what a match recorded, else `amount`), the merchant is credited `actual_amount − fee` and a `deposit.completed` callback is queued, all in one transaction. This is how a `matched` deposit of an account that reports a match first is completed in production.
+    /// The operator confirms that the money arrived: a `pending` or `matched` deposit moves to `completed`, `actual_amount` becomes `actual_amount` of the request (when omitted: what a match recorded, else `amount`), the merchant is credited `actual_amount − fee` and a `deposit.completed` callback is queued, all in one transaction. An `actual_amount` other than the order's `amount` needs `remarks` saying why: without them it is refused with 400 `INVALID_FIELD` naming `remarks`, the message giving the difference (for example `90.0000 THB against the order's 100.0000 THB is a difference of -10.0000 THB`). This is how a `matched` deposit of an account that reports a match first is completed in production.
     ///
     /// Needs the role `approver` or above; recorded in the audit trail.
     #[endpoint{method = POST,
@@ -3289,7 +3289,7 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::BankTransaction>, ::dropshot::HttpError>;
     /// Match a bank transaction by hand
     ///
-    /// An operator assigns an `unmatched` transaction to a deposit awaiting payment (`pending`) on the same account and currency; the order moves exactly as an automatic match would. A transaction already matched is refused with 409 `INVALID_STATE_TRANSITION`, as is an order that is no longer awaiting payment.
+    /// An operator assigns an `unmatched` transaction to a deposit awaiting payment (`pending`) on the same account and currency; the order moves exactly as an automatic match would. A transaction for an amount other than the order's needs `remarks` saying why: without them it is refused with 400 `INVALID_FIELD` naming `remarks`, the message giving the difference. A transaction already matched is refused with 409 `INVALID_STATE_TRANSITION`, as is an order that is no longer awaiting payment.
     ///
     /// Needs the role `approver` or above; recorded in the audit trail.
     #[endpoint{method = POST,

@@ -169,6 +169,12 @@ pub async fn match_by_hand(
             DepositEvent::Match,
         ));
     }
+    crate::domain::validate::reason_for_difference(
+        &row.currency,
+        order.amount,
+        crate::domain::money::from_units(row.amount),
+        remarks,
+    )?;
     let account = app
         .config
         .receiving_account(&row.account_id)

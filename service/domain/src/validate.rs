@@ -107,6 +107,38 @@ pub fn paid_amount(
 }
 
 /// An account number: 1 to 64 characters of letters, digits or `-`.
+/// A person who completes or matches a deposit for an amount other than
+/// the order's says why: the refusal names the difference, so that 333
+/// received against 100 ordered is seen before it is credited.
+pub fn reason_for_difference(
+    currency: &str,
+    ordered: rust_decimal::Decimal,
+    received: rust_decimal::Decimal,
+    remarks: Option<&str>,
+) -> Result<(), ApiError> {
+    if received == ordered || remarks.is_some_and(|r| !r.trim().is_empty()) {
+        return Ok(());
+    }
+    let four = |mut d: rust_decimal::Decimal| {
+        d.rescale(4);
+        d
+    };
+    let difference = four(received - ordered);
+    let sign = if difference.is_sign_positive() {
+        "+"
+    } else {
+        ""
+    };
+    Err(ApiError::invalid_field(
+        "remarks",
+        format!(
+            "{} {currency} against the order's {} {currency} is a difference of {sign}{difference} {currency}: give the reason in remarks",
+            four(received),
+            four(ordered)
+        ),
+    ))
+}
+
 pub fn account_number(field: &str, value: String) -> Result<String, ApiError> {
     let ok = !value.is_empty()
         && value.len() <= 64
@@ -147,6 +179,17 @@ pub fn code(field: &str, value: String) -> Result<String, ApiError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_difference_needs_a_reason_and_is_named() {
+        let d = |s: &str| s.parse::<rust_decimal::Decimal>().unwrap();
+        assert!(reason_for_difference("THB", d("100"), d("100.00"), None).is_ok());
+        assert!(reason_for_difference("THB", d("100"), d("333"), Some("overpaid")).is_ok());
+        let err = reason_for_difference("THB", d("100"), d("333"), Some(" ")).unwrap_err();
+        assert!(err.to_string().contains("+233.0000 THB"), "{err}");
+        let err = reason_for_difference("THB", d("100"), d("90"), None).unwrap_err();
+        assert!(err.to_string().contains("of -10.0000 THB"), "{err}");
+    }
 
     #[test]
     fn last_four_of_short_and_long_numbers() {

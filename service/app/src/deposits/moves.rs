@@ -216,6 +216,16 @@ pub async fn complete(
 ) -> Result<Deposit, ApiError> {
     let current = find_any(app, order_no).await?;
     let plan = plan_completion(app, &current, paid).await?;
+    // A person's word for another amount needs a reason; the payer's or a
+    // channel's (the sandbox's simulator) is what arrived.
+    if let (Some(_), Some(paid)) = (by.acting(), paid) {
+        crate::domain::validate::reason_for_difference(
+            &current.currency,
+            current.amount,
+            paid,
+            remarks,
+        )?;
+    }
     let now = app.now_unix();
     let order = order_no.to_string();
     let audit = by.audit(Target::Order(order.clone()), remarks, now);

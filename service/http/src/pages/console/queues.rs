@@ -266,7 +266,8 @@ pub async fn console_payouts(
             let act = if may {
                 format!(
                     "<form class=\"inline\" method=\"post\" action=\"/console/payouts/{no}/resolve\">{}\
-                     <div><label for=\"outcome-{no}\">Outcome</label><select id=\"outcome-{no}\" name=\"outcome\">\
+                     <div><label for=\"outcome-{no}\">Outcome</label><select id=\"outcome-{no}\" name=\"outcome\" required>\
+                     <option value=\"\" selected disabled>Ask the channel first</option>\
                      <option value=\"completed\">Paid</option><option value=\"failed\">Not paid</option></select></div>\
                      <div><label for=\"ref-{no}\">Bank reference</label><input type=\"text\" id=\"ref-{no}\" name=\"bank_reference\" maxlength=\"128\"></div>\
                      <div><label for=\"remarks-{no}\">Remarks</label><input type=\"text\" id=\"remarks-{no}\" name=\"remarks\" required maxlength=\"512\"></div>\
@@ -276,10 +277,18 @@ pub async fn console_payouts(
             } else {
                 "<span class=\"muted\">Your role may not resolve.</span>".into()
             };
+            // What the operator quotes to the channel when asking what
+            // became of the payout.
+            let at_channel = match (&order.channel_id, &order.channel_order_no) {
+                (Some(channel), Some(theirs)) => format!("{} {}", escape(channel), escape(theirs)),
+                (Some(channel), None) => format!("{} <span class=\"muted\">(no number given)</span>", escape(channel)),
+                _ => "<span class=\"muted\">none</span>".into(),
+            };
             rows.push(vec![
                 no.clone(),
                 escape(&merchant.name),
                 amount(&order.currency, order.amount),
+                at_channel,
                 escape(order.manual_reason.as_deref().unwrap_or("")),
                 act,
             ]);
@@ -288,7 +297,7 @@ pub async fn console_payouts(
             "{}{}{}",
             notice(&fields),
             table("In doubt per channel", &["Channel", "Payouts", "Oldest"], &per_channel),
-            paged_table("Set aside for an operator (this page of approved withdrawals)", &["Order", "Merchant", "Amount", "Why", "Resolve"], &rows, "/console/payouts", &fields, listed.next_cursor.as_deref())
+            paged_table("Set aside for an operator (this page of approved withdrawals)", &["Order", "Merchant", "Amount", "Channel and its order number", "Why", "Resolve"], &rows, "/console/payouts", &fields, listed.next_cursor.as_deref())
         );
         Reply::page("Payouts in doubt", body)
     })
