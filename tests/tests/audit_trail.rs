@@ -128,23 +128,38 @@ async fn two_approvers_at_once_move_a_four_eyes_withdrawal_once() -> Result<()> 
     let new =
         payments_testing::new_withdrawal("FE-BIG", Decimal::from(500_000), "THB", "1234567890");
     let w = withdrawals::create(&app, &m, new).await?;
-    let ann = people::create(
-        &app,
-        &payments_testing::SET_UP,
-        people::NewOperator {
-            name: "Ann".into(),
-            email: "ann@example.test".into(),
-            role: Role::Approver,
-        },
-    )
-    .await?;
-    let approving = |who| Actor::operator(who, Action::ApproveWithdrawal, "test");
-    let as_ann = approving(Operator {
-        id: Some(ann.id.clone()),
-        name: ann.name.clone(),
-        role: ann.role,
-    });
-    let as_bob = approving(admin("bob"));
+    // Two people: a configuration token never counts as one of two.
+    let person = |name: &str, role| {
+        let app = app.clone();
+        let new = people::NewOperator {
+            name: name.into(),
+            email: format!("{}@example.test", name.to_lowercase()),
+            role,
+        };
+        async move { people::create(&app, &payments_testing::SET_UP, new).await }
+    };
+    let (ann, bob) = (
+        person("Ann", Role::Approver).await?,
+        person("Bob", Role::Admin).await?,
+    );
+    let approving = |who: &people::OperatorRow| {
+        let op = Operator {
+            id: Some(who.id.clone()),
+            name: who.name.clone(),
+            role: who.role,
+        };
+        Actor::operator(op, Action::ApproveWithdrawal, "test")
+    };
+    let (as_ann, as_bob) = (approving(&ann), approving(&bob));
+    let as_token = Actor::operator(admin("bootstrap"), Action::ApproveWithdrawal, "test");
+    let refused = withdrawals::record_approval(&app, &as_token, &w.order_no, None).await;
+    assert!(
+        matches!(
+            refused,
+            Err(payments_service::domain::error::ApiError::NotAPerson(_))
+        ),
+        "a configuration token is not one of two people: {refused:?}"
+    );
     let (a, b) = tokio::join!(
         withdrawals::record_approval(&app, &as_ann, &w.order_no, None),
         withdrawals::record_approval(&app, &as_bob, &w.order_no, None),

@@ -513,11 +513,11 @@ pub fn auto_approval_up_to(
             money::to_units(max).ok_or_else(|| ApiError::invalid_field(&field, "is too large"))?;
         // Auto-approval is one approver (nobody): it never reaches what
         // needs two people.
-        if let Some(threshold) = crate::withdrawals::approvals::threshold(app, &currency)? {
+        if let Some(threshold) = app.config.dual_approval_threshold(&currency)? {
             if max >= threshold {
                 return Err(ApiError::invalid_field(
                     &field,
-                    &format!(
+                    format!(
                         "must be below {currency}'s dual-approval threshold ({}): a withdrawal at or above it needs two people",
                         money::from_units(threshold)
                     ),

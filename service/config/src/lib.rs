@@ -333,6 +333,15 @@ impl Config {
             .ok_or_else(|| ApiError::UnsupportedCurrency(code.to_string()))
     }
 
+    /// A currency's dual-approval threshold in stored units, where it has
+    /// one: a withdrawal at or above it needs two different people.
+    pub fn dual_approval_threshold(&self, code: &str) -> Result<Option<i64>, ApiError> {
+        Ok(self
+            .currency(code)?
+            .dual_approval_threshold
+            .and_then(crate::domain::money::to_units))
+    }
+
     /// Seconds a new deposit of this merchant in this currency awaits
     /// payment.
     pub fn validity_for(&self, merchant_code: &str, currency: &str) -> i64 {

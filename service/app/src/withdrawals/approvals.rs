@@ -15,7 +15,6 @@ use super::{plan, write, Effect, Withdrawal};
 use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
-use crate::domain::money::to_units;
 use crate::domain::people::approvals_needed;
 use crate::domain::status::{CallbackStatus, WithdrawalStatus};
 use crate::store::rows::{ApprovalRow, WithdrawalMove, WithdrawalRow};
@@ -31,11 +30,7 @@ const SPLIT_ORDERS_READ: i64 = 10_000;
 
 /// A currency's dual-approval threshold in stored units, where it has one.
 pub fn threshold(app: &App, currency: &str) -> Result<Option<i64>, ApiError> {
-    Ok(app
-        .config
-        .currency(currency)?
-        .dual_approval_threshold
-        .and_then(to_units))
+    app.config.dual_approval_threshold(currency)
 }
 
 /// What an amount alone needs.
