@@ -243,7 +243,6 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
         .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(record(&app, &order_no).await.status.as_str(), "SENDING");
-    let mut worker = Driven::start(&app);
 
     clock.set(T0 + 299);
     assert_eq!(
@@ -265,6 +264,10 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
         (d.status.as_str(), d.next_attempt_at),
         ("WAITING_RETRY", Some(T0 + 300))
     );
+    // Started only now: on PostgreSQL the sweep's update wakes a running
+    // worker (LISTEN/NOTIFY), which could claim the delivery again before
+    // the record above is read.
+    let mut worker = Driven::start(&app);
     assert_eq!(worker.run(&app).await, 1);
     assert_eq!(record(&app, &order_no).await.status.as_str(), "SUCCESS");
     assert_eq!(receiver.wait_for(1, WAIT).await.len(), 1);
