@@ -36,6 +36,8 @@ currencies = ["THB", "BDT"]
 base_url = "$sim_url"
 secret = "$sim_secret"
 request_timeout_ms = 5000
+# On the loopback address, beside the service: production allows http there.
+private_network = true
 
 [channels.costs.deposit]
 percent = "0.5"

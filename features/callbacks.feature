@@ -148,7 +148,7 @@ Feature: Callbacks are delivered as the seed promises
     And the merchant has created a deposit "CBK-13" of 100 THB with a callback
     When an operator completes the deposit
     Then the delivery is "WAITING_RETRY" after 1 attempt
-    And its last attempt says "refused to call a non-public address"
+    And its last attempt says "address not allowed"
 
   @sandbox
   Scenario: An expired deposit's callback carries no money

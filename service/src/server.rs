@@ -50,6 +50,9 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         DbOptions {
             direct_url: config.database_direct_url.clone(),
             pgbouncer: config.database_pgbouncer,
+            pool_wait: Some(std::time::Duration::from_millis(
+                config.database_pool_wait_ms,
+            )),
         },
         wake.clone(),
         clock.clone(),
@@ -60,8 +63,18 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         config.profile.as_str(),
         option_env!("PAYMENTS_GIT_COMMIT").unwrap_or("unknown"),
     );
-    let channels = Channels::from_config(&config.channels, &config.public_base_url)?;
+    let channels =
+        Channels::from_config(&config.channels, &config.public_base_url, config.profile)?;
     let courier = crate::delivery::courier::Courier::new(&config)?;
+    let admission = crate::app::admission::Admission::new(
+        config.requests_in_flight.payments,
+        config.requests_in_flight.operators,
+        config.requests_in_flight.pages,
+    );
+    let password_checks = crate::app::passwords::Checks::new(
+        config.password_checks_at_once,
+        config.password_checks_waiting,
+    );
     Ok(Arc::new(App {
         config,
         db,
@@ -74,6 +87,8 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         expiry: Default::default(),
         beats: Default::default(),
         credentials: Default::default(),
+        password_checks,
+        admission,
     }))
 }
 
@@ -259,6 +274,7 @@ pub fn start(app: Arc<App>) -> Result<Service> {
             interval,
         )));
         workers.push(tokio::spawn(crate::jobs::billing_loop(app.clone())));
+        workers.push(tokio::spawn(crate::jobs::retention_loop(app.clone())));
     }
     // Every instance places the events its own commits wrote at once.
     workers.push(tokio::spawn(crate::jobs::events_loop(app.clone())));

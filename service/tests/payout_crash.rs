@@ -47,7 +47,7 @@ async fn a_payout_in_flight_at_kill_9_is_inquired_and_settled_once() {
         format!(
             "expiry_interval_seconds = 1\n\n[[channels]]\nid = \"chan-sim-1\"\ncode = \"SIMULATOR\"\n\
              name = \"Sandbox simulator\"\nkind = \"http\"\ncurrencies = [\"THB\", \"BDT\"]\n\
-             base_url = \"{}\"\nsecret = \"{}\"\nrequest_timeout_ms = 30000\n",
+             base_url = \"{}\"\nsecret = \"{}\"\nrequest_timeout_ms = 30000\nprivate_network = true\n",
             sim.url, sim.secret
         ),
     )

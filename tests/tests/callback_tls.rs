@@ -73,7 +73,7 @@ async fn production_trusts_only_verified_chains_on_public_addresses() {
         "https://100.64.0.1/cb".to_string(),
     ] {
         let err = post(&guarded, &url).await.unwrap_err();
-        assert!(err.contains("non-public address"), "{url}: {err}");
+        assert!(err.contains("is not a public address"), "{url}: {err}");
     }
 
     // A named exemption lets exactly that host through.
@@ -82,5 +82,62 @@ async fn production_trusts_only_verified_chains_on_public_addresses() {
     let err = post(&exempt, &format!("https://127.0.0.1:{port}"))
         .await
         .unwrap_err();
-    assert!(err.contains("non-public address"), "{err}");
+    assert!(err.contains("is not a public address"), "{err}");
+}
+
+/// A proxy from the environment would resolve the merchant's host itself,
+/// and the guard would never see the address: the courier reads none, so
+/// a name resolving to a private address is refused before anything
+/// reaches the proxy.
+#[tokio::test]
+async fn a_proxy_in_the_environment_does_not_reach_around_the_guard() {
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    for name in [
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "ALL_PROXY",
+        "https_proxy",
+        "http_proxy",
+    ] {
+        // This binary's other test builds couriers too, and reads no proxy
+        // either: setting these for the whole process is safe here.
+        std::env::set_var(name, &proxy_url);
+    }
+    let guarded = courier(None, false, &[]);
+    let err = post(&guarded, "https://localhost:9/cb").await.unwrap_err();
+    assert!(err.starts_with("address not allowed"), "{err}");
+    proxy.set_nonblocking(true).unwrap();
+    let reached = proxy.accept().map(|(_, from)| from);
+    assert_eq!(
+        reached.map_err(|e| e.kind()).err(),
+        Some(std::io::ErrorKind::WouldBlock),
+        "the proxy was connected to"
+    );
+}
+
+/// A merchant reads an attempt's kind, never the detail operators read,
+/// which may name an internal address.
+#[test]
+fn a_merchant_reads_the_kind_never_the_address() {
+    use payments_service::channels::egress::{coarse, AddressGuard};
+    let guard = AddressGuard {
+        allow_private: false,
+        allowed_hosts: vec![],
+    };
+    let reason = guard
+        .check("hooks.internal", "10.3.0.12".parse().unwrap())
+        .unwrap_err();
+    assert!(
+        reason.contains("10.3.0.12"),
+        "operators read the detail: {reason}"
+    );
+    assert_eq!(coarse(&reason), "address not allowed");
+    assert_eq!(coarse("timeout after 10 s"), "timeout");
+    assert_eq!(coarse("TLS failed: invalid peer certificate"), "TLS failed");
+    // A reason stored before kinds were written says no more than this.
+    assert_eq!(
+        coarse("refused to call a non-public address (10.3.0.12)"),
+        "connect failed"
+    );
 }

@@ -39,6 +39,9 @@ struct Script {
     inquired: Vec<String>,
     /// The payouts the channel has, by order number.
     payouts: std::collections::BTreeMap<String, PayoutState>,
+    /// A payout call hangs until this is notified (a channel that does
+    /// not answer).
+    hold: Option<Arc<tokio::sync::Notify>>,
 }
 
 struct ScriptedChannel {
@@ -68,6 +71,10 @@ impl Channel for ScriptedChannel {
         })
     }
     async fn dispatch_payout(&self, ask: &PayoutAsk) -> Result<String, ChannelError> {
+        let hold = self.script.lock().unwrap().hold.clone();
+        if let Some(hold) = hold {
+            hold.notified().await;
+        }
         let order_no = &ask.order_no;
         let answer = self.answer(order_no);
         let mut script = self.script.lock().unwrap();
@@ -109,13 +116,17 @@ impl Fixture {
     /// `code` names the scripted channel, so that this test's calls are
     /// told apart in the process's metrics from its neighbours'.
     async fn start(code: &str) -> Fixture {
+        Fixture::start_with(code, |_| {}).await
+    }
+
+    async fn start_with(code: &str, adjust: impl FnOnce(&mut payments_service::Config)) -> Fixture {
         let script = Arc::new(Mutex::new(Script::default()));
         let shared = script.clone();
         let clock = ManualClock::at(1_800_000_000);
         let service = TestService::start_adjusting(
             Profile::Sandbox,
             Arc::new(clock.clone()),
-            |_| {},
+            adjust,
             move |app| {
                 let mut config = app.config.channels[0].clone();
                 config.code = code.to_string();
@@ -462,4 +473,131 @@ async fn a_channel_deposit_without_the_channels_answer_is_a_503_and_stores_nothi
         order.payment_url.as_deref(),
         Some(format!("http://127.0.0.1:9/pay/{}", order.order_no).as_str())
     );
+}
+
+/// An adapter that answers every request with a redirect to `to`, and
+/// counts what reaches `to`.
+async fn redirecting_adapter() -> (String, std::net::TcpListener) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // Never accepted from: a connection to it waits in the backlog, where
+    // a non-blocking accept finds it.
+    let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let to = format!("http://{}/elsewhere", target.local_addr().unwrap());
+    let adapter = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", adapter.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = adapter.accept().await {
+            let to = to.clone();
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let answer = format!(
+                    "HTTP/1.1 307 Temporary Redirect\r\nlocation: {to}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    (url, target)
+}
+
+/// A redirect is nothing the channel protocol has: the outcome is unknown
+/// (inquired, never sent elsewhere), and the call is not followed.
+#[tokio::test]
+async fn an_adapter_answering_a_redirect_is_an_unknown_outcome_not_a_followed_call() {
+    let (url, target) = redirecting_adapter().await;
+    let mut config = payments_service::Config::defaults(Profile::Sandbox)
+        .channels
+        .remove(0);
+    config.kind = "http".into();
+    config.base_url = Some(url);
+    config.secret = Some("s".repeat(32));
+    let channel = payments_service::channels::HttpChannel::new(
+        &config,
+        "http://127.0.0.1:1",
+        Profile::Sandbox,
+    )
+    .unwrap();
+    let payment = channel
+        .create_payment(&PaymentAsk {
+            order_no: "D-REDIRECT".into(),
+            amount: Decimal::new(100, 0),
+            currency: "THB".into(),
+            expire_at: chrono::Utc::now(),
+        })
+        .await;
+    assert!(
+        matches!(payment, Err(ChannelError::Unknown { .. })),
+        "{payment:?}"
+    );
+    let payout = channel
+        .dispatch_payout(&PayoutAsk {
+            order_no: "W-REDIRECT".into(),
+            amount: Decimal::new(100, 0),
+            currency: "THB".into(),
+            bank_code: "KBANK".into(),
+            account_no: "1234567890".into(),
+            account_holder: "Somchai".into(),
+        })
+        .await;
+    assert!(
+        matches!(payout, Err(ChannelError::Unknown { .. })),
+        "{payout:?}"
+    );
+    // Every call has answered: a followed redirect would have connected.
+    target.set_nonblocking(true).unwrap();
+    let followed = target.accept().map(|_| ()).map_err(|e| e.kind());
+    assert_eq!(
+        followed,
+        Err(std::io::ErrorKind::WouldBlock),
+        "the redirect was followed"
+    );
+}
+
+/// A hung channel does not hold the operator: the approval answers
+/// `approved` after its bounded wait, and the dispatch goes on in its own
+/// task, moving the order once the channel answers.
+#[tokio::test]
+async fn an_approval_answers_after_a_bounded_wait_and_the_dispatch_goes_on() {
+    let f = Fixture::start_with("HUNG", |c| c.approval_dispatch_wait_ms = 50).await;
+    f.fund().await;
+    let hold = Arc::new(tokio::sync::Notify::new());
+    f.script.lock().unwrap().hold = Some(hold.clone());
+    let w = withdrawals::create(
+        &f.app,
+        &f.merchant,
+        payments_testing::new_withdrawal("W-HUNG", Decimal::from(100), "THB", "1234567890"),
+    )
+    .await
+    .unwrap();
+    let approver =
+        payments_testing::operator(payments_service::domain::people::Action::ApproveWithdrawal);
+    let answered = withdrawals::approve_waiting_at_most(&f.app, &approver, &w.order_no, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        answered.status,
+        WithdrawalStatus::Approved,
+        "answered before the channel"
+    );
+    hold.notify_one();
+    let moved = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let now = f.withdrawal(&w.order_no).await;
+            if now.status != WithdrawalStatus::Approved {
+                return now;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the dispatch goes on after the answer");
+    assert_eq!(moved.status, WithdrawalStatus::Processing);
+    assert_eq!(f.asked(), vec![w.order_no.clone()], "sent once");
 }

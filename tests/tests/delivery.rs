@@ -706,3 +706,45 @@ async fn a_batch_of_outcomes_keeps_each_live_claim_and_drops_a_lost_one() {
         );
     }
 }
+
+/// Retention deletes attempts past `attempt_retention_days`, oldest first
+/// in batches, and nothing else: the deliveries keep their state and count,
+/// a newer attempt stays, and the ledger still checks clean.
+#[tokio::test]
+async fn retention_forgets_old_attempts_and_keeps_the_deliveries() {
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let mut worker = Driven::start(&app);
+    let receiver = Receiver::start().await.unwrap();
+    let m = service.new_merchant("Retained").await.unwrap().merchant;
+    let mut old = Vec::new();
+    for n in 0..3 {
+        old.push(completed(&app, &m, &format!("RT-{n}"), &receiver.url).await);
+    }
+    assert_eq!(worker.run(&app).await, 3);
+
+    let days = app.config.attempt_retention_days;
+    clock.advance(days * 86_400 + 1);
+    let fresh = completed(&app, &m, "RT-new", &receiver.url).await;
+    assert_eq!(worker.run(&app).await, 1);
+
+    let mut reported = Vec::new();
+    let swept = payments_service::app::retention::sweep(&app, |s| reported.push(s.attempts))
+        .await
+        .unwrap();
+    assert_eq!(swept.attempts, 3, "{swept:?}");
+    assert_eq!(reported.last(), Some(&3), "progress is told");
+    for order_no in &old {
+        let d = record(&app, order_no).await;
+        assert_eq!((d.status.as_str(), d.attempts), ("SUCCESS", 1));
+        assert!(history(&app, &d.id).await.is_empty());
+    }
+    let d = record(&app, &fresh).await;
+    assert_eq!(history(&app, &d.id).await.len(), 1, "a newer attempt stays");
+    let again = payments_service::app::retention::sweep(&app, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(again.total(), 0);
+    let ledger = payments_service::app::ledger::check(&app).await.unwrap();
+    assert!(ledger.ok(), "{:?}", ledger.differences);
+}

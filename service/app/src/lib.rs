@@ -4,6 +4,7 @@
 //! shares. Nothing here knows HTTP requests or how callbacks leave.
 
 pub mod actor;
+pub mod admission;
 pub mod audit;
 pub mod balance_history;
 pub mod balances;
@@ -25,6 +26,7 @@ pub mod owners;
 pub mod passwords;
 pub mod payment_sync;
 pub mod people;
+pub mod retention;
 pub mod web_sessions;
 pub mod withdrawals;
 
@@ -66,6 +68,10 @@ pub struct App {
     pub beats: crate::telemetry::heartbeat::WorkerBeats,
     /// Keys that signed a request lately, and their merchants.
     pub credentials: credentials::Credentials,
+    /// The bounded gate sign-in password checks pass.
+    pub password_checks: passwords::Checks,
+    /// Requests in flight, per surface, against their bounds.
+    pub admission: admission::Admission,
 }
 
 impl App {

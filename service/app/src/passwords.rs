@@ -7,6 +7,9 @@ use crate::domain::error::ApiError;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::sync::Semaphore;
 
 /// Fewer characters than this is refused; more than the maximum too (a
 /// megabyte "password" is work for the hasher, not security).
@@ -51,6 +54,76 @@ pub fn verify(password: &str, stored: &str) -> bool {
     })
 }
 
+/// The gate password checks pass: a few run at once (each holds 19 MiB
+/// and a core for a while), a few more wait, and the rest are refused at
+/// once rather than queued without end. Anonymous callers reach it, so
+/// nothing they send grows it. Hand-written because it is a semaphore and
+/// a counter; `tower`'s limits wrap services, not a call inside a use case.
+pub struct Checks {
+    running: Arc<Semaphore>,
+    /// Checks admitted: running, or waiting for a place to run.
+    admitted: Arc<AtomicUsize>,
+    most: usize,
+}
+
+/// No place to check a password now: every place runs and the queue is
+/// full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Busy;
+
+/// An admitted check, counted until it has run (or its caller gave up
+/// while it waited).
+struct Admitted(Arc<AtomicUsize>);
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Checks {
+    pub fn new(at_once: usize, waiting: usize) -> Checks {
+        Checks {
+            running: Arc::new(Semaphore::new(at_once.max(1))),
+            admitted: Arc::new(AtomicUsize::new(0)),
+            most: at_once.max(1) + waiting,
+        }
+    }
+
+    /// Checks admitted now, running or waiting.
+    pub fn admitted(&self) -> usize {
+        self.admitted.load(Ordering::SeqCst)
+    }
+
+    /// Runs `work` off the async workers once a place is free; `Busy` at
+    /// once when none is and the queue is full. The place is held by the
+    /// blocking work itself, so a caller that goes away does not free it
+    /// while the hash still runs.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<Result<T, Busy>, ApiError> {
+        let before = self.admitted.fetch_add(1, Ordering::SeqCst);
+        let admitted = Admitted(self.admitted.clone());
+        if before >= self.most {
+            return Ok(Err(Busy));
+        }
+        let place = self
+            .running
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| ApiError::Internal(format!("the password checks are closed: {e}")))?;
+        tokio::task::spawn_blocking(move || {
+            let _held = (place, admitted);
+            work()
+        })
+        .await
+        .map(Ok)
+        .map_err(|e| ApiError::Internal(format!("the password checker stopped: {e}")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,6 +138,33 @@ mod tests {
         assert!(!verify("correct horse battery", "not a phc string"));
         // Salted: the same password twice is two hashes.
         assert_ne!(stored, hash("correct horse battery").unwrap());
+    }
+
+    #[tokio::test]
+    async fn past_the_running_and_the_waiting_a_check_is_refused_at_once() {
+        let checks = Arc::new(Checks::new(1, 1));
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let first = tokio::spawn({
+            let checks = checks.clone();
+            async move { checks.run(move || hold.recv().is_ok()).await }
+        });
+        while checks.admitted() < 1 {
+            tokio::task::yield_now().await;
+        }
+        let second = tokio::spawn({
+            let checks = checks.clone();
+            async move { checks.run(|| "second").await }
+        });
+        while checks.admitted() < 2 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(checks.run(|| "third").await.unwrap(), Err(Busy));
+        assert_eq!(checks.admitted(), 2, "a refusal holds no place");
+        release.send(()).unwrap();
+        assert_eq!(first.await.unwrap().unwrap(), Ok(true));
+        assert_eq!(second.await.unwrap().unwrap(), Ok("second"));
+        assert_eq!(checks.run(|| "fourth").await.unwrap(), Ok("fourth"));
+        assert_eq!(checks.admitted(), 0);
     }
 
     #[test]

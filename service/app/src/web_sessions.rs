@@ -14,6 +14,7 @@ use crate::keys::constant_time_eq;
 use crate::passwords;
 use crate::people::Operator;
 use crate::store::rows::{LoginFailureRow, OwnerRow, WebSessionRow};
+use crate::telemetry::metrics;
 use crate::App;
 use base64::Engine;
 use rand::RngCore;
@@ -82,6 +83,9 @@ impl Session {
 pub enum Refused {
     Credentials,
     TooManyAttempts,
+    /// Every place to check a password is taken and the queue is full:
+    /// try again in a moment (`passwords::Checks`).
+    Busy,
 }
 
 /// A hash no password matches in practice, verified against when the email
@@ -95,19 +99,21 @@ fn decoy_hash() -> &'static str {
     })
 }
 
+/// Which of `hashes` `password` matches, checked behind the bounded gate.
 async fn verify_off_thread(
+    app: &App,
     password: String,
     hashes: Vec<String>,
-) -> Result<Option<usize>, ApiError> {
-    tokio::task::spawn_blocking(move || {
-        if hashes.is_empty() {
-            let _ = passwords::verify(&password, decoy_hash());
-            return None;
-        }
-        hashes.iter().position(|h| passwords::verify(&password, h))
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("the password checker stopped: {e}")))
+) -> Result<Result<Option<usize>, passwords::Busy>, ApiError> {
+    app.password_checks
+        .run(move || {
+            if hashes.is_empty() {
+                let _ = passwords::verify(&password, decoy_hash());
+                return None;
+            }
+            hashes.iter().position(|h| passwords::verify(&password, h))
+        })
+        .await
 }
 
 fn csrf_of(app: &App, token: &str) -> String {
@@ -133,17 +139,32 @@ pub async fn sign_in(
     let since = now - FAILURE_WINDOW_SECONDS;
     let (failures, candidates) = counted(app, realm, &email, &account, address, since).await?;
     if failures.0 >= ACCOUNT_FAILURES || failures.1 >= ADDRESS_FAILURES {
+        metrics::sign_in_refused(realm.as_str(), "too_many_attempts");
         return Ok(Err(Refused::TooManyAttempts));
     }
     let hashes = candidates.iter().map(|(_, h)| h.clone()).collect();
-    let matched = verify_off_thread(password, hashes).await?;
+    // Counted as a failure before the hash is checked, so that attempts
+    // made at once see each other; taken back if the password is right.
+    let failure = record_failure(app, realm, account, address, now).await?;
+    let matched = match verify_off_thread(app, password, hashes).await {
+        Ok(Ok(matched)) => matched,
+        Ok(Err(passwords::Busy)) => {
+            // Nothing was checked: the attempt is not a failure.
+            forgive(app, failure).await?;
+            metrics::sign_in_refused(realm.as_str(), "busy");
+            return Ok(Err(Refused::Busy));
+        }
+        Err(e) => return Err(e),
+    };
     let Some(who) = matched
         .and_then(|i| candidates.into_iter().nth(i))
         .map(|(w, _)| w)
     else {
-        record_failure(app, realm, account, address, now).await?;
+        tracing::warn!(realm = realm.as_str(), "a sign-in failed");
+        metrics::sign_in_refused(realm.as_str(), "credentials");
         return Ok(Err(Refused::Credentials));
     };
+    forgive(app, failure).await?;
     let token = new_token();
     let (subject_id, merchant_id) = match &who {
         Who::Operator(op) => (op.id.clone().unwrap_or_default(), None),
@@ -215,9 +236,10 @@ async fn record_failure(
     account: String,
     address: &str,
     now: i64,
-) -> Result<(), ApiError> {
+) -> Result<String, ApiError> {
+    let id = uuid::Uuid::new_v4().to_string();
     let failure = LoginFailureRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: id.clone(),
         realm,
         account,
         address: address.to_string(),
@@ -226,6 +248,15 @@ async fn record_failure(
     app.db
         .transaction::<_, ApiError, _>(move |s| {
             Box::pin(async move { Ok(s.insert_login_failure(&failure).await?) })
+        })
+        .await?;
+    Ok(id)
+}
+
+async fn forgive(app: &App, failure: String) -> Result<(), ApiError> {
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move { Ok(s.forgive_login_failure(&failure).await?) })
         })
         .await
 }

@@ -91,6 +91,8 @@ impl ChildSim {
             channel.base_url = Some(self.url.clone());
             channel.secret = Some(self.secret.clone());
             channel.request_timeout_ms.get_or_insert(5_000);
+            // The child listens on the loopback address, beside the service.
+            channel.private_network = true;
         }
     }
 }

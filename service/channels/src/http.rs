@@ -10,6 +10,8 @@ use super::{
     Channel, ChannelError, ChannelPayment, PaymentAsk, PaymentState, PayoutAsk, PayoutState,
 };
 use crate::config::ChannelConfig;
+use crate::domain::routing::Profile;
+use crate::egress::AddressGuard;
 use merchant_client::channel::types as wire;
 use merchant_client::channel::{Client, Error, ResponseValue};
 use std::time::Duration;
@@ -27,15 +29,32 @@ pub struct HttpChannel {
 impl HttpChannel {
     /// The configuration was validated at start-up (`config/validate.rs`);
     /// what it cannot promise (a client that builds) is an error here.
-    pub fn new(config: &ChannelConfig, public_base_url: &str) -> anyhow::Result<HttpChannel> {
+    ///
+    /// The client follows no redirect (a 3xx is an answer the protocol
+    /// does not have, so the outcome is unknown: the call is never repeated
+    /// somewhere else) and reads no proxy from the environment. In
+    /// production it refuses a name that resolves to a private address,
+    /// unless the channel is marked `private_network`.
+    pub fn new(
+        config: &ChannelConfig,
+        public_base_url: &str,
+        profile: Profile,
+    ) -> anyhow::Result<HttpChannel> {
         let (Some(base_url), Some(secret)) = (&config.base_url, &config.secret) else {
             anyhow::bail!("channel {}: kind http needs base_url and secret", config.id);
         };
         let timeout =
             Duration::from_millis(config.request_timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+        let guard = AddressGuard {
+            allow_private: profile == Profile::Sandbox || config.private_network,
+            allowed_hosts: Vec::new(),
+        };
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(std::sync::Arc::new(guard))
             .build()
             .map_err(|e| anyhow::anyhow!("channel {}: HTTP client: {e}", config.id))?;
         let credentials = merchant_client::ChannelSecret::new(secret.as_bytes().to_vec(), base_url);

@@ -3,6 +3,7 @@
 //! channel is an adapter over HTTP (`http.rs`, `openapi/channel.json`).
 
 pub mod child;
+pub mod egress;
 mod http;
 
 // The layers below, under the names every module of this crate uses for
@@ -233,6 +234,7 @@ impl Channels {
     pub fn from_config(
         configs: &[ChannelConfig],
         public_base_url: &str,
+        profile: crate::domain::routing::Profile,
     ) -> anyhow::Result<Channels> {
         let mut out: Vec<Arc<dyn Channel>> = Vec::new();
         for c in configs {
@@ -241,7 +243,7 @@ impl Channels {
                     config: c.clone(),
                     public_base_url: public_base_url.to_string(),
                 }),
-                "http" => Arc::new(HttpChannel::new(c, public_base_url)?),
+                "http" => Arc::new(HttpChannel::new(c, public_base_url, profile)?),
                 other => anyhow::bail!("channel {}: unknown kind `{other}`", c.id),
             });
         }

@@ -7,23 +7,6 @@ impl Config {
     /// Defaults of a profile: enough for the sandbox to run as it is.
     pub fn defaults(profile: Profile) -> Config {
         let data_dir = PathBuf::from(".sandbox");
-        let mut currencies = BTreeMap::new();
-        for code in ["THB", "BDT"] {
-            currencies.insert(
-                code.to_string(),
-                CurrencyConfig {
-                    fraction_digits: 2,
-                    min_amount: Decimal::ONE,
-                    max_amount: Decimal::from(1_000_000),
-                    // Half the largest order: one person alone does not
-                    // pay out the biggest sums.
-                    dual_approval_threshold: Some(Decimal::from(500_000)),
-                },
-            );
-        }
-        let mut routing = RoutingConfig::default();
-        routing.default.insert("THB".into(), Route::Account);
-        routing.default.insert("BDT".into(), Route::Channel);
         Config {
             profile,
             bind: "127.0.0.1:8080".into(),
@@ -35,6 +18,7 @@ impl Config {
             database_direct_url: None,
             database_pgbouncer: false,
             database_pool_size: 16,
+            database_pool_wait_ms: 5_000,
             roles: Roles::default(),
             instance_id: format!("i-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]),
             master_key: None,
@@ -47,6 +31,9 @@ impl Config {
             payout_inquire_after_seconds: 60,
             payout_in_doubt_after_seconds: 15 * 60,
             event_retention_days: 30,
+            attempt_retention_days: 90,
+            notification_retention_days: 180,
+            session_retention_days: 30,
             expiry_interval_seconds: 15,
             request_body_max_bytes: 64 * 1024,
             log_level: "info".into(),
@@ -56,8 +43,8 @@ impl Config {
             },
             metrics_bind: None,
             shutdown_grace_seconds: 25,
-            currencies,
-            routing,
+            currencies: default_currencies(),
+            routing: default_routing(),
             receiving_accounts: sandbox_accounts(),
             // Production names its channels (kind `http`) itself: the
             // in-process simulator is the sandbox's only.
@@ -76,6 +63,11 @@ impl Config {
             },
             callback_schedule: crate::domain::schedule::Schedule::default(),
             callback_concurrency: 64,
+            trusted_proxies: Vec::new(),
+            requests_in_flight: Default::default(),
+            approval_dispatch_wait_ms: 2_000,
+            password_checks_at_once: 2,
+            password_checks_waiting: 16,
             callback_worker: true,
             callback_allow_private_addresses: profile == Profile::Sandbox,
             callback_allowed_private_hosts: Vec::new(),
@@ -84,6 +76,32 @@ impl Config {
             start_channel_sim: false,
         }
     }
+}
+
+/// THB and BDT, in whole units from 1 to 1,000,000.
+fn default_currencies() -> BTreeMap<String, CurrencyConfig> {
+    ["THB", "BDT"]
+        .into_iter()
+        .map(|code| {
+            let currency = CurrencyConfig {
+                fraction_digits: 2,
+                min_amount: Decimal::ONE,
+                max_amount: Decimal::from(1_000_000),
+                // Half the largest order: one person alone does not pay
+                // out the biggest sums.
+                dual_approval_threshold: Some(Decimal::from(500_000)),
+            };
+            (code.to_string(), currency)
+        })
+        .collect()
+}
+
+/// THB deposits to the receiving account, BDT through the channel.
+fn default_routing() -> RoutingConfig {
+    let mut routing = RoutingConfig::default();
+    routing.default.insert("THB".into(), Route::Account);
+    routing.default.insert("BDT".into(), Route::Channel);
+    routing
 }
 
 /// The denominations a payer picks from on a cashier page, per currency.
@@ -180,5 +198,6 @@ fn simulator() -> ChannelConfig {
         base_url: None,
         secret: None,
         request_timeout_ms: None,
+        private_network: false,
     }
 }

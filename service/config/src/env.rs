@@ -77,6 +77,12 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("CALLBACK_CA_BUNDLE") {
         c.callback_ca_bundle = Some(PathBuf::from(v));
     }
+    if let Some(v) = var("DATABASE_POOL_WAIT_MS") {
+        c.database_pool_wait_ms = v.parse().context("PAYMENTS_DATABASE_POOL_WAIT_MS")?;
+    }
+    if let Some(v) = var("TRUSTED_PROXIES") {
+        c.trusted_proxies = super::file::proxies(v.split(','))?;
+    }
     if let Some(v) = var("CALLBACK_ALLOWED_PRIVATE_HOSTS") {
         c.callback_allowed_private_hosts = v
             .split(',')

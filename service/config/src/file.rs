@@ -14,6 +14,7 @@ pub(super) struct FileConfig {
     public_base_url: Option<String>,
     database_url: Option<String>,
     database_pool_size: Option<usize>,
+    database_pool_wait_ms: Option<u64>,
     database_direct_url: Option<String>,
     database_pgbouncer: Option<bool>,
     roles: Option<Roles>,
@@ -28,6 +29,9 @@ pub(super) struct FileConfig {
     payout_inquire_after_seconds: Option<i64>,
     payout_in_doubt_after_seconds: Option<i64>,
     event_retention_days: Option<i64>,
+    attempt_retention_days: Option<i64>,
+    notification_retention_days: Option<i64>,
+    session_retention_days: Option<i64>,
     expiry_interval_seconds: Option<u64>,
     request_body_max_bytes: Option<usize>,
     log_level: Option<String>,
@@ -47,6 +51,11 @@ pub(super) struct FileConfig {
     callback_max_attempts: Option<i32>,
     callback_retry_interval_seconds: Option<i64>,
     callback_concurrency: Option<usize>,
+    trusted_proxies: Option<Vec<String>>,
+    requests_in_flight: Option<InFlightConfig>,
+    approval_dispatch_wait_ms: Option<u64>,
+    password_checks_at_once: Option<usize>,
+    password_checks_waiting: Option<usize>,
     callback_worker: Option<bool>,
     start_channel_sim: Option<bool>,
     callback_allow_private_addresses: Option<bool>,
@@ -138,6 +147,7 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
         public_base_url,
         database_url,
         database_pool_size,
+        database_pool_wait_ms,
         database_pgbouncer,
         roles,
         instance_id,
@@ -150,6 +160,9 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
         payout_inquire_after_seconds,
         payout_in_doubt_after_seconds,
         event_retention_days,
+        attempt_retention_days,
+        notification_retention_days,
+        session_retention_days,
         expiry_interval_seconds,
         request_body_max_bytes,
         log_level,
@@ -163,6 +176,10 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
         owner_invitation_ttl_seconds,
         rate_limit,
         callback_concurrency,
+        requests_in_flight,
+        approval_dispatch_wait_ms,
+        password_checks_at_once,
+        password_checks_waiting,
         callback_worker,
         start_channel_sim,
         callback_allow_private_addresses,
@@ -173,6 +190,9 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
     }
     if let Some(v) = f.callback_retry_interval_seconds {
         c.callback_schedule.retry_interval_seconds = v;
+    }
+    if let Some(list) = f.trusted_proxies {
+        c.trusted_proxies = proxies(list.iter().map(String::as_str))?;
     }
     if f.callback_ca_bundle.is_some() {
         c.callback_ca_bundle = f.callback_ca_bundle;
@@ -196,4 +216,20 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
         merge_currencies(&mut c.currencies, currencies)?;
     }
     Ok(())
+}
+
+/// Addresses or CIDR blocks: an address alone is a block of one.
+pub(super) fn proxies<'a>(list: impl Iterator<Item = &'a str>) -> Result<Vec<ipnet::IpNet>> {
+    list.map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.parse::<ipnet::IpNet>()
+                .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "trusted_proxies: `{p}` is not an address or a CIDR block (10.0.0.0/8)"
+                    )
+                })
+        })
+        .collect()
 }

@@ -94,6 +94,12 @@ pub struct ChannelConfig {
     /// (100 to 60000 ms; 10000 if not set).
     #[serde(default)]
     pub request_timeout_ms: Option<u64>,
+    /// `http`: the adapter runs inside the operator's own network (beside
+    /// the service, on the same host): production then lets its base_url
+    /// be `http://` and its address private. Otherwise production calls
+    /// adapters over https at public addresses only.
+    #[serde(default)]
+    pub private_network: bool,
 }
 
 impl std::fmt::Debug for ChannelConfig {
@@ -106,7 +112,29 @@ impl std::fmt::Debug for ChannelConfig {
             .field("currencies", &self.currencies)
             .field("base_url", &self.base_url)
             .field("request_timeout_ms", &self.request_timeout_ms)
+            .field("private_network", &self.private_network)
             .finish_non_exhaustive()
+    }
+}
+
+/// Requests in flight at once, per surface (`app::admission`): the
+/// payment API (merchants, channels, the sandbox), the operator API, and
+/// the pages (cashier, console, portal, documents).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct InFlightConfig {
+    pub payments: usize,
+    pub operators: usize,
+    pub pages: usize,
+}
+
+impl Default for InFlightConfig {
+    fn default() -> Self {
+        InFlightConfig {
+            payments: 512,
+            operators: 64,
+            pages: 128,
+        }
     }
 }
 
@@ -210,6 +238,9 @@ pub struct Config {
     /// and every unit of work runs in a transaction.
     pub database_pgbouncer: bool,
     pub database_pool_size: usize,
+    /// How long a request waits for a free database connection before it
+    /// is answered 503 with `Retry-After` (100 to 60000 ms).
+    pub database_pool_wait_ms: u64,
     /// What this instance runs: the API, the workers (delivery, expiry,
     /// dispatch), or both.
     pub roles: Roles,
@@ -238,6 +269,14 @@ pub struct Config {
     pub payout_in_doubt_after_seconds: i64,
     /// How many days a merchant's events stay in its feed.
     pub event_retention_days: i64,
+    /// Callback attempts' detail is kept this long (the deliveries stay).
+    pub attempt_retention_days: i64,
+    /// Channel notifications that moved an order or changed nothing are
+    /// kept this long; those waiting for an operator stay.
+    pub notification_retention_days: i64,
+    /// Web sessions last used this long ago are deleted (each ended long
+    /// before: none outlives 12 hours).
+    pub session_retention_days: i64,
     /// How often the expiry worker looks for due deposits (0: never, for
     /// tests that drive expiry themselves).
     pub expiry_interval_seconds: u64,
@@ -277,6 +316,23 @@ pub struct Config {
     pub callback_schedule: crate::domain::schedule::Schedule,
     /// Callback attempts in flight at once, per instance.
     pub callback_concurrency: usize,
+    /// The operator's own proxies and load balancers (addresses or CIDR
+    /// blocks): from them, the client's address is read from
+    /// `X-Forwarded-For` (`domain::address::client_address`); from
+    /// anyone else the header is ignored.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How long an operator's approval waits for the channel to take the
+    /// payout before it answers (`approved`, the dispatch going on).
+    pub approval_dispatch_wait_ms: u64,
+    /// Requests handled at once per surface; past it, 503 at once.
+    pub requests_in_flight: InFlightConfig,
+    /// Sign-in password checks (Argon2id, 19 MiB each) running at once,
+    /// per instance…
+    pub password_checks_at_once: usize,
+    /// …and waiting for one of those places; a sign-in past both is
+    /// refused at once (429), so a crowd of sign-ins costs a bounded amount
+    /// of memory.
+    pub password_checks_waiting: usize,
     /// Whether this instance runs the delivery worker.
     pub callback_worker: bool,
     /// Deliver to loopback, private and link-local addresses (the sandbox

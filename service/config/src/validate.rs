@@ -2,6 +2,7 @@
 //! each refusal names the setting and how to fix it.
 
 use super::*;
+use crate::domain::address::is_public;
 use anyhow::bail;
 use std::str::FromStr;
 
@@ -61,6 +62,25 @@ impl Config {
                 "shutdown_grace_seconds is {}; it must be between 1 and 600",
                 self.shutdown_grace_seconds
             );
+        }
+        if !(100..=60_000).contains(&self.database_pool_wait_ms) {
+            bail!("database_pool_wait_ms must be between 100 and 60000");
+        }
+        if self.approval_dispatch_wait_ms > 60_000 {
+            bail!("approval_dispatch_wait_ms must be at most 60000");
+        }
+        let f = self.requests_in_flight;
+        if [f.payments, f.operators, f.pages]
+            .iter()
+            .any(|n| !(1..=100_000).contains(n))
+        {
+            bail!("requests_in_flight: payments, operators and pages must each be 1 to 100000");
+        }
+        if !(1..=64).contains(&self.password_checks_at_once) {
+            bail!("password_checks_at_once must be between 1 and 64");
+        }
+        if self.password_checks_waiting > 10_000 {
+            bail!("password_checks_waiting must be at most 10000");
         }
         if self.database_pgbouncer && !self.database_url.starts_with("postgres") {
             bail!("database_pgbouncer is for a PostgreSQL URL through PgBouncer");
@@ -159,6 +179,18 @@ impl Config {
         if !(1..=3660).contains(&self.event_retention_days) {
             bail!("event_retention_days is outside 1 to 3660");
         }
+        for (key, days) in [
+            ("attempt_retention_days", self.attempt_retention_days),
+            (
+                "notification_retention_days",
+                self.notification_retention_days,
+            ),
+            ("session_retention_days", self.session_retention_days),
+        ] {
+            if !(1..=3660).contains(&days) {
+                bail!("{key} is outside 1 to 3660");
+            }
+        }
         if !(1..=7 * 86_400).contains(&self.payout_in_doubt_after_seconds) {
             bail!("payout_in_doubt_after_seconds is outside 1 to 604800");
         }
@@ -185,29 +217,7 @@ impl Config {
                     c.id
                 ),
                 "simulator" => {}
-                "http" => {
-                    let url = c.base_url.as_deref().unwrap_or_default();
-                    let parsed = url::Url::parse(url).ok().filter(|u| {
-                        matches!(u.scheme(), "http" | "https") && u.host_str().is_some()
-                    });
-                    if parsed.is_none() {
-                        bail!("channel {}: kind http needs base_url, an http(s) URL", c.id);
-                    }
-                    if c.secret.as_deref().map_or(0, str::len) < 32 {
-                        bail!(
-                            "channel {}: kind http needs a secret of at least 32 bytes",
-                            c.id
-                        );
-                    }
-                    if let Some(ms) = c.request_timeout_ms {
-                        if !(100..=60_000).contains(&ms) {
-                            bail!(
-                                "channel {}: request_timeout_ms is outside 100 to 60000",
-                                c.id
-                            );
-                        }
-                    }
-                }
+                "http" => self.validate_http_channel(c)?,
                 other => bail!(
                     "channel {}: unknown kind `{other}` (simulator or http)",
                     c.id
@@ -236,6 +246,57 @@ impl Config {
                     "routing sends {currency} deposits{whose} to a channel, and no channel \
                      collects {currency}: add a [[channels]] entry (kind `http`) with \
                      currencies = [\"{currency}\"], or route {currency} to `account`"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// An adapter over the protocol: a URL, a secret, a timeout in range,
+    /// and in production https at a public address unless it is listed
+    /// as on the operator's own network.
+    fn validate_http_channel(&self, c: &ChannelConfig) -> Result<()> {
+        let url = c.base_url.as_deref().unwrap_or_default();
+        let parsed = url::Url::parse(url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+        let Some(parsed) = parsed else {
+            bail!("channel {}: kind http needs base_url, an http(s) URL", c.id);
+        };
+        if self.profile == Profile::Production && !c.private_network {
+            if parsed.scheme() != "https" {
+                bail!(
+                    "channel {}: production calls adapters over https only; an \
+                     adapter inside your own network (beside the service) may be \
+                     http if its entry says private_network = true",
+                    c.id
+                );
+            }
+            let literal = match parsed.host() {
+                Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
+                Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
+                _ => None,
+            };
+            if let Some(ip) = literal.filter(|ip| !is_public(*ip)) {
+                bail!(
+                    "channel {}: {ip} is not a public address, and production calls \
+                     adapters at public addresses only; set private_network = true \
+                     on the entry if the adapter is inside your own network",
+                    c.id
+                );
+            }
+        }
+        if c.secret.as_deref().map_or(0, str::len) < 32 {
+            bail!(
+                "channel {}: kind http needs a secret of at least 32 bytes",
+                c.id
+            );
+        }
+        if let Some(ms) = c.request_timeout_ms {
+            if !(100..=60_000).contains(&ms) {
+                bail!(
+                    "channel {}: request_timeout_ms is outside 100 to 60000",
+                    c.id
                 );
             }
         }
@@ -319,6 +380,33 @@ mod tests {
         channel.secret = Some("s".repeat(32));
         edit(channel);
         config.validate().err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn production_calls_an_adapter_over_https_at_a_public_address_unless_listed() {
+        let production = |url: &str, private_network: bool| {
+            let mut config = Config::defaults(Profile::Production);
+            config.database_url = "postgres://127.0.0.1/payments".into();
+            config.master_key = Some("k".into());
+            // Production has no channel of its own: the sandbox's, as http.
+            config.channels = Config::defaults(Profile::Sandbox).channels;
+            let channel = &mut config.channels[0];
+            channel.kind = "http".into();
+            channel.base_url = Some(url.into());
+            channel.secret = Some("s".repeat(32));
+            channel.private_network = private_network;
+            config.validate().err().map(|e| e.to_string())
+        };
+        let why = production("http://adapter.example.com", false).unwrap();
+        assert!(why.contains("https only"), "{why}");
+        let why = production("https://10.3.0.12:8443", false).unwrap();
+        assert!(why.contains("10.3.0.12 is not a public address"), "{why}");
+        for listed in ["http://127.0.0.1:9000", "https://10.3.0.12:8443"] {
+            let why = production(listed, true).unwrap_or_default();
+            assert!(!why.contains("channel chan-sim-1"), "{listed}: {why}");
+        }
+        let why = production("https://adapter.example.com", false).unwrap_or_default();
+        assert!(!why.contains("channel chan-sim-1"), "{why}");
     }
 
     #[test]

@@ -101,6 +101,10 @@ pub enum ApiError {
     NotImplemented(&'static str),
     #[error("service unavailable")]
     Unavailable(String),
+    /// Every place for requests of this kind is taken: a moment later
+    /// there will be one.
+    #[error("the {0} is handling as many requests as it takes at once; retry in a moment")]
+    AtCapacity(&'static str),
     #[error("internal error")]
     Internal(String),
 }
@@ -163,7 +167,7 @@ impl ApiError {
             ApiError::NoDenominations(_) => "NO_DENOMINATIONS",
             ApiError::RateLimited { .. } => "RATE_LIMITED",
             ApiError::NotImplemented(_) => "NOT_IMPLEMENTED",
-            ApiError::Unavailable(_) => "SERVICE_UNAVAILABLE",
+            ApiError::Unavailable(_) | ApiError::AtCapacity(_) => "SERVICE_UNAVAILABLE",
             ApiError::Internal(_) => "INTERNAL",
         }
     }
@@ -245,6 +249,7 @@ mod tests {
             ApiError::RateLimited { retry_after: 1 },
             ApiError::NotImplemented("x"),
             ApiError::Unavailable(String::new()),
+            ApiError::AtCapacity("payment API"),
             ApiError::Internal(String::new()),
         ];
         all.iter().for_each(named);
@@ -294,6 +299,7 @@ mod tests {
             | ApiError::RateLimited { .. }
             | ApiError::NotImplemented(_)
             | ApiError::Unavailable(_)
+            | ApiError::AtCapacity(_)
             | ApiError::Internal(_) => {}
         }
     }

@@ -3,6 +3,7 @@
 //! PromptPay payloads, the retry discipline and the errors a client can
 //! cause. Nothing here knows a connection, a request or `App`.
 
+pub mod address;
 pub mod billing;
 pub mod clock;
 pub mod error;

@@ -63,14 +63,28 @@ pub fn http_error(e: ApiError) -> HttpError {
                 internal_message: e.to_string(),
                 headers: None,
             },
-            ApiError::Unavailable(detail) => HttpError {
-                status_code: dropshot::ErrorStatusCode::SERVICE_UNAVAILABLE,
-                error_code: code,
-                external_message: "a dependency of the service is unavailable; retry later".into(),
-                internal_message: detail.clone(),
-                headers: None,
-            },
+            ApiError::Unavailable(detail) => retry_soon(
+                code,
+                "a dependency of the service is unavailable; retry later".into(),
+                detail.clone(),
+            ),
+            ApiError::AtCapacity(_) => retry_soon(code, e.to_string(), e.to_string()),
             ApiError::Internal(detail) => HttpError::for_internal_error(detail.clone()),
         }
     }
+}
+
+/// A 503 worth retrying soon (a full pool, a lost database, a surface at
+/// its bound): `Retry-After: 1`, so a client that is told does not hammer
+/// sooner.
+fn retry_soon(code: Option<String>, external: String, internal: String) -> HttpError {
+    let mut err = HttpError {
+        status_code: dropshot::ErrorStatusCode::SERVICE_UNAVAILABLE,
+        error_code: code,
+        external_message: external,
+        internal_message: internal,
+        headers: None,
+    };
+    let _ = err.add_header(http::header::RETRY_AFTER, "1");
+    err
 }

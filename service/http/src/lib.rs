@@ -22,6 +22,7 @@ pub mod sandbox;
 // them (`crate::domain::…`): Cargo lets this crate name nothing above it.
 use crate::enums::Spelled;
 use payments_app as app;
+use payments_channels as channels;
 use payments_config::keys;
 use payments_domain as domain;
 use payments_domain::clock;

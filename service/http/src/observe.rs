@@ -9,6 +9,7 @@
 //! log carries the request id that the client gets back as `x-request-id`.
 
 use super::gate::Routes;
+use crate::app::admission::Budget;
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::telemetry::{metrics, redact};
@@ -19,11 +20,20 @@ use std::time::Duration;
 use tracing::Instrument;
 
 /// Runs a handler's work in the request's span: request id, operation id,
-/// and (recorded by authentication) the merchant or operator.
+/// and (recorded by authentication) the merchant or operator. The request
+/// is counted against its surface's budget first, and refused at once with
+/// 503 and `Retry-After` when that is spent (`app::admission`).
 pub async fn in_span<T>(
     rqctx: &RequestContext<Arc<App>>,
     work: impl Future<Output = Result<T, HttpError>>,
 ) -> Result<T, HttpError> {
+    let budget = Budget::of_path(rqctx.request.uri().path());
+    let Some(_admitted) = rqctx.context().admission.admit(budget) else {
+        metrics::refused_at_capacity(budget.as_str());
+        return Err(crate::error::http_error(ApiError::AtCapacity(
+            budget.as_str(),
+        )));
+    };
     let span = tracing::info_span!(
         "request",
         request_id = %rqctx.request_id,

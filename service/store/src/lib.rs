@@ -88,7 +88,15 @@ pub struct DbOptions {
     /// prepared, and every unit of work is a transaction, so that each
     /// statement's parse and execution reach the same server connection.
     pub pgbouncer: bool,
+    /// How long a unit of work waits for a free connection before it is
+    /// refused as unavailable (a 503 with `Retry-After`), rather than
+    /// queueing without end behind a full pool; `DEFAULT_POOL_WAIT` when
+    /// not given.
+    pub pool_wait: Option<std::time::Duration>,
 }
+
+/// A connection not free within this is a 503, not a longer wait.
+pub const DEFAULT_POOL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Clone)]
 enum Pools {
@@ -227,6 +235,8 @@ impl Db {
                 AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
             let pool = Pool::builder(manager)
                 .max_size(pool_size)
+                .wait_timeout(Some(options.pool_wait.unwrap_or(DEFAULT_POOL_WAIT)))
+                .runtime(deadpool::Runtime::Tokio1)
                 .build()
                 .context("building the PostgreSQL pool")?;
             Ok(Pools::Postgres(pool))
@@ -254,6 +264,8 @@ impl Db {
             // instead of failing them with SQLITE_BUSY.
             let pool = Pool::builder(manager)
                 .max_size(1)
+                .wait_timeout(Some(options.pool_wait.unwrap_or(DEFAULT_POOL_WAIT)))
+                .runtime(deadpool::Runtime::Tokio1)
                 .build()
                 .context("building the SQLite pool")?;
             Ok(Pools::Sqlite(pool))

@@ -86,3 +86,51 @@ fn an_unknown_stored_value_names_table_row_and_column() {
         "deposit_orders row order_no=D1: column status holds `bogus`, which is no DepositStatus"
     );
 }
+
+/// A full pool is not a queue without end: a unit of work that finds no
+/// free connection within the pool's wait is refused as unavailable (a 503
+/// with `Retry-After` at the edge), while the one holding the connection
+/// goes on.
+#[tokio::test]
+async fn a_unit_of_work_waits_for_a_connection_a_bounded_time_then_is_unavailable() {
+    use payments_store::{Db, DbOptions};
+    use std::sync::Arc;
+    let path = std::env::temp_dir().join(format!("pool-wait-{}.db", uuid::Uuid::new_v4()));
+    let db = Db::open(
+        &format!("sqlite://{}", path.display()),
+        1,
+        DbOptions {
+            pool_wait: Some(std::time::Duration::from_millis(200)),
+            ..DbOptions::default()
+        },
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(payments_domain::clock::SystemClock),
+    )
+    .await
+    .unwrap();
+    let (release, held) = tokio::sync::oneshot::channel::<()>();
+    let (taken, is_taken) = tokio::sync::oneshot::channel::<()>();
+    let holder = tokio::spawn({
+        let db = db.clone();
+        async move {
+            db.run(move |_| {
+                Box::pin(async move {
+                    let _ = taken.send(());
+                    let _ = held.await;
+                    Ok(())
+                })
+            })
+            .await
+        }
+    });
+    is_taken.await.unwrap();
+    let waited = db.run(|_| Box::pin(async { Ok(()) })).await;
+    assert!(
+        matches!(waited, Err(StoreError::Unavailable { .. })),
+        "{waited:?}"
+    );
+    release.send(()).unwrap();
+    holder.await.unwrap().unwrap();
+    assert!(db.run(|_| Box::pin(async { Ok(()) })).await.is_ok());
+    let _ = std::fs::remove_file(&path);
+}

@@ -35,6 +35,8 @@ pub const LEDGER_CHECK_DIFFERENCES: &str = "payments_ledger_check_differences";
 pub const LEDGER_CHECK_LAST_RUN: &str = "payments_ledger_check_last_run_timestamp_seconds";
 pub const BUILD_INFO: &str = "payments_build_info";
 pub const READY: &str = "payments_ready";
+pub const REFUSED_AT_CAPACITY: &str = "payments_requests_refused_at_capacity_total";
+pub const SIGN_IN_FAILURES: &str = "payments_sign_in_failures_total";
 
 /// Bucket bounds, in seconds, of every `_seconds` histogram: from a fast
 /// request (1 ms) to a callback attempt at its longest timeout (60 s).
@@ -68,6 +70,14 @@ pub fn render() -> Option<String> {
 }
 
 fn describe() {
+    describe_counter!(
+        REFUSED_AT_CAPACITY,
+        "Requests answered 503 at once because their surface (payment API, operator API, pages) had as many in flight as it takes."
+    );
+    describe_counter!(
+        SIGN_IN_FAILURES,
+        "Console and portal sign-ins refused, by realm and reason (credentials, too_many_attempts, busy)."
+    );
     describe_counter!(
         HTTP_REQUESTS,
         "HTTP requests answered, by operation id and status class."
@@ -227,6 +237,14 @@ pub fn payouts_in_doubt(channel: &str, count: i64, oldest_seconds: i64) {
 pub fn channel_notification(channel: &str, kind: &'static str, outcome: &'static str) {
     counter!(CHANNEL_NOTIFICATIONS, "channel" => channel.to_string(), "type" => kind, "outcome" => outcome)
         .increment(1);
+}
+
+pub fn refused_at_capacity(surface: &'static str) {
+    counter!(REFUSED_AT_CAPACITY, "surface" => surface).increment(1);
+}
+
+pub fn sign_in_refused(realm: &'static str, reason: &'static str) {
+    counter!(SIGN_IN_FAILURES, "realm" => realm, "reason" => reason).increment(1);
 }
 
 pub fn worker_run(worker: &'static str, ok: bool) {

@@ -102,6 +102,8 @@ impl ChannelSim {
         channel.base_url = Some(self.url.clone());
         channel.secret = Some(self.secret.clone());
         channel.request_timeout_ms = Some(5_000);
+        // On the loopback address, beside the service.
+        channel.private_network = true;
         channel
     }
 

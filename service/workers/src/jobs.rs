@@ -156,3 +156,36 @@ pub async fn billing_loop(app: Arc<App>) {
         tokio::time::sleep(pause).await;
     }
 }
+
+/// How often retention looks for what aged out; what it finds is deleted
+/// in batches (`app::retention`).
+const RETAIN_EVERY: Duration = Duration::from_secs(600);
+
+/// Deletes what is past its retention window until the task is dropped.
+/// Every worker instance runs it; two deleting at once delete different
+/// batches or find nothing.
+pub async fn retention_loop(app: Arc<App>) {
+    loop {
+        let swept = crate::app::retention::sweep(&app, |so_far| {
+            tracing::debug!(
+                attempts = so_far.attempts,
+                notifications = so_far.notifications,
+                sessions = so_far.sessions,
+                "retention: deleting"
+            );
+        })
+        .await;
+        metrics::worker_run("retention", swept.is_ok());
+        match swept {
+            Ok(s) if s.total() > 0 => tracing::info!(
+                attempts = s.attempts,
+                notifications = s.notifications,
+                sessions = s.sessions,
+                "retention: rows past their window deleted"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "retention failed; the next pass tries again"),
+        }
+        tokio::time::sleep(RETAIN_EVERY).await;
+    }
+}

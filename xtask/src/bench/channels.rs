@@ -138,7 +138,7 @@ fn channel_toml(url: &str, secret: &str) -> String {
     format!(
         "\n[[channels]]\nid = \"chan-sim-1\"\ncode = \"SIMULATOR\"\nname = \"Bench simulator\"\n\
          kind = \"http\"\ncurrencies = [\"THB\", \"BDT\"]\nbase_url = \"{url}\"\n\
-         secret = \"{secret}\"\nrequest_timeout_ms = 5000\n\
+         secret = \"{secret}\"\nrequest_timeout_ms = 5000\nprivate_network = true\n\
          [channels.costs.deposit]\npercent = \"0.5\"\n\
          [channels.costs.withdrawal]\nfixed = \"2\"\n"
     )

@@ -512,6 +512,34 @@ pub async fn approve(
     Ok(dispatch_or_keep(app, approved).await)
 }
 
+/// An operator's approval as the operator API and the console take it: the
+/// approval, then its dispatch in a task of its own, waited for at most
+/// `approval_dispatch_wait_ms`, answered `approved` either way. A hung
+/// channel does not hold the operator: past the wait the dispatch goes on
+/// in its task (its outcome, if it never comes, is inquired about by the
+/// dispatch worker, as for any call whose outcome is unknown).
+pub async fn approve_waiting_at_most(
+    app: &std::sync::Arc<App>,
+    by: &Actor,
+    order_no: &str,
+    remarks: Option<String>,
+) -> Result<Withdrawal, ApiError> {
+    let approved = record_approval(app, by, order_no, remarks).await?;
+    if approved.status != WithdrawalStatus::Approved {
+        return Ok(approved);
+    }
+    let wait = std::time::Duration::from_millis(app.config.approval_dispatch_wait_ms);
+    let dispatching = tokio::spawn({
+        let (app, order_no) = (app.clone(), approved.order_no.clone());
+        async move { dispatch::dispatch(&app, &order_no).await }
+    });
+    // The answer is the approval, as it always was (the contract's
+    // `approved`); the wait only lets a quick channel take the payout
+    // before it. Dropping the handle on a timeout leaves the task running.
+    let _ = tokio::time::timeout(wait, dispatching).await;
+    Ok(approved)
+}
+
 /// The approval alone: `pending` → `approved` (once it has the approvals
 /// it needs), with its callback record. A crash between this and the
 /// dispatch leaves the order `approved`, which the dispatch worker picks

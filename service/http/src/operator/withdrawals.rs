@@ -30,10 +30,10 @@ pub(super) async fn approve_withdrawal(
         &headers,
         Action::ApproveWithdrawal,
         |app, op| async move {
-            let app = &*app;
             let order_no = path.into_inner().order_no;
             let remarks = remarks(&body)?;
-            let order = withdrawals::approve(app, &op, &order_no, remarks).await?;
+            let order = withdrawals::approve_waiting_at_most(&app, &op, &order_no, remarks).await?;
+            let app = &*app;
             acted_on_order("approve_withdrawal", &order.order_no);
             reviewed(app, order).await
         },

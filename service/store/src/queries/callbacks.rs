@@ -98,6 +98,11 @@ pub trait CallbackQueries: Send {
     /// waiting, for the metrics. Reads only the unfinished, through the
     /// `(status, next_attempt_at)` index.
     async fn callback_backlog(&mut self, now: i64) -> StoreResult<Backlog>;
+
+    /// Deletes at most `limit` of the attempts started before `before`,
+    /// oldest first; how many. The deliveries stay, with their state and
+    /// attempt count: only the per-attempt detail ages out.
+    async fn forget_attempts_before(&mut self, before: i64, limit: i64) -> StoreResult<usize>;
 }
 
 /// One attempt's outcome, written with others by `finish_callback_attempts`.
@@ -544,6 +549,14 @@ macro_rules! impl_callbacks {
                     sending: count(DeliveryStatus::Sending),
                     oldest_due_at,
                 })
+            }
+
+            async fn forget_attempts_before(
+                &mut self,
+                before: i64,
+                limit: i64,
+            ) -> StoreResult<usize> {
+                super::forget_oldest!(self.c(), callback_attempts, started_at, before, limit)
             }
         }
     };

@@ -43,6 +43,29 @@ macro_rules! insert_one {
 }
 use insert_one;
 
+/// Deletes at most `$limit` rows of `$table` whose `$at` is before
+/// `$before` (and match `$only`, if given), oldest first, by their
+/// `id`s read in the same unit; how many. Retention's shape, written once.
+macro_rules! forget_oldest {
+    ($conn:expr, $table:ident, $at:ident, $before:expr, $limit:expr $(, $only:expr)?) => {{
+        let oldest = $table::table
+            .filter($table::$at.lt($before))
+            $(.filter($only))?
+            .order($table::$at.asc())
+            .limit($limit)
+            .select($table::id)
+            .load::<String>($conn)
+            .await?;
+        if oldest.is_empty() {
+            return Ok(0);
+        }
+        Ok(diesel::delete($table::table.filter($table::id.eq_any(&oldest)))
+            .execute($conn)
+            .await?)
+    }};
+}
+use forget_oldest;
+
 /// The first row a query finds, if any, read as `$row`; a value in it the
 /// code cannot read is reported with `$table` and the key it was looked up
 /// by (`$column` = `$key`, or a key that displays itself so).

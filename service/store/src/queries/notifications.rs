@@ -44,6 +44,11 @@ pub trait NotificationQueries: Send {
         &mut self,
         filter: &ListFilter,
     ) -> StoreResult<Vec<ChannelNotificationRow>>;
+
+    /// Deletes at most `limit` of the notifications received before
+    /// `before` that moved an order or changed nothing; how many. Those
+    /// that wait for an operator (`held`, `contradictory`) stay.
+    async fn forget_notifications_before(&mut self, before: i64, limit: i64) -> StoreResult<usize>;
 }
 
 macro_rules! impl_notifications {
@@ -116,6 +121,22 @@ macro_rules! impl_notifications {
                         .select(crate::rows::columns::<ChannelNotificationRow>())
                         .load(self.c())
                         .await?,
+                )
+            }
+
+            async fn forget_notifications_before(
+                &mut self,
+                before: i64,
+                limit: i64,
+            ) -> StoreResult<usize> {
+                let settled = [NotificationOutcome::Applied, NotificationOutcome::Unchanged];
+                super::forget_oldest!(
+                    self.c(),
+                    channel_notifications,
+                    received_at,
+                    before,
+                    limit,
+                    channel_notifications::outcome.eq_any(settled)
                 )
             }
         }

@@ -44,6 +44,14 @@ pub trait SessionQueries: Send {
     async fn insert_login_failure(&mut self, row: &LoginFailureRow) -> StoreResult<()>;
 
     async fn prune_login_failures(&mut self, before: i64) -> StoreResult<()>;
+
+    /// Takes back a failure counted before its password was checked, once
+    /// the password turned out right.
+    async fn forgive_login_failure(&mut self, id: &str) -> StoreResult<()>;
+
+    /// Deletes at most `limit` of the sessions last used before `before`
+    /// (long ended: no session outlives `ABSOLUTE_SECONDS`); how many.
+    async fn forget_sessions_before(&mut self, before: i64, limit: i64) -> StoreResult<usize>;
 }
 
 macro_rules! impl_sessions {
@@ -164,6 +172,21 @@ macro_rules! impl_sessions {
                     .execute(self.c())
                     .await?;
                 Ok(())
+            }
+
+            async fn forgive_login_failure(&mut self, id: &str) -> StoreResult<()> {
+                diesel::delete(login_failures::table.find(id))
+                    .execute(self.c())
+                    .await?;
+                Ok(())
+            }
+
+            async fn forget_sessions_before(
+                &mut self,
+                before: i64,
+                limit: i64,
+            ) -> StoreResult<usize> {
+                super::forget_oldest!(self.c(), web_sessions, last_seen_at, before, limit)
             }
         }
     };

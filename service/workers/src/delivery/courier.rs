@@ -1,17 +1,19 @@
 //! The outbound HTTP client that posts callbacks, apart from the worker
-//! that decides what to post: no redirects, https only and no private
-//! addresses in production (checked on the address a name resolves to),
-//! an extra CA bundle when configured.
+//! that decides what to post: no redirects, no proxy from the environment,
+//! https only and no private addresses in production (checked on the
+//! address a name resolves to, `channels::egress`), an extra CA bundle
+//! when configured.
 
 use crate::app::{CallbackPost, PostFailure};
+use crate::channels::egress::{AddressGuard, Failure};
 use crate::config::Config;
 use anyhow::{Context, Result};
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Posts callbacks: no redirects, https only and no private addresses in
-/// production, an extra CA bundle when configured.
+/// Posts callbacks: no redirects, no proxy, https only and no private
+/// addresses in production, an extra CA bundle when configured.
 #[derive(Clone)]
 pub struct Courier {
     client: reqwest::Client,
@@ -30,6 +32,9 @@ impl Courier {
         };
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // A proxy resolves the merchant's host itself, so the guard
+            // would never see the address: `HTTP(S)_PROXY` is not read.
+            .no_proxy()
             .https_only(config.profile == crate::domain::routing::Profile::Production)
             .dns_resolver(Arc::new(guard.clone()))
             .user_agent("payments-callbacks/0.1");
@@ -60,7 +65,8 @@ impl CallbackPost for Courier {
         body: &str,
         timeout: Duration,
     ) -> Result<u16, PostFailure> {
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("bad callback URL: {e}"))?;
+        let parsed = reqwest::Url::parse(url)
+            .map_err(|e| Failure::ConnectFailed.with_detail(&format!("bad callback URL: {e}")))?;
         // A literal address never reaches the resolver: check it here.
         if let Some(host) = parsed.host_str() {
             if let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() {
@@ -82,9 +88,25 @@ impl CallbackPost for Courier {
                 reason: format!("timeout after {} s", timeout.as_secs()),
                 timed_out: true,
             }),
-            Err(e) => Err(describe(&e.without_url()).into()),
+            Err(e) => Err(failure(&describe(&e.without_url())).into()),
         }
     }
+}
+
+/// A failed request's reason, its kind first (`egress::coarse` reads it
+/// back for merchants): the guard's refusal from inside the resolver, a
+/// handshake, or any other failure to connect.
+fn failure(detail: &str) -> String {
+    let lower = detail.to_ascii_lowercase();
+    let kind = if detail.contains(Failure::AddressNotAllowed.as_str()) {
+        Failure::AddressNotAllowed
+    } else if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake")
+    {
+        Failure::TlsFailed
+    } else {
+        Failure::ConnectFailed
+    };
+    kind.with_detail(detail)
 }
 
 /// The error chain of a failed request. The URL is left out: the delivery
@@ -99,112 +121,4 @@ fn describe(e: &reqwest::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// Refuses loopback, private, link-local, metadata and other non-public
-/// addresses unless configuration allows them, at resolution time, so a
-/// name that resolves to an internal address is refused too.
-#[derive(Clone, Debug)]
-pub struct AddressGuard {
-    pub allow_private: bool,
-    /// Lower-case names exempt from the check.
-    pub allowed_hosts: Vec<String>,
-}
-
-impl AddressGuard {
-    pub fn check(&self, host: &str, ip: IpAddr) -> Result<(), String> {
-        let exempt = || {
-            self.allowed_hosts
-                .iter()
-                .any(|h| h.eq_ignore_ascii_case(host))
-        };
-        if self.allow_private || is_public(ip) || exempt() {
-            Ok(())
-        } else {
-            Err(format!("refused to call a non-public address ({ip})"))
-        }
-    }
-}
-
-impl reqwest::dns::Resolve for AddressGuard {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let guard = self.clone();
-        let host = name.as_str().to_string();
-        Box::pin(async move {
-            let found: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> = found
-                .iter()
-                .copied()
-                .filter(|a| guard.check(&host, a.ip()).is_ok())
-                .collect();
-            if allowed.is_empty() {
-                let reason = match found.first() {
-                    Some(a) => guard.check(&host, a.ip()).err().unwrap_or_default(),
-                    None => format!("{host} has no address"),
-                };
-                return Err(reason.into());
-            }
-            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
-}
-
-/// Whether an address is on the public internet.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local() // 169.254/16, cloud metadata included
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b)) // shared address space
-                || (a == 192 && b == 0 && v4.octets()[2] == 0)
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local, fd00:ec2::254 included
-                || (first & 0xffc0) == 0xfe80) // link-local
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn internal_addresses_are_not_public() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "::1",
-            "fe80::1",
-            "fd00:ec2::254",
-            "::ffff:127.0.0.1",
-            "::ffff:10.0.0.1",
-        ] {
-            assert!(!is_public(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
-            assert!(is_public(ip.parse().unwrap()), "{ip}");
-        }
-    }
 }

@@ -149,11 +149,11 @@ pub async fn console_review(
             } else {
                 Action::RejectWithdrawal
             };
-            let app = &*app;
+            let app = &app;
             let order = acting(&session, action, &request_id, |op| async move {
                 let remarks = remarks(&fields)?;
                 if approve {
-                    withdrawals::approve(app, &op, &order_no, remarks).await
+                    withdrawals::approve_waiting_at_most(app, &op, &order_no, remarks).await
                 } else {
                     withdrawals::reject(app, &op, &order_no, remarks).await
                 }

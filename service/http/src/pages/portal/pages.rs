@@ -5,6 +5,7 @@ use crate::app::listings::{self, Listing};
 use crate::app::{
     balance_history, balances, billing, callbacks, deposits, merchants, withdrawals, App,
 };
+use crate::channels::egress::coarse;
 use crate::domain::error::ApiError;
 use crate::domain::money::from_units;
 use crate::pages::console::queues_money as money;
@@ -203,7 +204,9 @@ pub async fn portal_order(
                             a.attempt.to_string(),
                             when(a.started_at),
                             a.status_code.map(|c| c.to_string()).unwrap_or_default(),
-                            escape(a.error.as_deref().unwrap_or("")),
+                            // The owner reads the kind; the detail may name an
+                            // internal address, and is the operators'.
+                            a.error.as_deref().map(coarse).unwrap_or("").to_string(),
                         ]
                     })
                     .collect();

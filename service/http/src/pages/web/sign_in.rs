@@ -113,6 +113,19 @@ pub async fn submit(
                 Some("Too many failed sign-ins. Wait 15 minutes and try again."),
                 &email,
             ),
+            Ok(Err(Refused::Busy)) => form_page(
+                realm,
+                http::StatusCode::TOO_MANY_REQUESTS,
+                Some("Many sign-ins are being checked at once. Try again in a few seconds."),
+                &email,
+            )
+            .map(|mut r| {
+                r.headers_mut().insert(
+                    http::header::RETRY_AFTER,
+                    http::HeaderValue::from_static("2"),
+                );
+                r
+            }),
             Err(e) => failed(realm, e),
         }
     })

@@ -1,0 +1,131 @@
+//! How much work the service takes on at once: requests in flight are
+//! counted against one budget per surface (the payment API merchants and
+//! channels call, the operator API, the pages people and payers open), so
+//! that a flood on one cannot starve another, and a request past its
+//! budget is refused at once (503 with `Retry-After`) instead of waiting
+//! in a queue that only grows. Hand-written: a counter per budget is all it
+//! is, and the handlers are not a `tower` stack a layer could wrap.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The surfaces, each with its own budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// `/api/v1/merchant/…`, the sandbox's API and channel notifications.
+    Payments,
+    /// `/api/v1/operator/…` and the owner's invitation API.
+    Operators,
+    /// The cashier, the console, the portal and the documents.
+    Pages,
+}
+
+impl Budget {
+    /// The budget a request path is counted against.
+    pub fn of_path(path: &str) -> Budget {
+        if path.starts_with("/api/v1/operator") || path.starts_with("/api/v1/owner") {
+            Budget::Operators
+        } else if path.starts_with("/api/") {
+            Budget::Payments
+        } else {
+            Budget::Pages
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Budget::Payments => "payment API",
+            Budget::Operators => "operator API",
+            Budget::Pages => "pages",
+        }
+    }
+}
+
+/// Requests in flight per budget, against each budget's bound.
+pub struct Admission {
+    budgets: [(Arc<AtomicUsize>, usize); 3],
+}
+
+/// A request counted in flight until it is dropped.
+pub struct Admitted(Arc<AtomicUsize>);
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Admission {
+    pub fn new(payments: usize, operators: usize, pages: usize) -> Admission {
+        let budget = |most: usize| (Arc::new(AtomicUsize::new(0)), most.max(1));
+        Admission {
+            budgets: [budget(payments), budget(operators), budget(pages)],
+        }
+    }
+
+    fn slot(&self, budget: Budget) -> &(Arc<AtomicUsize>, usize) {
+        match budget {
+            Budget::Payments => &self.budgets[0],
+            Budget::Operators => &self.budgets[1],
+            Budget::Pages => &self.budgets[2],
+        }
+    }
+
+    /// Counts a request in, or `None` when its budget is spent.
+    pub fn admit(&self, budget: Budget) -> Option<Admitted> {
+        let (in_flight, most) = self.slot(budget);
+        let before = in_flight.fetch_add(1, Ordering::SeqCst);
+        let admitted = Admitted(in_flight.clone());
+        (before < *most).then_some(admitted)
+    }
+
+    /// Requests of `budget` in flight now.
+    pub fn in_flight(&self, budget: Budget) -> usize {
+        self.slot(budget).0.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spent_budget_refuses_at_once_and_leaves_the_others_alone() {
+        let admission = Admission::new(2, 1, 1);
+        let a = admission.admit(Budget::Payments).unwrap();
+        let _b = admission.admit(Budget::Payments).unwrap();
+        assert!(admission.admit(Budget::Payments).is_none());
+        assert_eq!(
+            admission.in_flight(Budget::Payments),
+            2,
+            "a refusal is not counted"
+        );
+        let _op = admission.admit(Budget::Operators).expect("its own budget");
+        let _page = admission.admit(Budget::Pages).expect("its own budget");
+        drop(a);
+        assert!(admission.admit(Budget::Payments).is_some(), "a place freed");
+    }
+
+    #[test]
+    fn paths_are_counted_by_surface() {
+        assert_eq!(
+            Budget::of_path("/api/v1/merchant/orders/deposit"),
+            Budget::Payments
+        );
+        assert_eq!(
+            Budget::of_path("/api/v1/channels/BKASH/notifications"),
+            Budget::Payments
+        );
+        assert_eq!(Budget::of_path("/api/v1/sandbox/clock"), Budget::Payments);
+        assert_eq!(
+            Budget::of_path("/api/v1/operator/deposits"),
+            Budget::Operators
+        );
+        assert_eq!(
+            Budget::of_path("/api/v1/owner/invitations/accept"),
+            Budget::Operators
+        );
+        assert_eq!(Budget::of_path("/console/login"), Budget::Pages);
+        assert_eq!(Budget::of_path("/cashier/abc"), Budget::Pages);
+    }
+}

@@ -1,0 +1,136 @@
+//! Addresses: which are on the public internet (what the service's
+//! outbound calls may reach without an operator saying otherwise), and who
+//! sent a request that came through the operator's own proxies.
+
+use ipnet::IpNet;
+use std::net::IpAddr;
+
+/// The address a request came from: the peer's, unless the peer is one of
+/// the `trusted` proxies; then the rightmost address of `X-Forwarded-For`
+/// that is not itself a trusted proxy (each proxy appends the address it
+/// saw, so everything left of that may have been written by the client).
+/// A header from an untrusted peer is never read.
+pub fn client_address(peer: IpAddr, forwarded_for: Option<&str>, trusted: &[IpNet]) -> IpAddr {
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(ip));
+    if !is_trusted(&peer) {
+        return peer;
+    }
+    let Some(header) = forwarded_for else {
+        return peer;
+    };
+    let mut chain = Vec::new();
+    for part in header.split(',') {
+        match part.trim().parse::<IpAddr>() {
+            Ok(ip) => chain.push(ip),
+            // A hop that is not an address: nothing left of it is known.
+            Err(_) => chain.clear(),
+        }
+    }
+    chain
+        .iter()
+        .rev()
+        .find(|ip| !is_trusted(ip))
+        .or(chain.first())
+        .copied()
+        .unwrap_or(peer)
+}
+
+/// Whether an address is on the public internet.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local() // 169.254/16, cloud metadata included
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b)) // shared address space
+                || (a == 192 && b == 0 && v4.octets()[2] == 0)
+                || a >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00 // unique local, fd00:ec2::254 included
+                || (first & 0xffc0) == 0xfe80) // link-local
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_client_is_the_first_untrusted_hop_from_the_right() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let trusted: Vec<IpNet> = vec!["10.0.0.0/8".parse().unwrap()];
+        // Behind the operator's balancer: the address it saw.
+        assert_eq!(
+            client_address(ip("10.0.0.5"), Some("203.0.113.7"), &trusted),
+            ip("203.0.113.7")
+        );
+        // What the client wrote itself is left of that, and ignored.
+        assert_eq!(
+            client_address(
+                ip("10.0.0.5"),
+                Some("1.2.3.4, 203.0.113.7, 10.0.0.9"),
+                &trusted
+            ),
+            ip("203.0.113.7")
+        );
+        // From anyone else the header is the client's own word: not read.
+        assert_eq!(
+            client_address(ip("198.51.100.1"), Some("203.0.113.7"), &trusted),
+            ip("198.51.100.1")
+        );
+        assert_eq!(
+            client_address(ip("10.0.0.5"), None, &trusted),
+            ip("10.0.0.5")
+        );
+        assert_eq!(
+            client_address(ip("10.0.0.5"), Some("10.0.0.7"), &trusted),
+            ip("10.0.0.7")
+        );
+        assert_eq!(
+            client_address(ip("10.0.0.5"), Some("not an address"), &[]),
+            ip("10.0.0.5")
+        );
+        assert_eq!(
+            client_address(ip("10.0.0.5"), Some("garbage, 10.0.0.6"), &trusted),
+            ip("10.0.0.6")
+        );
+    }
+
+    #[test]
+    fn internal_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00:ec2::254",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+}
