@@ -143,7 +143,8 @@ impl Bench {
         )
     }
 
-    /// `start`, with `extra` appended to the configuration file.
+    /// `start`, with `extra` in the configuration file: top-level keys
+    /// first, then its tables.
     fn start_with(
         &self,
         database: &str,
@@ -156,9 +157,9 @@ impl Bench {
         let config = format!(
             "profile = \"{profile}\"\nbind = \"127.0.0.1:{port}\"\npublic_base_url = \"{base}\"\n\
              database_url = \"{PG}/{database}\"\nmaster_key = \"{}\"\nlog_level = \"error\"\n\
-             callback_worker = {worker}\n\
+             callback_worker = {worker}\n{extra}\n\
              [rate_limit]\nrequests_per_minute = 1000000000\nburst = 100000000\n\
-             [[operators]]\nname = \"bench\"\ntoken = \"{}\"\n{extra}",
+             [[operators]]\nname = \"bench\"\ntoken = \"{}\"\n",
             self.master_key, self.operator_token
         );
         let config_path = self

@@ -283,7 +283,12 @@ fn sizes(out: &mut String, r: &Results) -> Result<()> {
          `VACUUM ANALYZE`. At each size: 16 clients for the run's seconds on each endpoint \
          (the query reads the load's merchant's seeded orders at random, cold pages \
          included), then {} deliveries drained. Sandbox profile, so that the drain can call \
-         the loopback receiver. Each size's load adds its own orders on top of the seed.\n",
+         the loopback receiver. Each size's load adds its own orders on top of the seed. \
+         The expiry worker, and the billing and channel-inquiry passes it carries, is off \
+         here (`expiry_interval_seconds = 0`): the seeded history, made in one go, would \
+         have it issue ninety days of statements and inquire about every pending channel \
+         deposit during the load, which a live service did day by day (with it on, at \
+         3508a6e, create p99 was 8.9 ms at 10⁴ and 16.9 ms at 10⁶ orders).\n",
         super::sizes::DRAIN
     )?;
     writeln!(
