@@ -41,12 +41,14 @@ impl Budget {
     }
 }
 
-/// Requests in flight per budget, against each budget's bound.
-pub struct Admission {
-    budgets: [(Arc<AtomicUsize>, usize); 3],
+/// A count of work under way against its bound: what the request budgets
+/// and the password checks' gate (`passwords::Checks`) both keep.
+pub struct Bounded {
+    in_flight: Arc<AtomicUsize>,
+    most: usize,
 }
 
-/// A request counted in flight until it is dropped.
+/// Work counted in flight until it is dropped.
 pub struct Admitted(Arc<AtomicUsize>);
 
 impl Drop for Admitted {
@@ -55,33 +57,60 @@ impl Drop for Admitted {
     }
 }
 
-impl Admission {
-    pub fn new(payments: usize, operators: usize, pages: usize) -> Admission {
-        let budget = |most: usize| (Arc::new(AtomicUsize::new(0)), most.max(1));
-        Admission {
-            budgets: [budget(payments), budget(operators), budget(pages)],
+impl Bounded {
+    pub fn new(most: usize) -> Bounded {
+        Bounded {
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            most: most.max(1),
         }
     }
 
-    fn slot(&self, budget: Budget) -> &(Arc<AtomicUsize>, usize) {
+    /// Counts one in, or `None` when the bound is reached (a refusal is
+    /// not counted).
+    pub fn admit(&self) -> Option<Admitted> {
+        let before = self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let admitted = Admitted(self.in_flight.clone());
+        (before < self.most).then_some(admitted)
+    }
+
+    /// How many are counted in now.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+}
+
+/// Requests in flight per budget, against each budget's bound.
+pub struct Admission {
+    payments: Bounded,
+    operators: Bounded,
+    pages: Bounded,
+}
+
+impl Admission {
+    pub fn new(payments: usize, operators: usize, pages: usize) -> Admission {
+        Admission {
+            payments: Bounded::new(payments),
+            operators: Bounded::new(operators),
+            pages: Bounded::new(pages),
+        }
+    }
+
+    fn of(&self, budget: Budget) -> &Bounded {
         match budget {
-            Budget::Payments => &self.budgets[0],
-            Budget::Operators => &self.budgets[1],
-            Budget::Pages => &self.budgets[2],
+            Budget::Payments => &self.payments,
+            Budget::Operators => &self.operators,
+            Budget::Pages => &self.pages,
         }
     }
 
     /// Counts a request in, or `None` when its budget is spent.
     pub fn admit(&self, budget: Budget) -> Option<Admitted> {
-        let (in_flight, most) = self.slot(budget);
-        let before = in_flight.fetch_add(1, Ordering::SeqCst);
-        let admitted = Admitted(in_flight.clone());
-        (before < *most).then_some(admitted)
+        self.of(budget).admit()
     }
 
     /// Requests of `budget` in flight now.
     pub fn in_flight(&self, budget: Budget) -> usize {
-        self.slot(budget).0.load(Ordering::SeqCst)
+        self.of(budget).in_flight()
     }
 }
 

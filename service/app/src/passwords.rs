@@ -3,11 +3,11 @@
 //! the algorithm OWASP recommends first), stored only as the PHC string,
 //! which carries its own salt and parameters.
 
+use crate::admission::Bounded;
 use crate::domain::error::ApiError;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -62,8 +62,7 @@ pub fn verify(password: &str, stored: &str) -> bool {
 pub struct Checks {
     running: Arc<Semaphore>,
     /// Checks admitted: running, or waiting for a place to run.
-    admitted: Arc<AtomicUsize>,
-    most: usize,
+    admitted: Bounded,
 }
 
 /// No place to check a password now: every place runs and the queue is
@@ -71,28 +70,17 @@ pub struct Checks {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Busy;
 
-/// An admitted check, counted until it has run (or its caller gave up
-/// while it waited).
-struct Admitted(Arc<AtomicUsize>);
-
-impl Drop for Admitted {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 impl Checks {
     pub fn new(at_once: usize, waiting: usize) -> Checks {
         Checks {
             running: Arc::new(Semaphore::new(at_once.max(1))),
-            admitted: Arc::new(AtomicUsize::new(0)),
-            most: at_once.max(1) + waiting,
+            admitted: Bounded::new(at_once.max(1) + waiting),
         }
     }
 
     /// Checks admitted now, running or waiting.
     pub fn admitted(&self) -> usize {
-        self.admitted.load(Ordering::SeqCst)
+        self.admitted.in_flight()
     }
 
     /// Runs `work` off the async workers once a place is free; `Busy` at
@@ -103,11 +91,9 @@ impl Checks {
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<Result<T, Busy>, ApiError> {
-        let before = self.admitted.fetch_add(1, Ordering::SeqCst);
-        let admitted = Admitted(self.admitted.clone());
-        if before >= self.most {
+        let Some(admitted) = self.admitted.admit() else {
             return Ok(Err(Busy));
-        }
+        };
         let place = self
             .running
             .clone()
