@@ -238,7 +238,17 @@ async fn a_delivery_stuck_in_sending_is_swept_after_five_minutes_and_redelivered
     // A worker claims it and dies before answering.
     let claimed = app
         .db
-        .run(|s| Box::pin(async move { s.claim_due_callbacks(T0, 10, "test").await }))
+        .run(|s| {
+            Box::pin(async move {
+                s.claim_due_callbacks(
+                    T0,
+                    10,
+                    "test",
+                    &payments_service::app::callbacks::attempts::Shares::open(),
+                )
+                .await
+            })
+        })
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);
@@ -445,6 +455,76 @@ async fn settles(app: &App, order_no: &str, status: &str) -> CallbackDeliveryRow
     }
 }
 
+/// Issue 55, fair delivery: a receiver that holds every request takes at
+/// most its merchant's share of the places, and a receiver host at most
+/// its share whoever's merchants post to it; everyone else goes on.
+#[tokio::test]
+async fn a_slow_receiver_takes_only_its_merchants_and_its_hosts_share() {
+    let clock = ManualClock::at(T0);
+    let service = TestService::start_with(Profile::Sandbox, Arc::new(clock.clone()), |c| {
+        c.callback_worker = true;
+        c.callback_concurrency = 6;
+        c.callback_in_flight_per_merchant = 2;
+        c.callback_in_flight_per_host = 3;
+    })
+    .await
+    .unwrap();
+    let app = service.service.app().clone();
+    let slow = Receiver::start().await.unwrap();
+    slow.otherwise(Answer::Hold);
+    let fast = Receiver::start().await.unwrap();
+    let a = service.new_merchant("Slow A").await.unwrap();
+    let c = service.new_merchant("Slow C").await.unwrap();
+    let b = service.new_merchant("Fast").await.unwrap();
+
+    let mut held = Vec::new();
+    for i in 0..6 {
+        held.push(completed(&app, &a.merchant, &format!("A-{i}"), &slow.url).await);
+        held.push(
+            completed(
+                &app,
+                &c.merchant,
+                &format!("C-{i}"),
+                &format!("{}/c", slow.url),
+            )
+            .await,
+        );
+    }
+    // A takes its two places; C, on the same host, the host's third.
+    assert_eq!(slow.wait_for(3, WAIT).await.len(), 3);
+    let mut quick = Vec::new();
+    for i in 0..8 {
+        quick.push(completed(&app, &b.merchant, &format!("B-{i}"), &fast.url).await);
+    }
+    assert_eq!(fast.wait_for(8, WAIT).await.len(), 8);
+    for no in &quick {
+        settles(&app, no, "SUCCESS").await;
+    }
+    assert_eq!(slow.received().len(), 3, "no more than the host's share");
+    let mut sending = (0, 0);
+    for no in &held {
+        let d = record(&app, no).await;
+        if d.status.as_str() == "SENDING" {
+            match d.merchant_id == a.merchant.id {
+                true => sending.0 += 1,
+                false => sending.1 += 1,
+            }
+        }
+    }
+    assert_eq!(
+        sending,
+        (2, 1),
+        "A at its merchant's share, C at the host's rest"
+    );
+
+    slow.release();
+    for no in &held {
+        settles(&app, no, "SUCCESS").await;
+    }
+    assert_eq!(slow.received().len(), 12, "each sent once");
+    service.service.stop().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_slow_receiver_holds_no_one_else_back_and_attempts_are_bounded() {
     let (service, _clock) = start_worker(4).await;
@@ -580,7 +660,17 @@ async fn a_batch_of_outcomes_keeps_each_live_claim_and_drops_a_lost_one() {
     let b = completed(&app, &m, "B-2", &receiver.url).await;
     let claimed = app
         .db
-        .run(|s| Box::pin(async move { s.claim_due_callbacks(T0, 10, "test").await }))
+        .run(|s| {
+            Box::pin(async move {
+                s.claim_due_callbacks(
+                    T0,
+                    10,
+                    "test",
+                    &payments_service::app::callbacks::attempts::Shares::open(),
+                )
+                .await
+            })
+        })
         .await
         .unwrap();
     assert_eq!(claimed.len(), 2);

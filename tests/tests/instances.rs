@@ -338,7 +338,17 @@ async fn a_restarted_instance_gives_back_its_own_claims_only() {
     let now = T0;
     let claimed = second
         .db
-        .run(move |s| Box::pin(async move { s.claim_due_callbacks(now, 10, "axb").await }))
+        .run(move |s| {
+            Box::pin(async move {
+                s.claim_due_callbacks(
+                    now,
+                    10,
+                    "axb",
+                    &payments_service::app::callbacks::attempts::Shares::open(),
+                )
+                .await
+            })
+        })
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1);

@@ -63,6 +63,8 @@ impl Config {
             },
             callback_schedule: crate::domain::schedule::Schedule::default(),
             callback_concurrency: 64,
+            callback_in_flight_per_merchant: 32,
+            callback_in_flight_per_host: 32,
             trusted_proxies: Vec::new(),
             requests_in_flight: Default::default(),
             approval_dispatch_wait_ms: 2_000,

@@ -316,6 +316,12 @@ pub struct Config {
     pub callback_schedule: crate::domain::schedule::Schedule,
     /// Callback attempts in flight at once, per instance.
     pub callback_concurrency: usize,
+    /// Of those, at most this many to one merchant's receivers, and at
+    /// most this many to one receiver host (whoever's): a receiver that
+    /// holds each request for its whole timeout holds this many places,
+    /// and the rest go on for everyone else.
+    pub callback_in_flight_per_merchant: usize,
+    pub callback_in_flight_per_host: usize,
     /// The operator's own proxies and load balancers (addresses or CIDR
     /// blocks): from them, the client's address is read from
     /// `X-Forwarded-For` (`domain::address::client_address`); from

@@ -76,6 +76,9 @@ impl Config {
         {
             bail!("requests_in_flight: payments, operators and pages must each be 1 to 100000");
         }
+        if self.callback_in_flight_per_merchant == 0 || self.callback_in_flight_per_host == 0 {
+            bail!("callback_in_flight_per_merchant and callback_in_flight_per_host must be at least 1");
+        }
         if !(1..=64).contains(&self.password_checks_at_once) {
             bail!("password_checks_at_once must be between 1 and 64");
         }

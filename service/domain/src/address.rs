@@ -35,6 +35,18 @@ pub fn client_address(peer: IpAddr, forwarded_for: Option<&str>, trusted: &[IpNe
         .unwrap_or(peer)
 }
 
+/// The `host:port` a callback URL is posted to, lowercased, with the
+/// scheme's port when none is written: one receiver, whatever path or
+/// spelling its merchants use. None for a URL without a host.
+pub fn receiver_host(url: &str) -> Option<String> {
+    let url = url::Url::parse(url).ok()?;
+    let host = url.host_str()?.to_ascii_lowercase();
+    Some(match url.port_or_known_default() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    })
+}
+
 /// Whether an address is on the public internet.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
@@ -132,5 +144,22 @@ mod tests {
         for ip in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
+    }
+
+    #[test]
+    fn a_receiver_is_its_host_and_port_whatever_the_spelling() {
+        assert_eq!(
+            receiver_host("https://Hooks.Example.com/a?b=1").as_deref(),
+            Some("hooks.example.com:443")
+        );
+        assert_eq!(
+            receiver_host("https://hooks.example.com:443/other").as_deref(),
+            Some("hooks.example.com:443")
+        );
+        assert_eq!(
+            receiver_host("http://[::1]:8080/x").as_deref(),
+            Some("[::1]:8080")
+        );
+        assert_eq!(receiver_host("not a url"), None);
     }
 }

@@ -39,12 +39,27 @@ impl Dialect for diesel_async::AsyncPgConnection {
         Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
     const LOCK_MERCHANT: Option<&'static str> =
         Some("SELECT id FROM merchants WHERE id = $1 FOR UPDATE");
+    // The innermost query locks the oldest due candidates, skipping
+    // merchants and receivers with no room ($6, $8: JSON objects of
+    // room left, by merchant id and by host); the window above keeps of
+    // each merchant and each host no more than its room (or the cap, $7,
+    // $9, for those with nothing in flight); the oldest of those, up to
+    // $2, are claimed. $10: how many candidates to look at.
     const CLAIM_CALLBACKS: &'static str =
         "UPDATE callback_deliveries SET status = $4, updated_at = $1, \
          claim_token = $3 || ':' || md5(random()::text || clock_timestamp()::text) \
-         WHERE id IN (SELECT id FROM callback_deliveries \
+         WHERE id IN (SELECT id FROM (SELECT id, next_attempt_at, \
+         ROW_NUMBER() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at, id) AS nm, \
+         ROW_NUMBER() OVER (PARTITION BY receiver_host ORDER BY next_attempt_at, id) AS nh, \
+         COALESCE(($6::json ->> merchant_id)::bigint, $7) AS rm, \
+         CASE WHEN receiver_host IS NULL THEN $2 \
+         ELSE COALESCE(($8::json ->> receiver_host)::bigint, $9) END AS rh \
+         FROM (SELECT id, merchant_id, receiver_host, next_attempt_at FROM callback_deliveries \
          WHERE status = $5 AND next_attempt_at <= $1 \
-         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING *";
+         AND COALESCE(($6::json ->> merchant_id)::bigint, 1) > 0 \
+         AND (receiver_host IS NULL OR COALESCE(($8::json ->> receiver_host)::bigint, 1) > 0) \
+         ORDER BY next_attempt_at LIMIT $10 FOR UPDATE SKIP LOCKED) AS c) AS r \
+         WHERE nm <= rm AND nh <= rh ORDER BY next_attempt_at LIMIT $2) RETURNING *";
     const RATE_BUCKET: &'static str =
         "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = $1 FOR UPDATE";
     const SEQUENCE_EVENTS: &'static str = "UPDATE merchant_events SET position = $1 + v.n \
@@ -62,12 +77,24 @@ impl Dialect for crate::SqliteConn {
     const SNAPSHOT: Option<&'static str> = None;
     // A SQLite write transaction excludes every other writer already.
     const LOCK_MERCHANT: Option<&'static str> = None;
+    // As PostgreSQL's, with json_each for the rooms (a key lookup, not a
+    // JSON path: hosts have dots and colons).
     const CLAIM_CALLBACKS: &'static str =
         "UPDATE callback_deliveries SET status = ?4, updated_at = ?1, \
          claim_token = ?3 || ':' || lower(hex(randomblob(16))) \
-         WHERE id IN (SELECT id FROM callback_deliveries \
+         WHERE id IN (SELECT id FROM (SELECT id, next_attempt_at, \
+         ROW_NUMBER() OVER (PARTITION BY merchant_id ORDER BY next_attempt_at, id) AS nm, \
+         ROW_NUMBER() OVER (PARTITION BY receiver_host ORDER BY next_attempt_at, id) AS nh, \
+         COALESCE((SELECT value FROM json_each(?6) WHERE key = c.merchant_id), ?7) AS rm, \
+         CASE WHEN receiver_host IS NULL THEN ?2 \
+         ELSE COALESCE((SELECT value FROM json_each(?8) WHERE key = c.receiver_host), ?9) END AS rh \
+         FROM (SELECT id, merchant_id, receiver_host, next_attempt_at FROM callback_deliveries AS d \
          WHERE status = ?5 AND next_attempt_at <= ?1 \
-         ORDER BY next_attempt_at LIMIT ?2) RETURNING *";
+         AND COALESCE((SELECT value FROM json_each(?6) WHERE key = d.merchant_id), 1) > 0 \
+         AND (receiver_host IS NULL \
+         OR COALESCE((SELECT value FROM json_each(?8) WHERE key = d.receiver_host), 1) > 0) \
+         ORDER BY next_attempt_at LIMIT ?10) AS c) AS r \
+         WHERE nm <= rm AND nh <= rh ORDER BY next_attempt_at LIMIT ?2) RETURNING *";
     const RATE_BUCKET: &'static str =
         "SELECT merchant_id, units, at_ms FROM rate_buckets WHERE merchant_id = ?1";
     const SEQUENCE_EVENTS: &'static str = "UPDATE merchant_events SET position = ?1 + v.n \

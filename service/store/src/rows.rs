@@ -259,6 +259,9 @@ pub struct CallbackDeliveryRow {
     pub claim_token: Option<String>,
     /// When the unit of work that queued it began, in milliseconds.
     pub queued_at_ms: Option<i64>,
+    /// The receiver's `host[:port]`, lowercased: what the claim caps
+    /// attempts in flight by. None on records from before it was kept.
+    pub receiver_host: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]

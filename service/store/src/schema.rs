@@ -205,6 +205,7 @@ diesel::table! {
         signature -> Nullable<Text>,
         claim_token -> Nullable<Text>,
         queued_at_ms -> Nullable<BigInt>,
+        receiver_host -> Nullable<Text>,
     }
 }
 

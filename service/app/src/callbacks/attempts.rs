@@ -11,6 +11,7 @@ use crate::domain::error::ApiError;
 use crate::domain::schedule::{judge, Outcome};
 use crate::domain::status::{CallbackScheme, CallbackStatus, DeliveryStatus};
 use crate::store::queries::callbacks::AttemptOutcome;
+pub use crate::store::queries::callbacks::Shares;
 use crate::store::rows::{CallbackAttemptRow, CallbackDeliveryRow};
 use crate::telemetry::redact;
 use crate::{merchants, App, PostFailure};
@@ -22,6 +23,9 @@ use std::time::Duration;
 pub struct Claimed {
     pub id: String,
     pub claim_token: Option<String>,
+    /// Whose share of the attempts in flight it takes.
+    pub merchant_id: String,
+    pub receiver_host: Option<String>,
     pub attempt: Result<Attempt, ApiError>,
 }
 
@@ -48,16 +52,19 @@ pub struct Post<'a> {
     pub timeout: Duration,
 }
 
-/// Claims up to `limit` records due now for this instance, and looks up
-/// each merchant's sender once per batch (a drained backlog is mostly one
-/// merchant's).
-pub async fn claim_due(app: &App, limit: usize) -> Result<Vec<Claimed>, ApiError> {
+/// Claims up to `limit` records due now for this instance, no more of a
+/// merchant or a receiver host than `shares` leaves room for, and looks
+/// up each merchant's sender once per batch (a drained backlog is mostly
+/// one merchant's).
+pub async fn claim_due(app: &App, limit: usize, shares: Shares) -> Result<Vec<Claimed>, ApiError> {
     let now = app.now_unix();
     let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
     let claimer = app.config.instance_id.clone();
     let claimed = app
         .db
-        .run(move |s| Box::pin(async move { s.claim_due_callbacks(now, limit, &claimer).await }))
+        .run(move |s| {
+            Box::pin(async move { s.claim_due_callbacks(now, limit, &claimer, &shares).await })
+        })
         .await?;
     let mut senders: HashMap<String, Result<Sender, String>> = HashMap::new();
     let mut out = Vec::with_capacity(claimed.len());
@@ -91,6 +98,8 @@ pub async fn claim_due(app: &App, limit: usize) -> Result<Vec<Claimed>, ApiError
         out.push(Claimed {
             id: delivery.id.clone(),
             claim_token: delivery.claim_token.clone(),
+            merchant_id: delivery.merchant_id.clone(),
+            receiver_host: delivery.receiver_host.clone(),
             attempt: opened
                 .and(sender)
                 .and_then(|sender| Attempt::new(delivery, sender)),

@@ -139,6 +139,7 @@ fn due_now(
         signature: None,
         claim_token: None,
         queued_at_ms: Some(began_ms),
+        receiver_host: crate::domain::address::receiver_host(url),
     }
 }
 

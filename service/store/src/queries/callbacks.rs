@@ -10,6 +10,7 @@ use crate::StoreResult;
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use std::collections::BTreeMap;
 
 #[async_trait]
 pub trait CallbackQueries: Send {
@@ -45,6 +46,7 @@ pub trait CallbackQueries: Send {
         now: i64,
         limit: i64,
         claimer: &str,
+        shares: &Shares,
     ) -> StoreResult<Vec<CallbackDeliveryRow>>;
 
     /// Gives back every claim `claimer` still holds: an instance restarted
@@ -103,6 +105,37 @@ pub trait CallbackQueries: Send {
     /// oldest first; how many. The deliveries stay, with their state and
     /// attempt count: only the per-attempt detail ages out.
     async fn forget_attempts_before(&mut self, before: i64, limit: i64) -> StoreResult<usize>;
+}
+
+/// What a claim may take of each merchant and each receiver host, so
+/// that one slow receiver holds at most its share of the attempts in
+/// flight: those with attempts in flight have the room named here (none
+/// left: skipped), any other up to the cap.
+#[derive(Clone, Debug)]
+pub struct Shares {
+    pub merchant_room: BTreeMap<String, i64>,
+    pub merchant_cap: i64,
+    pub host_room: BTreeMap<String, i64>,
+    pub host_cap: i64,
+}
+
+impl Shares {
+    /// No merchant or host is held to less than the whole claim.
+    pub fn open() -> Shares {
+        Shares {
+            merchant_room: BTreeMap::new(),
+            merchant_cap: i64::MAX,
+            host_room: BTreeMap::new(),
+            host_cap: i64::MAX,
+        }
+    }
+
+    /// How many due records a claim of `limit` looks at: enough that a
+    /// merchant or receiver at its cap, whose records are the oldest,
+    /// leaves room for others' in the same claim.
+    fn candidates(limit: i64) -> i64 {
+        limit.saturating_mul(4).max(limit)
+    }
 }
 
 /// One attempt's outcome, written with others by `finish_callback_attempts`.
@@ -368,13 +401,22 @@ macro_rules! impl_callbacks {
                 now: i64,
                 limit: i64,
                 claimer: &str,
+                shares: &Shares,
             ) -> StoreResult<Vec<CallbackDeliveryRow>> {
+                let rooms = |m: &BTreeMap<String, i64>| {
+                    serde_json::to_string(m).unwrap_or_else(|_| "{}".to_string())
+                };
                 Ok(diesel::sql_query(<$conn as Dialect>::CLAIM_CALLBACKS)
                     .bind::<diesel::sql_types::BigInt, _>(now)
                     .bind::<diesel::sql_types::BigInt, _>(limit)
                     .bind::<diesel::sql_types::Text, _>(claimer)
                     .bind::<diesel::sql_types::Text, _>(DeliveryStatus::Sending)
                     .bind::<diesel::sql_types::Text, _>(DeliveryStatus::WaitingRetry)
+                    .bind::<diesel::sql_types::Text, _>(rooms(&shares.merchant_room))
+                    .bind::<diesel::sql_types::BigInt, _>(shares.merchant_cap)
+                    .bind::<diesel::sql_types::Text, _>(rooms(&shares.host_room))
+                    .bind::<diesel::sql_types::BigInt, _>(shares.host_cap)
+                    .bind::<diesel::sql_types::BigInt, _>(Shares::candidates(limit))
                     .load(self.c())
                     .await?)
             }

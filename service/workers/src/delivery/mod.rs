@@ -14,9 +14,10 @@
 
 pub mod courier;
 
-use crate::app::callbacks::attempts::{self, Answered, Attempt, Claimed, Report};
+use crate::app::callbacks::attempts::{self, Answered, Attempt, Claimed, Report, Shares};
 use crate::app::App;
 use crate::telemetry::metrics;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
@@ -72,6 +73,7 @@ pub struct Worker {
 /// What the loop, its attempts and its recorder share.
 struct Shared {
     claims: Claims,
+    in_flight: InFlight,
     progress: watch::Sender<Progress>,
 }
 
@@ -83,6 +85,7 @@ impl Worker {
         let (stop, stopped) = watch::channel(false);
         let shared = Arc::new(Shared {
             claims: Claims::default(),
+            in_flight: InFlight::default(),
             progress: watch::channel(Progress::default()).0,
         });
         let handle = tokio::spawn(run(app, stopped, shared.clone()));
@@ -167,11 +170,88 @@ impl Claims {
     }
 }
 
+/// Whose share of the places an attempt holds.
+#[derive(Clone, Debug)]
+struct Holder {
+    merchant: String,
+    host: Option<String>,
+}
+
+/// This instance's attempts in flight per merchant and per receiver host,
+/// so that each claim leaves a receiver that holds every request for its
+/// whole timeout no more than its share of the places, and the others go
+/// on (issue 55). Held from the claim until the outcome is written.
+#[derive(Debug, Default)]
+struct InFlight(std::sync::Mutex<Counts>);
+
+#[derive(Debug, Default)]
+struct Counts {
+    merchants: HashMap<String, i64>,
+    hosts: HashMap<String, i64>,
+}
+
+impl InFlight {
+    /// What the next claim may take: room left for those with attempts
+    /// in flight, the cap for anyone else; and whether anyone is full.
+    fn shares(&self, per_merchant: usize, per_host: usize) -> (Shares, bool) {
+        let merchant_cap = i64::try_from(per_merchant).unwrap_or(i64::MAX);
+        let host_cap = i64::try_from(per_host).unwrap_or(i64::MAX);
+        let room = |counts: &HashMap<String, i64>, cap: i64| {
+            counts
+                .iter()
+                .map(|(k, n)| (k.clone(), (cap - n).max(0)))
+                .collect::<std::collections::BTreeMap<_, _>>()
+        };
+        let Ok(counts) = self.0.lock() else {
+            return (Shares::open(), false);
+        };
+        let shares = Shares {
+            merchant_room: room(&counts.merchants, merchant_cap),
+            merchant_cap,
+            host_room: room(&counts.hosts, host_cap),
+            host_cap,
+        };
+        let full = shares
+            .merchant_room
+            .values()
+            .chain(shares.host_room.values())
+            .any(|r| *r == 0);
+        (shares, full)
+    }
+
+    fn take(&self, holder: &Holder) {
+        if let Ok(mut counts) = self.0.lock() {
+            *counts.merchants.entry(holder.merchant.clone()).or_default() += 1;
+            if let Some(host) = &holder.host {
+                *counts.hosts.entry(host.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    fn give_back(&self, holder: &Holder) {
+        fn less(map: &mut HashMap<String, i64>, key: &str) {
+            if let Some(n) = map.get_mut(key) {
+                *n -= 1;
+                if *n <= 0 {
+                    map.remove(key);
+                }
+            }
+        }
+        if let Ok(mut counts) = self.0.lock() {
+            less(&mut counts.merchants, &holder.merchant);
+            if let Some(host) = &holder.host {
+                less(&mut counts.hosts, host);
+            }
+        }
+    }
+}
+
 /// An attempt answered, with its place among the concurrent attempts,
 /// held until its outcome is written.
 struct Finished {
     answered: Answered,
     permit: OwnedSemaphorePermit,
+    holder: Holder,
 }
 
 /// Attempts run concurrently; a recorder beside the claiming loop writes
@@ -199,15 +279,16 @@ async fn recorder(
             .drain(..)
             .map(|f| {
                 let id = f.answered.delivery_id().to_string();
-                (f.answered, (id, f.permit))
+                (f.answered, (id, f.permit, f.holder))
             })
             .unzip();
         for (report, kept) in attempts::record(&app, answered).await {
             tell(report, kept);
         }
         let n = permits.len();
-        for (id, permit) in permits {
+        for (id, permit, holder) in permits {
             shared.claims.drop_claim(&id);
+            shared.in_flight.give_back(&holder);
             drop(permit);
         }
         shared.progress.send_modify(|p| {
@@ -226,6 +307,8 @@ struct Loop {
     attempts: JoinSet<()>,
     finished: mpsc::UnboundedSender<Finished>,
     next_sweep: i64,
+    /// The last claim found a merchant or receiver at its share.
+    held_back: bool,
 }
 
 /// What one pass claimed.
@@ -256,6 +339,7 @@ async fn claim_and_send(
         permits: Arc::new(Semaphore::new(app.config.callback_concurrency.max(1))),
         next_sweep: app.now_unix(),
         attempts: JoinSet::new(),
+        held_back: false,
         app,
         shared,
         finished,
@@ -321,7 +405,13 @@ impl Loop {
         if free == 0 {
             return Pass::default();
         }
-        let claimed = attempts::claim_due(&self.app, free).await;
+        let config = &self.app.config;
+        let (shares, full) = self.shared.in_flight.shares(
+            config.callback_in_flight_per_merchant,
+            config.callback_in_flight_per_host,
+        );
+        self.held_back = full;
+        let claimed = attempts::claim_due(&self.app, free, shares).await;
         metrics::worker_run("delivery", claimed.is_ok());
         let claimed = match claimed {
             Ok(claimed) => claimed,
@@ -339,6 +429,11 @@ impl Loop {
             .send_modify(|p| p.in_flight += claimed.len());
         for one in claimed {
             self.shared.claims.hold(&one);
+            let holder = Holder {
+                merchant: one.merchant_id.clone(),
+                host: one.receiver_host.clone(),
+            };
+            self.shared.in_flight.take(&holder);
             let Ok(permit) = self.permits.clone().acquire_owned().await else {
                 break;
             };
@@ -351,11 +446,16 @@ impl Loop {
                         // The recorder is gone only when the worker was
                         // aborted: the claim stays for the sweep (or the
                         // restart) to give back.
-                        let _ = finished.send(Finished { answered, permit });
+                        let _ = finished.send(Finished {
+                            answered,
+                            permit,
+                            holder,
+                        });
                     }
                     Err(e) => {
                         tracing::error!(error = %e, "a callback attempt could not be made; the sweep will return it");
                         shared.claims.drop_claim(&one.id);
+                        shared.in_flight.give_back(&holder);
                         shared.progress.send_modify(|p| {
                             p.in_flight -= 1;
                             p.finished += 1;
@@ -397,6 +497,8 @@ impl Loop {
             // Due and claimed: go on at once. Due but not claimed (another
             // instance holds it): look again shortly.
             Some(due) if due <= now && pass.any => Duration::ZERO,
+            // Due but at its share: a finished attempt wakes the loop.
+            Some(due) if due <= now && self.held_back => longest,
             Some(due) if due <= now => Duration::from_millis(100),
             Some(due) => until(due.min(self.next_sweep)),
             None => until(self.next_sweep),

@@ -1,0 +1,1 @@
+ALTER TABLE callback_deliveries DROP COLUMN receiver_host;
