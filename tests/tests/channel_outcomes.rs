@@ -601,3 +601,94 @@ async fn an_approval_answers_after_a_bounded_wait_and_the_dispatch_goes_on() {
     assert_eq!(moved.status, WithdrawalStatus::Processing);
     assert_eq!(f.asked(), vec![w.order_no.clone()], "sent once");
 }
+
+/// Issue 55: each surface has its own bound on requests in flight. With
+/// the operator API's at one, an approval waiting on a hung channel holds
+/// it: the next operator request is answered 503 `SERVICE_UNAVAILABLE`
+/// with `Retry-After` at once, while the merchants' API answers as ever.
+#[tokio::test]
+async fn a_full_surface_answers_503_with_retry_after_and_the_others_go_on() {
+    let f = Fixture::start_with("BUDGET", |c| {
+        c.approval_dispatch_wait_ms = 60_000;
+        c.requests_in_flight.operators = 1;
+    })
+    .await;
+    f.fund().await;
+    let hold = Arc::new(tokio::sync::Notify::new());
+    f.script.lock().unwrap().hold = Some(hold.clone());
+    let w = withdrawals::create(
+        &f.app,
+        &f.merchant,
+        payments_testing::new_withdrawal("W-BUDGET", Decimal::from(100), "THB", "1234567890"),
+    )
+    .await
+    .unwrap();
+    let base = f._service.base_url();
+    let http = reqwest::Client::new();
+    let bearer = format!("Bearer {}", payments_testing::TEST_OPERATOR_TOKEN);
+    let approval = tokio::spawn({
+        let (http, bearer) = (http.clone(), bearer.clone());
+        let url = format!("{base}/api/v1/operator/withdrawals/{}/approve", w.order_no);
+        async move {
+            http.post(url)
+                .header("authorization", bearer)
+                .json(&serde_json::json!({}))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        }
+    });
+    // The approval takes the one place once it reaches its handler.
+    let refused = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            let r = http
+                .get(format!("{base}/api/v1/operator/me"))
+                .header("authorization", &bearer)
+                .send()
+                .await
+                .unwrap();
+            if r.status() == 503 {
+                return r;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the operator API refuses past its bound");
+    assert_eq!(
+        refused
+            .headers()
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap()),
+        Some("1")
+    );
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(body["error_code"], "SERVICE_UNAVAILABLE");
+
+    let other = f._service.new_merchant("Budget").await.unwrap();
+    // The client signs with the wall clock's time.
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    f.clock.set(i64::try_from(wall).unwrap());
+    let merchant = merchant_client::merchant::Client::new(
+        &base,
+        merchant_client::Credentials::new(other.api_key),
+    );
+    merchant
+        .get_balances()
+        .await
+        .expect("the merchants' API keeps its own places");
+
+    hold.notify_one();
+    let approved = approval.await.unwrap().unwrap();
+    assert_eq!(approved, 200);
+    let me = http
+        .get(format!("{base}/api/v1/operator/me"))
+        .header("authorization", &bearer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.status(), 200, "the place is free again");
+}

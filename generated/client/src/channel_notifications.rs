@@ -287,7 +287,7 @@ The service's side of the channel adapter protocol (`openapi/channel.json`): whe
 **Order.** A `payment.completed` before its `payment.matched` completes the order; the late `payment.matched` then changes nothing. Amounts are decimal strings with at most the currency's fraction digits.
 
 
-Version: 0.1.0*/
+Version: 0.2.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -331,7 +331,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::ChannelSecret> for Client {
     fn api_version() -> &'static str {
-        "0.1.0"
+        "0.2.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -2386,7 +2386,7 @@ Every error has the body `{request_id, error_code, message}`. The status and `er
 | 422 | `NO_DENOMINATIONS` | a cashier session without `amount` in a currency with no denominations configured |
 | 429 | `RATE_LIMITED` | too many requests; `Retry-After` gives the seconds to wait |
 | 501 | `NOT_IMPLEMENTED` | the endpoint is not implemented in this build |
-| 503 | `SERVICE_UNAVAILABLE` | a dependency (the database) is unreachable; retry later |
+| 503 | `SERVICE_UNAVAILABLE` | a dependency (the database) is unreachable, or the service is at one of its bounds (see Bounds); `Retry-After` gives the seconds to wait |
 
 Authentication is checked before the body's fields, so a request with both a bad signature and a bad field hears 401. What concerns the request as a whole (its path, method, content type, size and query string) is checked before authentication.
 
@@ -2413,8 +2413,11 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 ## Rate limits
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
+## Bounds
+Each instance handles at most a configured number of the payment API's requests at once (512 unless configured); a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed.
 
-Version: 0.5.0*/
+
+Version: 0.6.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2458,7 +2461,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.5.0"
+        "0.6.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

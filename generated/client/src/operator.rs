@@ -2732,7 +2732,10 @@ A merchant's owners are invited by an admin (`POST /api/v1/operator/merchants/{m
 
 Billing: every merchant is billed per period (a month unless set otherwise, `PUT /api/v1/operator/merchants/{merchant_id}/billing-period`) with a numbered statement of the fees the service charged, per currency, and its PDF; each statement is announced to the platform by the event `billing_statement_issued`. Operators read statements and their documents, issue one for a period by hand, and correct one by re-issuing it as a new version (both `admin`).
 
-Version: 0.10.0*/
+Each instance handles at most a configured number of operator requests at once (64 unless configured), apart from the merchants' requests so that neither can crowd out the other; a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again.
+
+
+Version: 0.11.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2776,7 +2779,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.10.0"
+        "0.11.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
