@@ -66,11 +66,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
     let channels =
         Channels::from_config(&config.channels, &config.public_base_url, config.profile)?;
     let courier = crate::delivery::courier::Courier::new(&config)?;
-    let admission = crate::app::admission::Admission::new(
-        config.requests_in_flight.payments,
-        config.requests_in_flight.operators,
-        config.requests_in_flight.pages,
-    );
+    let admission = crate::app::admission::Admission::new(config.requests_in_flight);
     let password_checks = crate::app::passwords::Checks::new(
         config.password_checks_at_once,
         config.password_checks_waiting,

@@ -2414,7 +2414,7 @@ A fee (per merchant, currency and direction) is `amount × percent / 100 + fixed
 Each merchant has a token bucket (60 000 requests per minute with a burst of 2000 unless configured otherwise). A request beyond it is refused with 429 `RATE_LIMITED` and a `Retry-After` header in seconds.
 
 ## Bounds
-Each instance handles at most a configured number of the payment API's requests at once (512 unless configured); a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed.
+Each instance handles at most a configured number of the payment API's requests at once (512 unless configured); a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. Of those, at most a configured number are one merchant's (64 unless configured); a merchant's request past it is answered at once with 429 `RATE_LIMITED` and `Retry-After: 1`. A refused request's connection is closed. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed.
 
 
 Version: 0.6.0*/

@@ -6,8 +6,9 @@
 //! in a queue that only grows. Hand-written: a counter per budget is all it
 //! is, and the handlers are not a `tower` stack a layer could wrap.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The surfaces, each with its own budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,20 +80,42 @@ impl Bounded {
     }
 }
 
-/// Requests in flight per budget, against each budget's bound.
+/// Requests in flight per budget, against each budget's bound; and of the
+/// payment API's, per merchant.
 pub struct Admission {
     payments: Bounded,
     operators: Bounded,
     pages: Bounded,
+    per_merchant: usize,
+    /// One count per merchant that signed a request: as many as there are
+    /// merchants, which only an operator creates.
+    merchants: Mutex<HashMap<String, Bounded>>,
 }
 
 impl Admission {
-    pub fn new(payments: usize, operators: usize, pages: usize) -> Admission {
+    pub fn new(bounds: crate::config::InFlightConfig) -> Admission {
         Admission {
-            payments: Bounded::new(payments),
-            operators: Bounded::new(operators),
-            pages: Bounded::new(pages),
+            payments: Bounded::new(bounds.payments),
+            operators: Bounded::new(bounds.operators),
+            pages: Bounded::new(bounds.pages),
+            per_merchant: bounds.per_merchant,
+            merchants: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Counts a request of `merchant_id` in, once its signature is
+    /// checked, or `None` when that merchant has `per_merchant` in flight.
+    pub fn admit_merchant(&self, merchant_id: &str) -> Option<Admitted> {
+        // The map holds counts only; a panic cannot leave one half-made.
+        let mut merchants = self
+            .merchants
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let most = self.per_merchant;
+        merchants
+            .entry(merchant_id.to_string())
+            .or_insert_with(|| Bounded::new(most))
+            .admit()
     }
 
     fn of(&self, budget: Budget) -> &Bounded {
@@ -120,7 +143,12 @@ mod tests {
 
     #[test]
     fn a_spent_budget_refuses_at_once_and_leaves_the_others_alone() {
-        let admission = Admission::new(2, 1, 1);
+        let admission = Admission::new(crate::config::InFlightConfig {
+            payments: 2,
+            operators: 1,
+            pages: 1,
+            per_merchant: 1,
+        });
         let a = admission.admit(Budget::Payments).unwrap();
         let _b = admission.admit(Budget::Payments).unwrap();
         assert!(admission.admit(Budget::Payments).is_none());
@@ -133,6 +161,20 @@ mod tests {
         let _page = admission.admit(Budget::Pages).expect("its own budget");
         drop(a);
         assert!(admission.admit(Budget::Payments).is_some(), "a place freed");
+    }
+
+    #[test]
+    fn one_merchant_at_its_bound_leaves_the_others_their_places() {
+        let admission = Admission::new(crate::config::InFlightConfig {
+            per_merchant: 2,
+            ..Default::default()
+        });
+        let a = admission.admit_merchant("m1").unwrap();
+        let _b = admission.admit_merchant("m1").unwrap();
+        assert!(admission.admit_merchant("m1").is_none());
+        assert!(admission.admit_merchant("m2").is_some(), "its own count");
+        drop(a);
+        assert!(admission.admit_merchant("m1").is_some(), "a place freed");
     }
 
     #[test]

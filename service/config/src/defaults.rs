@@ -68,7 +68,9 @@ impl Config {
             trusted_proxies: Vec::new(),
             requests_in_flight: Default::default(),
             approval_dispatch_wait_ms: 2_000,
-            password_checks_at_once: 2,
+            // Argon2id takes a core while it runs: never more than half.
+            password_checks_at_once: std::thread::available_parallelism()
+                .map_or(1, |n| (n.get() / 2).max(1)),
             password_checks_waiting: 16,
             callback_worker: true,
             callback_allow_private_addresses: profile == Profile::Sandbox,

@@ -126,6 +126,10 @@ pub struct InFlightConfig {
     pub payments: usize,
     pub operators: usize,
     pub pages: usize,
+    /// Of the payment API's, at most this many of one merchant (once its
+    /// signature is checked): one merchant's flood keeps to its share of
+    /// the database's connections, and the others' requests go on.
+    pub per_merchant: usize,
 }
 
 impl Default for InFlightConfig {
@@ -134,6 +138,7 @@ impl Default for InFlightConfig {
             payments: 512,
             operators: 64,
             pages: 128,
+            per_merchant: 64,
         }
     }
 }

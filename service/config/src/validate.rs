@@ -70,11 +70,11 @@ impl Config {
             bail!("approval_dispatch_wait_ms must be at most 60000");
         }
         let f = self.requests_in_flight;
-        if [f.payments, f.operators, f.pages]
+        if [f.payments, f.operators, f.pages, f.per_merchant]
             .iter()
             .any(|n| !(1..=100_000).contains(n))
         {
-            bail!("requests_in_flight: payments, operators and pages must each be 1 to 100000");
+            bail!("requests_in_flight: payments, operators, pages and per_merchant must each be 1 to 100000");
         }
         if self.callback_in_flight_per_merchant == 0 || self.callback_in_flight_per_host == 0 {
             bail!("callback_in_flight_per_merchant and callback_in_flight_per_host must be at least 1");

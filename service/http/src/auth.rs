@@ -10,13 +10,23 @@ use crate::keys::constant_time_eq;
 use payments_wire::server::{SignatureHeaders, HEADER_API_KEY, HEADER_SIGNATURE, HEADER_TIMESTAMP};
 use payments_wire::{SigningFields, SigningFieldsError};
 
+/// A merchant's request, proven, with its place among the merchant's
+/// requests in flight (held until it is dropped).
+pub struct Authenticated {
+    pub merchant: Merchant,
+    pub fields: SigningFields,
+    pub place: crate::app::admission::Admitted,
+}
+
 /// Authenticates a request whose signed fields are `fields` (computed by the
-/// caller from the body or the path and query).
+/// caller from the body or the path and query), and counts it among its
+/// merchant's requests in flight: past `requests_in_flight.per_merchant`
+/// it is refused at once with 429 and `Retry-After: 1`.
 pub async fn authenticate(
     app: &App,
     headers: &SignatureHeaders,
     fields: Result<SigningFields, SigningFieldsError>,
-) -> Result<(Merchant, SigningFields), ApiError> {
+) -> Result<Authenticated, ApiError> {
     let api_key = headers
         .api_key
         .as_deref()
@@ -73,5 +83,13 @@ pub async fn authenticate(
         app.config.rate_limit.burst,
     ));
     crate::app::limits::admit(app, &merchant.id, per_minute, burst).await?;
-    Ok((merchant, fields))
+    let place = app
+        .admission
+        .admit_merchant(&merchant.id)
+        .ok_or(ApiError::RateLimited { retry_after: 1 })?;
+    Ok(Authenticated {
+        merchant,
+        fields,
+        place,
+    })
 }

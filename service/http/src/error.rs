@@ -54,6 +54,9 @@ pub fn http_error(e: ApiError) -> HttpError {
             ApiError::RateLimited { retry_after } => {
                 let mut err = client(ClientErrorStatusCode::TOO_MANY_REQUESTS);
                 let _ = err.add_header(http::header::RETRY_AFTER, retry_after.to_string());
+                // A client told to wait gives its connection back: a crowd
+                // refused does not keep thousands of them open.
+                let _ = err.add_header(http::header::CONNECTION, "close");
                 err
             }
             ApiError::NotImplemented(_) => HttpError {
@@ -68,7 +71,11 @@ pub fn http_error(e: ApiError) -> HttpError {
                 "a dependency of the service is unavailable; retry later".into(),
                 detail.clone(),
             ),
-            ApiError::AtCapacity(_) => retry_soon(code, e.to_string(), e.to_string()),
+            ApiError::AtCapacity(_) => {
+                let mut err = retry_soon(code, e.to_string(), e.to_string());
+                let _ = err.add_header(http::header::CONNECTION, "close");
+                err
+            }
             ApiError::Internal(detail) => HttpError::for_internal_error(detail.clone()),
         }
     }

@@ -47,10 +47,11 @@ where
 {
     answered(rqctx, async {
         let app = rqctx.context().clone();
-        let (merchant, fields) = authenticate(&app, headers, fields).await?;
+        let proven = authenticate(&app, headers, fields).await?;
+        let _place = proven.place;
         // On the heap: an endpoint's work is a large future, and the
         // layers above would otherwise copy it on the worker's stack.
-        Box::pin(work(app, merchant, fields)).await
+        Box::pin(work(app, proven.merchant, proven.fields)).await
     })
     .await
 }

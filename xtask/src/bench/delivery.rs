@@ -313,11 +313,12 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<f64> {
 /// in the inserting statement, just before its commit.
 const ARRIVAL_SCRIPT: &str = "\\set n random(1, :orders)
 INSERT INTO callback_deliveries (id, merchant_id, order_kind, order_no, event, callback_url,
-  body, status, attempts, next_attempt_at, created_at, updated_at, queued_at_ms)
+  body, status, attempts, next_attempt_at, created_at, updated_at, queued_at_ms, receiver_host)
 SELECT 'bench-' || s, o.merchant_id, 'deposit', o.order_no, 'deposit.completed#' || s, :url,
   jsonb_set(o.body::jsonb, '{bench_id}', to_jsonb('bench-' || s))::text, 'WAITING_RETRY', 0,
   floor(extract(epoch from now()))::bigint, floor(extract(epoch from now()))::bigint,
-  floor(extract(epoch from now()))::bigint, (extract(epoch from clock_timestamp()) * 1000)::bigint
+  floor(extract(epoch from now()))::bigint, (extract(epoch from clock_timestamp()) * 1000)::bigint,
+  :host
 FROM bench_orders o, nextval('bench_arrivals_seq') AS s WHERE o.n = :n;
 ";
 
@@ -340,15 +341,49 @@ fn steady(bench: &Bench, database: &str, rate: u32) -> Result<Value> {
     )?;
     let orders = query_one(database, "SELECT count(*) FROM bench_orders")?;
     let n = usize::try_from(u64::from(rate) * bench.seconds)?;
-    let port = free_port()?;
     let arrivals = bench.scratch.join("arrivals.csv");
-    let mut receiver = Guard(
+    let (port, mut receiver) = arrivals_receiver(bench, n, 120, &arrivals)?;
+    let service = bench.start(database, "sandbox", true)?;
+    let out = queue_arrivals(bench, database, &orders, port, rate, n)?;
+    let offered = out
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let status = receiver.0.wait()?;
+    drop(service);
+    if !status.success() {
+        bail!("the receiver did not get every callback of the steady run");
+    }
+    let mut v = arrival_delays(database, &arrivals)?;
+    v["rate"] = rate.into();
+    v["offered_per_second"] = offered.into();
+    if v["deliveries"].as_u64() != Some(n as u64) {
+        bail!(
+            "{} of {n} steady deliveries were matched to their records",
+            v["deliveries"]
+        );
+    }
+    Ok(v)
+}
+
+/// A receiver for `n` callbacks on a port of its own, writing each one's
+/// first arrival to `arrivals`; exits once all came or after `limit` s.
+pub(super) fn arrivals_receiver(
+    bench: &Bench,
+    n: usize,
+    limit: u64,
+    arrivals: &std::path::Path,
+) -> Result<(u16, Guard)> {
+    let port = free_port()?;
+    let receiver = Guard(
         Command::new(&bench.delivery)
             .args([
                 "receive",
                 &port.to_string(),
                 &n.to_string(),
-                "120",
+                &limit.to_string(),
                 &arrivals.display().to_string(),
             ])
             .stdout(Stdio::null())
@@ -357,11 +392,23 @@ fn steady(bench: &Bench, database: &str, rate: u32) -> Result<Value> {
             .context("starting the receiver")?,
     );
     wait_for_port(port)?;
-    let service = bench.start(database, "sandbox", true)?;
+    Ok((port, receiver))
+}
+
+/// Queues `n` deliveries at `rate` a second (pgbench, `ARRIVAL_SCRIPT`,
+/// copies of the `orders` rows of `bench_orders`) for the receiver on
+/// `port`; pgbench's output.
+pub(super) fn queue_arrivals(
+    bench: &Bench,
+    database: &str,
+    orders: &str,
+    port: u16,
+    rate: u32,
+    n: usize,
+) -> Result<String> {
     let script = bench.scratch.join("arrival.sql");
     std::fs::write(&script, ARRIVAL_SCRIPT)?;
-    let url = format!("http://127.0.0.1:{port}/callback");
-    let out = output(Command::new("pgbench").args([
+    output(Command::new("pgbench").args([
         "-n",
         "-M",
         "prepared",
@@ -370,7 +417,9 @@ fn steady(bench: &Bench, database: &str, rate: u32) -> Result<Value> {
         "-D",
         &format!("orders={orders}"),
         "-D",
-        &format!("url={url}"),
+        &format!("url=http://127.0.0.1:{port}/callback"),
+        "-D",
+        &format!("host=127.0.0.1:{port}"),
         "-R",
         &rate.to_string(),
         "-t",
@@ -384,22 +433,17 @@ fn steady(bench: &Bench, database: &str, rate: u32) -> Result<Value> {
         "-U",
         "postgres",
         database,
-    ]))?;
-    let offered = out
-        .lines()
-        .find(|l| l.starts_with("tps = "))
-        .and_then(|l| l.split_whitespace().nth(2))
-        .and_then(|t| t.parse::<f64>().ok())
-        .unwrap_or(0.0);
-    let status = receiver.0.wait()?;
-    drop(service);
-    if !status.success() {
-        bail!("the receiver did not get every callback of the steady run");
-    }
+    ]))
+}
+
+/// From the commit that queued each delivery the receiver wrote down to
+/// its first arrival: count, median, p99, p99.9 and max.
+pub(super) fn arrival_delays(database: &str, arrivals: &std::path::Path) -> Result<Value> {
     super::psql(
         database,
         &format!(
-            "CREATE TABLE bench_arrivals (id text PRIMARY KEY, at_ms double precision); \
+            "DROP TABLE IF EXISTS bench_arrivals; \
+             CREATE TABLE bench_arrivals (id text PRIMARY KEY, at_ms double precision); \
              COPY bench_arrivals FROM '{}' WITH (FORMAT csv)",
             arrivals.display()
         ),
@@ -414,20 +458,10 @@ fn steady(bench: &Bench, database: &str, rate: u32) -> Result<Value> {
          FROM (SELECT a.at_ms - c.queued_at_ms AS d FROM bench_arrivals a \
                JOIN callback_deliveries c ON c.id = a.id) AS delays",
     )?;
-    let mut v: Value = serde_json::from_str(&figures)
-        .with_context(|| format!("the delays query answered {figures}"))?;
-    v["rate"] = rate.into();
-    v["offered_per_second"] = offered.into();
-    if v["deliveries"].as_u64() != Some(n as u64) {
-        bail!(
-            "{} of {n} steady deliveries were matched to their records",
-            v["deliveries"]
-        );
-    }
-    Ok(v)
+    serde_json::from_str(&figures).with_context(|| format!("the delays query answered {figures}"))
 }
 
-fn last_json(out: &str) -> Result<Value> {
+pub(super) fn last_json(out: &str) -> Result<Value> {
     out.lines()
         .rev()
         .find_map(|l| serde_json::from_str(l).ok())

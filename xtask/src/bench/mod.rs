@@ -6,6 +6,7 @@
 //! a process of its own. Writes bench/results/README.md and its plots, and
 //! bench/results/channels.md.
 
+mod abuse;
 mod channels;
 mod delivery;
 mod feed;
@@ -39,7 +40,7 @@ pub struct Options {
     pub only: Vec<String>,
 }
 
-const PARTS: [&str; 5] = ["requests", "delivery", "sizes", "channels", "feed"];
+const PARTS: [&str; 6] = ["requests", "delivery", "sizes", "channels", "feed", "abuse"];
 
 impl Options {
     pub fn parse(args: &[String]) -> Result<Options> {
@@ -105,6 +106,8 @@ impl Drop for Guard {
 struct Service {
     guard: Guard,
     base: String,
+    /// Its configuration file, for the command line run beside it.
+    config: PathBuf,
 }
 
 impl Service {
@@ -121,6 +124,7 @@ struct Bench {
     delivery: PathBuf,
     channels: PathBuf,
     feed: PathBuf,
+    abuse: PathBuf,
     channel_sim: PathBuf,
     scratch: PathBuf,
     master_key: String,
@@ -175,7 +179,11 @@ impl Bench {
                 .context("starting the service")?,
         );
         wait_for_port(port)?;
-        Ok(Service { guard, base })
+        Ok(Service {
+            guard,
+            base,
+            config: config_path,
+        })
     }
 
     /// A merchant for the load, made through the operator API; its key.
@@ -269,6 +277,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
             "channel_bench",
             "--example",
             "feed_bench",
+            "--example",
+            "abuse_bench",
             "--bin",
             "payments-channel-sim",
         ])
@@ -300,6 +310,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         delivery: root.join("target/release/examples/delivery_bench"),
         channels: root.join("target/release/examples/channel_bench"),
         feed: root.join("target/release/examples/feed_bench"),
+        abuse: root.join("target/release/examples/abuse_bench"),
         channel_sim: root.join("target/release/payments-channel-sim"),
         scratch: scratch.clone(),
         master_key: base64(&random_bytes(32)?),
@@ -336,8 +347,27 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     } else {
         None
     };
+    let abuse_figures = if options.wants("abuse") {
+        let database = databases.create(&format!("payments_bench_{run_id}_abuse"))?;
+        Some(abuse::run(&bench, &database)?)
+    } else {
+        None
+    };
     drop(databases);
     let _ = std::fs::remove_dir_all(&scratch);
+    if let Some(figures) = &abuse_figures {
+        let header = format!(
+            "Written by `cargo xtask bench` (commit {}, {}): the service (release build, \
+             PostgreSQL) and the load (`tests/examples/abuse_bench.rs`, \
+             `tests/examples/delivery_bench.rs`, pgbench), each a process of its own.\n\n\
+             ## Machine\n\n{}\n",
+            git_commit(root),
+            utc_now(),
+            machine()
+        );
+        let text = abuse::write(figures, &header, &root.join("bench/results"))?;
+        println!("\n{text}");
+    }
     if let Some(figures) = &feed_figures {
         let header = format!(
             "Written by `cargo xtask bench` (commit {}, {}): the service (release build, \
@@ -367,7 +397,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         let text = channels::write(figures, &header, &dir)?;
         println!("\n{text}");
     }
-    if options.only.iter().all(|p| p == "channels" || p == "feed") && !options.only.is_empty() {
+    let own_file = |p: &String| p == "channels" || p == "feed" || p == "abuse";
+    if options.only.iter().all(own_file) && !options.only.is_empty() {
         step(&format!(
             "wrote bench/results/{}.md in {:.0} s",
             options.only.join(".md and bench/results/"),

@@ -1,0 +1,317 @@
+//! The load side of `cargo xtask bench --only abuse` (issue 55), run as its
+//! own process beside a release-built service:
+//!
+//!     abuse_bench flood <base> <crowd-key> <api-key> <connections> <rate> <seconds>
+//!         a merchant's steady creates at `rate` a second for `seconds`
+//!         alone; then the same again while `connections` connections,
+//!         opened at once, each send one create signed by another merchant
+//!         (`crowd-key`).
+//!     abuse_bench sign-ins <base> <api-key> <attempts> <rate> <seconds> <email> <password>
+//!         the same steady creates alone and then beside `attempts`
+//!         concurrent console sign-ins with wrong passwords (unknown
+//!         emails, from 127.0.0.1); meanwhile the operator `email` signs in
+//!         from 127.0.0.2 with the right password, as a person would: once,
+//!         and again after `Retry-After` when told to wait.
+//!     abuse_bench hold <port>
+//!         a callback receiver that reads each request and never answers:
+//!         the caller's timeout ends every attempt.
+//!
+//! The first two print one JSON line last.
+
+mod support;
+
+use anyhow::{bail, Context, Result};
+use merchant_client::merchant as m_client;
+use merchant_client::Credentials;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::quantile_ms;
+use tokio::io::AsyncReadExt;
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["flood", base, crowd, key, n, rate, seconds] => {
+            let (n, rate, seconds) = (n.parse()?, rate.parse()?, seconds.parse()?);
+            flood(base, crowd, key, n, rate, seconds).await
+        }
+        ["sign-ins", base, key, n, rate, seconds, email, password] => {
+            sign_ins(
+                base,
+                key,
+                n.parse()?,
+                rate.parse()?,
+                seconds.parse()?,
+                email,
+                password,
+            )
+            .await
+        }
+        ["hold", port] => hold(port.parse()?).await,
+        _ => bail!(
+            "usage: abuse_bench flood <base> <crowd-key> <api-key> <connections> <rate> <seconds> \
+             | sign-ins <base> <api-key> <attempts> <rate> <seconds> <email> <password> \
+             | hold <port>"
+        ),
+    }
+}
+
+/// A merchant client on a connection pool of its own.
+fn merchant(base: &str, key: &str) -> Result<m_client::Client> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    Ok(m_client::Client::new_with_client(
+        base,
+        client,
+        Credentials::new(key.to_string()),
+    ))
+}
+
+/// Latencies (microseconds) and answers by kind.
+#[derive(Default)]
+struct Tally {
+    micros: Vec<u32>,
+    kinds: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    /// Every answer of `sent`, as each task finishes.
+    async fn of(mut sent: tokio::task::JoinSet<(Duration, String)>) -> Tally {
+        let mut tally = Tally::default();
+        while let Some(done) = sent.join_next().await {
+            if let Ok((took, kind)) = done {
+                tally.add(took, kind);
+            }
+        }
+        tally
+    }
+
+    fn add(&mut self, took: Duration, kind: String) {
+        self.micros
+            .push(u32::try_from(took.as_micros()).unwrap_or(u32::MAX));
+        *self.kinds.entry(kind).or_default() += 1;
+    }
+
+    fn figures(mut self) -> Value {
+        self.micros.sort_unstable();
+        json!({
+            "requests": self.micros.len(),
+            "p50_ms": quantile_ms(&self.micros, 0.5),
+            "p99_ms": quantile_ms(&self.micros, 0.99),
+            "max_ms": quantile_ms(&self.micros, 1.0),
+            "answers": self.kinds,
+        })
+    }
+}
+
+/// What an answer was: its status, or how the request failed.
+fn kind_of<T, E>(result: &Result<T, m_client::Error<E>>) -> String {
+    match result {
+        Ok(_) => "2xx".into(),
+        Err(e) => match e.status() {
+            Some(status) => status.as_u16().to_string(),
+            None => "no answer".into(),
+        },
+    }
+}
+
+/// Creates at `rate` a second for `seconds`, each sent on its tick
+/// whatever the ones before are doing (an open loop: a slow answer does
+/// not slow the arrivals).
+async fn steady(client: m_client::Client, rate: u32, seconds: u64, tag: &str) -> Tally {
+    let n = u64::from(rate) * seconds;
+    let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate)));
+    let mut sent = tokio::task::JoinSet::new();
+    let run = std::process::id();
+    for i in 0..n {
+        tick.tick().await;
+        let client = client.clone();
+        let no = format!("S{run}-{tag}-{i}");
+        sent.spawn(async move {
+            let started = Instant::now();
+            let made = client
+                .create_deposit(&conformance::requests::deposit(&no, "100", "THB"))
+                .await;
+            (started.elapsed(), kind_of(&made))
+        });
+    }
+    Tally::of(sent).await
+}
+
+async fn flood(
+    base: &str,
+    crowd_key: &str,
+    key: &str,
+    n: usize,
+    rate: u32,
+    seconds: u64,
+) -> Result<()> {
+    eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone");
+    let alone = steady(merchant(base, key)?, rate, seconds, "alone").await;
+    // The crowd's client: its own pool, so each of its requests opens a
+    // connection of its own (none is idle while all are in flight).
+    let crowd = merchant(base, crowd_key)?;
+    let beside = tokio::spawn(steady(merchant(base, key)?, rate, seconds, "beside"));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    eprintln!("abuse_bench: {n} connections at once, each a signed create");
+    let go = Arc::new(tokio::sync::Barrier::new(n + 1));
+    let run = std::process::id();
+    let mut burst = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let (crowd, go) = (crowd.clone(), go.clone());
+        let no = format!("F{run}-{i}");
+        burst.spawn(async move {
+            go.wait().await;
+            let started = Instant::now();
+            let made = crowd
+                .create_deposit(&conformance::requests::deposit(&no, "100", "THB"))
+                .await;
+            (started.elapsed(), kind_of(&made))
+        });
+    }
+    go.wait().await;
+    let tally = Tally::of(burst).await;
+    let beside = beside.await.context("the steady load beside the crowd")?;
+    println!(
+        "{}",
+        json!({
+            "alone": alone.figures(),
+            "beside": beside.figures(),
+            "crowd": tally.figures(),
+        })
+    );
+    Ok(())
+}
+
+async fn sign_ins(
+    base: &str,
+    key: &str,
+    n: usize,
+    rate: u32,
+    seconds: u64,
+    email: &str,
+    password: &str,
+) -> Result<()> {
+    eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone");
+    let alone = steady(merchant(base, key)?, rate, seconds, "alone").await;
+    let beside = tokio::spawn(steady(merchant(base, key)?, rate, seconds, "beside"));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    eprintln!("abuse_bench: {n} wrong-password sign-ins at once");
+    let login = format!("{base}/console/login");
+    let crowd = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let go = Arc::new(tokio::sync::Barrier::new(n + 1));
+    let mut burst = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let (crowd, go, login) = (crowd.clone(), go.clone(), login.clone());
+        burst.spawn(async move {
+            go.wait().await;
+            let started = Instant::now();
+            let answered = crowd
+                .post(&login)
+                .header("content-type", FORM)
+                .body(form(&[
+                    ("email", &format!("nobody{i}@example.com")),
+                    ("password", "not the password at all"),
+                ]))
+                .send()
+                .await;
+            let kind = match answered {
+                Ok(r) => r.status().as_u16().to_string(),
+                Err(_) => "no answer".to_string(),
+            };
+            (started.elapsed(), kind)
+        });
+    }
+    go.wait().await;
+    // The operator, a moment into the crowd, from an address of their own.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let operator = operator_signs_in(&login, email, password).await?;
+    let tally = Tally::of(burst).await;
+    let beside = beside.await.context("the steady load beside the crowd")?;
+    println!(
+        "{}",
+        json!({
+            "alone": alone.figures(),
+            "beside": beside.figures(),
+            "crowd": tally.figures(),
+            "operator": operator,
+        })
+    );
+    Ok(())
+}
+
+/// Signs in as a person would: again after `Retry-After` when asked to
+/// wait, at most five times. Whether and when it got in.
+async fn operator_signs_in(login: &str, email: &str, password: &str) -> Result<Value> {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(Some("127.0.0.2".parse()?))
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let started = Instant::now();
+    let mut answers = Vec::new();
+    for _ in 0..5 {
+        let r = client
+            .post(login)
+            .header("content-type", FORM)
+            .body(form(&[("email", email), ("password", password)]))
+            .send()
+            .await?;
+        let status = r.status().as_u16();
+        answers.push(status);
+        let signed_in = status == 303 && r.headers().contains_key(reqwest::header::SET_COOKIE);
+        if signed_in {
+            return Ok(json!({
+                "signed_in": true,
+                "answers": answers,
+                "after_ms": started.elapsed().as_secs_f64() * 1000.0,
+            }));
+        }
+        let wait = r
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        match wait {
+            Some(seconds) => tokio::time::sleep(Duration::from_secs(seconds)).await,
+            None => break,
+        }
+    }
+    Ok(json!({
+        "signed_in": false,
+        "answers": answers,
+        "after_ms": started.elapsed().as_secs_f64() * 1000.0,
+    }))
+}
+
+const FORM: &str = "application/x-www-form-urlencoded";
+
+/// A form's fields, encoded as a browser posts them.
+fn form(fields: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish()
+}
+
+/// Reads whatever comes and never answers.
+async fn hold(port: u16) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    eprintln!("abuse_bench: holding every request on {port}");
+    let held = Arc::new(AtomicU64::new(0));
+    loop {
+        let (mut socket, _) = listener.accept().await?;
+        held.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 16 * 1024];
+            while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
+        });
+    }
+}
