@@ -46,11 +46,20 @@ async fn funded_merchant(service: &TestService, amount: i64) -> (Client, String)
     (client, merchant.merchant.id)
 }
 
+/// A service that lets one merchant have all of the race's requests in
+/// flight at once: what is tried here is the ledger under them, not the
+/// per-merchant bound (64 by default, past which a request is 429).
+async fn racing_service() -> TestService {
+    TestService::start_with(Profile::Sandbox, Arc::new(SystemClock), |c| {
+        c.requests_in_flight.per_merchant = WITHDRAWALS;
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hundred_concurrent_withdrawals_never_overdraw() {
-    let service = TestService::start(Profile::Sandbox, Arc::new(SystemClock))
-        .await
-        .unwrap();
+    let service = racing_service().await;
     // 10 000 covers 133 withdrawals of 75 (9 975), not the 134th.
     let (client, _) = funded_merchant(&service, 10_000).await;
     let attempts = (0..WITHDRAWALS).map(|i| {
@@ -96,9 +105,7 @@ async fn two_hundred_concurrent_withdrawals_never_overdraw() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_resends_of_one_withdrawal_freeze_once() {
-    let service = TestService::start(Profile::Sandbox, Arc::new(SystemClock))
-        .await
-        .unwrap();
+    let service = racing_service().await;
     let (client, _) = funded_merchant(&service, 1_000).await;
     let attempts = (0..32).map(|_| {
         let client = client.clone();

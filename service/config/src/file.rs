@@ -198,24 +198,18 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
     if let Some(list) = f.trusted_proxies {
         c.trusted_proxies = proxies(list.iter().map(String::as_str))?;
     }
-    if f.callback_ca_bundle.is_some() {
-        c.callback_ca_bundle = f.callback_ca_bundle;
+    // Settings that are optional in `Config` too: set only when given.
+    macro_rules! take_given {
+        ($($field:ident),*) => { $( if f.$field.is_some() { c.$field = f.$field; } )* };
     }
-    if f.database_direct_url.is_some() {
-        c.database_direct_url = f.database_direct_url;
-    }
-    if f.metrics_bind.is_some() {
-        c.metrics_bind = f.metrics_bind;
-    }
-    if f.platform_events_url.is_some() {
-        c.platform_events_url = f.platform_events_url;
-    }
-    if f.platform_events_secret.is_some() {
-        c.platform_events_secret = f.platform_events_secret;
-    }
-    if f.master_key.is_some() {
-        c.master_key = f.master_key;
-    }
+    take_given!(
+        callback_ca_bundle,
+        database_direct_url,
+        metrics_bind,
+        platform_events_url,
+        platform_events_secret,
+        master_key
+    );
     if let Some(currencies) = f.currencies {
         merge_currencies(&mut c.currencies, currencies)?;
     }
