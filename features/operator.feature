@@ -59,6 +59,20 @@ Feature: Operators read orders and manage merchants
     When the merchant reads its balances
     Then the request succeeds
 
+  Scenario: Without a grace period every older key stops at once, even one still in an earlier grace
+    When an operator issues a new API key for the merchant
+    Then the request succeeds
+    When the merchant reads its balances with its first key
+    Then the request succeeds
+    When an operator issues a new API key for the merchant with a grace of 0 seconds
+    Then the request succeeds
+    When the merchant reads its balances with its first key
+    Then the request is refused with status 401 and error code "UNKNOWN_API_KEY"
+    When the merchant reads its balances with its previous key
+    Then the request is refused with status 401 and error code "UNKNOWN_API_KEY"
+    When the merchant reads its balances
+    Then the request succeeds
+
   Scenario: A grace period beyond 30 days is refused
     When an operator issues a new API key for the merchant with a grace of 2592001 seconds
     Then the request is refused with status 400 and error code "INVALID_FIELD"

@@ -513,7 +513,9 @@ async fn rotate(world: &mut PaymentsWorld, grace_seconds: Option<i64>) {
     if reply.status == 200 {
         let new_key = reply.str_field("api_key").expect("a key").to_string();
         if let Some(m) = world.merchant.as_mut() {
-            world.previous_key = Some(std::mem::replace(&mut m.api_key, new_key));
+            let replaced = std::mem::replace(&mut m.api_key, new_key);
+            world.first_key.get_or_insert_with(|| replaced.clone());
+            world.previous_key = Some(replaced);
         }
     }
     world.reply = Some(reply);
@@ -521,9 +523,20 @@ async fn rotate(world: &mut PaymentsWorld, grace_seconds: Option<i64>) {
 
 #[when("the merchant reads its balances with its previous key")]
 async fn balances_with_previous_key(world: &mut PaymentsWorld) {
-    let mut previous = world.merchant().clone();
-    previous.api_key = world.previous_key.clone().expect("a rotated key");
-    let client = harness().await.client(&previous);
+    let key = world.previous_key.clone().expect("a rotated key");
+    balances_with(world, key).await;
+}
+
+#[when("the merchant reads its balances with its first key")]
+async fn balances_with_first_key(world: &mut PaymentsWorld) {
+    let key = world.first_key.clone().expect("a rotated key");
+    balances_with(world, key).await;
+}
+
+async fn balances_with(world: &mut PaymentsWorld, key: String) {
+    let mut signer = world.merchant().clone();
+    signer.api_key = key;
+    let client = harness().await.client(&signer);
     world.keep(client.get_balances().await);
 }
 

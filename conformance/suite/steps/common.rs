@@ -25,6 +25,8 @@ pub struct PaymentsWorld {
     pub listed: Vec<Value>,
     /// The merchant's key before the last rotation.
     pub previous_key: Option<String>,
+    /// The merchant's key before its first rotation in the scenario.
+    pub first_key: Option<String>,
     /// Status and text of the last page a payer saw.
     pub page: Option<(u16, String)>,
     /// The last cashier session the merchant created.

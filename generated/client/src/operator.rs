@@ -3704,7 +3704,7 @@ impl Client {
     }
     /**Issue a new API key
 
-    Issues a new API key for the merchant (rotation). Every older key that has no expiry yet keeps working for `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`); an older key already expiring keeps its earlier expiry. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
+    Issues a new API key for the merchant (rotation). Every older key keeps working for at most `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`): one with no expiry, or a later one from an earlier rotation, now expires then; one already expiring sooner keeps its earlier expiry. A grace of 0 ends every older key at once, whatever grace an earlier rotation gave it. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
 
     Needs the role `admin` or above; recorded in the audit trail.
 

@@ -39,7 +39,10 @@ pub trait MerchantQueries: Send {
 
     async fn api_keys_of(&mut self, merchant_id: &str) -> StoreResult<Vec<ApiKeyRow>>;
 
-    /// Gives every key of the merchant without an expiry this one.
+    /// Gives every key of the merchant that has no expiry, or a later one,
+    /// this one: a rotation's grace only ever shortens an older key's life,
+    /// and a grace of nothing ends every older key, whatever grace an
+    /// earlier rotation gave it.
     async fn expire_api_keys(&mut self, merchant_id: &str, expires_at: i64) -> StoreResult<usize>;
 
     async fn upsert_fee(&mut self, row: &FeeRow) -> StoreResult<()>;
@@ -188,7 +191,11 @@ macro_rules! impl_merchants {
                 Ok(diesel::update(
                     api_keys::table
                         .filter(api_keys::merchant_id.eq(merchant_id))
-                        .filter(api_keys::expires_at.is_null()),
+                        .filter(
+                            api_keys::expires_at
+                                .is_null()
+                                .or(api_keys::expires_at.gt(expires_at)),
+                        ),
                 )
                 .set(api_keys::expires_at.eq(Some(expires_at)))
                 .execute(self.c())
