@@ -73,6 +73,24 @@ Feature: Operators read orders and manage merchants
     When the merchant reads its balances
     Then the request succeeds
 
+  Scenario: One key is revoked alone, and the listing shows which keys work
+    When an operator issues a new API key for the merchant
+    Then the request succeeds
+    When an operator lists the merchant's API keys
+    Then the request succeeds
+    And the listing has 2 keys, 2 of them active
+    When an operator revokes the merchant's previous key
+    Then the request succeeds
+    And the response field "active" is false
+    When the merchant reads its balances with its previous key
+    Then the request is refused with status 401 and error code "UNKNOWN_API_KEY"
+    When the merchant reads its balances
+    Then the request succeeds
+    When an operator lists the merchant's API keys
+    Then the listing has 2 keys, 1 of them active
+    When an operator revokes key "no-such-key" of the merchant
+    Then the request is refused with status 404 and error code "API_KEY_NOT_FOUND"
+
   Scenario: A grace period beyond 30 days is refused
     When an operator issues a new API key for the merchant with a grace of 2592001 seconds
     Then the request is refused with status 400 and error code "INVALID_FIELD"

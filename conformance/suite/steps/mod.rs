@@ -12,6 +12,7 @@ mod console;
 mod deposit;
 mod envelope;
 mod expiry;
+mod keys;
 mod money;
 mod operations;
 mod owners;

@@ -70,6 +70,25 @@ pub mod types {
             value.parse()
         }
     }
+    ///A merchant's API key, without the key.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApiKey {
+        ///Whether a request signed with it is accepted now.
+        pub active: bool,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When it stops (or stopped) working; absent for a key with no end.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The key's kind and its last four characters (`sk_live_…a1b2`): enough to tell keys apart, never enough to use one.
+        pub hint: ::std::string::String,
+        pub key_id: ::std::string::String,
+    }
+    ///`ApiKeyList`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApiKeyList {
+        ///Newest first.
+        pub items: ::std::vec::Vec<ApiKey>,
+    }
     ///The operator who approved or rejected a withdrawal.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
@@ -1522,6 +1541,8 @@ pub mod types {
         OperatorNotFound,
         #[serde(rename = "OPERATOR_TOKEN_NOT_FOUND")]
         OperatorTokenNotFound,
+        #[serde(rename = "API_KEY_NOT_FOUND")]
+        ApiKeyNotFound,
         #[serde(rename = "OPERATOR_EMAIL_TAKEN")]
         OperatorEmailTaken,
         #[serde(rename = "OPERATOR_SELF_CHANGE")]
@@ -1578,6 +1599,7 @@ pub mod types {
                 Self::RoleForbidden => f.write_str("ROLE_FORBIDDEN"),
                 Self::OperatorNotFound => f.write_str("OPERATOR_NOT_FOUND"),
                 Self::OperatorTokenNotFound => f.write_str("OPERATOR_TOKEN_NOT_FOUND"),
+                Self::ApiKeyNotFound => f.write_str("API_KEY_NOT_FOUND"),
                 Self::OperatorEmailTaken => f.write_str("OPERATOR_EMAIL_TAKEN"),
                 Self::OperatorSelfChange => f.write_str("OPERATOR_SELF_CHANGE"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
@@ -1628,6 +1650,7 @@ pub mod types {
                 "ROLE_FORBIDDEN" => Ok(Self::RoleForbidden),
                 "OPERATOR_NOT_FOUND" => Ok(Self::OperatorNotFound),
                 "OPERATOR_TOKEN_NOT_FOUND" => Ok(Self::OperatorTokenNotFound),
+                "API_KEY_NOT_FOUND" => Ok(Self::ApiKeyNotFound),
                 "OPERATOR_EMAIL_TAKEN" => Ok(Self::OperatorEmailTaken),
                 "OPERATOR_SELF_CHANGE" => Ok(Self::OperatorSelfChange),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
@@ -2821,11 +2844,25 @@ pub struct ReadWithdrawalPath {
     /// The service's order number.
     pub order_no: String,
 }
+/// Path parameters of `list_api_keys`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListApiKeysPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
 /// Path parameters of `issue_api_key`.
 #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
 pub struct IssueApiKeyPath {
     /// The merchant's id.
     pub merchant_id: String,
+}
+/// Path parameters of `revoke_api_key`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct RevokeApiKeyPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+    /// The key's id, as `GET .../api-keys` lists it.
+    pub key_id: String,
 }
 /// Path parameters of `set_callback_timeout`.
 #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
@@ -3229,6 +3266,20 @@ pub trait OperatorApi {
         headers: ::payments_wire::server::BearerToken,
         path: ::dropshot::Path<ReadWithdrawalPath>,
     ) -> Result<::dropshot::HttpResponseOk<types::WithdrawalOrder>, ::dropshot::HttpError>;
+    /// List a merchant's API keys
+    ///
+    /// Every key of the merchant, newest first: its id, a hint to recognise it by (its kind and last four characters, never enough to use it), when it was issued, and when it stops or stopped working. The key itself is never shown after it is issued.
+    ///
+    /// Needs the role `admin`.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/merchants/{merchant_id}/api-keys",
+    tags = ["merchants"],
+    }]
+    async fn list_api_keys(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ListApiKeysPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ApiKeyList>, ::dropshot::HttpError>;
     /// Issue a new API key
     ///
     /// Issues a new API key for the merchant (rotation). Every older key keeps working for at most `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`): one with no expiry, or a later one from an earlier rotation, now expires then; one already expiring sooner keeps its earlier expiry. A grace of 0 ends every older key at once, whatever grace an earlier rotation gave it. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
@@ -3244,6 +3295,20 @@ pub trait OperatorApi {
         path: ::dropshot::Path<IssueApiKeyPath>,
         body: ::payments_wire::server::SignedJson<types::IssueApiKeyRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::IssuedApiKey>, ::dropshot::HttpError>;
+    /// Revoke one API key
+    ///
+    /// Ends one key of the merchant at once: a request signed with it is refused from now on (401 `UNKNOWN_API_KEY`), whatever grace a rotation gave it; the merchant's other keys are untouched. Revoking a key that has already stopped working changes nothing. For a key that has leaked: issue a new key first (`POST .../api-keys`), then revoke the leaked one, or issue with `grace_seconds: 0` to end every older key at once.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/revoke",
+    tags = ["merchants"],
+    }]
+    async fn revoke_api_key(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<RevokeApiKeyPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ApiKey>, ::dropshot::HttpError>;
     /// Set the callback timeout
     ///
     /// How long one callback attempt to this merchant waits for an answer before it counts as failed (and is retried). 1 to 60 seconds; 10 for a new merchant.
@@ -3870,6 +3935,18 @@ where
     )?;
     api.register(
         ::dropshot::ApiEndpoint::new(
+            "list_api_keys".to_string(),
+            <ServerImpl as OperatorApi>::list_api_keys,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/api-keys",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List a merchant's API keys")
+        .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
             "issue_api_key".to_string(),
             <ServerImpl as OperatorApi>::issue_api_key,
             ::http::Method::POST,
@@ -3878,6 +3955,18 @@ where
             ::dropshot::ApiEndpointVersions::All,
         )
         .summary("Issue a new API key")
+        .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "revoke_api_key".to_string(),
+            <ServerImpl as OperatorApi>::revoke_api_key,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/revoke",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Revoke one API key")
         .tag("merchants"),
     )?;
     api.register(

@@ -72,6 +72,25 @@ pub mod types {
             value.parse()
         }
     }
+    ///A merchant's API key, without the key.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApiKey {
+        ///Whether a request signed with it is accepted now.
+        pub active: bool,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When it stops (or stopped) working; absent for a key with no end.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The key's kind and its last four characters (`sk_live_…a1b2`): enough to tell keys apart, never enough to use one.
+        pub hint: ::std::string::String,
+        pub key_id: ::std::string::String,
+    }
+    ///`ApiKeyList`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApiKeyList {
+        ///Newest first.
+        pub items: ::std::vec::Vec<ApiKey>,
+    }
     ///The operator who approved or rejected a withdrawal.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
@@ -1512,6 +1531,8 @@ pub mod types {
         OperatorNotFound,
         #[serde(rename = "OPERATOR_TOKEN_NOT_FOUND")]
         OperatorTokenNotFound,
+        #[serde(rename = "API_KEY_NOT_FOUND")]
+        ApiKeyNotFound,
         #[serde(rename = "OPERATOR_EMAIL_TAKEN")]
         OperatorEmailTaken,
         #[serde(rename = "OPERATOR_SELF_CHANGE")]
@@ -1568,6 +1589,7 @@ pub mod types {
                 Self::RoleForbidden => f.write_str("ROLE_FORBIDDEN"),
                 Self::OperatorNotFound => f.write_str("OPERATOR_NOT_FOUND"),
                 Self::OperatorTokenNotFound => f.write_str("OPERATOR_TOKEN_NOT_FOUND"),
+                Self::ApiKeyNotFound => f.write_str("API_KEY_NOT_FOUND"),
                 Self::OperatorEmailTaken => f.write_str("OPERATOR_EMAIL_TAKEN"),
                 Self::OperatorSelfChange => f.write_str("OPERATOR_SELF_CHANGE"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
@@ -1618,6 +1640,7 @@ pub mod types {
                 "ROLE_FORBIDDEN" => Ok(Self::RoleForbidden),
                 "OPERATOR_NOT_FOUND" => Ok(Self::OperatorNotFound),
                 "OPERATOR_TOKEN_NOT_FOUND" => Ok(Self::OperatorTokenNotFound),
+                "API_KEY_NOT_FOUND" => Ok(Self::ApiKeyNotFound),
                 "OPERATOR_EMAIL_TAKEN" => Ok(Self::OperatorEmailTaken),
                 "OPERATOR_SELF_CHANGE" => Ok(Self::OperatorSelfChange),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
@@ -3702,6 +3725,69 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List a merchant's API keys
+
+    Every key of the merchant, newest first: its id, a hint to recognise it by (its kind and last four characters, never enough to use it), when it was issued, and when it stops or stopped working. The key itself is never shown after it is issued.
+
+    Needs the role `admin`.
+
+    Sends a `GET` request to `/api/v1/operator/merchants/{merchant_id}/api-keys`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    */
+    pub async fn list_api_keys<'a>(
+        &'a self,
+        merchant_id: &'a str,
+    ) -> Result<ResponseValue<types::ApiKeyList>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/api-keys",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_api_keys",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Issue a new API key
 
     Issues a new API key for the merchant (rotation). Every older key keeps working for at most `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`): one with no expiry, or a later one from an earlier rotation, now expires then; one already expiring sooner keeps its earlier expiry. A grace of 0 ends every older key at once, whatever grace an earlier rotation gave it. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
@@ -3769,6 +3855,72 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Revoke one API key
+
+    Ends one key of the merchant at once: a request signed with it is refused from now on (401 `UNKNOWN_API_KEY`), whatever grace a rotation gave it; the merchant's other keys are untouched. Revoking a key that has already stopped working changes nothing. For a key that has leaked: issue a new key first (`POST .../api-keys`), then revoke the leaked one, or issue with `grace_seconds: 0` to end every older key at once.
+
+    Needs the role `admin`; recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/revoke`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    - `key_id`: The key's id, as `GET .../api-keys` lists it.
+    */
+    pub async fn revoke_api_key<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        key_id: &'a str,
+    ) -> Result<ResponseValue<types::ApiKey>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/api-keys/{}/revoke",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+            encode_path(&key_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "revoke_api_key",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(
@@ -6050,6 +6202,7 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/deposits/{order_no}/complete",
     "/api/v1/operator/withdrawals/{order_no}",
     "/api/v1/operator/merchants/{merchant_id}/api-keys",
+    "/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/revoke",
     "/api/v1/operator/merchants/{merchant_id}/callback-timeout",
     "/api/v1/operator/bank-transactions/{transaction_id}/match",
     "/api/v1/operator/merchants/{merchant_id}/receiving-account",

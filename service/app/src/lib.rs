@@ -5,6 +5,7 @@
 
 pub mod actor;
 pub mod admission;
+pub mod api_keys;
 pub mod audit;
 pub mod balance_history;
 pub mod balances;

@@ -230,8 +230,9 @@ pub struct IssuedKey {
 }
 
 /// Rotates the merchant's key: the new key works at once, and every older
-/// key still without an expiry keeps working for `grace_seconds` more. Both
-/// happen in one transaction, so there is no moment without a working key.
+/// key keeps working for at most `grace_seconds` more (one already ending
+/// sooner keeps its end). Both happen in one transaction, so there is no
+/// moment without a working key.
 /// A new key; the merchant's other keys keep working for `grace_seconds`
 /// (the configured grace when not given, at most 30 days).
 pub async fn issue_api_key(

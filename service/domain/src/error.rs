@@ -59,6 +59,8 @@ pub enum ApiError {
     OperatorEmailTaken,
     #[error("no token `{0}` of this operator")]
     OperatorTokenNotFound(String),
+    #[error("no API key `{0}` of this merchant")]
+    ApiKeyNotFound(String),
     #[error("an operator may not change its own role or status")]
     OperatorSelfChange,
     #[error("withdrawal `{0}` already has this operator's approval; a second approver is needed")]
@@ -144,6 +146,7 @@ impl ApiError {
             ApiError::OperatorNotFound(_) => "OPERATOR_NOT_FOUND",
             ApiError::OperatorEmailTaken => "OPERATOR_EMAIL_TAKEN",
             ApiError::OperatorTokenNotFound(_) => "OPERATOR_TOKEN_NOT_FOUND",
+            ApiError::ApiKeyNotFound(_) => "API_KEY_NOT_FOUND",
             ApiError::OperatorSelfChange => "OPERATOR_SELF_CHANGE",
             // A state conflict as the contract has always named one: an
             // integration built before four-eyes reads it.
@@ -229,6 +232,7 @@ mod tests {
             ApiError::OperatorNotFound(String::new()),
             ApiError::OperatorEmailTaken,
             ApiError::OperatorTokenNotFound(String::new()),
+            ApiError::ApiKeyNotFound(String::new()),
             ApiError::OperatorSelfChange,
             ApiError::AlreadyApproved(String::new()),
             ApiError::NotAPerson(String::new()),
@@ -279,6 +283,7 @@ mod tests {
             | ApiError::OperatorNotFound(_)
             | ApiError::OperatorEmailTaken
             | ApiError::OperatorTokenNotFound(_)
+            | ApiError::ApiKeyNotFound(_)
             | ApiError::OperatorSelfChange
             | ApiError::AlreadyApproved(_)
             | ApiError::NotAPerson(_)
@@ -317,6 +322,7 @@ mod tests {
             "ROLE_FORBIDDEN",
             "OPERATOR_NOT_FOUND",
             "OPERATOR_TOKEN_NOT_FOUND",
+            "API_KEY_NOT_FOUND",
             "OPERATOR_EMAIL_TAKEN",
             "OPERATOR_SELF_CHANGE",
             "INVITATION_NOT_FOUND",

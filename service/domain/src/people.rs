@@ -84,6 +84,10 @@ actions! {
     SetCallbackSigning => "set_callback_signing", Admin, true;
     IssueCallbackSecret => "issue_callback_secret", Admin, true;
     IssueApiKey => "issue_api_key", Admin, true;
+    /// A merchant's keys, listed by hint, and one revoked: the keys are
+    /// an admin's to see as to issue.
+    ReadApiKeys => "read_api_keys", Admin, false;
+    RevokeApiKey => "revoke_api_key", Admin, true;
     /// Operators and their tokens: listing them is an admin's too, since
     /// it tells who can act.
     ReadOperators => "read_operators", Admin, false;

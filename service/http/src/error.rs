@@ -30,6 +30,7 @@ pub fn http_error(e: ApiError) -> HttpError {
             | ApiError::MerchantNotFound(_)
             | ApiError::OperatorNotFound(_)
             | ApiError::OperatorTokenNotFound(_)
+            | ApiError::ApiKeyNotFound(_)
             | ApiError::InvitationNotFound(_)
             | ApiError::StatementNotFound(_)
             | ApiError::AccountNotFound(_)

@@ -4,6 +4,7 @@
 //! authenticates, checks the role and (when it writes) audits through
 //! `auth::operate`.
 
+mod api_keys;
 mod audit;
 pub mod auth;
 mod bank;
@@ -32,14 +33,14 @@ use merchant_api::operator::types;
 use merchant_api::operator::{
     ApproveWithdrawalPath, CancelDepositPath, ChangeOperatorPath, CompleteDepositPath,
     InviteOwnerPath, IssueApiKeyPath, IssueBillingStatementPath, IssueCallbackSecretPath,
-    IssueOperatorTokenPath, ListAuditEventsQuery, ListBankTransactionsQuery,
+    IssueOperatorTokenPath, ListApiKeysPath, ListAuditEventsQuery, ListBankTransactionsQuery,
     ListBillingStatementsQuery, ListCallbackDeliveriesQuery, ListChannelNotificationsQuery,
     ListDepositsQuery, ListOperatorTokensPath, ListOperatorsQuery, ListOwnerInvitationsPath,
     ListOwnerInvitationsQuery, ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi,
     ReadBillingStatementDocumentPath, ReadBillingStatementPath, ReadCallbackDeliveryPath,
     ReadCallbackSigningPath, ReadCashierSessionPath, ReadDepositPath, ReadWithdrawalPath,
     ReissueBillingStatementPath, RejectWithdrawalPath, ResendOwnerInvitationPath,
-    ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeOperatorTokenPath,
+    ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
     RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath, SetCallbackSigningPath,
     SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath, SetReceivingAccountPath,
 };
@@ -157,6 +158,22 @@ impl OperatorApi for OperatorApiImpl {
         body: SignedJson<types::IssueApiKeyRequest>,
     ) -> Result<HttpResponseOk<types::IssuedApiKey>, HttpError> {
         merchants::issue_api_key(rqctx, headers, path, body).await
+    }
+
+    async fn list_api_keys(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ListApiKeysPath>,
+    ) -> Result<HttpResponseOk<types::ApiKeyList>, HttpError> {
+        api_keys::list_api_keys(rqctx, headers, path).await
+    }
+
+    async fn revoke_api_key(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<RevokeApiKeyPath>,
+    ) -> Result<HttpResponseOk<types::ApiKey>, HttpError> {
+        api_keys::revoke_api_key(rqctx, headers, path).await
     }
 
     async fn read_callback_signing(

@@ -39,6 +39,15 @@ pub trait MerchantQueries: Send {
 
     async fn api_keys_of(&mut self, merchant_id: &str) -> StoreResult<Vec<ApiKeyRow>>;
 
+    /// Ends one key of the merchant at `at`, unless it ended before;
+    /// the key as it is then, or None when the merchant has no such key.
+    async fn revoke_api_key(
+        &mut self,
+        merchant_id: &str,
+        key_id: &str,
+        at: i64,
+    ) -> StoreResult<Option<ApiKeyRow>>;
+
     /// Gives every key of the merchant that has no expiry, or a later one,
     /// this one: a rotation's grace only ever shortens an older key's life,
     /// and a grace of nothing ends every older key, whatever grace an
@@ -180,6 +189,35 @@ macro_rules! impl_merchants {
                     .select(crate::rows::columns::<ApiKeyRow>())
                     .load(self.c())
                     .await?)
+            }
+
+            async fn revoke_api_key(
+                &mut self,
+                merchant_id: &str,
+                key_id: &str,
+                at: i64,
+            ) -> StoreResult<Option<ApiKeyRow>> {
+                let mine = api_keys::table
+                    .filter(api_keys::id.eq(key_id))
+                    .filter(api_keys::merchant_id.eq(merchant_id));
+                let n = diesel::update(
+                    mine.filter(
+                        api_keys::expires_at
+                            .is_null()
+                            .or(api_keys::expires_at.gt(at)),
+                    ),
+                )
+                .set(api_keys::expires_at.eq(Some(at)))
+                .execute(self.c())
+                .await?;
+                if n > 0 {
+                    self.done.merchant_written = true;
+                }
+                Ok(mine
+                    .select(crate::rows::columns::<ApiKeyRow>())
+                    .first(self.c())
+                    .await
+                    .optional()?)
             }
 
             async fn expire_api_keys(
