@@ -18,28 +18,14 @@ pub struct KeyView {
     pub active: bool,
 }
 
-/// How many of a key's last characters its hint shows: enough to tell a
-/// merchant's keys apart, far from enough to guess one.
-const HINT_CHARS: usize = 4;
-
 impl KeyView {
     fn of(app: &App, row: ApiKeyRow, now: i64) -> Result<KeyView, ApiError> {
         let key = app
             .vault
             .decrypt(&row.key_ciphertext)
             .map_err(|e| ApiError::Internal(e.to_string()))?;
-        let kind = ["sk_live_", "sk_test_"]
-            .into_iter()
-            .find(|k| key.starts_with(k))
-            .unwrap_or("");
-        let tail: String = {
-            let chars: Vec<char> = key.chars().collect();
-            chars[chars.len().saturating_sub(HINT_CHARS)..]
-                .iter()
-                .collect()
-        };
         Ok(KeyView {
-            hint: format!("{kind}…{tail}"),
+            hint: crate::keys::key_hint(&key),
             active: row.expires_at.is_none_or(|e| e > now),
             id: row.id,
             created_at: row.created_at,

@@ -105,12 +105,26 @@ impl KeyVault {
     }
 }
 
+/// The prefixes of production's and the sandbox's API keys.
+pub const KEY_KINDS: [&str; 2] = ["sk_live_", "sk_test_"];
+
 /// A new API key: a profile prefix and 192 random bits.
 pub fn new_api_key(production: bool) -> String {
     let mut bytes = [0u8; 24];
     rand::thread_rng().fill_bytes(&mut bytes);
-    let prefix = if production { "sk_live_" } else { "sk_test_" };
+    let prefix = KEY_KINDS[usize::from(!production)];
     format!("{prefix}{}", hex::encode(bytes))
+}
+
+/// A key's kind and last four characters (`sk_live_…a1b2`): enough to
+/// tell a merchant's keys apart, far from enough to use one.
+pub fn key_hint(key: &str) -> String {
+    let kind = KEY_KINDS
+        .into_iter()
+        .find(|k| key.starts_with(k))
+        .unwrap_or("");
+    let tail_from = key.char_indices().rev().nth(3).map_or(0, |(i, _)| i);
+    format!("{kind}…{}", &key[tail_from..])
 }
 
 pub fn constant_time_eq(a: &str, b: &str) -> bool {
@@ -120,6 +134,14 @@ pub fn constant_time_eq(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hint_is_the_kind_and_the_last_four() {
+        assert_eq!(key_hint("sk_live_0123456789abcdef"), "sk_live_…cdef");
+        assert_eq!(key_hint("abc"), "…abc");
+        assert!(new_api_key(true).starts_with("sk_live_"));
+        assert!(new_api_key(false).starts_with("sk_test_"));
+    }
 
     #[test]
     fn keys_round_trip_and_hash_stably() {

@@ -6,7 +6,10 @@
 //! bench/results/abuse.md.
 
 use super::delivery::{arrival_delays, arrivals_receiver, fill, last_json, queue_arrivals};
-use super::{num, output, peak_memory_kib, query_one, step, wait_for_port, Bench, Guard};
+use super::{
+    newest_bench_merchant, num, output, peak_memory_kib, query_one, step, wait_for_port, Bench,
+    Guard,
+};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -262,22 +265,6 @@ fn with_a_slow_receiver(
     v["slow_in_flight"] = slow_in_flight.into();
     v["limit_seconds"] = limit.into();
     Ok(v)
-}
-
-/// The bench merchant made last (other than `not`): `loadgen setup`
-/// names each `bench<pid>`.
-fn newest_bench_merchant(database: &str, not: &str) -> Result<String> {
-    let id = query_one(
-        database,
-        &format!(
-            "SELECT id FROM merchants WHERE code LIKE 'bench%' AND id <> '{not}' \
-             ORDER BY created_at DESC, code DESC LIMIT 1"
-        ),
-    )?;
-    if id.is_empty() {
-        bail!("no bench merchant in {database}");
-    }
-    Ok(id)
 }
 
 /// A million callback attempts past their window, deleted by the

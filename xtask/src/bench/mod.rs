@@ -546,9 +546,17 @@ COMMIT;
 /// The id of the merchant `loadgen setup` made (its code is `bench<pid>`);
 /// the sandbox's demo merchant may have been made in the same second.
 fn load_merchant(database: &str) -> Result<String> {
+    newest_bench_merchant(database, "")
+}
+
+/// The merchant `loadgen setup` made last, other than `not`.
+fn newest_bench_merchant(database: &str, not: &str) -> Result<String> {
     let id = query_one(
         database,
-        "SELECT id FROM merchants WHERE code LIKE 'bench%' ORDER BY created_at DESC, id LIMIT 1",
+        &format!(
+            "SELECT id FROM merchants WHERE code LIKE 'bench%' AND id <> '{not}' \
+             ORDER BY created_at DESC, code DESC LIMIT 1"
+        ),
     )?;
     if id.is_empty() {
         bail!("the load generator's merchant is not in {database}");
