@@ -692,3 +692,51 @@ async fn a_full_surface_answers_503_with_retry_after_and_the_others_go_on() {
         .unwrap();
     assert_eq!(me.status(), 200, "the place is free again");
 }
+
+#[tokio::test]
+async fn a_suspended_merchants_payouts_are_held_and_go_on_after_reactivation() {
+    use payments_service::app::suspension;
+    use payments_service::domain::people::Action;
+    use payments_service::domain::status::MerchantStatus;
+    let f = Fixture::start("SCRIPT-SUSPENDED").await;
+    f.fund().await;
+    let admin = payments_testing::operator(Action::SetMerchantStatus);
+    suspension::set_status(
+        &f.app,
+        &admin,
+        &f.merchant.id,
+        MerchantStatus::Suspended,
+        "review",
+    )
+    .await
+    .unwrap();
+
+    // Approved while suspended: not handed to the channel, at approval or
+    // by the dispatch worker, however long it waits.
+    let w = f.approved_withdrawal("OUT-HELD").await;
+    assert_eq!(w.status, WithdrawalStatus::Approved);
+    assert_eq!(w.payout_sent_at, None, "not even noted as sent");
+    f.wait_for_inquiry();
+    assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 0);
+    assert!(
+        f.asked().is_empty(),
+        "the channel was asked: {:?}",
+        f.asked()
+    );
+
+    suspension::set_status(
+        &f.app,
+        &admin,
+        &f.merchant.id,
+        MerchantStatus::Active,
+        "done",
+    )
+    .await
+    .unwrap();
+    assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 1);
+    assert_eq!(f.asked(), vec![w.order_no.clone()]);
+    assert_eq!(
+        f.withdrawal(&w.order_no).await.status,
+        WithdrawalStatus::Processing
+    );
+}

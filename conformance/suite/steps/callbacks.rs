@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// How long a step waits for the service to act on its own (the worker
 /// is woken at once; this only bounds a failure).
-const PATIENCE: Duration = Duration::from_secs(20);
+pub(super) const PATIENCE: Duration = Duration::from_secs(20);
 
 pub(super) fn receiver(world: &PaymentsWorld) -> &Receiver {
     world

@@ -19,6 +19,7 @@ mod owners;
 mod people;
 mod reconciliation;
 mod signing;
+mod suspension;
 mod webhooks;
 
 pub use common::PaymentsWorld;

@@ -2020,6 +2020,66 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
+    ///`MerchantState`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct MerchantState {
+        pub merchant_code: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        pub name: ::std::string::String,
+        pub status: MerchantStatusValue,
+    }
+    ///`active`: the merchant may use the merchant API. `suspended`: every request of it is refused with 403 `MERCHANT_DISABLED`, nothing of it is dispatched and its callbacks are held.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum MerchantStatusValue {
+        #[serde(rename = "active")]
+        Active,
+        #[serde(rename = "suspended")]
+        Suspended,
+    }
+    impl ::std::fmt::Display for MerchantStatusValue {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("active"),
+                Self::Suspended => f.write_str("suspended"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for MerchantStatusValue {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "active" => Ok(Self::Active),
+                "suspended" => Ok(Self::Suspended),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for MerchantStatusValue {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for MerchantStatusValue {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`MerchantSummary`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct MerchantSummary {
@@ -2369,6 +2429,13 @@ pub mod types {
     pub struct SavedCard {
         pub account_last4: ::std::string::String,
         pub bank_code: ::std::string::String,
+    }
+    ///`SetMerchantStatusRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SetMerchantStatusRequest {
+        ///Why: 1 to 512 characters, kept in the audit trail.
+        pub reason: ::std::string::String,
+        pub status: MerchantStatusValue,
     }
     ///The body of `tenant_owner_invite`. Receivers tolerate fields added later.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -3083,6 +3150,12 @@ pub struct SetBillingPeriodPath {
     /// The merchant's `merchant_id`.
     pub merchant_id: String,
 }
+/// Path parameters of `set_merchant_status`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct SetMerchantStatusPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -3768,6 +3841,28 @@ pub trait OperatorApi {
         path: ::dropshot::Path<SetBillingPeriodPath>,
         body: ::payments_wire::server::SignedJson<types::BillingPeriodRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::BillingPeriodSetting>, ::dropshot::HttpError>;
+    /// Suspend or reactivate a merchant
+    ///
+    /// Suspends a merchant at once, or makes a suspended one active again. While a merchant is suspended:
+    /// - every operation of the merchant API answers 403 `MERCHANT_DISABLED` to a correctly signed request;
+    /// - nothing of it is dispatched: its approved withdrawals stay `approved` and are handed to their channel after reactivation (a payout already sent is still asked about);
+    /// - its callbacks are held: none is attempted, and none spends an attempt. After reactivation every held callback is due at once and is delivered under the usual retry discipline;
+    /// - its cashier pages say that the payment cannot be taken, and take no choice;
+    /// - what arrives from outside for orders made before (a channel's notification, a bank transfer) is still recorded: the payer's money is not refused.
+    ///
+    /// Setting the status a merchant already has answers 200 and changes nothing but the audit trail. Another instance of the service sees the change within one second.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail with the reason.
+    #[endpoint{method = PUT,
+    path = "/api/v1/operator/merchants/{merchant_id}/status",
+    tags = ["merchants"],
+    }]
+    async fn set_merchant_status(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<SetMerchantStatusPath>,
+        body: ::payments_wire::server::SignedJson<types::SetMerchantStatusRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::MerchantState>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -4364,6 +4459,18 @@ where
         )
         .summary("Set a merchant's billing period")
         .tag("billing"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "set_merchant_status".to_string(),
+            <ServerImpl as OperatorApi>::set_merchant_status,
+            ::http::Method::PUT,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/status",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Suspend or reactivate a merchant")
+        .tag("merchants"),
     )?;
     Ok(())
 }

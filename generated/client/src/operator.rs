@@ -2002,6 +2002,65 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
+    ///`MerchantState`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct MerchantState {
+        pub merchant_code: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        pub name: ::std::string::String,
+        pub status: MerchantStatusValue,
+    }
+    ///`active`: the merchant may use the merchant API. `suspended`: every request of it is refused with 403 `MERCHANT_DISABLED`, nothing of it is dispatched and its callbacks are held.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum MerchantStatusValue {
+        #[serde(rename = "active")]
+        Active,
+        #[serde(rename = "suspended")]
+        Suspended,
+    }
+    impl ::std::fmt::Display for MerchantStatusValue {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("active"),
+                Self::Suspended => f.write_str("suspended"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for MerchantStatusValue {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "active" => Ok(Self::Active),
+                "suspended" => Ok(Self::Suspended),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for MerchantStatusValue {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for MerchantStatusValue {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///`MerchantSummary`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct MerchantSummary {
@@ -2345,6 +2404,13 @@ pub mod types {
     pub struct SavedCard {
         pub account_last4: ::std::string::String,
         pub bank_code: ::std::string::String,
+    }
+    ///`SetMerchantStatusRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SetMerchantStatusRequest {
+        ///Why: 1 to 512 characters, kept in the audit trail.
+        pub reason: ::std::string::String,
+        pub status: MerchantStatusValue,
     }
     ///The body of `tenant_owner_invite`. Receivers tolerate fields added later.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -2758,7 +2824,7 @@ Billing: every merchant is billed per period (a month unless set otherwise, `PUT
 Each instance handles at most a configured number of operator requests at once (64 unless configured), apart from the merchants' requests so that neither can crowd out the other; a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again.
 
 
-Version: 0.11.0*/
+Version: 0.12.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2802,7 +2868,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.11.0"
+        "0.12.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -6183,6 +6249,88 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Suspend or reactivate a merchant
+
+    Suspends a merchant at once, or makes a suspended one active again. While a merchant is suspended:
+    - every operation of the merchant API answers 403 `MERCHANT_DISABLED` to a correctly signed request;
+    - nothing of it is dispatched: its approved withdrawals stay `approved` and are handed to their channel after reactivation (a payout already sent is still asked about);
+    - its callbacks are held: none is attempted, and none spends an attempt. After reactivation every held callback is due at once and is delivered under the usual retry discipline;
+    - its cashier pages say that the payment cannot be taken, and take no choice;
+    - what arrives from outside for orders made before (a channel's notification, a bank transfer) is still recorded: the payer's money is not refused.
+
+    Setting the status a merchant already has answers 200 and changes nothing but the audit trail. Another instance of the service sees the change within one second.
+
+    Needs the role `admin`; recorded in the audit trail with the reason.
+
+    Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/status`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    - `body`
+    */
+    pub async fn set_merchant_status<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        body: &'a types::SetMerchantStatusRequest,
+    ) -> Result<ResponseValue<types::MerchantState>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/status",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "set_merchant_status",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -6223,6 +6371,7 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/merchants/{merchant_id}/billing-statements",
     "/api/v1/operator/billing-statements/{statement_id}/reissue",
     "/api/v1/operator/merchants/{merchant_id}/billing-period",
+    "/api/v1/operator/merchants/{merchant_id}/status",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

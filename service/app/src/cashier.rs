@@ -275,6 +275,7 @@ pub struct Choice {
 /// Applies the payer's choice: creates the order (a denomination, or the
 /// fixed amount) or, once it exists, records the card paying for it.
 pub async fn choose(app: &App, session: &Session, choice: Choice) -> Result<Deposit, ApiError> {
+    crate::suspension::refuse_if_suspended(app, &session.merchant_id).await?;
     let card =
         match choice.card {
             Some(i) => Some(session.cards.get(i).cloned().ok_or_else(|| {

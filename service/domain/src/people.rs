@@ -84,6 +84,8 @@ actions! {
     SetCallbackSigning => "set_callback_signing", Admin, true;
     IssueCallbackSecret => "issue_callback_secret", Admin, true;
     IssueApiKey => "issue_api_key", Admin, true;
+    /// A merchant suspended or made active again.
+    SetMerchantStatus => "set_merchant_status", Admin, true;
     /// A merchant's keys, listed by hint, and one revoked: the keys are
     /// an admin's to see as to issue.
     ReadApiKeys => "read_api_keys", Admin, false;

@@ -136,10 +136,12 @@ stored_as_text! {
 }
 
 stored_as_text! {
-    /// Whether a merchant may use the API.
+    /// Whether a merchant may use the API. A suspended merchant is refused
+    /// (`MERCHANT_DISABLED`), nothing of it is dispatched and its callbacks
+    /// are held until an operator makes it active again.
     MerchantStatus in "status" {
         Active => "active",
-        Disabled => "disabled",
+        Suspended => "suspended",
     }
 }
 

@@ -73,7 +73,7 @@ pub async fn authenticate(
     let merchant = signer.merchant.clone();
     // The request's span names its merchant from here on.
     tracing::Span::current().record("merchant_id", merchant.id.as_str());
-    if merchant.status == MerchantStatus::Disabled {
+    if merchant.status == MerchantStatus::Suspended {
         return Err(ApiError::MerchantDisabled);
     }
     // Counted only once the request is proven to be the merchant's, so that

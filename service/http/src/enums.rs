@@ -9,8 +9,8 @@
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
     BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus, DeliveryStatus,
-    DepositStatus, NotificationKind, NotificationOutcome, OrderType, PayoutMethod, StatementStatus,
-    WithdrawalStatus,
+    DepositStatus, MerchantStatus, NotificationKind, NotificationOutcome, OrderType, PayoutMethod,
+    StatementStatus, WithdrawalStatus,
 };
 use merchant_api::{merchant, operator, sandbox};
 
@@ -113,6 +113,20 @@ impl Spelled<CallbackScheme> for operator::types::CallbackSigningScheme {
             operator::types::CallbackSigningScheme::StandardWebhooks => {
                 CallbackScheme::StandardWebhooks
             }
+        }
+    }
+}
+
+spelled_as!(MerchantStatus => [operator::types::MerchantStatusValue] {
+    Active => Active,
+    Suspended => Suspended,
+});
+
+impl Spelled<MerchantStatus> for operator::types::MerchantStatusValue {
+    fn spelled(self) -> MerchantStatus {
+        match self {
+            operator::types::MerchantStatusValue::Active => MerchantStatus::Active,
+            operator::types::MerchantStatusValue::Suspended => MerchantStatus::Suspended,
         }
     }
 }

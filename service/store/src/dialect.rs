@@ -31,12 +31,18 @@ pub(super) trait Dialect {
     /// (`$1`: merchant, `$2`: currency, `$3` from inclusive, `$4` to
     /// exclusive), summed per kind.
     const DAY_TOTALS: &'static str;
+    /// Tells the other instances' delivery workers, at commit, that
+    /// deliveries are due (where instances share a database by network).
+    const ANNOUNCE_CALLBACKS: Option<&'static str>;
 }
 
 impl Dialect for diesel_async::AsyncPgConnection {
     // READ COMMITTED takes a new snapshot per statement.
     const SNAPSHOT: Option<&'static str> =
         Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    // The channel the insert trigger notifies (migration 000009).
+    const ANNOUNCE_CALLBACKS: Option<&'static str> =
+        Some("SELECT pg_notify('payments_callback_due', '')");
     const LOCK_MERCHANT: Option<&'static str> =
         Some("SELECT id FROM merchants WHERE id = $1 FOR UPDATE");
     // The innermost query locks the oldest due candidates, skipping
@@ -44,7 +50,8 @@ impl Dialect for diesel_async::AsyncPgConnection {
     // room left, by merchant id and by host); the window above keeps of
     // each merchant and each host no more than its room (or the cap, $7,
     // $9, for those with nothing in flight); the oldest of those, up to
-    // $2, are claimed. $10: how many candidates to look at.
+    // $2, are claimed. $10: how many candidates to look at. $11: the
+    // status of a merchant whose callbacks are held (suspended).
     const CLAIM_CALLBACKS: &'static str =
         "UPDATE callback_deliveries SET status = $4, updated_at = $1, \
          claim_token = $3 || ':' || md5(random()::text || clock_timestamp()::text) \
@@ -56,6 +63,8 @@ impl Dialect for diesel_async::AsyncPgConnection {
          ELSE COALESCE(($8::json ->> receiver_host)::bigint, $9) END AS rh \
          FROM (SELECT id, merchant_id, receiver_host, next_attempt_at FROM callback_deliveries \
          WHERE status = $5 AND next_attempt_at <= $1 \
+         AND NOT EXISTS (SELECT 1 FROM merchants AS m \
+         WHERE m.id = callback_deliveries.merchant_id AND m.status = $11) \
          AND COALESCE(($6::json ->> merchant_id)::bigint, 1) > 0 \
          AND (receiver_host IS NULL OR COALESCE(($8::json ->> receiver_host)::bigint, 1) > 0) \
          ORDER BY next_attempt_at LIMIT $10 FOR UPDATE SKIP LOCKED) AS c) AS r \
@@ -75,6 +84,8 @@ impl Dialect for diesel_async::AsyncPgConnection {
 impl Dialect for crate::SqliteConn {
     // A SQLite transaction reads one snapshot from its first read on.
     const SNAPSHOT: Option<&'static str> = None;
+    // One process per database file: the local bell is enough.
+    const ANNOUNCE_CALLBACKS: Option<&'static str> = None;
     // A SQLite write transaction excludes every other writer already.
     const LOCK_MERCHANT: Option<&'static str> = None;
     // As PostgreSQL's, with json_each for the rooms (a key lookup, not a
@@ -90,6 +101,7 @@ impl Dialect for crate::SqliteConn {
          ELSE COALESCE((SELECT value FROM json_each(?8) WHERE key = c.receiver_host), ?9) END AS rh \
          FROM (SELECT id, merchant_id, receiver_host, next_attempt_at FROM callback_deliveries AS d \
          WHERE status = ?5 AND next_attempt_at <= ?1 \
+         AND NOT EXISTS (SELECT 1 FROM merchants AS m WHERE m.id = d.merchant_id AND m.status = ?11) \
          AND COALESCE((SELECT value FROM json_each(?6) WHERE key = d.merchant_id), 1) > 0 \
          AND (receiver_host IS NULL \
          OR COALESCE((SELECT value FROM json_each(?8) WHERE key = d.receiver_host), 1) > 0) \

@@ -385,6 +385,7 @@ named_update! {
     /// the columns it sets. Built in `app::merchants`, one constructor per
     /// setting.
     MerchantChange on merchants, fn at(updated_at: i64) {
+        status: MerchantStatus,
         auto_approval: AutoApprovalMode,
         auto_approval_limits: String,
         rate_limit_per_minute: i32,

@@ -57,6 +57,7 @@ impl<C: Dialect> Dialect for Tx<'_, C> {
     const RATE_BUCKET: &'static str = C::RATE_BUCKET;
     const SEQUENCE_EVENTS: &'static str = C::SEQUENCE_EVENTS;
     const DAY_TOTALS: &'static str = C::DAY_TOTALS;
+    const ANNOUNCE_CALLBACKS: Option<&'static str> = C::ANNOUNCE_CALLBACKS;
 }
 
 /// What a unit of work knows of itself.

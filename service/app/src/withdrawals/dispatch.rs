@@ -54,11 +54,14 @@ pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError>
         Some(_) => match channel.inquire_payout(order_no).await {
             Ok(Some(state)) => return take_word(app, &current, state).await,
             // It never arrived: sending it again under the same order
-            // number is safe.
-            Ok(None) => {}
+            // number is safe, unless its merchant is suspended meanwhile.
+            Ok(None) => crate::suspension::refuse_if_suspended(app, &current.merchant_id).await?,
             Err(e) => return Err(in_doubt(app, &current, channel.code(), e).await),
         },
         None => {
+            // Held while its merchant is suspended (the worker's query
+            // skips it; this catches a suspension since it was listed).
+            crate::suspension::refuse_if_suspended(app, &current.merchant_id).await?;
             let (id, now) = (current.id.clone(), app.now_unix());
             let noted = app
                 .db
@@ -206,7 +209,8 @@ pub async fn dispatch_due(app: &App) -> Result<usize, ApiError> {
                     crate::telemetry::metrics::worker_lag("dispatch", lag);
                 }
             }
-            Err(ApiError::InvalidStateTransition { .. }) => {}
+            // Suspended since it was listed: held until reactivation.
+            Err(ApiError::InvalidStateTransition { .. } | ApiError::MerchantDisabled) => {}
             // One channel that cannot answer does not hold up the others'
             // payouts; this one stays approved and is asked again.
             Err(ApiError::Unavailable(why)) => {

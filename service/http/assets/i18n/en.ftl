@@ -88,3 +88,6 @@ not-found-body = This link does not lead to a payment. Check that it was copied 
 unavailable-title = Payment page unavailable
 unavailable-heading = Please try again in a moment
 unavailable-body = The payment page could not be shown just now. Nothing was charged by this page. Reload it in a minute.
+suspended-title = Payment cannot be taken
+suspended-heading = This payment cannot be taken now
+suspended-body = The merchant cannot accept payments at the moment. Do not transfer money for this order. Return to the merchant and ask how else to pay.

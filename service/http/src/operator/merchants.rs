@@ -19,8 +19,8 @@ use crate::{body_error, time, time_opt};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
     types, IssueApiKeyPath, IssueCallbackSecretPath, ReadCallbackSigningPath, SetAutoApprovalPath,
-    SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath,
-    SetReceivingAccountPath,
+    SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath,
+    SetRateLimitPath, SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, SignedJson};
 use payments_wire::DecimalString;
@@ -190,6 +190,36 @@ pub(super) async fn set_rate_limit(
                 merchant_id,
                 requests_per_minute: req.requests_per_minute,
                 burst: req.burst,
+            })
+        },
+    )
+    .await
+}
+
+/// Suspends or reactivates a merchant (`app::suspension`).
+pub(super) async fn set_merchant_status(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<SetMerchantStatusPath>,
+    body: SignedJson<types::SetMerchantStatusRequest>,
+) -> Result<HttpResponseOk<types::MerchantState>, HttpError> {
+    on_merchant(
+        &rqctx,
+        &headers,
+        Action::SetMerchantStatus,
+        path.into_inner().merchant_id,
+        body,
+        |app, op, merchant_id, req| async move {
+            let reason = crate::domain::validate::required_text("reason", req.reason, 512)?;
+            let status = req.status.spelled();
+            let merchant =
+                crate::app::suspension::set_status(&app, &op, &merchant_id, status, &reason)
+                    .await?;
+            Ok(types::MerchantState {
+                merchant_id: merchant.id,
+                merchant_code: merchant.code,
+                name: merchant.name,
+                status: merchant.status.spelled(),
             })
         },
     )

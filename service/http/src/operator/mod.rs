@@ -42,7 +42,8 @@ use merchant_api::operator::{
     ReissueBillingStatementPath, RejectWithdrawalPath, ResendOwnerInvitationPath,
     ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
     RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath, SetCallbackSigningPath,
-    SetCallbackTimeoutPath, SetMerchantFeePath, SetRateLimitPath, SetReceivingAccountPath,
+    SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath, SetRateLimitPath,
+    SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use serde::de::DeserializeOwned;
@@ -149,6 +150,15 @@ impl OperatorApi for OperatorApiImpl {
         body: SignedJson<types::RateLimitRequest>,
     ) -> Result<HttpResponseOk<types::RateLimit>, HttpError> {
         merchants::set_rate_limit(rqctx, headers, path, body).await
+    }
+
+    async fn set_merchant_status(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetMerchantStatusPath>,
+        body: SignedJson<types::SetMerchantStatusRequest>,
+    ) -> Result<HttpResponseOk<types::MerchantState>, HttpError> {
+        merchants::set_merchant_status(rqctx, headers, path, body).await
     }
 
     async fn issue_api_key(

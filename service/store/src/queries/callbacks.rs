@@ -1,8 +1,9 @@
 //! The callback outbox: delivery records and their attempts.
 
 use super::first_or_none;
+use super::merchants::held_merchants;
 use crate::dialect::{self, Dialect};
-use crate::domain::status::{CallbackStatus, DeliveryStatus, OrderKind};
+use crate::domain::status::{CallbackStatus, DeliveryStatus, MerchantStatus, OrderKind};
 use crate::paging::{newest_after, ListFilter};
 use crate::rows::*;
 use crate::schema::*;
@@ -54,8 +55,13 @@ pub trait CallbackQueries: Send {
     /// them to the 5-minute sweep. Returns how many.
     async fn release_claims_of(&mut self, claimer: &str) -> StoreResult<usize>;
 
-    /// The earliest `next_attempt_at` of a delivery waiting for an attempt.
+    /// The earliest `next_attempt_at` of a delivery waiting for an attempt,
+    /// a suspended merchant's (held) aside.
     async fn next_callback_due(&mut self) -> StoreResult<Option<i64>>;
+
+    /// Wakes the delivery workers once the unit commits, on every instance:
+    /// deliveries that were held are due (a merchant reactivated).
+    async fn announce_callbacks_due(&mut self) -> StoreResult<()>;
 
     /// Writes an attempt's outcome onto a delivery still SENDING. Returns
     /// whether it was (a sweep may have reclaimed it meanwhile).
@@ -417,6 +423,7 @@ macro_rules! impl_callbacks {
                     .bind::<diesel::sql_types::Text, _>(rooms(&shares.host_room))
                     .bind::<diesel::sql_types::BigInt, _>(shares.host_cap)
                     .bind::<diesel::sql_types::BigInt, _>(Shares::candidates(limit))
+                    .bind::<diesel::sql_types::Text, _>(MerchantStatus::Suspended)
                     .load(self.c())
                     .await?)
             }
@@ -451,9 +458,20 @@ macro_rules! impl_callbacks {
             async fn next_callback_due(&mut self) -> StoreResult<Option<i64>> {
                 Ok(callback_deliveries::table
                     .filter(callback_deliveries::status.eq(DeliveryStatus::WaitingRetry))
+                    .filter(diesel::dsl::not(
+                        callback_deliveries::merchant_id.eq_any(held_merchants()),
+                    ))
                     .select(diesel::dsl::min(callback_deliveries::next_attempt_at))
                     .first::<Option<i64>>(self.c())
                     .await?)
+            }
+
+            async fn announce_callbacks_due(&mut self) -> StoreResult<()> {
+                self.done.callback_queued = true;
+                if let Some(notify) = <$conn as Dialect>::ANNOUNCE_CALLBACKS {
+                    diesel::sql_query(notify).execute(self.c()).await?;
+                }
+                Ok(())
             }
 
             async fn finish_callback_attempt(

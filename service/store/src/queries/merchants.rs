@@ -2,6 +2,7 @@
 
 use super::{first_or_none, insert_one};
 use crate::dialect::Dialect;
+use crate::domain::status::MerchantStatus;
 use crate::error::Key;
 use crate::rows::*;
 use crate::schema::*;
@@ -9,6 +10,18 @@ use crate::{InRow, StoreError, StoreResult};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+
+/// The merchants whose work is held (suspended): their callbacks are not
+/// claimed and their payouts not dispatched. A subquery, so that a held
+/// merchant's rows never fill a batch that others' rows wait behind.
+pub(crate) fn held_merchants() -> diesel::dsl::Select<
+    diesel::dsl::Filter<merchants::table, diesel::dsl::Eq<merchants::status, MerchantStatus>>,
+    merchants::id,
+> {
+    merchants::table
+        .filter(merchants::status.eq(MerchantStatus::Suspended))
+        .select(merchants::id)
+}
 
 #[async_trait]
 pub trait MerchantQueries: Send {

@@ -6,6 +6,7 @@ use crate::rows::*;
 use crate::schema::*;
 use crate::StoreResult;
 
+use super::merchants::held_merchants;
 use super::{by_order_key, first_or_none, insert_one, list_orders, write_move, OrderKey};
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -29,7 +30,8 @@ pub trait WithdrawalQueries: Send {
     ) -> StoreResult<Option<WithdrawalRow>>;
 
     /// Order numbers of approved withdrawals not yet handed to a channel:
-    /// never sent, or sent at or before `sent_before` without an answer.
+    /// never sent, or sent at or before `sent_before` without an answer;
+    /// a suspended merchant's are held.
     async fn withdrawals_to_dispatch(
         &mut self,
         limit: i64,
@@ -113,6 +115,9 @@ macro_rules! impl_withdrawals {
                             .is_null()
                             .or(withdrawal_orders::payout_sent_at.le(sent_before)),
                     )
+                    .filter(diesel::dsl::not(
+                        withdrawal_orders::merchant_id.eq_any(held_merchants()),
+                    ))
                     .order(withdrawal_orders::approved_at.asc())
                     .limit(limit)
                     .select(withdrawal_orders::order_no)

@@ -69,7 +69,11 @@ pub async fn cashier_page(
         let app = rqctx.context();
         let lang = language(&rqctx.request);
         match cashier::by_token(app, &path.into_inner().token).await {
-            Ok(Some(session)) => render(app, lang, &session, None).await,
+            Ok(Some(session)) => match held(app, &session).await {
+                Ok(false) => render(app, lang, &session, None).await,
+                Ok(true) => suspended(lang),
+                Err(e) => failure(lang, e),
+            },
             Ok(None) => not_found(lang),
             Err(e) => failure(lang, e),
         }
@@ -104,6 +108,7 @@ pub async fn cashier_choice(
                 render(app, lang, &session, Some("problem-amount")).await
             }
             Err(ApiError::InvalidStateTransition { .. }) => render(app, lang, &session, None).await,
+            Err(ApiError::MerchantDisabled) => suspended(lang),
             Err(e) => failure(lang, e),
         }
     })
@@ -481,6 +486,31 @@ fn not_found(lang: Language) -> Result<http::Response<Body>, HttpError> {
     )
 }
 
+/// Whether the page must not offer the payment: its merchant is suspended
+/// and the order is not paid already (a paid one still says so).
+async fn held(app: &App, session: &Session) -> Result<bool, ApiError> {
+    let paid = session
+        .order
+        .as_ref()
+        .is_some_and(|o| o.status == DepositStatus::Completed);
+    match crate::app::suspension::refuse_if_suspended(app, &session.merchant_id).await {
+        Ok(()) => Ok(false),
+        Err(ApiError::MerchantDisabled) => Ok(!paid),
+        Err(e) => Err(e),
+    }
+}
+
+/// The merchant is suspended: the payer is told not to pay.
+fn suspended(lang: Language) -> Result<http::Response<Body>, HttpError> {
+    notice(
+        lang,
+        http::StatusCode::FORBIDDEN,
+        "suspended-title",
+        "suspended-heading",
+        "suspended-body",
+    )
+}
+
 /// Never a trace: a page that says to try again, with the details logged.
 fn failure(lang: Language, e: ApiError) -> Result<http::Response<Body>, HttpError> {
     tracing::error!(error = ?e, "the cashier page failed");
@@ -524,6 +554,9 @@ mod tests {
                 "status-cancelled",
                 "problem-amount",
                 "problem-card",
+                "suspended-title",
+                "suspended-heading",
+                "suspended-body",
             ] {
                 assert_ne!(language.text(id), id, "{} {id}", language.tag());
             }
