@@ -344,6 +344,99 @@ async fn an_operator_retry_resets_the_count_on_the_same_record() {
     assert_eq!(got[0].header("x-signature"), got[1].header("x-signature"));
 }
 
+/// Issue 57, acceptance 2: a key rotation with callbacks in flight. Every
+/// attempt verifies with a key the merchant's receiver holds (both during
+/// the grace, the new one after the old is revoked), and no callback of an
+/// order created before the rotation carries the new key.
+#[tokio::test]
+async fn a_rotation_keeps_every_retry_verifiable_and_never_sends_the_new_key_to_an_older_order() {
+    use payments_service::app::api_keys;
+    let (service, clock) = start().await;
+    let app = service.service.app().clone();
+    let mut worker = Driven::start(&app);
+    let receiver = Receiver::start().await.unwrap();
+    receiver.otherwise(Answer::Status(500));
+    let created = service.new_merchant("Rotation").await.unwrap();
+    let (m, old) = (created.merchant, created.api_key);
+    let before = completed(&app, &m, "ROT-1", &receiver.url).await;
+    assert_eq!(
+        worker.run(&app).await,
+        1,
+        "first attempt, before the rotation"
+    );
+
+    clock.set(T0 + 10);
+    let new = merchants::issue_api_key(&app, &payments_testing::SET_UP, &m.id, Some(3600))
+        .await
+        .unwrap()
+        .api_key;
+    let after = completed(&app, &m, "ROT-2", &receiver.url).await;
+    clock.set(T0 + 30);
+    assert_eq!(worker.run(&app).await, 2, "a retry of ROT-1, ROT-2's first");
+
+    // The old key leaked: revoked now, mid-stream.
+    let old_id = api_keys::list(&app, &m.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|k| {
+            old.ends_with(&k.hint[k.hint.len() - 4..])
+                && !new.ends_with(&k.hint[k.hint.len() - 4..])
+        })
+        .expect("the old key listed")
+        .id;
+    api_keys::revoke(&app, &payments_testing::SET_UP, &m.id, &old_id)
+        .await
+        .unwrap();
+    clock.set(T0 + 60);
+    assert_eq!(worker.run(&app).await, 2, "ROT-1's third, ROT-2's second");
+
+    let got = receiver.wait_for(5, WAIT).await;
+    assert_eq!(got.len(), 5);
+    let order_of = |r: &conformance::receiver::Received| -> String {
+        let body: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        body["order_no"].as_str().unwrap().to_string()
+    };
+    let verifies = |r: &conformance::receiver::Received, key: &str| {
+        let fields = payments_wire::SigningFields::from_json_body(r.body.as_bytes()).unwrap();
+        payments_wire::verify(&fields, key, r.header("x-signature").unwrap())
+    };
+    let (rot1, rot2): (Vec<_>, Vec<_>) = got.iter().partition(|r| order_of(r) == before);
+    assert_eq!((rot1.len(), rot2.len()), (3, 2), "{after}");
+    // ROT-1: the old key signs and is carried while it works (the same
+    // bytes twice); once revoked, the new key signs and only its hint goes.
+    assert!(rot1[..2].iter().all(|r| verifies(r, &old)));
+    assert!(rot1[..2]
+        .iter()
+        .all(|r| r.header("x-api-key") == Some(old.as_str())));
+    assert_eq!(rot1[0].header("x-signature"), rot1[1].header("x-signature"));
+    assert!(verifies(rot1[2], &new), "re-signed after the revocation");
+    assert!(!verifies(rot1[2], &old));
+    assert!(
+        rot1.iter()
+            .all(|r| r.header("x-api-key") != Some(new.as_str())),
+        "an order made before the rotation never carries the new key"
+    );
+    assert!(rot1[2]
+        .header("x-api-key")
+        .unwrap()
+        .ends_with(&new[new.len() - 4..]));
+    assert_eq!(rot1[0].body, rot1[2].body, "the same body");
+    // ROT-2, created after the rotation: the new key, carried.
+    assert!(rot2
+        .iter()
+        .all(|r| verifies(r, &new) && r.header("x-api-key") == Some(new.as_str())));
+    let d = record(&app, &before).await;
+    assert_eq!(d.order_created_at, Some(T0));
+    let keys = api_keys::list(&app, &m.id).await.unwrap();
+    let new_id = keys.iter().find(|k| k.active).unwrap().id.clone();
+    assert_eq!(
+        d.signing_key_id,
+        Some(new_id),
+        "the record names the key that signed"
+    );
+}
+
 #[tokio::test]
 async fn an_order_without_callback_url_has_no_delivery_record() {
     let (service, _clock) = start().await;

@@ -280,27 +280,6 @@ pub async fn issue_api_key(
     })
 }
 
-/// The key callbacks are signed with: the merchant's newest key still
-/// valid.
-pub async fn signing_key(app: &App, merchant_id: &str) -> Result<String, ApiError> {
-    let id = merchant_id.to_string();
-    let keys = app
-        .db
-        .run(|s| Box::pin(async move { s.api_keys_of(&id).await }))
-        .await?;
-    let now = app.now_unix();
-    let newest = keys
-        .iter()
-        .filter(|k| k.expires_at.is_none_or(|e| e > now))
-        // A key without an expiry is the current one, even beside an older
-        // key issued in the same second.
-        .max_by_key(|k| (k.expires_at.is_none(), k.created_at))
-        .ok_or_else(|| ApiError::Internal(format!("merchant {merchant_id} has no valid key")))?;
-    app.vault
-        .decrypt(&newest.key_ciphertext)
-        .map_err(|e| ApiError::Internal(e.to_string()))
-}
-
 /// How long a callback attempt to this merchant may take: 1 to 60 s.
 pub async fn set_callback_timeout(
     app: &App,

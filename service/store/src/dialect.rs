@@ -149,12 +149,14 @@ pub(super) const LISTEN_CALLBACKS_DUE: &str = "LISTEN payments_callback_due";
 /// PostgreSQL: whether a listening connection is still there.
 pub(super) const PING: &str = "SELECT 1";
 
-/// PostgreSQL: a claimed batch's outcomes in one statement (`$1`..`$7`:
-/// the columns as arrays, `$8`: SENDING); returns the positions it kept.
+/// PostgreSQL: a claimed batch's outcomes in one statement (`$1`..`$7`,
+/// `$9`: the columns as arrays, `$8`: SENDING); returns the positions it
+/// kept.
 pub(super) const FINISH_DELIVERIES: &str = "UPDATE callback_deliveries AS d SET status = u.status, attempts = u.attempts, \
-     next_attempt_at = u.next_attempt_at, signature = u.signature, updated_at = u.updated_at \
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int8[]) \
-     WITH ORDINALITY AS u(id, token, status, attempts, next_attempt_at, signature, updated_at, n) \
+     next_attempt_at = u.next_attempt_at, signature = u.signature, updated_at = u.updated_at, \
+     signing_key_id = u.signing_key_id \
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int8[], $9::text[]) \
+     WITH ORDINALITY AS u(id, token, status, attempts, next_attempt_at, signature, updated_at, signing_key_id, n) \
      WHERE d.id = u.id AND d.status = $8 AND d.claim_token = u.token RETURNING u.n";
 
 /// PostgreSQL: each order's callback summary for a batch, one statement

@@ -262,6 +262,12 @@ pub struct CallbackDeliveryRow {
     /// The receiver's `host[:port]`, lowercased: what the claim caps
     /// attempts in flight by. None on records from before it was kept.
     pub receiver_host: Option<String>,
+    /// The API key that made `signature` (seed scheme): the signature is
+    /// reused only while that key works.
+    pub signing_key_id: Option<String>,
+    /// When the order was created: no key issued later is sent with its
+    /// callbacks. None on platform events and on records from before.
+    pub order_created_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]

@@ -206,6 +206,8 @@ diesel::table! {
         claim_token -> Nullable<Text>,
         queued_at_ms -> Nullable<BigInt>,
         receiver_host -> Nullable<Text>,
+        signing_key_id -> Nullable<Text>,
+        order_created_at -> Nullable<BigInt>,
     }
 }
 

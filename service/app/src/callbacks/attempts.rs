@@ -129,9 +129,7 @@ fn platform_sender(app: &App) -> Result<Sender, ApiError> {
 async fn sender_of(app: &App, merchant_id: &str) -> Result<Sender, ApiError> {
     let row = merchants::find_row(app, merchant_id).await?;
     let signer = match row.callback_scheme {
-        CallbackScheme::Seed => Signer::Seed {
-            api_key: merchants::signing_key(app, merchant_id).await?,
-        },
+        CallbackScheme::Seed => signing::seed_signer(app, merchant_id, app.now_unix()).await?,
         CallbackScheme::StandardWebhooks => signing::standard_signer(app, &row, app.now_unix())?,
     };
     Ok(Sender {
@@ -158,20 +156,19 @@ impl Attempt {
     }
 
     /// What to post now, signed by the merchant's scheme. A seed signature
-    /// is computed at the first attempt and reused by every retry; a
-    /// Standard Webhooks one covers the timestamp, so each attempt has its
-    /// own, under the same `webhook-id` (the record's id). The timestamp
+    /// is computed at the first attempt and reused by every retry while
+    /// its key works (`signing`); a Standard Webhooks one covers the
+    /// timestamp, so each attempt has its own, under the same `webhook-id`
+    /// (the record's id). The timestamp
     /// is real time on every profile: the receiver checks it against its
     /// own clock (a 300 s window in the seed's sample and in Standard
     /// Webhooks' libraries), and a sandbox clock moved forward to make
     /// schedules run must not make every callback look stale.
     pub fn post(&mut self, app: &App) -> Result<Post<'_>, ApiError> {
-        let headers = self.sender.signer.headers(
-            &self.delivery.id,
-            app.wall_unix(),
-            &self.delivery.body,
-            &mut self.delivery.signature,
-        )?;
+        let headers = self
+            .sender
+            .signer
+            .headers(&mut self.delivery, app.wall_unix())?;
         Ok(Post {
             url: &self.delivery.callback_url,
             headers,

@@ -39,6 +39,7 @@ pub async fn enqueue_deposit(
         order_no: &row.order_no,
         callback_url: row.callback_url.as_deref(),
         event: event.name(),
+        order_created_at: Some(row.created_at),
     };
     enqueue(tx, queued, || deposit_body(event, &row.facts(), now), now).await
 }
@@ -56,6 +57,7 @@ pub async fn enqueue_withdrawal(
         order_no: &row.order_no,
         callback_url: row.callback_url.as_deref(),
         event: event.name(),
+        order_created_at: Some(row.created_at),
     };
     enqueue(
         tx,
@@ -73,6 +75,9 @@ struct Queued<'a> {
     order_no: &'a str,
     callback_url: Option<&'a str>,
     event: &'a str,
+    /// When the order was created (a merchant's order only): no key
+    /// issued later goes with its callbacks.
+    order_created_at: Option<i64>,
 }
 
 async fn enqueue(
@@ -140,6 +145,8 @@ fn due_now(
         claim_token: None,
         queued_at_ms: Some(began_ms),
         receiver_host: crate::domain::address::receiver_host(url),
+        signing_key_id: None,
+        order_created_at: queued.order_created_at,
     }
 }
 
@@ -172,6 +179,7 @@ pub async fn enqueue_platform(
             order_no: queued.subject_id,
             callback_url: Some(queued.url),
             event: queued.event,
+            order_created_at: None,
         },
         queued.url,
         queued.sealed_body,

@@ -13,7 +13,7 @@ use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::status::CallbackScheme;
 use crate::store::error::Key;
-use crate::store::rows::{MerchantChange, MerchantRow};
+use crate::store::rows::{CallbackDeliveryRow, MerchantChange, MerchantRow};
 use crate::store::StoreError;
 use crate::{merchants, App};
 use base64::engine::general_purpose::STANDARD as B64;
@@ -67,67 +67,143 @@ pub struct Signing {
     pub new_secret: Option<String>,
 }
 
+/// One of a merchant's API keys that works now, as the seed scheme signs
+/// with it.
+#[derive(Clone)]
+pub struct SeedKey {
+    pub id: String,
+    pub created_at: i64,
+    pub key: String,
+}
+
 /// How a merchant's next callback attempt is signed.
 #[derive(Clone)]
 pub enum Signer {
-    /// The customer's scheme, with the merchant's API key.
-    Seed { api_key: String },
+    /// The customer's scheme, with the merchant's keys that work now,
+    /// newest first.
+    Seed { keys: Vec<SeedKey> },
     /// Standard Webhooks, with each secret that signs now, newest first.
     StandardWebhooks { secrets: Vec<String> },
 }
 
 impl Signer {
-    /// The scheme's headers for one attempt at `timestamp` (real seconds)
-    /// of the delivery `webhook_id` with `body`. `seed_signature` is the
-    /// seed signature the record keeps for every retry, computed here on
-    /// the first attempt.
+    /// The scheme's headers for one attempt of `delivery` at `timestamp`
+    /// (real seconds). A seed signature is kept on the record, with the id
+    /// of the key that made it, and reused by every retry while that key
+    /// works; a Standard Webhooks one covers the timestamp, so each attempt
+    /// has its own.
     pub fn headers(
         &self,
-        webhook_id: &str,
+        delivery: &mut CallbackDeliveryRow,
         timestamp: i64,
-        body: &str,
-        seed_signature: &mut Option<String>,
     ) -> Result<Vec<(&'static str, String)>, ApiError> {
         match self {
-            Signer::Seed { api_key } => {
-                let signature = match seed_signature {
-                    Some(s) => s.clone(),
-                    None => {
-                        let fields = payments_wire::SigningFields::from_json_body(body.as_bytes())
-                            .map_err(|e| {
-                                ApiError::Internal(format!("stored callback body: {e}"))
-                            })?;
-                        payments_wire::sign(&fields, api_key)
-                    }
-                };
-                *seed_signature = Some(signature.clone());
-                Ok(vec![
-                    ("x-api-key", api_key.clone()),
-                    ("x-timestamp", timestamp.to_string()),
-                    ("x-signature", signature),
-                ])
-            }
+            Signer::Seed { keys } => seed_headers(keys, delivery, timestamp),
             Signer::StandardWebhooks { secrets } => {
-                let mut signatures = Vec::with_capacity(secrets.len());
-                for secret in secrets {
-                    let webhook = standardwebhooks::Webhook::new(secret).map_err(|_| {
-                        // The error would name nothing but the secret's form.
-                        ApiError::Internal("a stored callback secret is not base64".into())
-                    })?;
-                    signatures.push(
-                        webhook
-                            .sign(webhook_id, timestamp, body.as_bytes())
-                            .map_err(|e| ApiError::Internal(format!("signing a callback: {e}")))?,
-                    );
-                }
-                Ok(vec![
-                    ("webhook-id", webhook_id.to_string()),
-                    ("webhook-timestamp", timestamp.to_string()),
-                    ("webhook-signature", signatures.join(" ")),
-                ])
+                standard_headers(secrets, &delivery.id, timestamp, &delivery.body)
             }
         }
     }
+}
+
+/// The seed scheme's headers. The callback URL was chosen by whoever
+/// created the order, with the keys of that moment: a key issued later
+/// (a rotation after a leak) is never sent to it. So the signing key is
+/// the newest working key issued no later than the order, kept for every
+/// retry while it works; failing one, the current key signs and the
+/// header carries its hint (the receiver verifies with the key it holds).
+fn seed_headers(
+    keys: &[SeedKey],
+    delivery: &mut CallbackDeliveryRow,
+    timestamp: i64,
+) -> Result<Vec<(&'static str, String)>, ApiError> {
+    let order_at = delivery.order_created_at.unwrap_or(delivery.created_at);
+    let kept = match (&delivery.signing_key_id, &delivery.signature) {
+        (Some(id), Some(signature)) => keys
+            .iter()
+            .find(|k| &k.id == id)
+            .map(|k| (k, signature.clone())),
+        _ => None,
+    };
+    let (key, signature) = match kept {
+        Some(kept) => kept,
+        None => {
+            let key = keys
+                .iter()
+                .find(|k| k.created_at <= order_at)
+                .or_else(|| keys.first())
+                .ok_or_else(|| {
+                    ApiError::Internal(format!(
+                        "merchant {} has no API key that works",
+                        delivery.merchant_id
+                    ))
+                })?;
+            let fields = payments_wire::SigningFields::from_json_body(delivery.body.as_bytes())
+                .map_err(|e| ApiError::Internal(format!("stored callback body: {e}")))?;
+            (key, payments_wire::sign(&fields, &key.key))
+        }
+    };
+    delivery.signature = Some(signature.clone());
+    delivery.signing_key_id = Some(key.id.clone());
+    let shown = match key.created_at <= order_at {
+        true => key.key.clone(),
+        false => crate::keys::key_hint(&key.key),
+    };
+    Ok(vec![
+        ("x-api-key", shown),
+        ("x-timestamp", timestamp.to_string()),
+        ("x-signature", signature),
+    ])
+}
+
+fn standard_headers(
+    secrets: &[String],
+    webhook_id: &str,
+    timestamp: i64,
+    body: &str,
+) -> Result<Vec<(&'static str, String)>, ApiError> {
+    let mut signatures = Vec::with_capacity(secrets.len());
+    for secret in secrets {
+        let webhook = standardwebhooks::Webhook::new(secret).map_err(|_| {
+            // The error would name nothing but the secret's form.
+            ApiError::Internal("a stored callback secret is not base64".into())
+        })?;
+        signatures.push(
+            webhook
+                .sign(webhook_id, timestamp, body.as_bytes())
+                .map_err(|e| ApiError::Internal(format!("signing a callback: {e}")))?,
+        );
+    }
+    Ok(vec![
+        ("webhook-id", webhook_id.to_string()),
+        ("webhook-timestamp", timestamp.to_string()),
+        ("webhook-signature", signatures.join(" ")),
+    ])
+}
+
+/// The signer of a `seed` merchant's callbacks at `now`: every key that
+/// works then, newest first (of two issued in the same second, the
+/// current one).
+pub async fn seed_signer(app: &App, merchant_id: &str, now: i64) -> Result<Signer, ApiError> {
+    let id = merchant_id.to_string();
+    let mut rows = app
+        .db
+        .run(|s| Box::pin(async move { s.api_keys_of(&id).await }))
+        .await?;
+    rows.retain(|k| k.expires_at.is_none_or(|e| e > now));
+    rows.sort_by_key(|k| std::cmp::Reverse((k.created_at, k.expires_at.is_none())));
+    let keys = rows
+        .into_iter()
+        .map(|k| {
+            Ok(SeedKey {
+                key: app.vault.decrypt(&k.key_ciphertext)?,
+                id: k.id,
+                created_at: k.created_at,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Signer::Seed { keys })
 }
 
 /// The signer of a `standard_webhooks` merchant's callbacks at `now` (the
@@ -322,11 +398,9 @@ mod tests {
             secrets: secrets.clone(),
         };
         let body = r#"{"event":"deposit.completed","amount":"100.5000"}"#;
-        let mut seed = None;
-        let headers = signer
-            .headers("d-1", 1_700_000_000, body, &mut seed)
-            .unwrap();
-        assert!(seed.is_none());
+        let mut delivery = delivery(body);
+        let headers = signer.headers(&mut delivery, 1_700_000_000).unwrap();
+        assert!(delivery.signature.is_none());
         let names: Vec<&str> = headers.iter().map(|(n, _)| *n).collect();
         assert_eq!(
             names,
@@ -344,6 +418,83 @@ mod tests {
         assert!(!headers
             .iter()
             .any(|(_, v)| secrets.iter().any(|s| v.contains(s))));
+    }
+
+    fn delivery(body: &str) -> CallbackDeliveryRow {
+        CallbackDeliveryRow {
+            id: "d-1".into(),
+            merchant_id: "m-1".into(),
+            order_kind: crate::domain::status::OrderKind::Deposit,
+            order_no: "D1".into(),
+            event: "deposit.completed".into(),
+            callback_url: "https://merchant.example/cb".into(),
+            body: body.into(),
+            status: crate::domain::status::DeliveryStatus::Sending,
+            attempts: 0,
+            next_attempt_at: Some(1_000),
+            created_at: 1_000,
+            updated_at: 1_000,
+            signature: None,
+            claim_token: None,
+            queued_at_ms: None,
+            receiver_host: None,
+            signing_key_id: None,
+            order_created_at: Some(900),
+        }
+    }
+
+    fn key(id: &str, created_at: i64) -> SeedKey {
+        SeedKey {
+            id: id.into(),
+            created_at,
+            key: format!("sk_test_{id}_0123456789abcdef{id}"),
+        }
+    }
+
+    fn seed(keys: &[SeedKey], delivery: &mut CallbackDeliveryRow) -> (String, String) {
+        let headers = Signer::Seed {
+            keys: keys.to_vec(),
+        }
+        .headers(delivery, 1_700_000_000)
+        .unwrap();
+        (headers[0].1.clone(), headers[2].1.clone())
+    }
+
+    #[test]
+    fn a_seed_callback_keeps_its_orders_key_and_never_carries_a_later_one() {
+        let body = r#"{"event":"deposit.completed","amount":"100.5000"}"#;
+        let fields = payments_wire::SigningFields::from_json_body(body.as_bytes()).unwrap();
+        let (old, new) = (key("old", 100), key("new", 950));
+        let mut d = delivery(body);
+
+        // In the rotation's grace: the older key signs and is carried.
+        let (shown, first) = seed(&[new.clone(), old.clone()], &mut d);
+        assert_eq!(shown, old.key);
+        assert!(payments_wire::verify(&fields, &old.key, &first));
+        assert_eq!(d.signing_key_id.as_deref(), Some("old"));
+        // Retried while it works: byte-identical.
+        assert_eq!(
+            seed(&[new.clone(), old.clone()], &mut d),
+            (old.key.clone(), first)
+        );
+
+        // The older key revoked: signed again with the new one, which is
+        // not sent (the URL was set before it existed).
+        let (shown, again) = seed(std::slice::from_ref(&new), &mut d);
+        assert!(payments_wire::verify(&fields, &new.key, &again));
+        assert_ne!(shown, new.key);
+        assert!(shown.ends_with(&new.key[new.key.len() - 4..]), "{shown}");
+        assert_eq!(d.signing_key_id.as_deref(), Some("new"));
+
+        // An order created after the rotation is signed with, and carries,
+        // the new key.
+        let mut later = delivery(body);
+        later.order_created_at = Some(960);
+        assert_eq!(seed(&[new.clone(), old], &mut later).0, new.key);
+
+        assert!(Signer::Seed { keys: vec![] }
+            .headers(&mut delivery(body), 1)
+            .is_err());
     }
 
     #[test]

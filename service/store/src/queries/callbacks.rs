@@ -241,6 +241,12 @@ async fn finish_set_based(
                 .collect::<Vec<_>>(),
         )
         .bind::<Text, _>(DeliveryStatus::Sending)
+        .bind::<Array<Nullable<Text>>, _>(
+            batch
+                .iter()
+                .map(|o| o.delivery.signing_key_id.clone())
+                .collect::<Vec<_>>(),
+        )
         .load(conn)
         .await?;
     // By position, not by id: an outcome whose claim was lost names the
@@ -490,6 +496,7 @@ macro_rules! impl_callbacks {
                     callback_deliveries::attempts.eq(delivery.attempts),
                     callback_deliveries::next_attempt_at.eq(delivery.next_attempt_at),
                     callback_deliveries::signature.eq(&delivery.signature),
+                    callback_deliveries::signing_key_id.eq(&delivery.signing_key_id),
                     callback_deliveries::updated_at.eq(delivery.updated_at),
                 ))
                 .execute(self.c())
