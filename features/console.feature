@@ -37,6 +37,30 @@ Feature: People's pages: the home page, the operators' console and the owners' p
     Then the page answers 403
 
   @platform_events
+  Scenario: A disabled owner is signed out at once and cannot sign in until enabled again
+    Given a fresh merchant
+    And an operator has invited "owner" to own the merchant
+    When the invitee accepts the link with the password "correct horse battery"
+    Then the request succeeds
+    When the invitee signs in to the portal with the password "correct horse battery"
+    Then the browser is sent to "/portal"
+    When an operator disables the invitee because "left the company"
+    Then the request succeeds
+    And the response field "status" is "disabled"
+    When a browser opens "/portal/orders"
+    Then the browser is sent to "/portal/login"
+    When the invitee signs in to the portal with the password "correct horse battery"
+    Then the page answers 401
+    When an operator lists the merchant's owners
+    Then the listing has the invitee as "disabled"
+    When an operator enables the invitee because "back on the team"
+    Then the request succeeds
+    And the response field "status" is "active"
+    When the invitee signs in to the portal with the password "correct horse battery"
+    Then the browser is sent to "/portal"
+    And the audit trail of the merchant holds 2 "set_owner_status" rows
+
+  @platform_events
   Scenario: An owner signs in to the portal and sees only its own merchant's orders
     Given a fresh merchant
     And another fresh merchant

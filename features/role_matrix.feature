@@ -1,7 +1,7 @@
 Feature: Every operator action, taken by every role
   The operator API's roles are viewer, support, approver and admin, each
   allowed what the ones before it are and more (published in the operator
-  document's description since 0.7.0). This feature takes each of the 29 actions once
+  document's description since 0.7.0). This feature takes each of the 34 actions once
   with each of the four roles. A role below the action's is refused with
   403 ROLE_FORBIDDEN in the envelope before anything is looked up. A role
   that may take it gets past the role check and gets the action's own
@@ -102,6 +102,12 @@ Feature: Every operator action, taken by every role
       | revoke_owner_invitation | viewer   | POST   | /api/v1/operator/owner-invitations/no-such-invitation/revoke         | {}                                                                                                       | 403    | ROLE_FORBIDDEN |
       | revoke_owner_invitation | support  | POST   | /api/v1/operator/owner-invitations/no-such-invitation/revoke         | {}                                                                                                       | 403    | ROLE_FORBIDDEN |
       | revoke_owner_invitation | approver | POST   | /api/v1/operator/owner-invitations/no-such-invitation/revoke         | {}                                                                                                       | 403    | ROLE_FORBIDDEN |
+      | read_owners             | viewer   | GET    | /api/v1/operator/merchants/{merchant_id}/owners                      | -                                                                                                        | 403    | ROLE_FORBIDDEN |
+      | read_owners             | support  | GET    | /api/v1/operator/merchants/{merchant_id}/owners                      | -                                                                                                        | 403    | ROLE_FORBIDDEN |
+      | read_owners             | approver | GET    | /api/v1/operator/merchants/{merchant_id}/owners                      | -                                                                                                        | 403    | ROLE_FORBIDDEN |
+      | set_owner_status        | viewer   | PUT    | /api/v1/operator/owners/no-such-owner/status                         | {"status":"disabled","reason":"matrix"}                                                                  | 403    | ROLE_FORBIDDEN |
+      | set_owner_status        | support  | PUT    | /api/v1/operator/owners/no-such-owner/status                         | {"status":"disabled","reason":"matrix"}                                                                  | 403    | ROLE_FORBIDDEN |
+      | set_owner_status        | approver | PUT    | /api/v1/operator/owners/no-such-owner/status                         | {"status":"disabled","reason":"matrix"}                                                                  | 403    | ROLE_FORBIDDEN |
       | issue_billing_statement | viewer   | POST   | /api/v1/operator/merchants/{merchant_id}/billing-statements          | {"period_start":"2020-01-01","period_end":"2020-02-01"}                                                  | 403    | ROLE_FORBIDDEN |
       | issue_billing_statement | support  | POST   | /api/v1/operator/merchants/{merchant_id}/billing-statements          | {"period_start":"2020-01-01","period_end":"2020-02-01"}                                                  | 403    | ROLE_FORBIDDEN |
       | issue_billing_statement | approver | POST   | /api/v1/operator/merchants/{merchant_id}/billing-statements          | {"period_start":"2020-01-01","period_end":"2020-02-01"}                                                  | 403    | ROLE_FORBIDDEN |
@@ -155,6 +161,8 @@ Feature: Every operator action, taken by every role
       | revoke_operator_token   | admin    | POST   | /api/v1/operator/operators/{operator_id}/tokens/no-such-token/revoke | {}                                                                                                       | 404    | OPERATOR_TOKEN_NOT_FOUND   |
       | resend_owner_invitation | admin    | POST   | /api/v1/operator/owner-invitations/no-such-invitation/resend         | {}                                                                                                       | 404    | INVITATION_NOT_FOUND       |
       | revoke_owner_invitation | admin    | POST   | /api/v1/operator/owner-invitations/no-such-invitation/revoke         | {}                                                                                                       | 404    | INVITATION_NOT_FOUND       |
+      | read_owners             | admin    | GET    | /api/v1/operator/merchants/{merchant_id}/owners                      | -                                                                                                        | 200    | none                       |
+      | set_owner_status        | admin    | PUT    | /api/v1/operator/owners/no-such-owner/status                         | {"status":"disabled","reason":"matrix"}                                                                  | 404    | OWNER_NOT_FOUND            |
       | issue_billing_statement | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/billing-statements          | {"period_start":"2020-01-01","period_end":"2020-02-01"}                                                  | 200    | none                       |
       | reissue_billing_statement | admin    | POST   | /api/v1/operator/billing-statements/no-such-statement/reissue        | {"remarks":"corrected"}                                                                                  | 404    | STATEMENT_NOT_FOUND        |
       | set_billing_period      | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/billing-period              | {"billing_period":"week"}                                                                                | 200    | none                       |

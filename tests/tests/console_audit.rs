@@ -394,3 +394,34 @@ async fn sign_in_answers_alike_limits_failures_and_sessions_end() -> Result<()> 
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_password_set_again_ends_the_operators_console_sessions() -> Result<()> {
+    let svc = service(Arc::new(SystemClock)).await?;
+    let app = svc.service.app();
+    let base = svc.base_url();
+    let email = operator(app, "rita", Role::Approver).await?;
+    let other = operator(app, "ravi", Role::Viewer).await?;
+    let stolen = Http::sign_in(&base, "console", &email, PASSWORD).await?;
+    let bystander = Http::sign_in(&base, "console", &other, PASSWORD).await?;
+    ensure!(stolen.get("/console/withdrawals").await?.status() == 200);
+
+    people::set_password(
+        app,
+        &payments_testing::SET_UP,
+        email.clone(),
+        "a new passphrase nobody else has".into(),
+    )
+    .await?;
+    ensure!(
+        stolen.get("/console/withdrawals").await?.status() == 303,
+        "a session signed in with the old password still works"
+    );
+    ensure!(
+        bystander.get("/console/withdrawals").await?.status() == 200,
+        "another operator's session ended too"
+    );
+    let fresh = Http::sign_in(&base, "console", &email, "a new passphrase nobody else has").await?;
+    ensure!(fresh.get("/console/withdrawals").await?.status() == 200);
+    Ok(())
+}

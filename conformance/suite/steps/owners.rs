@@ -5,6 +5,7 @@ use super::common::PaymentsWorld;
 use conformance::receiver::{Answer, Received};
 use conformance::{harness, witness_secret, RawRequest, Reply};
 use cucumber::{given, then, when};
+use merchant_client::operator::types as op;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -430,4 +431,68 @@ async fn audited_on_merchant(world: &mut PaymentsWorld, count: usize, action: St
         assert_eq!(r["target_type"], "merchant", "{r}");
         assert!(!r.to_string().contains("token="), "no link in the trail");
     }
+}
+
+/// The invitee's owner id, from the operator's listing of the merchant's
+/// owners.
+async fn invitee_id(world: &PaymentsWorld) -> String {
+    let email = world.invitee.clone().expect("an invitee");
+    let merchant_id = world.merchant().id.clone();
+    let listed = Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .list_owners(&merchant_id)
+            .await,
+    );
+    listed.body["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|o| o["email"] == email.as_str()))
+        .and_then(|o| o["owner_id"].as_str())
+        .expect("the invitee among the merchant's owners")
+        .to_string()
+}
+
+async fn set_owner_status(
+    world: &mut PaymentsWorld,
+    status: op::SetOwnerStatusRequestStatus,
+    reason: String,
+) {
+    let owner_id = invitee_id(world).await;
+    let body = op::SetOwnerStatusRequest { status, reason };
+    let operator = harness().await.operator().unwrap();
+    world.reply = Some(Reply::of(operator.set_owner_status(&owner_id, &body).await));
+}
+
+#[when(expr = "an operator disables the invitee because {string}")]
+async fn disable_invitee(world: &mut PaymentsWorld, reason: String) {
+    set_owner_status(world, op::SetOwnerStatusRequestStatus::Disabled, reason).await;
+}
+
+#[when(expr = "an operator enables the invitee because {string}")]
+async fn enable_invitee(world: &mut PaymentsWorld, reason: String) {
+    set_owner_status(world, op::SetOwnerStatusRequestStatus::Active, reason).await;
+}
+
+#[when("an operator lists the merchant's owners")]
+async fn list_owners(world: &mut PaymentsWorld) {
+    let merchant_id = world.merchant().id.clone();
+    let operator = harness().await.operator().unwrap();
+    world.reply = Some(Reply::of(operator.list_owners(&merchant_id).await));
+}
+
+#[then(expr = "the listing has the invitee as {string}")]
+async fn listing_has_invitee(world: &mut PaymentsWorld, status: String) {
+    let email = world.invitee.clone().expect("an invitee");
+    let items = world.reply().body["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let statuses: Vec<&str> = items
+        .iter()
+        .filter(|o| o["email"] == email.as_str())
+        .filter_map(|o| o["status"].as_str())
+        .collect();
+    assert_eq!(statuses, vec![status.as_str()], "{items:?}");
 }

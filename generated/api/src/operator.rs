@@ -98,7 +98,7 @@ pub mod types {
     ///One operator action, as it was taken. Never changed after.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditEvent {
-        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation` (the last three name the merchant as their target).
+        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`.
         pub action: ::std::string::String,
         ///The same after the action.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
@@ -1561,6 +1561,8 @@ pub mod types {
         StatementNotFound,
         #[serde(rename = "STATEMENT_ALREADY_ISSUED")]
         StatementAlreadyIssued,
+        #[serde(rename = "OWNER_NOT_FOUND")]
+        OwnerNotFound,
     }
     impl ::std::fmt::Display for ErrorCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1609,6 +1611,7 @@ pub mod types {
                 Self::PlatformEventsNotConfigured => f.write_str("PLATFORM_EVENTS_NOT_CONFIGURED"),
                 Self::StatementNotFound => f.write_str("STATEMENT_NOT_FOUND"),
                 Self::StatementAlreadyIssued => f.write_str("STATEMENT_ALREADY_ISSUED"),
+                Self::OwnerNotFound => f.write_str("OWNER_NOT_FOUND"),
             }
         }
     }
@@ -1660,6 +1663,7 @@ pub mod types {
                 "PLATFORM_EVENTS_NOT_CONFIGURED" => Ok(Self::PlatformEventsNotConfigured),
                 "STATEMENT_NOT_FOUND" => Ok(Self::StatementNotFound),
                 "STATEMENT_ALREADY_ISSUED" => Ok(Self::StatementAlreadyIssued),
+                "OWNER_NOT_FOUND" => Ok(Self::OwnerNotFound),
                 _ => Err("invalid value".into()),
             }
         }
@@ -2225,6 +2229,16 @@ pub mod types {
             value.parse()
         }
     }
+    ///`Owner`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct Owner {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub email: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        pub owner_id: ::std::string::String,
+        pub status: OwnerStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
     ///An owner invitation, never with its link or token.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct OwnerInvitation {
@@ -2248,6 +2262,67 @@ pub mod types {
         ///Pass as `cursor` for the next page; absent on the last page.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`OwnerList`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OwnerList {
+        pub items: ::std::vec::Vec<Owner>,
+    }
+    ///`invited`: the invitation is not yet accepted. `active`: signs in to the portal. `disabled`: cannot sign in; its sessions have ended.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum OwnerStatus {
+        #[serde(rename = "invited")]
+        Invited,
+        #[serde(rename = "active")]
+        Active,
+        #[serde(rename = "disabled")]
+        Disabled,
+    }
+    impl ::std::fmt::Display for OwnerStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Invited => f.write_str("invited"),
+                Self::Active => f.write_str("active"),
+                Self::Disabled => f.write_str("disabled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OwnerStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "invited" => Ok(Self::Invited),
+                "active" => Ok(Self::Active),
+                "disabled" => Ok(Self::Disabled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OwnerStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OwnerStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///How a withdrawal is paid out. `bank_transfer` is the default and, in version 0.1.0, the only method.
     #[derive(
@@ -2436,6 +2511,66 @@ pub mod types {
         ///Why: 1 to 512 characters, kept in the audit trail.
         pub reason: ::std::string::String,
         pub status: MerchantStatusValue,
+    }
+    ///`SetOwnerStatusRequest`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SetOwnerStatusRequest {
+        ///Why: 1 to 512 characters, kept in the audit trail.
+        pub reason: ::std::string::String,
+        ///`disabled`, or `active` to enable a disabled owner again.
+        pub status: SetOwnerStatusRequestStatus,
+    }
+    ///`disabled`, or `active` to enable a disabled owner again.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum SetOwnerStatusRequestStatus {
+        #[serde(rename = "active")]
+        Active,
+        #[serde(rename = "disabled")]
+        Disabled,
+    }
+    impl ::std::fmt::Display for SetOwnerStatusRequestStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("active"),
+                Self::Disabled => f.write_str("disabled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SetOwnerStatusRequestStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "active" => Ok(Self::Active),
+                "disabled" => Ok(Self::Disabled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SetOwnerStatusRequestStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SetOwnerStatusRequestStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///The body of `tenant_owner_invite`. Receivers tolerate fields added later.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -3156,6 +3291,18 @@ pub struct SetMerchantStatusPath {
     /// The merchant's id.
     pub merchant_id: String,
 }
+/// Path parameters of `list_owners`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListOwnersPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+}
+/// Path parameters of `set_owner_status`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct SetOwnerStatusPath {
+    /// The owner's id, as `GET .../owners` lists it.
+    pub owner_id: String,
+}
 /** The operations of `openapi/operator.json`, one method each. Implement it in the service;
 `operator_api_mod::stub_api_description()` describes it without an implementation.*/
 #[::dropshot::api_description]
@@ -3863,6 +4010,37 @@ pub trait OperatorApi {
         path: ::dropshot::Path<SetMerchantStatusPath>,
         body: ::payments_wire::server::SignedJson<types::SetMerchantStatusRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::MerchantState>, ::dropshot::HttpError>;
+    /// List a merchant's owners
+    ///
+    /// Every owner of the merchant's portal, oldest first: invited (the invitation not yet accepted), active, or disabled.
+    ///
+    /// Needs the role `admin`: it tells who can act for the merchant.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/merchants/{merchant_id}/owners",
+    tags = ["owners"],
+    }]
+    async fn list_owners(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ListOwnersPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OwnerList>, ::dropshot::HttpError>;
+    /// Disable or re-enable a merchant's owner
+    ///
+    /// Disables an owner at once, or enables a disabled one again. A disabled owner's portal sessions end at once (its next page asks it to sign in) and it cannot sign in; its merchant and the merchant's other owners are untouched. Enabled again, an owner who had accepted its invitation is `active` and signs in with its password; one who had not is `invited` again and needs a new invitation. Disabling also revokes the owner's pending invitation; inviting a disabled owner again (`POST .../owner-invitations`), once accepted, enables it too.
+    ///
+    /// Setting the status an owner already has answers 200 and changes nothing but the audit trail.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail with the reason.
+    #[endpoint{method = PUT,
+    path = "/api/v1/operator/owners/{owner_id}/status",
+    tags = ["owners"],
+    }]
+    async fn set_owner_status(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<SetOwnerStatusPath>,
+        body: ::payments_wire::server::SignedJson<types::SetOwnerStatusRequest>,
+    ) -> Result<::dropshot::HttpResponseOk<types::Owner>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -4471,6 +4649,30 @@ where
         )
         .summary("Suspend or reactivate a merchant")
         .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_owners".to_string(),
+            <ServerImpl as OperatorApi>::list_owners,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/owners",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List a merchant's owners")
+        .tag("owners"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "set_owner_status".to_string(),
+            <ServerImpl as OperatorApi>::set_owner_status,
+            ::http::Method::PUT,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/owners/{owner_id}/status",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Disable or re-enable a merchant's owner")
+        .tag("owners"),
     )?;
     Ok(())
 }

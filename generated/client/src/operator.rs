@@ -100,7 +100,7 @@ pub mod types {
     ///One operator action, as it was taken. Never changed after.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditEvent {
-        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation` (the last three name the merchant as their target).
+        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`.
         pub action: ::std::string::String,
         ///The same after the action.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
@@ -1551,6 +1551,8 @@ pub mod types {
         StatementNotFound,
         #[serde(rename = "STATEMENT_ALREADY_ISSUED")]
         StatementAlreadyIssued,
+        #[serde(rename = "OWNER_NOT_FOUND")]
+        OwnerNotFound,
     }
     impl ::std::fmt::Display for ErrorCode {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1599,6 +1601,7 @@ pub mod types {
                 Self::PlatformEventsNotConfigured => f.write_str("PLATFORM_EVENTS_NOT_CONFIGURED"),
                 Self::StatementNotFound => f.write_str("STATEMENT_NOT_FOUND"),
                 Self::StatementAlreadyIssued => f.write_str("STATEMENT_ALREADY_ISSUED"),
+                Self::OwnerNotFound => f.write_str("OWNER_NOT_FOUND"),
             }
         }
     }
@@ -1650,6 +1653,7 @@ pub mod types {
                 "PLATFORM_EVENTS_NOT_CONFIGURED" => Ok(Self::PlatformEventsNotConfigured),
                 "STATEMENT_NOT_FOUND" => Ok(Self::StatementNotFound),
                 "STATEMENT_ALREADY_ISSUED" => Ok(Self::StatementAlreadyIssued),
+                "OWNER_NOT_FOUND" => Ok(Self::OwnerNotFound),
                 _ => Err("invalid value".into()),
             }
         }
@@ -2204,6 +2208,16 @@ pub mod types {
             value.parse()
         }
     }
+    ///`Owner`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct Owner {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub email: ::std::string::String,
+        pub merchant_id: ::std::string::String,
+        pub owner_id: ::std::string::String,
+        pub status: OwnerStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
     ///An owner invitation, never with its link or token.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct OwnerInvitation {
@@ -2227,6 +2241,66 @@ pub mod types {
         ///Pass as `cursor` for the next page; absent on the last page.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`OwnerList`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct OwnerList {
+        pub items: ::std::vec::Vec<Owner>,
+    }
+    ///`invited`: the invitation is not yet accepted. `active`: signs in to the portal. `disabled`: cannot sign in; its sessions have ended.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum OwnerStatus {
+        #[serde(rename = "invited")]
+        Invited,
+        #[serde(rename = "active")]
+        Active,
+        #[serde(rename = "disabled")]
+        Disabled,
+    }
+    impl ::std::fmt::Display for OwnerStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Invited => f.write_str("invited"),
+                Self::Active => f.write_str("active"),
+                Self::Disabled => f.write_str("disabled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OwnerStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "invited" => Ok(Self::Invited),
+                "active" => Ok(Self::Active),
+                "disabled" => Ok(Self::Disabled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OwnerStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OwnerStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///How a withdrawal is paid out. `bank_transfer` is the default and, in version 0.1.0, the only method.
     #[derive(
@@ -2411,6 +2485,65 @@ pub mod types {
         ///Why: 1 to 512 characters, kept in the audit trail.
         pub reason: ::std::string::String,
         pub status: MerchantStatusValue,
+    }
+    ///`SetOwnerStatusRequest`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct SetOwnerStatusRequest {
+        ///Why: 1 to 512 characters, kept in the audit trail.
+        pub reason: ::std::string::String,
+        ///`disabled`, or `active` to enable a disabled owner again.
+        pub status: SetOwnerStatusRequestStatus,
+    }
+    ///`disabled`, or `active` to enable a disabled owner again.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum SetOwnerStatusRequestStatus {
+        #[serde(rename = "active")]
+        Active,
+        #[serde(rename = "disabled")]
+        Disabled,
+    }
+    impl ::std::fmt::Display for SetOwnerStatusRequestStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("active"),
+                Self::Disabled => f.write_str("disabled"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SetOwnerStatusRequestStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "active" => Ok(Self::Active),
+                "disabled" => Ok(Self::Disabled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SetOwnerStatusRequestStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SetOwnerStatusRequestStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///The body of `tenant_owner_invite`. Receivers tolerate fields added later.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -2813,7 +2946,7 @@ Every request carries `authorization: Bearer <token>`: an operator's own API tok
 - `viewer`: every read (listings, single orders, deliveries, the ledger check, the audit trail, `GET /api/v1/operator/me`);
 - `support`: also retry callback deliveries and cancel deposits;
 - `approver`: also approve, reject and resolve withdrawals, complete deposits by hand, and ingest and match bank transactions;
-- `admin`: also create merchants and change their settings, keys and signing, manage operators and their tokens, and invite merchants' owners.
+- `admin`: also create merchants, change their settings, keys and signing, suspend and reactivate them, manage operators and their tokens, and invite, list, disable and enable merchants' owners.
 
 A configuration token acts as an `admin` under its configured name. An action the role does not allow is refused with 403 `ROLE_FORBIDDEN`. Every action that changes something is appended to the audit trail (`GET /api/v1/operator/audit-events`) in the transaction of the action, with its remarks; the trail is never changed after. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
 
@@ -6331,6 +6464,146 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List a merchant's owners
+
+    Every owner of the merchant's portal, oldest first: invited (the invitation not yet accepted), active, or disabled.
+
+    Needs the role `admin`: it tells who can act for the merchant.
+
+    Sends a `GET` request to `/api/v1/operator/merchants/{merchant_id}/owners`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    */
+    pub async fn list_owners<'a>(
+        &'a self,
+        merchant_id: &'a str,
+    ) -> Result<ResponseValue<types::OwnerList>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/owners",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_owners",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Disable or re-enable a merchant's owner
+
+    Disables an owner at once, or enables a disabled one again. A disabled owner's portal sessions end at once (its next page asks it to sign in) and it cannot sign in; its merchant and the merchant's other owners are untouched. Enabled again, an owner who had accepted its invitation is `active` and signs in with its password; one who had not is `invited` again and needs a new invitation. Disabling also revokes the owner's pending invitation; inviting a disabled owner again (`POST .../owner-invitations`), once accepted, enables it too.
+
+    Setting the status an owner already has answers 200 and changes nothing but the audit trail.
+
+    Needs the role `admin`; recorded in the audit trail with the reason.
+
+    Sends a `PUT` request to `/api/v1/operator/owners/{owner_id}/status`
+
+    Arguments:
+    - `owner_id`: The owner's id, as `GET .../owners` lists it.
+    - `body`
+    */
+    pub async fn set_owner_status<'a>(
+        &'a self,
+        owner_id: &'a str,
+        body: &'a types::SetOwnerStatusRequest,
+    ) -> Result<ResponseValue<types::Owner>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/owners/{}/status",
+            self.baseurl,
+            encode_path(&owner_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "set_owner_status",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -6372,6 +6645,8 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/billing-statements/{statement_id}/reissue",
     "/api/v1/operator/merchants/{merchant_id}/billing-period",
     "/api/v1/operator/merchants/{merchant_id}/status",
+    "/api/v1/operator/merchants/{merchant_id}/owners",
+    "/api/v1/operator/owners/{owner_id}/status",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(

@@ -9,7 +9,9 @@
 use crate::actor::{Actor, Target};
 use crate::callbacks::{self, PlatformEvent};
 use crate::domain::error::ApiError;
-use crate::domain::status::{InvitationReason, InvitationStatus, OrderKind, OwnerStatus};
+use crate::domain::status::{
+    InvitationReason, InvitationStatus, OrderKind, OwnerStatus, SessionRealm,
+};
 use crate::domain::validate;
 use crate::listings::{self, Listing, Page};
 pub use crate::store::rows::{InvitationRow, OwnerRow};
@@ -262,6 +264,72 @@ async fn issue(
                 )
                 .await?;
                 Ok(invitation)
+            })
+        })
+        .await
+}
+
+/// The merchant's owners, oldest first.
+pub async fn owners_of(app: &App, merchant_id: &str) -> Result<Vec<OwnerRow>, ApiError> {
+    crate::merchants::find_row(app, merchant_id).await?;
+    let id = merchant_id.to_string();
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.owners_of(&id).await }))
+        .await?)
+}
+
+/// Disables an owner, or enables a disabled one again. Disabled, its
+/// portal sessions and its pending invitation end in the same commit, so
+/// nothing it holds lets it back in. Enabled, it is active if it had set
+/// its password, invited otherwise; enabling one that is not disabled
+/// changes nothing. Audited against its merchant (the trail's targets),
+/// the owner named in the remarks.
+pub async fn set_status(
+    app: &App,
+    by: &Actor,
+    owner_id: &str,
+    enable: bool,
+    reason: &str,
+) -> Result<OwnerRow, ApiError> {
+    let now = app.now_unix();
+    let id = owner_id.to_string();
+    let owner = app
+        .db
+        .run(|s| Box::pin(async move { s.owner_by_id(&id).await }))
+        .await?
+        .ok_or_else(|| ApiError::OwnerNotFound(owner_id.to_string()))?;
+    let verb = if enable { "enabled" } else { "disabled" };
+    let remarks = format!("owner {} {verb}: {reason}", owner.id);
+    let audit = by.audit(
+        Target::Merchant(owner.merchant_id.clone()),
+        Some(&remarks),
+        now,
+    );
+    app.db
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
+            Box::pin(async move {
+                let current = s
+                    .owner_by_id(&owner.id)
+                    .await?
+                    .ok_or_else(|| ApiError::OwnerNotFound(owner.id.clone()))?;
+                let status = match (enable, current.status) {
+                    (false, _) => OwnerStatus::Disabled,
+                    (true, OwnerStatus::Disabled) if current.password_hash.is_some() => {
+                        OwnerStatus::Active
+                    }
+                    (true, OwnerStatus::Disabled) => OwnerStatus::Invited,
+                    (true, unchanged) => unchanged,
+                };
+                if !enable {
+                    s.end_sessions_of(SessionRealm::Portal, &current.id, now)
+                        .await?;
+                    s.end_pending_invitations(&current.id, InvitationStatus::Revoked, now)
+                        .await?;
+                }
+                s.set_owner_status(&current.id, status, now)
+                    .await?
+                    .ok_or(ApiError::OwnerNotFound(current.id))
             })
         })
         .await

@@ -6,7 +6,7 @@
 pub use crate::actor::Operator;
 use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
-use crate::domain::status::{OperatorStatus, Role};
+use crate::domain::status::{OperatorStatus, Role, SessionRealm};
 use crate::domain::validate;
 use crate::keys::constant_time_eq;
 use crate::store::rows::OperatorChange;
@@ -92,7 +92,8 @@ pub async fn create(app: &App, by: &Actor, new: NewOperator) -> Result<OperatorR
 }
 
 /// Sets the password (for the console's sign-in) of the operator with
-/// `email`, hashed with Argon2id; the operator.
+/// `email`, hashed with Argon2id, and ends its console sessions; the
+/// operator.
 pub async fn set_password(
     app: &App,
     by: &Actor,
@@ -109,9 +110,15 @@ pub async fn set_password(
     app.db
         .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
-                s.set_operator_password(&email, &hash, now)
+                let row = s
+                    .set_operator_password(&email, &hash, now)
                     .await?
-                    .ok_or(ApiError::OperatorNotFound(email))
+                    .ok_or(ApiError::OperatorNotFound(email))?;
+                // A reset is how a stolen password is taken back: every
+                // console session signed in with the old one ends with it.
+                s.end_sessions_of(SessionRealm::Console, &row.id, now)
+                    .await?;
+                Ok(row)
             })
         })
         .await

@@ -61,6 +61,8 @@ pub enum ApiError {
     OperatorTokenNotFound(String),
     #[error("no API key `{0}` of this merchant")]
     ApiKeyNotFound(String),
+    #[error("no owner `{0}`")]
+    OwnerNotFound(String),
     #[error("an operator may not change its own role or status")]
     OperatorSelfChange,
     #[error("withdrawal `{0}` already has this operator's approval; a second approver is needed")]
@@ -147,6 +149,7 @@ impl ApiError {
             ApiError::OperatorEmailTaken => "OPERATOR_EMAIL_TAKEN",
             ApiError::OperatorTokenNotFound(_) => "OPERATOR_TOKEN_NOT_FOUND",
             ApiError::ApiKeyNotFound(_) => "API_KEY_NOT_FOUND",
+            ApiError::OwnerNotFound(_) => "OWNER_NOT_FOUND",
             ApiError::OperatorSelfChange => "OPERATOR_SELF_CHANGE",
             // A state conflict as the contract has always named one: an
             // integration built before four-eyes reads it.
@@ -233,6 +236,7 @@ mod tests {
             ApiError::OperatorEmailTaken,
             ApiError::OperatorTokenNotFound(String::new()),
             ApiError::ApiKeyNotFound(String::new()),
+            ApiError::OwnerNotFound(String::new()),
             ApiError::OperatorSelfChange,
             ApiError::AlreadyApproved(String::new()),
             ApiError::NotAPerson(String::new()),
@@ -284,6 +288,7 @@ mod tests {
             | ApiError::OperatorEmailTaken
             | ApiError::OperatorTokenNotFound(_)
             | ApiError::ApiKeyNotFound(_)
+            | ApiError::OwnerNotFound(_)
             | ApiError::OperatorSelfChange
             | ApiError::AlreadyApproved(_)
             | ApiError::NotAPerson(_)
@@ -323,6 +328,7 @@ mod tests {
             "OPERATOR_NOT_FOUND",
             "OPERATOR_TOKEN_NOT_FOUND",
             "API_KEY_NOT_FOUND",
+            "OWNER_NOT_FOUND",
             "OPERATOR_EMAIL_TAKEN",
             "OPERATOR_SELF_CHANGE",
             "INVITATION_NOT_FOUND",

@@ -102,6 +102,9 @@ actions! {
     InviteOwner => "invite_owner", Admin, true;
     ResendOwnerInvitation => "resend_owner_invitation", Admin, true;
     RevokeOwnerInvitation => "revoke_owner_invitation", Admin, true;
+    /// A merchant's owners listed, and one disabled or enabled again.
+    ReadOwners => "read_owners", Admin, false;
+    SetOwnerStatus => "set_owner_status", Admin, true;
     /// Billing: what a merchant is charged is an admin's to correct.
     IssueBillingStatement => "issue_billing_statement", Admin, true;
     ReissueBillingStatement => "reissue_billing_statement", Admin, true;

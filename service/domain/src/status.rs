@@ -201,6 +201,8 @@ stored_as_text! {
     OwnerStatus in "status" {
         Invited => "invited",
         Active => "active",
+        /// Disabled by an operator: cannot sign in, its sessions ended.
+        Disabled => "disabled",
     }
 }
 

@@ -31,6 +31,7 @@ pub fn http_error(e: ApiError) -> HttpError {
             | ApiError::OperatorNotFound(_)
             | ApiError::OperatorTokenNotFound(_)
             | ApiError::ApiKeyNotFound(_)
+            | ApiError::OwnerNotFound(_)
             | ApiError::InvitationNotFound(_)
             | ApiError::StatementNotFound(_)
             | ApiError::AccountNotFound(_)

@@ -36,14 +36,14 @@ use merchant_api::operator::{
     IssueOperatorTokenPath, ListApiKeysPath, ListAuditEventsQuery, ListBankTransactionsQuery,
     ListBillingStatementsQuery, ListCallbackDeliveriesQuery, ListChannelNotificationsQuery,
     ListDepositsQuery, ListOperatorTokensPath, ListOperatorsQuery, ListOwnerInvitationsPath,
-    ListOwnerInvitationsQuery, ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi,
-    ReadBillingStatementDocumentPath, ReadBillingStatementPath, ReadCallbackDeliveryPath,
-    ReadCallbackSigningPath, ReadCashierSessionPath, ReadDepositPath, ReadWithdrawalPath,
-    ReissueBillingStatementPath, RejectWithdrawalPath, ResendOwnerInvitationPath,
-    ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
-    RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath, SetCallbackSigningPath,
-    SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath, SetRateLimitPath,
-    SetReceivingAccountPath,
+    ListOwnerInvitationsQuery, ListOwnersPath, ListWithdrawalsQuery, MatchBankTransactionPath,
+    OperatorApi, ReadBillingStatementDocumentPath, ReadBillingStatementPath,
+    ReadCallbackDeliveryPath, ReadCallbackSigningPath, ReadCashierSessionPath, ReadDepositPath,
+    ReadWithdrawalPath, ReissueBillingStatementPath, RejectWithdrawalPath,
+    ResendOwnerInvitationPath, ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath,
+    RevokeOperatorTokenPath, RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath,
+    SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath,
+    SetOwnerStatusPath, SetRateLimitPath, SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use serde::de::DeserializeOwned;
@@ -476,6 +476,23 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<RevokeOwnerInvitationPath>,
     ) -> Result<HttpResponseOk<types::OwnerInvitation>, HttpError> {
         owners::revoke_owner_invitation(rqctx, headers, path).await
+    }
+
+    async fn list_owners(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ListOwnersPath>,
+    ) -> Result<HttpResponseOk<types::OwnerList>, HttpError> {
+        owners::list_owners(rqctx, headers, path).await
+    }
+
+    async fn set_owner_status(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetOwnerStatusPath>,
+        body: SignedJson<types::SetOwnerStatusRequest>,
+    ) -> Result<HttpResponseOk<types::Owner>, HttpError> {
+        owners::set_owner_status(rqctx, headers, path, body).await
     }
 
     async fn accept_owner_invitation(

@@ -1,5 +1,5 @@
-//! Merchant owners' invitations: listed, sent, resent, revoked and
-//! accepted.
+//! Merchant owners: listed, disabled and enabled again; their
+//! invitations listed, sent, resent, revoked and accepted.
 
 use super::parse;
 use crate::app::actor::Actor;
@@ -8,13 +8,14 @@ use crate::app::owners::{self, InvitationRow};
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::people::Action;
+use crate::domain::status::OwnerStatus;
 use crate::observe::answered;
 use crate::operator::auth::operate;
 use crate::{reshape, time};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
-    types, InviteOwnerPath, ListOwnerInvitationsPath, ListOwnerInvitationsQuery,
-    ResendOwnerInvitationPath, RevokeOwnerInvitationPath,
+    types, InviteOwnerPath, ListOwnerInvitationsPath, ListOwnerInvitationsQuery, ListOwnersPath,
+    ResendOwnerInvitationPath, RevokeOwnerInvitationPath, SetOwnerStatusPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use std::sync::Arc;
@@ -28,6 +29,66 @@ pub(super) async fn list_owner_invitations(
     operate(&rqctx, &headers, Action::Read, |app, _| async move {
         list(&app, &path.into_inner().merchant_id, query.into_inner()).await
     })
+    .await
+}
+
+fn owner_view(o: owners::OwnerRow) -> Result<types::Owner, ApiError> {
+    Ok(types::Owner {
+        status: match o.status {
+            OwnerStatus::Invited => types::OwnerStatus::Invited,
+            OwnerStatus::Active => types::OwnerStatus::Active,
+            OwnerStatus::Disabled => types::OwnerStatus::Disabled,
+        },
+        created_at: time(o.created_at)?,
+        updated_at: time(o.updated_at)?,
+        owner_id: o.id,
+        merchant_id: o.merchant_id,
+        email: o.email,
+    })
+}
+
+pub(super) async fn list_owners(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ListOwnersPath>,
+) -> Result<HttpResponseOk<types::OwnerList>, HttpError> {
+    operate(&rqctx, &headers, Action::ReadOwners, |app, _| async move {
+        let listed = owners::owners_of(&app, &path.into_inner().merchant_id).await?;
+        Ok(types::OwnerList {
+            items: listed
+                .into_iter()
+                .map(owner_view)
+                .collect::<Result<_, _>>()?,
+        })
+    })
+    .await
+}
+
+pub(super) async fn set_owner_status(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<SetOwnerStatusPath>,
+    body: SignedJson<types::SetOwnerStatusRequest>,
+) -> Result<HttpResponseOk<types::Owner>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::SetOwnerStatus,
+        |app, op| async move {
+            let req: types::SetOwnerStatusRequest = parse(&body)?;
+            let reason = crate::domain::validate::required_text("reason", req.reason, 512)?;
+            let enable = matches!(req.status, types::SetOwnerStatusRequestStatus::Active);
+            let owner_id = path.into_inner().owner_id;
+            let owner = owners::set_status(&app, &op, &owner_id, enable, &reason).await?;
+            tracing::info!(
+                action = "set_owner_status",
+                owner_id,
+                enable,
+                "operator action"
+            );
+            owner_view(owner)
+        },
+    )
     .await
 }
 

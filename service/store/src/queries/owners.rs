@@ -20,6 +20,18 @@ pub trait OwnerQueries: Send {
 
     async fn insert_owner(&mut self, row: &OwnerRow) -> StoreResult<()>;
 
+    /// The merchant's owners, oldest first.
+    async fn owners_of(&mut self, merchant_id: &str) -> StoreResult<Vec<OwnerRow>>;
+
+    /// Sets the owner's status at `at`; the owner as it now is, `None`
+    /// when there is no such owner.
+    async fn set_owner_status(
+        &mut self,
+        owner_id: &str,
+        status: OwnerStatus,
+        at: i64,
+    ) -> StoreResult<Option<OwnerRow>>;
+
     /// The owner's password set and the owner active, at `at`.
     async fn activate_owner(
         &mut self,
@@ -88,6 +100,37 @@ macro_rules! impl_owners {
 
             async fn insert_owner(&mut self, row: &OwnerRow) -> StoreResult<()> {
                 insert_one!(self.c(), merchant_owners::table, row)
+            }
+
+            async fn owners_of(&mut self, merchant_id: &str) -> StoreResult<Vec<OwnerRow>> {
+                Ok(merchant_owners::table
+                    .filter(merchant_owners::merchant_id.eq(merchant_id))
+                    .order((merchant_owners::created_at, merchant_owners::id))
+                    .select(crate::rows::columns::<OwnerRow>())
+                    .load(self.c())
+                    .await?)
+            }
+
+            async fn set_owner_status(
+                &mut self,
+                owner_id: &str,
+                status: OwnerStatus,
+                at: i64,
+            ) -> StoreResult<Option<OwnerRow>> {
+                diesel::update(merchant_owners::table.filter(merchant_owners::id.eq(owner_id)))
+                    .set((
+                        merchant_owners::status.eq(status),
+                        merchant_owners::updated_at.eq(at),
+                    ))
+                    .execute(self.c())
+                    .await?;
+                first_or_none!(
+                    self.c(),
+                    OwnerRow,
+                    merchant_owners::table.filter(merchant_owners::id.eq(owner_id)),
+                    "merchant_owners",
+                    "id" = owner_id
+                )
             }
 
             async fn activate_owner(

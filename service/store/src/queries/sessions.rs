@@ -32,6 +32,15 @@ pub trait SessionQueries: Send {
 
     async fn end_web_session(&mut self, id: &str, at: i64) -> StoreResult<()>;
 
+    /// Ends every open session of `subject_id` in `realm` at `at` (a
+    /// password reset, a person disabled); how many.
+    async fn end_sessions_of(
+        &mut self,
+        realm: SessionRealm,
+        subject_id: &str,
+        at: i64,
+    ) -> StoreResult<usize>;
+
     /// Failed sign-ins since `since`: for the account, and from the address.
     async fn login_failures_since(
         &mut self,
@@ -125,6 +134,23 @@ macro_rules! impl_sessions {
                     .execute(self.c())
                     .await?;
                 Ok(())
+            }
+
+            async fn end_sessions_of(
+                &mut self,
+                realm: SessionRealm,
+                subject_id: &str,
+                at: i64,
+            ) -> StoreResult<usize> {
+                Ok(diesel::update(
+                    web_sessions::table
+                        .filter(web_sessions::realm.eq(realm))
+                        .filter(web_sessions::subject_id.eq(subject_id))
+                        .filter(web_sessions::ended_at.is_null()),
+                )
+                .set(web_sessions::ended_at.eq(Some(at)))
+                .execute(self.c())
+                .await?)
             }
 
             async fn end_web_session(&mut self, id: &str, at: i64) -> StoreResult<()> {
