@@ -412,7 +412,27 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
     b.wait_for_text("h1", "Your new API key", WAIT).await?;
     let new_key = b.text("#new-key").await?;
     checked(&b, "").await?;
+    // Post, redirect, get: reloading the page shows nothing and issues
+    // nothing (issue 57).
+    let shown_at = b.url().await?;
+    ensure!(
+        shown_at.contains("/portal/keys/new?key=") && !shown_at.contains(&new_key),
+        "{shown_at}"
+    );
+    b.goto(&shown_at).await?;
+    ensure!(b.text("main").await?.contains("shown once already"));
+    ensure!(
+        !b.text("main").await?.contains(&new_key),
+        "the key shown twice"
+    );
+    checked(&b, "").await?;
     b.quit().await?;
+    let issued = payments_service::app::api_keys::list(app, &mine.merchant.id).await?;
+    ensure!(
+        issued.len() == 2,
+        "{} keys, not the first and one new",
+        issued.len()
+    );
 
     let balances = |key: &str| {
         // Signed at the service's time: its clock is the test's.

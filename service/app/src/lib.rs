@@ -28,6 +28,7 @@ pub mod passwords;
 pub mod payment_sync;
 pub mod people;
 pub mod retention;
+pub mod reveals;
 pub mod suspension;
 pub mod web_sessions;
 pub mod withdrawals;

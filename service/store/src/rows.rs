@@ -744,6 +744,18 @@ pub struct WebSessionRow {
     pub ended_at: Option<i64>,
 }
 
+/// A secret a form post issued, kept for the page the post redirects to:
+/// known by the keyed hash of its one-time handle, bound to the session
+/// (the keyed hash of its form token), encrypted under the master key.
+#[derive(Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = secret_reveals, treat_none_as_default_value = false)]
+pub struct SecretRevealRow {
+    pub id: String,
+    pub session: String,
+    pub ciphertext: String,
+    pub created_at: i64,
+}
+
 /// One failed sign-in: the keyed hash of the email tried, and the address.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = login_failures, treat_none_as_default_value = false)]

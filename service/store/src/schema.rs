@@ -455,6 +455,15 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    secret_reveals (id) {
+        id -> Text,
+        session -> Text,
+        ciphertext -> Text,
+        created_at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -484,4 +493,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     billing_settings,
     web_sessions,
     login_failures,
+    secret_reveals,
 );

@@ -32,6 +32,19 @@ pub trait SessionQueries: Send {
 
     async fn end_web_session(&mut self, id: &str, at: i64) -> StoreResult<()>;
 
+    /// Keeps a secret for the page after a post, and forgets those kept
+    /// before `forget_before` that were never shown.
+    async fn keep_reveal(&mut self, row: &SecretRevealRow, forget_before: i64) -> StoreResult<()>;
+
+    /// Takes (reads and deletes) the secret kept under `id` for `session`,
+    /// if it was kept at or after `not_before`.
+    async fn take_reveal(
+        &mut self,
+        id: &str,
+        session: &str,
+        not_before: i64,
+    ) -> StoreResult<Option<SecretRevealRow>>;
+
     /// Ends every open session of `subject_id` in `realm` at `at` (a
     /// password reset, a person disabled); how many.
     async fn end_sessions_of(
@@ -151,6 +164,41 @@ macro_rules! impl_sessions {
                 .set(web_sessions::ended_at.eq(Some(at)))
                 .execute(self.c())
                 .await?)
+            }
+
+            async fn keep_reveal(
+                &mut self,
+                row: &SecretRevealRow,
+                forget_before: i64,
+            ) -> StoreResult<()> {
+                diesel::delete(
+                    secret_reveals::table.filter(secret_reveals::created_at.lt(forget_before)),
+                )
+                .execute(self.c())
+                .await?;
+                insert_one!(self.c(), secret_reveals::table, row)
+            }
+
+            async fn take_reveal(
+                &mut self,
+                id: &str,
+                session: &str,
+                not_before: i64,
+            ) -> StoreResult<Option<SecretRevealRow>> {
+                let found: Option<SecretRevealRow> = secret_reveals::table
+                    .filter(secret_reveals::id.eq(id))
+                    .filter(secret_reveals::session.eq(session))
+                    .filter(secret_reveals::created_at.ge(not_before))
+                    .select(crate::rows::columns::<SecretRevealRow>())
+                    .first(self.c())
+                    .await
+                    .optional()?;
+                let deleted =
+                    diesel::delete(secret_reveals::table.filter(secret_reveals::id.eq(id)))
+                        .execute(self.c())
+                        .await?;
+                // Two pages taking it at once: only the one that deleted it shows it.
+                Ok(found.filter(|_| deleted == 1))
             }
 
             async fn end_web_session(&mut self, id: &str, at: i64) -> StoreResult<()> {

@@ -189,6 +189,7 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(portal_statement_document))
         .and_then(|()| api.register(portal_keys))
         .and_then(|()| api.register(portal_rotate_key))
+        .and_then(|()| api.register(portal_new_key))
         .and_then(|()| api.register(portal_settings))
         .and_then(|()| api.register(portal_set_timeout))
         .map_err(|e| e.to_string())

@@ -523,31 +523,80 @@ pub async fn portal_keys(
     .await
 }
 
+/// Issues the key and sends the browser to the page that shows it, with
+/// a one-time handle: a reload of that page issues nothing
+/// (`app::reveals`).
 #[endpoint { method = POST, path = "/portal/keys/rotate", unpublished = true }]
 pub async fn portal_rotate_key(
     rqctx: RequestContext<Arc<App>>,
     body: UntypedBody,
 ) -> Result<http::Response<Body>, HttpError> {
-    post(&rqctx, &SECTIONS, "/portal/keys", body, |app, session, fields| async move {
-        let merchant = merchant_of(&session)?;
-        let grace = given(&fields, "grace_seconds")
-            .map(|g| g.parse::<i64>().map_err(|_| ApiError::invalid_field("grace_seconds", "must be a whole number of seconds")))
-            .transpose()?;
-        let issued = merchants::issue_api_key(&app, &owner_of(&session)?, &merchant, grace).await?;
-        tracing::info!(merchant_id = merchant, "an owner issued an API key");
-        let until = issued
-            .previous_keys_expire_at
-            .map(|t| format!("<p>Your previous keys stop working at {}.</p>", when(t)))
-            .unwrap_or_default();
-        Reply::page(
-            "Your new API key",
-            format!(
+    post(
+        &rqctx,
+        &SECTIONS,
+        "/portal/keys",
+        body,
+        |app, session, fields| async move {
+            let merchant = merchant_of(&session)?;
+            let grace = given(&fields, "grace_seconds")
+                .map(|g| {
+                    g.parse::<i64>().map_err(|_| {
+                        ApiError::invalid_field(
+                            "grace_seconds",
+                            "must be a whole number of seconds",
+                        )
+                    })
+                })
+                .transpose()?;
+            let issued =
+                merchants::issue_api_key(&app, &owner_of(&session)?, &merchant, grace).await?;
+            tracing::info!(merchant_id = merchant, "an owner issued an API key");
+            let handle = crate::app::reveals::keep(&app, &session.csrf, &issued.api_key).await?;
+            let until = issued
+                .previous_keys_expire_at
+                .map(|t| format!("&until={t}"))
+                .unwrap_or_default();
+            Ok(Reply::Go(format!("/portal/keys/new?key={handle}{until}")))
+        },
+    )
+    .await
+}
+
+/// The key a post just issued, shown once.
+#[endpoint { method = GET, path = "/portal/keys/new", unpublished = true }]
+pub async fn portal_new_key(
+    rqctx: RequestContext<Arc<App>>,
+) -> Result<http::Response<Body>, HttpError> {
+    page(
+        &rqctx,
+        &SECTIONS,
+        "/portal/keys",
+        |app, session, fields| async move {
+            let handle = given(&fields, "key").unwrap_or_default();
+            let back = "<p><a href=\"/portal/keys\">Back to API keys</a></p>";
+            let Some(key) = crate::app::reveals::take(&app, &session.csrf, &handle).await? else {
+                return Reply::page(
+                    "Your new API key",
+                    format!(
+                    "<p role=\"alert\">This key was shown once already, and is not shown again. \
+                     It works: if you did not copy it, issue another key.</p>{back}"
+                ),
+                );
+            };
+            let until = given(&fields, "until")
+                .and_then(|t| t.parse::<i64>().ok())
+                .map(|t| format!("<p>Your previous keys stop working at {}.</p>", when(t)))
+                .unwrap_or_default();
+            Reply::page(
+                "Your new API key",
+                format!(
                 "<p class=\"notice\" role=\"status\">Copy this key now; it is not shown again.</p>\
-                 <p class=\"secret\" id=\"new-key\">{}</p>{until}<p><a href=\"/portal/keys\">Back to API keys</a></p>",
-                escape(&issued.api_key)
+                 <p class=\"secret\" id=\"new-key\">{}</p>{until}{back}",
+                escape(&key)
             ),
-        )
-    })
+            )
+        },
+    )
     .await
 }
 
