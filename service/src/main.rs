@@ -190,13 +190,16 @@ async fn create_operator(app: &App, name: String, email: String, role: &str) -> 
         .await
         .map_err(fail)?;
     let label = "created by `payments operator create`".into();
-    let issued = people::issue_token(app, &by(Action::IssueOperatorToken), &row.id, label)
+    let issued = people::issue_token(app, &by(Action::IssueOperatorToken), &row.id, label, None)
         .await
         .map_err(fail)?;
     println!("operator_id: {}", row.id);
     println!("email: {}", row.email);
     println!("role: {}", row.role);
     println!("token: {}", issued.token);
+    if let Some(end) = issued.row.expires_at {
+        println!("expires_at: {end} (Unix seconds; issue another and revoke this one before then)");
+    }
     println!("(store the token now: it is not shown again)");
     Ok(())
 }

@@ -180,3 +180,63 @@ async fn two_approvers_at_once_move_a_four_eyes_withdrawal_once() -> Result<()> 
     );
     Ok(())
 }
+
+/// Issue 57: an operator token stops by itself. It works to its last
+/// second, then answers as a revoked one does; the default is 90 days,
+/// and a life outside an hour to 366 days is refused.
+#[tokio::test]
+async fn an_operator_token_stops_working_when_it_expires() {
+    use payments_service::app::people::{self, NewOperator};
+    use payments_service::clock::ManualClock;
+    use payments_service::domain::error::ApiError;
+    use payments_service::domain::status::Role;
+    let clock = ManualClock::at(1_800_000_000);
+    let service = payments_testing::TestService::start(
+        payments_service::Profile::Sandbox,
+        std::sync::Arc::new(clock.clone()),
+    )
+    .await
+    .unwrap();
+    let app = service.service.app();
+    let set_up = &payments_testing::SET_UP;
+    let op = people::create(
+        app,
+        set_up,
+        NewOperator {
+            name: "Tia".into(),
+            email: "tia@ops.example.test".into(),
+            role: Role::Approver,
+        },
+    )
+    .await
+    .unwrap();
+    let short = people::issue_token(app, set_up, &op.id, "a day".into(), Some(86_400))
+        .await
+        .unwrap();
+    let default = people::issue_token(app, set_up, &op.id, "default".into(), None)
+        .await
+        .unwrap();
+    assert_eq!(short.row.expires_at, Some(1_800_000_000 + 86_400));
+    assert_eq!(
+        default.row.expires_at,
+        Some(1_800_000_000 + people::TOKEN_DEFAULT_SECONDS)
+    );
+    for refused in [Some(3_599), Some(31_622_401)] {
+        let e = people::issue_token(app, set_up, &op.id, "bad".into(), refused)
+            .await
+            .err();
+        assert!(matches!(e, Some(ApiError::InvalidField { .. })), "{e:?}");
+    }
+
+    clock.advance(86_399);
+    assert!(
+        people::authenticate(app, &short.token).await.is_ok(),
+        "its last second"
+    );
+    clock.advance(1);
+    assert!(matches!(
+        people::authenticate(app, &short.token).await,
+        Err(ApiError::UnknownOperatorToken)
+    ));
+    assert!(people::authenticate(app, &default.token).await.is_ok());
+}

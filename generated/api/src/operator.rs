@@ -1908,6 +1908,9 @@ pub mod types {
     ///`IssueOperatorTokenRequest`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct IssueOperatorTokenRequest {
+        ///How long the token works: 3600 (an hour) to 31622400 (366 days); 7776000 (90 days) when absent. To rotate a token, issue the new one, move to it, then revoke the old one.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_in_seconds: ::std::option::Option<i64>,
         ///What the token is for; at most 128 characters.
         pub label: ::std::string::String,
     }
@@ -1938,6 +1941,9 @@ pub mod types {
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct IssuedOperatorToken {
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When the token stops working.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub label: ::std::string::String,
         pub token: ::std::string::String,
         pub token_id: ::std::string::String,
@@ -2166,6 +2172,9 @@ pub mod types {
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct OperatorToken {
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When the token stops working. Absent on a token issued before operator 0.12.0: it works until revoked.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         pub label: ::std::string::String,
         ///Absent while the token works.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]

@@ -39,7 +39,11 @@ pub async fn authenticate(app: &App, presented: &str) -> Result<Operator, ApiErr
         .run(|s| Box::pin(async move { s.operator_token(&hash).await }))
         .await?;
     match found {
-        Some((token, op)) if token.revoked_at.is_none() && op.status == OperatorStatus::Active => {
+        Some((token, op))
+            if token.revoked_at.is_none()
+                && token.expires_at.is_none_or(|end| end > app.now_unix())
+                && op.status == OperatorStatus::Active =>
+        {
             Ok(Operator {
                 id: Some(op.id),
                 name: op.name,
@@ -182,13 +186,28 @@ pub struct IssuedToken {
     pub row: OperatorTokenRow,
 }
 
+/// How long an operator token works unless asked otherwise: 90 days.
+pub const TOKEN_DEFAULT_SECONDS: i64 = 90 * 24 * 3600;
+/// The bounds of a token's life: an hour to 366 days.
+const TOKEN_SECONDS: std::ops::RangeInclusive<i64> = 3600..=366 * 24 * 3600;
+
+/// A new token for the operator, working for `expires_in` seconds (90
+/// days when `None`): a token that leaks stops by itself.
 pub async fn issue_token(
     app: &App,
     by: &Actor,
     operator_id: &str,
     label: String,
+    expires_in: Option<i64>,
 ) -> Result<IssuedToken, ApiError> {
     let label = validate::required_text("label", label, 128)?;
+    let expires_in = expires_in.unwrap_or(TOKEN_DEFAULT_SECONDS);
+    if !TOKEN_SECONDS.contains(&expires_in) {
+        return Err(ApiError::invalid_field(
+            "expires_in_seconds",
+            "must be between 3600 and 31622400",
+        ));
+    }
     find(app, operator_id).await?;
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
@@ -200,6 +219,7 @@ pub async fn issue_token(
         label,
         created_at: app.now_unix(),
         revoked_at: None,
+        expires_at: Some(app.now_unix() + expires_in),
     };
     let insert = row.clone();
     let audit = by.audit(

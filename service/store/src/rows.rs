@@ -606,6 +606,8 @@ pub struct OperatorTokenRow {
     pub label: String,
     pub created_at: i64,
     pub revoked_at: Option<i64>,
+    /// When it stops working; None on tokens issued before tokens expired.
+    pub expires_at: Option<i64>,
 }
 
 /// A merchant's owner. `password_hash` is an Argon2id PHC string, set

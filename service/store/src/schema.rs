@@ -365,6 +365,7 @@ diesel::table! {
         label -> Text,
         created_at -> BigInt,
         revoked_at -> Nullable<BigInt>,
+        expires_at -> Nullable<BigInt>,
     }
 }
 

@@ -104,7 +104,8 @@ pub(super) async fn issue_operator_token(
         Action::IssueOperatorToken,
         |app, op| async move {
             let operator_id = path.into_inner().operator_id;
-            issue_token(&app, &op, operator_id, parse(&body)?.label).await
+            let req = parse(&body)?;
+            issue_token(&app, &op, operator_id, req.label, req.expires_in_seconds).await
         },
     )
     .await
@@ -170,6 +171,7 @@ fn token(row: OperatorTokenRow) -> Result<types::OperatorToken, ApiError> {
         label: row.label,
         created_at: time(row.created_at)?,
         revoked_at: time_opt(row.revoked_at)?,
+        expires_at: time_opt(row.expires_at)?,
     })
 }
 
@@ -252,13 +254,15 @@ pub async fn issue_token(
     by: &Actor,
     operator_id: String,
     label: String,
+    expires_in: Option<i64>,
 ) -> Result<types::IssuedOperatorToken, ApiError> {
-    let issued = people::issue_token(app, by, &operator_id, label).await?;
+    let issued = people::issue_token(app, by, &operator_id, label, expires_in).await?;
     tracing::info!(action = "issue_operator_token", %operator_id, token_id = %issued.row.id, "operator action");
     Ok(types::IssuedOperatorToken {
         token_id: issued.row.id,
         label: issued.row.label,
         created_at: time(issued.row.created_at)?,
+        expires_at: time_opt(issued.row.expires_at)?,
         token: issued.token,
     })
 }

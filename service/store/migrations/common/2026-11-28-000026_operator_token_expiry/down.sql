@@ -1,0 +1,1 @@
+ALTER TABLE operator_tokens DROP COLUMN expires_at;
