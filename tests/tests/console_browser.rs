@@ -416,7 +416,7 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
     // nothing (issue 57).
     let shown_at = b.url().await?;
     ensure!(
-        shown_at.contains("/portal/keys/new?key=") && !shown_at.contains(&new_key),
+        shown_at.contains("/portal/keys/new?token=") && !shown_at.contains(&new_key),
         "{shown_at}"
     );
     b.goto(&shown_at).await?;

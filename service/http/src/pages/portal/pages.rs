@@ -525,7 +525,8 @@ pub async fn portal_keys(
 
 /// Issues the key and sends the browser to the page that shows it, with
 /// a one-time handle: a reload of that page issues nothing
-/// (`app::reveals`).
+/// (`app::reveals`). The handle travels as `token`, the query parameter
+/// the request log masks (`telemetry::redact::path`).
 #[endpoint { method = POST, path = "/portal/keys/rotate", unpublished = true }]
 pub async fn portal_rotate_key(
     rqctx: RequestContext<Arc<App>>,
@@ -556,7 +557,7 @@ pub async fn portal_rotate_key(
                 .previous_keys_expire_at
                 .map(|t| format!("&until={t}"))
                 .unwrap_or_default();
-            Ok(Reply::Go(format!("/portal/keys/new?key={handle}{until}")))
+            Ok(Reply::Go(format!("/portal/keys/new?token={handle}{until}")))
         },
     )
     .await
@@ -572,7 +573,7 @@ pub async fn portal_new_key(
         &SECTIONS,
         "/portal/keys",
         |app, session, fields| async move {
-            let handle = given(&fields, "key").unwrap_or_default();
+            let handle = given(&fields, "token").unwrap_or_default();
             let back = "<p><a href=\"/portal/keys\">Back to API keys</a></p>";
             let Some(key) = crate::app::reveals::take(&app, &session.csrf, &handle).await? else {
                 return Reply::page(
