@@ -59,16 +59,15 @@ pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError>
             Err(e) => return Err(in_doubt(app, &current, channel.code(), e).await),
         },
         None => {
-            // Held while its merchant is suspended (the worker's query
-            // skips it; this catches a suspension since it was listed).
-            crate::suspension::refuse_if_suspended(app, &current.merchant_id).await?;
             let (id, now) = (current.id.clone(), app.now_unix());
             let noted = app
                 .db
                 .run(move |s| Box::pin(async move { s.mark_payout_sent(&id, now).await }))
                 .await?;
             if !noted {
-                // Another dispatcher is sending it, or it moved meanwhile.
+                // Another dispatcher is sending it, it moved meanwhile, or
+                // its merchant is suspended (held: the note's own condition,
+                // so a suspension since it was listed holds it too).
                 return Err(lifecycle::refused(
                     order_no,
                     current.status,

@@ -39,7 +39,8 @@ pub trait WithdrawalQueries: Send {
     ) -> StoreResult<Vec<String>>;
 
     /// Notes that the payout of approved withdrawal `id` is being sent, if
-    /// it never was: whether this call noted it.
+    /// it never was and its merchant is not suspended: whether this call
+    /// noted it.
     async fn mark_payout_sent(&mut self, id: &str, now: i64) -> StoreResult<bool>;
 
     /// Order numbers of payouts under way (`processing`) the service last
@@ -130,7 +131,10 @@ macro_rules! impl_withdrawals {
                     withdrawal_orders::table
                         .filter(withdrawal_orders::id.eq(id))
                         .filter(withdrawal_orders::status.eq(WithdrawalStatus::Approved))
-                        .filter(withdrawal_orders::payout_sent_at.is_null()),
+                        .filter(withdrawal_orders::payout_sent_at.is_null())
+                        .filter(diesel::dsl::not(
+                            withdrawal_orders::merchant_id.eq_any(held_merchants()),
+                        )),
                 )
                 .set(withdrawal_orders::payout_sent_at.eq(now))
                 .execute(self.c())
