@@ -49,6 +49,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         config.database_pool_size,
         DbOptions {
             direct_url: config.database_direct_url.clone(),
+            migrate_url: config.database_migrate_url.clone(),
             pgbouncer: config.database_pgbouncer,
             pool_wait: Some(std::time::Duration::from_millis(
                 config.database_pool_wait_ms,

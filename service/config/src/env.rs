@@ -16,6 +16,35 @@ pub(super) fn profile() -> Result<Option<Profile>> {
         .transpose()
 }
 
+/// The variables that may hold a secret, each also readable from a file
+/// (`PAYMENTS_X_FILE`, `secret::from_env`).
+fn apply_secrets(c: &mut Config) -> Result<()> {
+    use crate::secret::from_env;
+    if let Some(v) = from_env("DATABASE_URL")? {
+        c.database_url = v;
+    }
+    if let Some(v) = from_env("DATABASE_DIRECT_URL")? {
+        c.database_direct_url = Some(v);
+    }
+    if let Some(v) = from_env("DATABASE_MIGRATE_URL")? {
+        c.database_migrate_url = Some(v);
+    }
+    if let Some(v) = from_env("MASTER_KEY")? {
+        c.master_key = Some(v);
+    }
+    if let Some(v) = from_env("PREVIOUS_MASTER_KEYS")? {
+        c.previous_master_keys = v
+            .split([',', '\n'])
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty())
+            .collect();
+    }
+    if let Some(v) = from_env("PLATFORM_EVENTS_SECRET")? {
+        c.platform_events_secret = Some(v);
+    }
+    Ok(())
+}
+
 /// Every variable that is set, over `c`.
 pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("BIND") {
@@ -24,17 +53,9 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("PUBLIC_BASE_URL") {
         c.public_base_url = v;
     }
-    if let Some(v) = var("DATABASE_URL") {
-        c.database_url = v;
-    }
-    if let Some(v) = var("MASTER_KEY") {
-        c.master_key = Some(v);
-    }
+    apply_secrets(c)?;
     if let Some(v) = var("LOG_LEVEL") {
         c.log_level = v;
-    }
-    if let Some(v) = var("DATABASE_DIRECT_URL") {
-        c.database_direct_url = Some(v);
     }
     if let Some(v) = var("DATABASE_PGBOUNCER") {
         c.database_pgbouncer = matches!(v.as_str(), "1" | "true" | "yes");
@@ -70,9 +91,6 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     }
     if let Some(v) = var("PLATFORM_EVENTS_URL") {
         c.platform_events_url = Some(v);
-    }
-    if let Some(v) = var("PLATFORM_EVENTS_SECRET") {
-        c.platform_events_secret = Some(v);
     }
     if let Some(v) = var("CALLBACK_CA_BUNDLE") {
         c.callback_ca_bundle = Some(PathBuf::from(v));

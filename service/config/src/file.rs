@@ -16,10 +16,13 @@ pub(super) struct FileConfig {
     database_pool_size: Option<usize>,
     database_pool_wait_ms: Option<u64>,
     database_direct_url: Option<String>,
+    database_migrate_url: Option<String>,
     database_pgbouncer: Option<bool>,
     roles: Option<Roles>,
     instance_id: Option<String>,
+    #[serde(default, deserialize_with = "crate::secret::optional")]
     master_key: Option<String>,
+    previous_master_keys: Option<Vec<String>>,
     data_dir: Option<PathBuf>,
     timestamp_skew_seconds: Option<i64>,
     deposit_validity_seconds: Option<i64>,
@@ -45,6 +48,7 @@ pub(super) struct FileConfig {
     default_fees: Option<BTreeMap<String, DirectionRates>>,
     operators: Option<Vec<OperatorConfig>>,
     platform_events_url: Option<String>,
+    #[serde(default, deserialize_with = "crate::secret::optional")]
     platform_events_secret: Option<String>,
     owner_invitation_ttl_seconds: Option<i64>,
     rate_limit: Option<RateLimitConfig>,
@@ -153,6 +157,7 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
         database_pgbouncer,
         roles,
         instance_id,
+        previous_master_keys,
         data_dir,
         timestamp_skew_seconds,
         deposit_validity_seconds,
@@ -205,6 +210,7 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
     take_given!(
         callback_ca_bundle,
         database_direct_url,
+        database_migrate_url,
         metrics_bind,
         platform_events_url,
         platform_events_secret,

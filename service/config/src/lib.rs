@@ -8,6 +8,7 @@ mod defaults;
 mod env;
 mod file;
 pub mod keys;
+mod secret;
 mod validate;
 
 // The layers below, under the names every module of this crate uses for
@@ -27,11 +28,22 @@ use crate::domain::fees::{DirectionRates, RateConfig};
 use crate::domain::money::CurrencyConfig;
 use crate::domain::routing::{Profile, Route};
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OperatorConfig {
     pub name: String,
+    /// Inline, or `{ file = … }` / `{ env = … }` (`secret`).
+    #[serde(deserialize_with = "secret::required")]
     pub token: String,
+}
+
+impl std::fmt::Debug for OperatorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token is never printed.
+        f.debug_struct("OperatorConfig")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -87,8 +99,9 @@ pub struct ChannelConfig {
     /// `http`: the adapter's base URL.
     #[serde(default)]
     pub base_url: Option<String>,
-    /// `http`: the secret both sides sign with (at least 32 bytes).
-    #[serde(default)]
+    /// `http`: the secret both sides sign with (at least 32 bytes);
+    /// inline, or `{ file = … }` / `{ env = … }` (`secret`).
+    #[serde(default, deserialize_with = "secret::optional")]
     pub secret: Option<String>,
     /// `http`: how long one call may take before its outcome is unknown
     /// (100 to 60000 ms; 10000 if not set).
@@ -238,6 +251,11 @@ pub struct Config {
     /// migrations and for LISTEN, which a transaction pooler cannot carry.
     /// Unset, `database_url` is used for both.
     pub database_direct_url: Option<String>,
+    /// PostgreSQL as the role that owns the tables, for migrations only:
+    /// set, the service migrates as it and runs as `database_url`'s role,
+    /// which then holds grants and never `UPDATE`, `DELETE` or `TRUNCATE`
+    /// on the audit trail, the journal or the approvals (docs/production.md).
+    pub database_migrate_url: Option<String>,
     /// `database_url` goes through PgBouncer in transaction pooling mode
     /// (before 1.21): no statement is kept prepared across transactions,
     /// and every unit of work runs in a transaction.
@@ -256,6 +274,10 @@ pub struct Config {
     pub instance_id: String,
     /// 32 bytes, base64; encrypts API keys at rest.
     pub master_key: Option<String>,
+    /// Earlier master keys, newest first: they still decrypt (never
+    /// encrypt) while `payments keys rotate` reseals everything under
+    /// `master_key`; then they can go.
+    pub previous_master_keys: Vec<String>,
     /// Where the sandbox keeps its SQLite file and generated master key.
     pub data_dir: PathBuf,
     pub timestamp_skew_seconds: i64,

@@ -88,6 +88,11 @@ impl Config {
         if self.database_pgbouncer && !self.database_url.starts_with("postgres") {
             bail!("database_pgbouncer is for a PostgreSQL URL through PgBouncer");
         }
+        if let Some(owner) = &self.database_migrate_url {
+            if !owner.starts_with("postgres") || !self.database_url.starts_with("postgres") {
+                bail!("database_migrate_url is for PostgreSQL: the owning role's URL, beside a database_url for the service's own role");
+            }
+        }
         if self.instance_id.is_empty()
             || !self
                 .instance_id
@@ -124,6 +129,16 @@ impl Config {
             }
             if self.master_key.is_none() {
                 bail!("the production profile needs a master key: set PAYMENTS_MASTER_KEY (32 bytes, base64)");
+            }
+            for op in &self.operators {
+                if !strong_token(&op.token) {
+                    bail!(
+                        "operator `{}`: a bootstrap token in production carries at least 32 random bytes \
+                         (64 hexadecimal digits or 43 base64 characters after a prefix such as `op_`; \
+                         `openssl rand -hex 32`)",
+                        op.name
+                    );
+                }
             }
         }
         Ok(())
@@ -350,9 +365,71 @@ impl Config {
     }
 }
 
+/// Whether `token` plausibly carries 32 random bytes: its random part
+/// (after a lowercase `word_` prefix such as `op_` or `op_live_`) is at
+/// least 64 hexadecimal digits, or 43 characters of another alphabet, and
+/// not a repetition of a few characters. It cannot measure randomness;
+/// it refuses what is certainly too little.
+pub(crate) fn strong_token(token: &str) -> bool {
+    let mut random = token;
+    while let Some((word, rest)) = random.split_once('_') {
+        if word.is_empty() || word.len() > 8 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+            break;
+        }
+        random = rest;
+    }
+    let random = random.trim_end_matches('=');
+    let distinct = random
+        .chars()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let hex = random.chars().all(|c| c.is_ascii_hexdigit());
+    let needed = if hex { 64 } else { 43 };
+    random.chars().count() >= needed && distinct >= 12
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn production_refuses_a_bootstrap_token_of_fewer_than_32_random_bytes() {
+        let hex64 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        for weak in [
+            "op_test_conformance_operator_token",
+            "op_scale_9f86d081884c7d659a2feaa0c55ad015",
+            &format!("op_{}", "ab".repeat(40)),
+            "correct-horse-battery-staple",
+        ] {
+            assert!(!strong_token(weak), "{weak} passed");
+            let mut c = Config::defaults(Profile::Production);
+            c.database_url = "postgres://h/db".into();
+            c.master_key = Some("x".into());
+            c.operators = vec![crate::OperatorConfig {
+                name: "boot".into(),
+                token: weak.into(),
+            }];
+            let why = c.validate().unwrap_err().to_string();
+            assert!(
+                why.contains("at least 32 random bytes") && !why.contains(weak),
+                "{why}"
+            );
+        }
+        for strong in [
+            format!("op_{hex64}"),
+            format!("op_live_{}", hex64.to_uppercase()),
+            "op_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5".to_string(),
+        ] {
+            assert!(strong_token(&strong), "{strong} refused");
+        }
+        // The sandbox takes any token.
+        let mut c = Config::defaults(Profile::Sandbox);
+        c.operators = vec![crate::OperatorConfig {
+            name: "boot".into(),
+            token: "short".into(),
+        }];
+        assert!(c.validate().is_ok());
+    }
 
     fn refusal(edit: impl FnOnce(&mut ReceivingAccountConfig)) -> String {
         let mut config = Config::defaults(Profile::Sandbox);

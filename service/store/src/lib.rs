@@ -8,6 +8,7 @@ pub mod audit;
 mod dialect;
 pub mod error;
 pub mod paging;
+pub mod privileges;
 pub mod queries;
 pub mod rows;
 pub mod schema;
@@ -93,6 +94,11 @@ pub struct DbOptions {
     /// queueing without end behind a full pool; `DEFAULT_POOL_WAIT` when
     /// not given.
     pub pool_wait: Option<std::time::Duration>,
+    /// PostgreSQL as the role that owns the tables: when given, the
+    /// migrations run as it and then grant the service's own role (the
+    /// one `direct_url` or the URL signs in as) only what it needs
+    /// (`privileges`); when not, the service's role migrates and owns.
+    pub migrate_url: Option<String>,
 }
 
 /// A connection not free within this is a 503, not a longer wait.
@@ -223,10 +229,11 @@ impl Db {
     async fn pools(url: &str, pool_size: usize, options: &DbOptions) -> Result<Pools> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let direct = options.direct_url.as_deref().unwrap_or(url);
-            let conn = AsyncPgConnection::establish(direct)
-                .await
-                .with_context(|| format!("connecting to {}", crate::config::redact_url(direct)))?;
-            run_migrations(conn, PG_MIGRATIONS).await?;
+            let conn = pg_establish(direct).await?;
+            match options.migrate_url.as_deref() {
+                Some(owner_url) => migrate_as_owner(conn, owner_url).await?,
+                None => run_migrations(conn, PG_MIGRATIONS).await?,
+            }
             let mut config = pool_config::<AsyncPgConnection>();
             if options.pgbouncer {
                 config.custom_setup = Box::new(|url| Box::pin(pgbouncer_connect(url.to_string())));
@@ -647,6 +654,32 @@ fn pool_config<C: AsyncConnection + 'static>() -> ManagerConfig<C> {
     let mut config = ManagerConfig::default();
     config.recycling_method = RecyclingMethod::Fast;
     config
+}
+
+async fn pg_establish(url: &str) -> Result<AsyncPgConnection> {
+    AsyncPgConnection::establish(url)
+        .await
+        .with_context(|| format!("connecting to {}", crate::config::redact_url(url)))
+}
+
+/// Migrates as the owning role, then grants the role `service` signs in
+/// as. The same role on both URLs would own what it is meant only to
+/// use, so that is refused rather than run with a false sense of safety.
+async fn migrate_as_owner(mut service: AsyncPgConnection, owner_url: &str) -> Result<()> {
+    let role = privileges::current_role(&mut service).await?;
+    let mut owner = pg_establish(owner_url).await?;
+    let owner_role = privileges::current_role(&mut owner).await?;
+    if owner_role == role {
+        return Err(anyhow!(
+            "the migration URL and the service's URL sign in as the same role ({role}): \
+             the service would own its tables; give it a role of its own"
+        ));
+    }
+    run_migrations(owner, PG_MIGRATIONS).await?;
+    let mut owner = pg_establish(owner_url).await?;
+    privileges::grant_service_role(&mut owner, &role).await?;
+    tracing::info!(service_role = %role, owner_role = %owner_role, "migrated as the owner; the service's role holds grants only");
+    Ok(())
 }
 
 async fn sqlite_connect(path: String) -> Result<SqliteConn> {

@@ -20,7 +20,9 @@ use payments_service::server::{self, Service};
 use std::sync::Arc;
 
 /// The operator token every test service accepts.
-pub const TEST_OPERATOR_TOKEN: &str = "op_test_conformance_operator_token";
+// 32 random bytes in hex, as production wants of a bootstrap token.
+pub const TEST_OPERATOR_TOKEN: &str =
+    "op_test_5c1d0e8f2a7b4c9d3e6f1a8b2c7d4e9f0a3b6c1d8e2f5a4b7c0d9e3f6a1b8c2d";
 pub const TEST_OPERATOR: &str = "test-operator";
 
 /// Set-up a test does itself (merchants, paid deposits): nobody's action,
@@ -96,9 +98,20 @@ impl TestService {
             _ => format!("sqlite://{}", scratch.join("payments.db").display()),
         };
         config.data_dir = scratch;
+        let created = config.database_url.clone();
         adjust(&mut config);
+        // On PostgreSQL the service runs as a role that owns nothing, as
+        // production should, so every test on it proves that the grants
+        // suffice; the tests themselves reach the database as its owner.
+        if created.starts_with("postgres") && config.database_url == created {
+            config.database_migrate_url = Some(created.clone());
+            config.database_url = service_role_url(&created).await?;
+        }
         config.validate()?;
-        let database_url = config.database_url.clone();
+        let database_url = config
+            .database_migrate_url
+            .clone()
+            .unwrap_or_else(|| config.database_url.clone());
         let mut app = server::build_app(config, clock).await?;
         let only = Arc::get_mut(&mut app).context("the built app is shared before it serves")?;
         adjust_app(only);
@@ -251,6 +264,45 @@ pub async fn fresh_postgres_database(server_url: &str) -> Result<String> {
         _ => server_url,
     };
     Ok(format!("{base}/{name}"))
+}
+
+/// The role the service runs as in tests on PostgreSQL: it may sign in,
+/// and holds only what `payments_store::privileges` grants it.
+pub const SERVICE_ROLE: &str = "payments_service_test";
+
+/// `database_url` (its owner's) signed in as `SERVICE_ROLE` instead,
+/// which is created on the server if it is not there (trust
+/// authentication, as on the test server).
+pub async fn service_role_url(database_url: &str) -> Result<String> {
+    let mut owner = AsyncPgConnection::establish(database_url)
+        .await
+        .context("connecting to the test database as its owner")?;
+    // Tests start at once on one server: a concurrent create is a
+    // duplicate (or, racing in the catalogue, a unique violation).
+    diesel::sql_query(format!(
+        "DO $$ BEGIN CREATE ROLE {SERVICE_ROLE} LOGIN; \
+         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+    ))
+    .execute(&mut owner)
+    .await
+    .context("creating the service's role")?;
+    with_user(database_url, SERVICE_ROLE)
+}
+
+/// `url` signing in as `user`, without a password.
+pub fn with_user(url: &str, user: &str) -> Result<String> {
+    let (scheme, rest) = url.split_once("://").with_context(|| {
+        format!(
+            "{} has no scheme",
+            payments_service::config::redact_url(url)
+        )
+    })?;
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let host = match rest[..authority_end].rfind('@') {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    };
+    Ok(format!("{scheme}://{user}@{host}"))
 }
 
 /// Ends, from the server's side, every connection to `database_url`'s

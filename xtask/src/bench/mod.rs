@@ -314,7 +314,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         channel_sim: root.join("target/release/payments-channel-sim"),
         scratch: scratch.clone(),
         master_key: base64(&random_bytes(32)?),
-        operator_token: format!("op_bench_{}", hex(&random_bytes(16)?)),
+        operator_token: format!("op_bench_{}", hex(&random_bytes(32)?)),
         seconds: options.seconds,
     };
     let databases = Databases(Vec::new());
