@@ -45,6 +45,11 @@ enum Command {
         #[command(subcommand)]
         command: OperatorCommand,
     },
+    /// The master key: reseal what is stored under a new one.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Inspect the ledger.
     Ledger {
         #[command(subcommand)]
@@ -56,6 +61,19 @@ enum Command {
     ChannelSim {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Reseal every stored secret under the current master key
+    /// (PAYMENTS_MASTER_KEY) while the earlier ones
+    /// (PAYMENTS_PREVIOUS_MASTER_KEYS, newest first) still decrypt. Safe
+    /// while the service runs, and to run again; a progress line per page.
+    Rotate {
+        /// Rows resealed per transaction.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(i64).range(1..=10000))]
+        batch: i64,
     },
 }
 
@@ -160,8 +178,45 @@ async fn run() -> Result<()> {
         Command::Ledger {
             command: LedgerCommand::Check,
         } => check_ledger(&app).await,
+        Command::Keys {
+            command: KeysCommand::Rotate { batch },
+        } => rotate_master_key(&app, batch).await,
         Command::ChannelSim { .. } => unreachable!("handled before the configuration"),
     }
+}
+
+/// `payments keys rotate`: a line per page read, then what each place
+/// held and how many values were resealed. Names key ids, never a key.
+async fn rotate_master_key(app: &App, batch: i64) -> Result<()> {
+    use payments_service::app::master_keys;
+    let started = std::time::Instant::now();
+    println!(
+        "resealing every stored secret under master key {} ({} earlier key(s) still decrypt)",
+        app.vault.master_key_id(),
+        app.config.previous_master_keys.len()
+    );
+    let line = |p: &master_keys::Progress| {
+        format!(
+            "{}: {} read, {} resealed",
+            p.place.as_str(),
+            p.scanned,
+            p.resealed
+        )
+    };
+    let done =
+        master_keys::rotate(&app.db, &app.vault, batch, |p| println!("  {}", line(p))).await?;
+    println!("done in {:.1} s:", started.elapsed().as_secs_f64());
+    for p in &done {
+        println!("{}", line(p));
+    }
+    let meanwhile: u64 = done.iter().map(|p| p.changed_meanwhile).sum();
+    if meanwhile > 0 {
+        println!(
+            "{meanwhile} value(s) changed while being resealed and were left as written: \
+             run `payments keys rotate` again"
+        );
+    }
+    Ok(())
 }
 
 /// `payments operator create`: the operator and its first token, which

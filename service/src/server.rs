@@ -42,7 +42,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
             return Err(anyhow!("the production profile needs PAYMENTS_MASTER_KEY"))
         }
     };
-    let vault = KeyVault::from_base64(&master_key)?;
+    let mut vault = KeyVault::with_previous(&master_key, &config.previous_master_keys)?;
     let wake: Arc<tokio::sync::Notify> = Default::default();
     let db = Db::open(
         &config.database_url,
@@ -59,6 +59,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         clock.clone(),
     )
     .await?;
+    crate::app::master_keys::adopt_lookup_key(&db, &mut vault, clock.unix()).await?;
     metrics::install();
     metrics::build_info(
         config.profile.as_str(),

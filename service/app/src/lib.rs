@@ -20,6 +20,7 @@ pub mod fees;
 pub mod ledger;
 pub mod limits;
 pub mod listings;
+pub mod master_keys;
 pub mod merchants;
 pub mod notifications;
 pub mod orders;

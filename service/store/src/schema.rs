@@ -465,6 +465,14 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    vault_keys (id) {
+        id -> Text,
+        sealed -> Text,
+        created_at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -495,4 +503,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     web_sessions,
     login_failures,
     secret_reveals,
+    vault_keys,
 );

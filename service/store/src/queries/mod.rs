@@ -15,6 +15,7 @@ pub mod notifications;
 pub mod owners;
 pub mod people;
 pub mod sessions;
+pub mod vault;
 pub mod withdrawals;
 
 pub use bank::BankQueries;
@@ -29,6 +30,7 @@ pub use notifications::NotificationQueries;
 pub use owners::OwnerQueries;
 pub use people::PeopleQueries;
 pub use sessions::SessionQueries;
+pub use vault::VaultQueries;
 pub use withdrawals::WithdrawalQueries;
 
 /// Inserts one row; the query bodies' most common shape, written once.
@@ -231,5 +233,6 @@ all_queries!(
     PeopleQueries,
     OwnerQueries,
     BillingQueries,
-    SessionQueries
+    SessionQueries,
+    VaultQueries
 );
