@@ -96,17 +96,7 @@ async fn rotate_place(
         let tried = writes.len() as u64;
         if tried > 0 {
             let written: u64 = db
-                .transaction(move |s| {
-                    Box::pin(async move {
-                        let mut n = 0;
-                        for (id, old, new) in &writes {
-                            if s.reseal(place, id, old, new).await? {
-                                n += 1;
-                            }
-                        }
-                        Ok::<u64, crate::store::StoreError>(n)
-                    })
-                })
+                .transaction(move |s| Box::pin(async move { s.reseal_page(place, &writes).await }))
                 .await
                 .with_context(|| format!("writing {}", place.as_str()))?;
             p.resealed += written;

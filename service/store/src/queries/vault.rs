@@ -38,6 +38,18 @@ impl Sealed {
         Sealed::VaultKeys,
     ];
 
+    /// The table and the sealed column (every one keyed by `id`).
+    fn table_column(self) -> (&'static str, &'static str) {
+        match self {
+            Sealed::ApiKeys => ("api_keys", "key_ciphertext"),
+            Sealed::CallbackSecrets => ("merchants", "callback_secrets"),
+            Sealed::CashierTokens => ("cashier_sessions", "token_sealed"),
+            Sealed::PlatformEventBodies => ("callback_deliveries", "body"),
+            Sealed::Reveals => ("secret_reveals", "ciphertext"),
+            Sealed::VaultKeys => ("vault_keys", "sealed"),
+        }
+    }
+
     /// The table and column, as a progress line names them.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -78,7 +90,22 @@ pub trait VaultQueries: Send {
     /// Writes `new` where `place` holds `old` for `id`; whether it did (a
     /// row changed or gone since it was read is left as it is).
     async fn reseal(&mut self, place: Sealed, id: &str, old: &str, new: &str) -> StoreResult<bool>;
+
+    /// [`VaultQueries::reseal`] for each `(id, old, new)`; how many were
+    /// written.
+    async fn reseal_page(&mut self, place: Sealed, rows: &[Reseal]) -> StoreResult<u64> {
+        let mut n = 0;
+        for (id, old, new) in rows {
+            if self.reseal(place, id, old, new).await? {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
 }
+
+/// A row to seal again: its id, what it holds, what it should hold.
+pub type Reseal = (String, String, String);
 
 /// One page of `$table.$col` after `$after`, ordered by `$key`.
 macro_rules! page {
@@ -109,7 +136,7 @@ macro_rules! swap {
 }
 
 macro_rules! impl_vault {
-    ($conn:ty) => {
+    ($conn:ty $(, $more:item)*) => {
         #[async_trait]
         impl VaultQueries for $conn {
             async fn vault_key(&mut self, id: &str) -> StoreResult<Option<String>> {
@@ -187,9 +214,37 @@ macro_rules! impl_vault {
                 };
                 Ok(n == 1)
             }
+
+            $($more)*
         }
     };
 }
 
-impl_vault!(crate::Tx<'_, diesel_async::AsyncPgConnection>);
+impl_vault!(
+    crate::Tx<'_, diesel_async::AsyncPgConnection>,
+    /// The whole page in one statement: one UPDATE a row made rotating
+    /// 100,000 keys take 80 s, nearly all of it round trips.
+    async fn reseal_page(&mut self, place: Sealed, rows: &[Reseal]) -> StoreResult<u64> {
+        use diesel::sql_types::{Array, Text};
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let (table, column) = place.table_column();
+        // Both names are the constants above, never input.
+        let update = format!(
+            "UPDATE {table} AS t SET {column} = v.new \
+             FROM unnest($1::text[], $2::text[], $3::text[]) AS v(id, old, new) \
+             WHERE t.id = v.id AND t.{column} = v.old"
+        );
+        let pick =
+            |f: fn(&Reseal) -> &String| rows.iter().map(|r| f(r).clone()).collect::<Vec<_>>();
+        let n = diesel::sql_query(update)
+            .bind::<Array<Text>, _>(pick(|r| &r.0))
+            .bind::<Array<Text>, _>(pick(|r| &r.1))
+            .bind::<Array<Text>, _>(pick(|r| &r.2))
+            .execute(self.c())
+            .await?;
+        Ok(n as u64)
+    }
+);
 impl_vault!(crate::Tx<'_, crate::SqliteConn>);
