@@ -193,7 +193,7 @@ fn fair_delivery(bench: &Bench, database: &str) -> Result<(Value, Value)> {
         bench,
         database,
         &slow_merchant,
-        "callback_in_flight_per_merchant = 64\ncallback_in_flight_per_host = 64\n",
+        super::config::WIDE_CALLBACKS,
         Some(UNFAIR_LIMIT_SECONDS),
     )?;
     report_fair("shares off (64 of 64)", &unfair);

@@ -35,7 +35,7 @@ pub struct Figures {
 pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
     let sim_port = free_port()?;
     let sim_url = format!("http://127.0.0.1:{sim_port}");
-    let secret = format!("sim_{}", super::hex(&super::random_bytes(24)?));
+    let secret = super::config::channel_secret()?;
     step(&format!("starting payments-channel-sim on {sim_url}"));
     // Payouts stay accepted (no settlement beside what is measured).
     let _sim = Guard(
@@ -57,7 +57,12 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
     // The sandbox profile, because the money path's callbacks go to a
     // receiver on the loopback address over plain http; the channel is
     // the same `http` kind production uses.
-    let service = bench.start_with(database, "sandbox", true, &channel_toml(&sim_url, &secret))?;
+    let service = bench.start_with(
+        database,
+        "sandbox",
+        true,
+        &super::config::channel_toml(&sim_url, &secret),
+    )?;
     let key = bench.merchant(&service)?;
     let tool = |args: &[&str]| -> Result<Value> {
         let line = output(Command::new(&bench.channels).args(args))?;
@@ -131,17 +136,6 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
         db_ceiling,
         peak_kib,
     })
-}
-
-/// The sandbox's channel, pointed at the simulator in its own process.
-fn channel_toml(url: &str, secret: &str) -> String {
-    format!(
-        "\n[[channels]]\nid = \"chan-sim-1\"\ncode = \"SIMULATOR\"\nname = \"Bench simulator\"\n\
-         kind = \"http\"\ncurrencies = [\"THB\", \"BDT\"]\nbase_url = \"{url}\"\n\
-         secret = \"{secret}\"\nrequest_timeout_ms = 5000\nprivate_network = true\n\
-         [channels.costs.deposit]\npercent = \"0.5\"\n\
-         [channels.costs.withdrawal]\nfixed = \"2\"\n"
-    )
 }
 
 /// What the database does for one paid deposit, statement for statement

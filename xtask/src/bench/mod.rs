@@ -8,6 +8,7 @@
 
 mod abuse;
 mod channels;
+mod config;
 mod delivery;
 mod feed;
 mod report;
@@ -133,18 +134,10 @@ struct Bench {
 }
 
 impl Bench {
-    /// Starts the service on `database` and waits until it listens. The
-    /// rate limit is raised so that it is not what gets measured.
-    /// Both currencies go to the receiving accounts: the production profile
-    /// refuses a currency routed to a channel when no channel is configured
-    /// (the channel benchmark brings its own).
+    /// Starts the service on `database` and waits until it listens, with
+    /// both currencies routed to the receiving accounts.
     fn start(&self, database: &str, profile: &str, worker: bool) -> Result<Service> {
-        self.start_with(
-            database,
-            profile,
-            worker,
-            "[routing.default]\nTHB = \"account\"\nBDT = \"account\"\n",
-        )
+        self.start_with(database, profile, worker, config::ACCOUNT_ROUTING)
     }
 
     /// `start`, with `extra` in the configuration file: top-level keys
@@ -158,14 +151,16 @@ impl Bench {
     ) -> Result<Service> {
         let port = free_port()?;
         let base = format!("http://127.0.0.1:{port}");
-        let config = format!(
-            "profile = \"{profile}\"\nbind = \"127.0.0.1:{port}\"\npublic_base_url = \"{base}\"\n\
-             database_url = \"{PG}/{database}\"\nmaster_key = \"{}\"\nlog_level = \"error\"\n\
-             callback_worker = {worker}\n{extra}\n\
-             [rate_limit]\nrequests_per_minute = 1000000000\nburst = 100000000\n\
-             [[operators]]\nname = \"bench\"\ntoken = \"{}\"\n",
-            self.master_key, self.operator_token
-        );
+        let config = config::ServiceToml {
+            profile,
+            port,
+            database_url: &format!("{PG}/{database}"),
+            master_key: &self.master_key,
+            operator_token: &self.operator_token,
+            worker,
+            extra,
+        }
+        .render();
         let config_path = self
             .scratch
             .join(format!("{database}-{profile}-{worker}.toml"));
@@ -313,8 +308,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         abuse: root.join("target/release/examples/abuse_bench"),
         channel_sim: root.join("target/release/payments-channel-sim"),
         scratch: scratch.clone(),
-        master_key: base64(&random_bytes(32)?),
-        operator_token: format!("op_bench_{}", hex(&random_bytes(32)?)),
+        master_key: config::master_key()?,
+        operator_token: config::operator_token()?,
         seconds: options.seconds,
     };
     let databases = Databases(Vec::new());

@@ -18,17 +18,6 @@ pub type Plans = Vec<(String, String)>;
 /// Deliveries drained at each size.
 pub const DRAIN: usize = 2_000;
 
-/// The service at each size runs without its expiry worker, and so without
-/// the billing and inquiry passes that worker carries. Ninety days of a
-/// hundred merchants seeded in one go would have it issue every statement
-/// of those days and ask the channel about every pending channel deposit
-/// at once, while the load runs: work a live service did as the days went
-/// by, and no part of what a request costs at that size. Measured at
-/// 3508a6e with it on, create p99 grew from 8.9 ms at 10⁴ to 16.9 ms at
-/// 10⁶; with it off, 6.5 ms to 6.8 ms (bench/results/README.md).
-const QUIET_JOBS: &str =
-    "expiry_interval_seconds = 0\n[routing.default]\nTHB = \"account\"\nBDT = \"account\"\n";
-
 /// How much work the load and the drains add per size, on top of the seed.
 pub struct AtSize {
     pub orders: u64,
@@ -60,7 +49,7 @@ pub fn run(bench: &Bench, database: &str, options: &Options) -> Result<(Vec<AtSi
         seeded = size;
         let seed_seconds = started.elapsed().as_secs_f64();
 
-        let service = bench.start_with(database, "sandbox", false, QUIET_JOBS)?;
+        let service = bench.start_with(database, "sandbox", false, super::config::QUIET_JOBS)?;
         let at = |endpoint: &str, label: &str| {
             step(&format!(
                 "{size} orders: {label}, 16 clients for {} s",
