@@ -68,6 +68,8 @@ Feature: Operators act by their role, four eyes move large payouts, and the audi
     Then the request succeeds
     And the response field "status" is "approved"
     And the response lists 2 approvals of 2 required
+    And the approvals are by "ann" then "bob", each named by id
+    And the order's approver is "bob", by id and name
     And the audit trail of the order holds 2 "approve_withdrawal" rows
     And the audit trail of the order holds "approve_withdrawal" by "ann" with the remarks "checked by ann"
     And the audit trail of the order holds "approve_withdrawal" by "bob" with the remarks "checked by bob"
@@ -81,3 +83,8 @@ Feature: Operators act by their role, four eyes move large payouts, and the audi
     When an admin disables "away"
     And "away" sends GET "/api/v1/operator/me"
     Then the request is refused with status 401 and error code "UNKNOWN_OPERATOR_TOKEN"
+
+  Scenario: Operators and tokens made within a second list in the order they happened
+    When 20 operators are made one after another, each given a token
+    Then the operators listing shows them newest first, in the order they were made
+    And the audit trail lists every token after its operator was made, newest first

@@ -372,3 +372,141 @@ async fn series_pending(world: &mut PaymentsWorld, from: usize, to: usize, neede
         );
     }
 }
+
+/// How many operators the listing-order scenario made, in turn.
+const IN_TURN: &str = "in-turn-";
+
+#[when(expr = "{int} operators are made one after another, each given a token")]
+async fn operators_in_turn(world: &mut PaymentsWorld, count: usize) {
+    for i in 0..count {
+        operator_with_role(world, format!("{IN_TURN}{i:03}"), "viewer".into()).await;
+    }
+}
+
+/// The ids of the operators made in turn, in the order they were made.
+fn made_in_turn(world: &PaymentsWorld) -> Vec<String> {
+    let mut made: Vec<(&String, &String)> = world
+        .operators
+        .iter()
+        .filter(|(name, _)| name.starts_with(IN_TURN))
+        .map(|(name, (id, _))| (name, id))
+        .collect();
+    made.sort();
+    made.into_iter().map(|(_, id)| id.clone()).collect()
+}
+
+/// Every item of a listing, page after page, until `enough` says stop
+/// (other scenarios write beside this one, so it reads as far as needed).
+async fn pages(
+    world: &mut PaymentsWorld,
+    path: &str,
+    enough: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let admin = admin_token().await;
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..50 {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let url = match &cursor {
+            Some(c) => format!("{path}{sep}limit=200&cursor={c}"),
+            None => format!("{path}{sep}limit=200"),
+        };
+        let reply = send_as(world, &admin, "GET", &url, None).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        items.extend(reply.body["items"].as_array().cloned().unwrap_or_default());
+        cursor = reply.body["next_cursor"].as_str().map(str::to_string);
+        if cursor.is_none() || enough(&items) {
+            break;
+        }
+    }
+    items
+}
+
+#[then("the operators listing shows them newest first, in the order they were made")]
+async fn operators_in_order(world: &mut PaymentsWorld) {
+    let made = made_in_turn(world);
+    let listed = pages(world, "/api/v1/operator/operators", |items| {
+        made.iter()
+            .all(|id| items.iter().any(|o| o["operator_id"] == id.as_str()))
+    })
+    .await;
+    let seen: Vec<String> = listed
+        .iter()
+        .filter_map(|o| o["operator_id"].as_str())
+        .filter(|id| made.iter().any(|m| m == id))
+        .map(str::to_string)
+        .collect();
+    let newest_first: Vec<String> = made.iter().rev().cloned().collect();
+    assert_eq!(seen, newest_first, "the operators made in turn, as listed");
+}
+
+#[then("the audit trail lists every token after its operator was made, newest first")]
+async fn trail_in_order(world: &mut PaymentsWorld) {
+    let made = made_in_turn(world);
+    let mut expected = Vec::new();
+    for id in made.iter().rev() {
+        expected.push(("issue_operator_token".to_string(), id.clone()));
+        expected.push(("create_operator".to_string(), id.clone()));
+    }
+    let oldest = made.first().cloned().unwrap_or_default();
+    let listed = pages(world, "/api/v1/operator/audit-events", |items| {
+        items
+            .iter()
+            .any(|r| r["action"] == "create_operator" && r["target_id"] == oldest.as_str())
+    })
+    .await;
+    let seen: Vec<(String, String)> = listed
+        .iter()
+        .filter_map(|r| {
+            let target = r["target_id"].as_str()?;
+            let action = r["action"].as_str()?;
+            let ours = made.iter().any(|m| m == target)
+                && matches!(action, "create_operator" | "issue_operator_token");
+            ours.then(|| (action.to_string(), target.to_string()))
+        })
+        .collect();
+    assert_eq!(seen, expected, "the trail of the operators made in turn");
+}
+
+/// The name the scenario gave `name` when it made the operator: the name
+/// and the first eight characters of a tag (see `operator_with_role`).
+fn made_as(name: &str, shown: &Value) -> bool {
+    shown
+        .as_str()
+        .and_then(|s| s.strip_prefix(name))
+        .is_some_and(|tag| tag.len() == 9 && tag.starts_with(' '))
+}
+
+#[then(expr = "the approvals are by {string} then {string}, each named by id")]
+async fn approvals_by(world: &mut PaymentsWorld, first: String, second: String) {
+    let body = world.reply().body.clone();
+    let approvals = body["approvals"].as_array().cloned().unwrap_or_default();
+    let ids: Vec<&str> = approvals
+        .iter()
+        .filter_map(|a| a["approver_id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            world.operators[&first].0.as_str(),
+            world.operators[&second].0.as_str()
+        ],
+        "{body}"
+    );
+    for (a, name) in approvals.iter().zip([&first, &second]) {
+        assert!(made_as(name, &a["approver_name"]), "{a}");
+    }
+}
+
+#[then(expr = "the order's approver is {string}, by id and name")]
+async fn approver_is(world: &mut PaymentsWorld, name: String) {
+    let body = world.reply().body.clone();
+    let approver = &body["approver"];
+    assert_eq!(
+        approver["id"].as_str(),
+        Some(world.operators[&name].0.as_str()),
+        "{body}"
+    );
+    assert!(made_as(&name, &approver["name"]), "{body}");
+    assert_eq!(approver["name"], body["approved_by"], "{body}");
+}

@@ -6,7 +6,7 @@
 pub const OPENAPI_DOCUMENT: &str = include_str!("../../../openapi/merchant.json");
 /// Types of the document's schemas.
 pub mod types {
-    ///The operator who approved or rejected a withdrawal.
+    ///The person who decided a withdrawal: who rejected it, or who gave the approval that approved it (the second of two where two were needed; every approval is in the operator API's `approvals`). `id` is the operator's id (`config:<name>` for a configuration token) and `name` the operator's name. An order decided before merchant 0.6.2 and operator 0.13.0 carries the names of every approver in both fields, as those versions did.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
         pub id: ::std::string::String,

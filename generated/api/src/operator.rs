@@ -89,7 +89,7 @@ pub mod types {
         ///Newest first.
         pub items: ::std::vec::Vec<ApiKey>,
     }
-    ///The operator who approved or rejected a withdrawal.
+    ///The person who decided a withdrawal: who rejected it, or who gave the approval that approved it (the second of two where two were needed; every approval is in the operator API's `approvals`). `id` is the operator's id (`config:<name>` for a configuration token) and `name` the operator's name. An order decided before merchant 0.6.2 and operator 0.13.0 carries the names of every approver in both fields, as those versions did.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
         pub id: ::std::string::String,
@@ -2751,6 +2751,8 @@ pub mod types {
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalApproval {
         pub approved_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The approver's operator id (`config:<name>` for a configuration token).
+        pub approver_id: ::std::string::String,
         pub approver_name: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,

@@ -9,7 +9,7 @@ pub use progenitor_client::{ByteStream, ClientInfo, Error, ResponseValue};
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
-    ///The operator who approved or rejected a withdrawal.
+    ///The person who decided a withdrawal: who rejected it, or who gave the approval that approved it (the second of two where two were needed; every approval is in the operator API's `approvals`). `id` is the operator's id (`config:<name>` for a configuration token) and `name` the operator's name. An order decided before merchant 0.6.2 and operator 0.13.0 carries the names of every approver in both fields, as those versions did.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
         pub id: ::std::string::String,
@@ -2419,7 +2419,7 @@ Each merchant has a token bucket (60 000 requests per minute with a burst of 200
 Each instance handles at most a configured number of the payment API's requests at once (512 unless configured); a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. Of those, at most a configured number are one merchant's (64 unless configured); a merchant's request past it is answered at once with 429 `RATE_LIMITED` and `Retry-After: 1`. A refused request's connection is closed. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed.
 
 
-Version: 0.6.1*/
+Version: 0.6.2*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2463,7 +2463,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.6.1"
+        "0.6.2"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -91,7 +91,7 @@ pub mod types {
         ///Newest first.
         pub items: ::std::vec::Vec<ApiKey>,
     }
-    ///The operator who approved or rejected a withdrawal.
+    ///The person who decided a withdrawal: who rejected it, or who gave the approval that approved it (the second of two where two were needed; every approval is in the operator API's `approvals`). `id` is the operator's id (`config:<name>` for a configuration token) and `name` the operator's name. An order decided before merchant 0.6.2 and operator 0.13.0 carries the names of every approver in both fields, as those versions did.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
         pub id: ::std::string::String,
@@ -2721,6 +2721,8 @@ pub mod types {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct WithdrawalApproval {
         pub approved_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The approver's operator id (`config:<name>` for a configuration token).
+        pub approver_id: ::std::string::String,
         pub approver_name: ::std::string::String,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
@@ -2966,7 +2968,7 @@ Billing: every merchant is billed per period (a month unless set otherwise, `PUT
 Each instance handles at most a configured number of operator requests at once (64 unless configured), apart from the merchants' requests so that neither can crowd out the other; a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again.
 
 
-Version: 0.12.0*/
+Version: 0.13.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -3010,7 +3012,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.12.0"
+        "0.13.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -130,7 +130,7 @@ impl Actor {
         let (target_type, target_id, snapshot) = target.parts();
         Some(PendingAudit {
             row: AuditRow {
-                id: uuid::Uuid::new_v4().to_string(),
+                id: crate::ids::ordered(),
                 created_at: now,
                 operator_id: acting.who.id.clone(),
                 operator_name: acting.who.name.clone(),

@@ -17,6 +17,7 @@ pub mod credentials;
 pub mod deposits;
 pub mod events;
 pub mod fees;
+pub mod ids;
 pub mod ledger;
 pub mod limits;
 pub mod listings;

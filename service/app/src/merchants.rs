@@ -210,7 +210,7 @@ pub async fn create(
 fn new_key_row(app: &App, merchant_id: &str, now: i64) -> Result<(String, ApiKeyRow), ApiError> {
     let api_key = new_api_key(app.config.profile == crate::domain::routing::Profile::Production);
     let row = ApiKeyRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: crate::ids::ordered(),
         merchant_id: merchant_id.to_string(),
         key_hash: app.vault.lookup_hash(&api_key),
         key_ciphertext: app

@@ -206,7 +206,7 @@ async fn issue(
     let now = app.now_unix();
     let token = new_token();
     let invitation = InvitationRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: crate::ids::ordered(),
         merchant_id: subject.merchant_id.clone(),
         owner_id: String::new(),
         email: subject.email.clone(),
@@ -223,7 +223,7 @@ async fn issue(
         app.config.public_base_url.trim_end_matches('/')
     );
     let owner = OwnerRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: crate::ids::ordered(),
         merchant_id: subject.merchant_id.clone(),
         email: subject.email.clone(),
         status: OwnerStatus::Invited,

@@ -71,7 +71,7 @@ pub fn role(field: &str, text: &str) -> Result<Role, ApiError> {
 pub async fn create(app: &App, by: &Actor, new: NewOperator) -> Result<OperatorRow, ApiError> {
     let now = app.now_unix();
     let row = OperatorRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: crate::ids::ordered(),
         name: validate::required_text("name", new.name, 128)?,
         email: validate::email("email", new.email)?,
         role: new.role,
@@ -213,7 +213,7 @@ pub async fn issue_token(
     rand::thread_rng().fill_bytes(&mut bytes);
     let token = format!("op_{}", hex::encode(bytes));
     let row = OperatorTokenRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        id: crate::ids::ordered(),
         operator_id: operator_id.to_string(),
         token_hash: app.vault.lookup_hash(&token),
         label,

@@ -198,12 +198,14 @@ pub(crate) fn withdrawal_order(
             merchant_code: merchant.code.clone(),
             name: merchant.name.clone(),
         },
+        // An order decided before the decider's id was kept shows the name
+        // in both fields, as it always had.
         approver: order
             .approved_by
             .as_ref()
             .filter(|name| name.as_str() != crate::app::withdrawals::AUTO_APPROVER)
             .map(|name| types::Approver {
-                id: name.clone(),
+                id: order.approver_id.clone().unwrap_or_else(|| name.clone()),
                 name: name.clone(),
             }),
     })

@@ -204,6 +204,9 @@ pub struct WithdrawalRow {
     /// How many different approvers it needs, decided at creation
     /// (`app::withdrawals::approvals`).
     pub approvals_required: i32,
+    /// Who decided it, by operator id (none before 000028, and for the
+    /// merchant's auto-approval).
+    pub approver_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
@@ -410,6 +413,7 @@ named_update! {
         callback_status: CallbackStatus,
         approved_at: i64,
         approved_by: String,
+        approver_id: String,
         approval_remarks: String,
         rejected_at: i64,
         processed_at: i64,
@@ -660,6 +664,8 @@ pub struct ApprovalRow {
     pub approver_name: String,
     pub remarks: Option<String>,
     pub approved_at: i64,
+    /// Sorts in the order the approvals were made (empty before 000028).
+    pub id: String,
 }
 
 /// One line of the audit trail; `before_state` and `after_state` are JSON

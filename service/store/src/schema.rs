@@ -156,6 +156,7 @@ diesel::table! {
         payout_sent_at -> Nullable<BigInt>,
         payout_inquired_at -> Nullable<BigInt>,
         approvals_required -> Integer,
+        approver_id -> Nullable<Text>,
     }
 }
 
@@ -376,6 +377,7 @@ diesel::table! {
         approver_name -> Text,
         remarks -> Nullable<Text>,
         approved_at -> BigInt,
+        id -> Text,
     }
 }
 

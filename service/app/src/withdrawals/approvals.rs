@@ -123,6 +123,7 @@ pub async fn approve(
         approver_name: by.name().to_string(),
         remarks: remarks.clone(),
         approved_at: now,
+        id: crate::ids::ordered(),
     };
     let status = current.status;
     let audit = by.audit(
@@ -183,15 +184,17 @@ async fn record(
     if before.len() + 1 < needed {
         return Ok(locked);
     }
-    let mut names: Vec<String> = before.into_iter().map(|a| a.approver_name).collect();
-    names.push(approval.approver_name);
+    // The order names who decided it, the approval that approved it; every
+    // approval stays in `withdrawal_approvals`.
+    let (decider, decider_id) = (approval.approver_name, approval.approver_key);
     let order = Withdrawal::from_row(locked)?;
     let planned = plan(
         &order,
         WithdrawalEvent::Approve,
         move |change, _| WithdrawalMove {
             approved_at: Some(change.updated_at),
-            approved_by: Some(names.join(", ")),
+            approved_by: Some(decider),
+            approver_id: Some(decider_id),
             approval_remarks: remarks,
             ..change
         },

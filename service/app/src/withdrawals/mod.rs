@@ -88,9 +88,12 @@ pub struct Withdrawal {
     pub payout_method: PayoutMethod,
     pub is_auto_approved: bool,
     pub approved_at: Option<DateTime<Utc>>,
-    /// Who approved or rejected it (`AUTO_APPROVER` for the merchant's
-    /// setting; the approvers of a four-eyes order joined).
+    /// Who decided it: rejected it, or gave the approval that approved it
+    /// (`AUTO_APPROVER` for the merchant's setting). Orders decided before
+    /// migration 000028 hold every approver's name, joined.
     pub approved_by: Option<String>,
+    /// The operator id of `approved_by`, where it is a person.
+    pub approver_id: Option<String>,
     pub approval_remarks: Option<String>,
     pub processed_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
@@ -159,6 +162,7 @@ impl Withdrawal {
             payout_method: row.payout_method,
             is_auto_approved: row.is_auto_approved,
             approved_by: row.approved_by,
+            approver_id: row.approver_id,
             approval_remarks: row.approval_remarks,
             bank_reference: row.bank_reference,
             callback_url: row.callback_url,
@@ -322,6 +326,7 @@ async fn new_row(
         payout_sent_at: None,
         payout_inquired_at: None,
         approvals_required: i32::try_from(approvals_required).unwrap_or(2),
+        approver_id: None,
     })
 }
 
@@ -559,7 +564,7 @@ pub async fn reject(
     order_no: &str,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    let operator = by.name().to_string();
+    let (operator, operator_id) = (by.name().to_string(), by.id());
     let audit = by.audit(
         Target::Order(order_no.to_string()),
         remarks.as_deref(),
@@ -575,6 +580,7 @@ pub async fn reject(
         move |change, _| WithdrawalMove {
             rejected_at: Some(change.updated_at),
             approved_by: Some(operator),
+            approver_id: Some(operator_id),
             approval_remarks: remarks,
             ..change
         },

@@ -139,6 +139,7 @@ pub async fn withdrawal_view(
         .into_iter()
         .map(|a| {
             Ok(types::WithdrawalApproval {
+                approver_id: a.approver_key,
                 approver_name: a.approver_name,
                 approved_at: time(a.approved_at)?,
                 remarks: a.remarks,

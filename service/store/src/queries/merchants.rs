@@ -198,7 +198,7 @@ macro_rules! impl_merchants {
             async fn api_keys_of(&mut self, merchant_id: &str) -> StoreResult<Vec<ApiKeyRow>> {
                 Ok(api_keys::table
                     .filter(api_keys::merchant_id.eq(merchant_id))
-                    .order(api_keys::created_at.desc())
+                    .order((api_keys::created_at.desc(), api_keys::id.desc()))
                     .select(crate::rows::columns::<ApiKeyRow>())
                     .load(self.c())
                     .await?)

@@ -227,7 +227,7 @@ macro_rules! impl_people {
                     .filter(withdrawal_approvals::order_no.eq(order_no))
                     .order((
                         withdrawal_approvals::approved_at.asc(),
-                        withdrawal_approvals::approver_key.asc(),
+                        withdrawal_approvals::id.asc(),
                     ))
                     .select(crate::rows::columns::<ApprovalRow>())
                     .load(self.c())

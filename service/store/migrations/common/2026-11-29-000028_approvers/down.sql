@@ -1,0 +1,2 @@
+ALTER TABLE withdrawal_orders DROP COLUMN approver_id;
+ALTER TABLE withdrawal_approvals DROP COLUMN id;
