@@ -26,6 +26,12 @@ struct Cli {
     /// A TOML configuration file; environment variables (PAYMENTS_*) override it.
     #[arg(long, global = true, env = "PAYMENTS_CONFIG")]
     config: Option<PathBuf>,
+    /// With an administration command: make the database if there is none
+    /// (a new, empty sandbox). Without it such a command refuses a SQLite
+    /// database that is not there: run in another directory, it would
+    /// make a new sandbox there that the service never sees.
+    #[arg(long, global = true)]
+    init: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -136,6 +142,10 @@ async fn run() -> Result<()> {
     }
     let mut config = Config::load(cli.config.as_deref())?;
     logs::init(config.log_format, &config.log_level);
+    if !matches!(cli.command, None | Some(Command::Serve)) {
+        let named = database_is_there(&config.database_url, cli.init)?;
+        eprintln!("database: {named}");
+    }
     // Kept for the whole run: dropping it stops the child.
     let _channel_sim = if config.start_channel_sim {
         let exe = std::env::current_exe()?;
@@ -183,6 +193,27 @@ async fn run() -> Result<()> {
         } => rotate_master_key(&app, batch).await,
         Command::ChannelSim { .. } => unreachable!("handled before the configuration"),
     }
+}
+
+/// An administration command's database, named for the person who ran it
+/// (a SQLite file by its full path, a server's URL without its password):
+/// a SQLite file must already be there unless `--init` asks for a new one.
+/// (A PostgreSQL database that does not exist refuses the connection by
+/// itself.)
+fn database_is_there(url: &str, init: bool) -> Result<String> {
+    let Some(path) = url.strip_prefix("sqlite://") else {
+        return Ok(payments_service::config::redact_url(url));
+    };
+    let path = std::env::current_dir()?.join(path.split('?').next().unwrap_or(path));
+    if init || path.exists() {
+        return Ok(format!("sqlite://{}", path.display()));
+    }
+    anyhow::bail!(
+        "no database at {}: an administration command works on the database of the service it \
+         administers; run it with that service's settings (its directory, PAYMENTS_DATA_DIR or \
+         --config), or add --init to make a new, empty sandbox here",
+        path.display()
+    )
 }
 
 /// `payments keys rotate`: a line per page read, then what each place
