@@ -83,6 +83,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         wake,
         courier: Box::new(courier),
         expiry: Default::default(),
+        billing: Default::default(),
         beats: Default::default(),
         credentials: Default::default(),
         password_checks,

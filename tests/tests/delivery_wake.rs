@@ -97,3 +97,32 @@ async fn only_commits_that_queue_a_callback_wake_the_worker() {
         .unwrap();
     assert!(rang(&app), "an operator's retry makes the record due again");
 }
+
+/// Issue 53: after QA advances the sandbox's clock past a billing period's
+/// end, the schedule looks at once, as the other workers do, instead of at
+/// its next real minute. The bell is read directly, as above; nothing else
+/// rings it.
+#[tokio::test]
+async fn a_moved_clock_wakes_the_billing_schedule_and_nothing_else_does() {
+    let clock = ManualClock::at(1_800_000_000);
+    let service = TestService::start(Profile::Sandbox, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    let app = service.service.app().clone();
+    let billing_rang = |app: &App| app.billing.notified().now_or_never().is_some();
+    assert!(!billing_rang(&app), "quiet at start");
+    let m = service.new_merchant("Billed").await.unwrap().merchant;
+    deposits::create(
+        &app,
+        &m,
+        payments_testing::new_deposit("B-1", Decimal::from(100), "THB", None),
+    )
+    .await
+    .unwrap();
+    assert!(!billing_rang(&app), "orders do not ring it");
+
+    clock.advance(86_400);
+    app.clock_moved();
+    assert!(billing_rang(&app), "the moved clock rang it");
+    assert!(!billing_rang(&app), "once");
+}

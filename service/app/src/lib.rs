@@ -69,6 +69,9 @@ pub struct App {
     pub courier: Box<dyn CallbackPost>,
     /// Wakes the expiry worker at the next `expire_at`.
     pub expiry: crate::clock::Alarm,
+    /// Wakes the billing schedule: the sandbox's clock moved, and a period
+    /// may have ended (it otherwise looks once a real minute).
+    pub billing: tokio::sync::Notify,
     /// Whether the worker loops still turn (readiness asks).
     pub beats: crate::telemetry::heartbeat::WorkerBeats,
     /// Keys that signed a request lately, and their merchants.
@@ -89,6 +92,7 @@ impl App {
     pub fn clock_moved(&self) {
         self.wake.notify_one();
         self.expiry.ring();
+        self.billing.notify_one();
     }
 
     /// Whether this instance runs the callback delivery worker.

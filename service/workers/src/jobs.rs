@@ -153,7 +153,8 @@ pub async fn billing_loop(app: Arc<App>) {
                 BILL_RETRY
             }
         };
-        tokio::time::sleep(pause).await;
+        // A moved sandbox clock ends the pause: the period it passed is due.
+        let _ = tokio::time::timeout(pause, app.billing.notified()).await;
     }
 }
 
