@@ -125,9 +125,9 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     let small = pending(app, &m, "W-SMALL", 100, "<b>Bene</b> Small")
         .await?
         .order_no;
-    let large = pending(app, &m, "W-LARGE", 5000, "Large Bene")
-        .await?
-        .order_no;
+    let large = pending(app, &m, "W-LARGE", 5000, "Large Bene").await?;
+    let large_account = large.beneficiary.account.clone();
+    let large = large.order_no;
     let third = pending(app, &m, "W-THIRD", 200, "Third").await?.order_no;
     // A deposit whose callback waits (no worker runs here), for the
     // callbacks' pages.
@@ -187,9 +187,32 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         .script("return document.querySelectorAll('main script, main b, main i').length")
         .await?;
     ensure!(injected == 0, "markup from data became elements");
+    // An approver sees the amount as a person reads it, and the bank and
+    // the account's last four characters, never the whole number.
+    let tail = &large_account[large_account.len() - 4..];
+    ensure!(
+        main.contains("THB 5,000.00") && main.contains(&format!("SCB •••• {tail}")),
+        "{main}"
+    );
+    ensure!(
+        !main.contains(&large_account),
+        "the whole account is shown: {main}"
+    );
     checked(&b, "withdrawals.png").await?;
     b.resize(PHONE.0, PHONE.1).await?;
     checked(&b, "withdrawals-phone.png").await?;
+    // At a phone's width the table reflows: every decision is on the
+    // screen, not past its right edge.
+    let off_screen = b
+        .script(
+            "return [...document.querySelectorAll('main button[value=approve], main button[value=reject]')]\
+             .filter(e => e.getBoundingClientRect().right > window.innerWidth).length",
+        )
+        .await?;
+    ensure!(
+        off_screen == 0,
+        "{off_screen} decisions off the screen at phone width"
+    );
     b.resize(DESKTOP.0, DESKTOP.1).await?;
 
     // Below the threshold one approver suffices.
@@ -198,7 +221,14 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     // Above it, the first approval leaves it pending, and says so.
     review(&b, &large, "first look", "approve").await?;
     ensure!(status(app, &large).await? == WithdrawalStatus::Pending);
-    ensure!(b.text("main").await?.contains("1 of 2: alice"));
+    let main = b.text("main").await?;
+    ensure!(main.contains("1 of 2: alice"), "{main}");
+    ensure!(
+        main.contains(&format!(
+            "Your approval of {large} is recorded (1 of 2); a second approver is needed."
+        )),
+        "{main}"
+    );
     sign_out(&b).await?;
     sign_in(&b, &base, "console", &bob).await?;
     review(&b, &large, "second look", "approve").await?;

@@ -40,6 +40,47 @@ pub(crate) fn amount(currency: &str, amount: rust_decimal::Decimal) -> String {
     format!("{} {:.4}", escape(currency), amount)
 }
 
+/// An amount as a person deciding on it reads it: the currency's own
+/// digits, thousands grouped (`THB 600,000.00`, never `600000.0000`, which
+/// reads as sixty thousand as easily as six hundred).
+pub(crate) fn grouped(app: &App, currency: &str, amount: rust_decimal::Decimal) -> String {
+    let digits = app
+        .config
+        .currency(currency)
+        .map_or(4, |c| c.fraction_digits);
+    format!("{} {}", escape(currency), group(amount, digits))
+}
+
+/// `amount` to `digits` places, thousands separated by commas.
+fn group(amount: rust_decimal::Decimal, digits: u32) -> String {
+    let text = format!("{:.*}", digits as usize, amount.abs().round_dp(digits));
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let mut out = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if !fraction.is_empty() {
+        out = format!("{out}.{fraction}");
+    }
+    let sign = if amount.is_sign_negative() && !amount.is_zero() {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{out}")
+}
+
+/// An account number as an approver needs it: enough to recognise it (its
+/// last four characters), never the whole of it.
+fn masked(account: &str) -> String {
+    let chars: Vec<char> = account.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(4)..].iter().collect();
+    format!("•••• {}", escape(&tail))
+}
+
 fn remarks(fields: &HashMap<String, String>) -> Result<Option<String>, ApiError> {
     validate::optional_text("remarks", given(fields, "remarks"), 512)
 }
@@ -99,11 +140,17 @@ pub async fn console_withdrawals(
             } else {
                 "<span class=\"muted\">Your role may not approve.</span>".to_string()
             };
+            let to = &order.beneficiary;
             rows.push(vec![
-                no.clone(),
+                format!("<a href=\"/console/orders?q={no}\">{no}</a>"),
                 escape(&merchant.name),
-                amount(&order.currency, order.amount),
-                escape(&order.beneficiary.name),
+                grouped(app, &order.currency, order.amount),
+                format!(
+                    "{}<br><span class=\"muted\">{} {}</span>",
+                    escape(&to.name),
+                    escape(&to.bank_code),
+                    masked(&to.account)
+                ),
                 when(order.created_at.timestamp()),
                 state,
                 act,
@@ -112,7 +159,7 @@ pub async fn console_withdrawals(
         let body = format!(
             "{}{}",
             notice(&fields),
-            paged_table("Withdrawals awaiting approval", &["Order", "Merchant", "Amount", "Beneficiary", "Created", "Approvals", "Decision"], &rows, "/console/withdrawals", &fields, listed.next_cursor.as_deref())
+            paged_table("Withdrawals awaiting approval", &["Order", "Merchant", "Amount", "Beneficiary, bank and account", "Created", "Approvals", "Decision"], &rows, "/console/withdrawals", &fields, listed.next_cursor.as_deref())
         );
         Reply::page("Withdrawals awaiting approval", body)
     })
@@ -159,11 +206,29 @@ pub async fn console_review(
                 }
             })
             .await?;
-            let done = format!("{} is {}.", order.order_no, order.status.as_str());
+            let done = decided(app, approve, &order).await?;
             Ok(back("/console/withdrawals", &done))
         },
     )
     .await
+}
+
+/// What the console says after a decision: a first of two approvals is
+/// recorded and waits for a second person, which "is pending" did not say.
+async fn decided(
+    app: &App,
+    approved: bool,
+    order: &withdrawals::Withdrawal,
+) -> Result<String, ApiError> {
+    let no = &order.order_no;
+    if approved && order.status == crate::domain::status::WithdrawalStatus::Pending {
+        let given = approvals::of(app, no).await?.len();
+        let needed = approvals::needed(app, order)?;
+        return Ok(format!(
+            "Your approval of {no} is recorded ({given} of {needed}); a second approver is needed."
+        ));
+    }
+    Ok(format!("{no} is {}.", order.status.as_str()))
 }
 
 /// Bank transactions no order was found for, each with a form to match it.
@@ -472,4 +537,29 @@ pub async fn console_retry(
         },
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{group, masked};
+    use rust_decimal::Decimal;
+    use std::str::FromStr;
+
+    #[test]
+    fn amounts_are_grouped_in_thousands_to_the_currencys_digits() {
+        let d = |s: &str| Decimal::from_str(s).unwrap();
+        assert_eq!(group(d("600000"), 2), "600,000.00");
+        assert_eq!(group(d("60000.5"), 2), "60,000.50");
+        assert_eq!(group(d("1234567.8912"), 4), "1,234,567.8912");
+        assert_eq!(group(d("999"), 2), "999.00");
+        assert_eq!(group(d("-1000"), 0), "-1,000");
+        assert_eq!(group(d("0"), 2), "0.00");
+    }
+
+    #[test]
+    fn an_account_shows_its_last_four_characters_only() {
+        assert_eq!(masked("1234567890"), "•••• 7890");
+        assert_eq!(masked("12"), "•••• 12");
+        assert_eq!(masked("<b>x</b>9876"), "•••• 9876");
+    }
 }

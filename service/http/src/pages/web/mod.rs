@@ -217,8 +217,13 @@ pub fn table(caption: &str, headers: &[&str], rows: &[Vec<String>]) -> String {
     out.push_str("</tr></thead><tbody>");
     for row in rows {
         out.push_str("<tr>");
-        for cell in row {
-            out.push_str(&format!("<td>{cell}</td>"));
+        for (i, cell) in row.iter().enumerate() {
+            // The column's name, shown above the cell where a phone's width
+            // reflows the table (console.css).
+            match headers.get(i) {
+                Some(h) => out.push_str(&format!("<td data-label=\"{}\">{cell}</td>", escape(h))),
+                None => out.push_str(&format!("<td>{cell}</td>")),
+            }
         }
         out.push_str("</tr>");
     }
