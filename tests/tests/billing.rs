@@ -622,3 +622,43 @@ async fn two_issuers_and_a_kill_leave_one_statement_and_one_event_per_period() -
     );
     Ok(())
 }
+
+/// A statement issued by hand for a period before the merchant existed
+/// (QA's scenarios do it) is no reason for the schedule to bill every period
+/// since then: the schedule starts where the merchant does.
+#[tokio::test]
+async fn an_old_statement_by_hand_does_not_make_the_schedule_bill_the_years_between() -> Result<()>
+{
+    let clock = ManualClock::at(at(2026, 11, 2, 9));
+    let svc = TestService::start(Profile::Sandbox, Arc::new(clock.clone())).await?;
+    let app = svc.service.app().clone();
+    let m = svc.new_merchant("Billed by hand").await?.merchant;
+    billing::issue_for(
+        &app,
+        &payments_testing::SET_UP,
+        &m.id,
+        at(2020, 1, 1, 0),
+        at(2020, 2, 1, 0),
+        None,
+    )
+    .await?;
+    assert_eq!(
+        billing::issue_due(&app, 1000).await?,
+        0,
+        "nothing of 2020-02 to 2026-10"
+    );
+    // Its own first month is billed once it has ended and settled.
+    clock.set(at(2026, 12, 3, 0));
+    assert_eq!(billing::issue_due(&app, 1000).await?, 1);
+    let periods: Vec<(i64, i64)> = statements_of(&app, &m.id)
+        .await?
+        .iter()
+        .map(|s| (s.row.period_start, s.row.period_end))
+        .collect();
+    assert!(
+        periods.contains(&(at(2026, 11, 1, 0), at(2026, 12, 1, 0))),
+        "{periods:?}"
+    );
+    assert_eq!(periods.len(), 2, "{periods:?}");
+    Ok(())
+}

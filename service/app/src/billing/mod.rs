@@ -349,10 +349,12 @@ pub async fn issue_due(app: &App, limit: usize) -> Result<usize, ApiError> {
     let mut issued = 0;
     for c in cursors {
         let period = c.billing_period.unwrap_or(BillingPeriod::Month);
-        let Some(mut start) = c
-            .billed_until
-            .or_else(|| billing::period_start(c.created_at, period))
-        else {
+        // Never before the period the merchant was created in: a statement
+        // issued by hand for an older period is no reason to bill every
+        // period since then (a test's 2020 statement for a merchant made
+        // today had the schedule issue six years of empty statements).
+        let from_creation = billing::period_start(c.created_at, period);
+        let Some(mut start) = c.billed_until.max(from_creation) else {
             continue;
         };
         while let Some(end) = billing::period_end(start, period) {
