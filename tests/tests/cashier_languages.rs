@@ -39,6 +39,10 @@ struct Words {
     wallet_heading: &'static str,
     /// 500.00 THB as the page writes it.
     five_hundred: &'static str,
+    /// The zone a THB page's deadline is in (the payer's, Bangkok), and a
+    /// BDT page's (Dhaka), each with its offset.
+    bangkok_time: &'static str,
+    dhaka_time: &'static str,
 }
 
 const LANGUAGES: [Words; 3] = [
@@ -54,6 +58,8 @@ const LANGUAGES: [Words; 3] = [
         expired_heading: "This payment page has expired",
         wallet_heading: "Pay with Sandbox simulator",
         five_hundred: "500.00",
+        bangkok_time: "Bangkok time (UTC+07:00)",
+        dhaka_time: "Dhaka time (UTC+06:00)",
     },
     Words {
         tag: "th",
@@ -67,6 +73,8 @@ const LANGUAGES: [Words; 3] = [
         expired_heading: "หน้าชำระเงินนี้หมดอายุแล้ว",
         wallet_heading: "ชำระด้วย Sandbox simulator",
         five_hundred: "500.00",
+        bangkok_time: "เวลาประเทศไทย UTC+07:00",
+        dhaka_time: "เวลาบังกลาเทศ UTC+06:00",
     },
     Words {
         tag: "bn",
@@ -80,6 +88,8 @@ const LANGUAGES: [Words; 3] = [
         expired_heading: "এই পেমেন্ট পেজের মেয়াদ শেষ হয়ে গেছে",
         wallet_heading: "Sandbox simulator দিয়ে পেমেন্ট করুন",
         five_hundred: "৫০০.০০",
+        bangkok_time: "থাইল্যান্ডের সময় (UTC+০৭:০০)",
+        dhaka_time: "বাংলাদেশ সময় (UTC+০৬:০০)",
     },
 ];
 
@@ -221,6 +231,9 @@ async fn each_language_at_phone_and_desktop_widths_counts_down_and_shows_a_qr_th
             assert_eq!(b.text("legend").await.unwrap(), words.choose);
             let line = b.text("#time-left-line").await.unwrap();
             assert!(line.starts_with(words.time_left_choose), "{line}");
+            // The deadline in the payer's time, not UTC.
+            let expires = b.text("#expires").await.unwrap();
+            assert!(expires.contains(words.bangkok_time), "{expires}");
             // The script counts down from what the server rendered.
             let first = time_left(&b).await;
             assert!((1700..=1800).contains(&first), "{first}");
@@ -254,6 +267,8 @@ async fn each_language_at_phone_and_desktop_widths_counts_down_and_shows_a_qr_th
                     .await
                     .unwrap();
                 assert_eq!(b.text("#how").await.unwrap(), words.wallet_heading);
+                let expires = b.text("#expires").await.unwrap();
+                assert!(expires.contains(words.dhaka_time), "{expires}");
                 let expect = b.text("#expect").await.unwrap();
                 assert!(expect.contains("Sandbox simulator"), "{expect}");
                 b.screenshot(&name("3-wallet")).await.unwrap();

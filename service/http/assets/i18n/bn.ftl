@@ -65,6 +65,10 @@ choose-before = { $deadline }-এর আগে বেছে নিন
 expired-at = মেয়াদ শেষ হয়েছে { $deadline }
 check-again = আবার স্ট্যাটাস দেখুন
 
+zone-bangkok = থাইল্যান্ডের সময় (UTC+০৭:০০)
+zone-dhaka = বাংলাদেশ সময় (UTC+০৬:০০)
+zone-utc = UTC
+
 date-time = { $day } { $month ->
         [1] জানুয়ারি
         [2] ফেব্রুয়ারি
@@ -78,7 +82,7 @@ date-time = { $day } { $month ->
         [10] অক্টোবর
         [11] নভেম্বর
        *[12] ডিসেম্বর
-    } { $year }, { $time } UTC
+    } { $year }, { $time } { $zone }
 
 not-found-title = পেমেন্ট পেজ পাওয়া যায়নি
 not-found-body = এই লিংকটি কোনো পেমেন্টের নয়। লিংকটি পুরোটা কপি হয়েছে কি না দেখুন, অথবা মার্চেন্টের কাছে ফিরে গিয়ে আবার পেমেন্ট শুরু করুন।

@@ -67,8 +67,13 @@ choose-before = Choose before { $deadline }
 expired-at = Expired at { $deadline }
 check-again = Check the status again
 
+# The payer's time, named with its offset.
+zone-bangkok = Bangkok time (UTC+07:00)
+zone-dhaka = Dhaka time (UTC+06:00)
+zone-utc = UTC
+
 # $day, $year, $time arrive in the language's digits; $month is 1 to 12.
-date-time = { $time } UTC, { $day } { $month ->
+date-time = { $time } { $zone }, { $day } { $month ->
         [1] Jan
         [2] Feb
         [3] Mar

@@ -65,6 +65,10 @@ choose-before = เลือกภายใน { $deadline }
 expired-at = หมดอายุเมื่อ { $deadline }
 check-again = ตรวจสอบสถานะอีกครั้ง
 
+zone-bangkok = เวลาประเทศไทย UTC+07:00
+zone-dhaka = เวลาบังกลาเทศ UTC+06:00
+zone-utc = UTC
+
 # ปีเป็นพุทธศักราช ($year_be)
 date-time = { $day } { $month ->
         [1] ม.ค.
@@ -79,7 +83,7 @@ date-time = { $day } { $month ->
         [10] ต.ค.
         [11] พ.ย.
        *[12] ธ.ค.
-    } { $year_be } เวลา { $time } น. (UTC)
+    } { $year_be } เวลา { $time } น. ({ $zone })
 
 not-found-title = ไม่พบหน้าชำระเงิน
 not-found-body = ลิงก์นี้ไม่ได้นำไปสู่การชำระเงิน โปรดตรวจสอบว่าคัดลอกลิงก์มาครบถ้วน หรือกลับไปยังร้านค้าและเริ่มการชำระเงินใหม่

@@ -129,10 +129,13 @@ impl Language {
         self.catalogue().digits
     }
 
-    /// A moment as the payer reads it: day, month name, year (Buddhist era
-    /// in Thai), 24-hour time, UTC named.
-    pub fn date_time(self, at: DateTime<Utc>) -> String {
+    /// A moment as the payer reads it, in the payer's time: day, month
+    /// name, year (Buddhist era in Thai), 24-hour time, the zone and its
+    /// offset named.
+    pub fn date_time(self, at: DateTime<Utc>, zone: PayerZone) -> String {
+        let at = at.with_timezone(&zone.offset());
         let mut args = FluentArgs::new();
+        args.set("zone", FluentValue::from(self.text(zone.message())));
         let two = |n: u32| self.digits(&format!("{n:02}"));
         args.set("day", FluentValue::from(self.digits(&at.day().to_string())));
         args.set("month", FluentValue::from(at.month()));
@@ -230,6 +233,46 @@ impl Catalogue {
     }
 }
 
+/// Where the payer of a currency is, for the deadlines the cashier page
+/// prints: a payer in Bangkok read "16:39 UTC" as seven hours off. Thailand
+/// and Bangladesh each keep one offset all year (no daylight saving), so a
+/// fixed offset is exact and no time-zone database is needed; any other
+/// currency is shown in UTC, named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PayerZone {
+    Bangkok,
+    Dhaka,
+    Utc,
+}
+
+impl PayerZone {
+    pub fn of_currency(code: &str) -> PayerZone {
+        match code {
+            "THB" => PayerZone::Bangkok,
+            "BDT" => PayerZone::Dhaka,
+            _ => PayerZone::Utc,
+        }
+    }
+
+    fn offset(self) -> chrono::FixedOffset {
+        let hours = match self {
+            PayerZone::Bangkok => 7,
+            PayerZone::Dhaka => 6,
+            PayerZone::Utc => 0,
+        };
+        chrono::FixedOffset::east_opt(hours * 3600).unwrap_or(chrono::Offset::fix(&Utc))
+    }
+
+    /// The catalogue's name for the zone, its offset included.
+    fn message(self) -> &'static str {
+        match self {
+            PayerZone::Bangkok => "zone-bangkok",
+            PayerZone::Dhaka => "zone-dhaka",
+            PayerZone::Utc => "zone-utc",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,11 +330,38 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2026-11-25T09:05:00Z")
             .unwrap()
             .with_timezone(&Utc);
-        assert_eq!(Language::En.date_time(at), "09:05 UTC, 25 Nov 2026");
+        let utc = PayerZone::Utc;
+        assert_eq!(Language::En.date_time(at, utc), "09:05 UTC, 25 Nov 2026");
         assert_eq!(
-            Language::Th.date_time(at),
+            Language::Th.date_time(at, utc),
             "25 พ.ย. 2569 เวลา 09:05 น. (UTC)"
         );
-        assert_eq!(Language::Bn.date_time(at), "২৫ নভেম্বর ২০২৬, ০৯:০৫ UTC");
+        assert_eq!(Language::Bn.date_time(at, utc), "২৫ নভেম্বর ২০২৬, ০৯:০৫ UTC");
+    }
+
+    #[test]
+    fn a_deadline_is_in_the_payers_time_with_its_offset() {
+        // 20:30 UTC is 03:30 the next day in Bangkok, 02:30 in Dhaka.
+        let at = DateTime::parse_from_rfc3339("2026-11-25T20:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let (bangkok, dhaka) = (PayerZone::of_currency("THB"), PayerZone::of_currency("BDT"));
+        assert_eq!(
+            Language::Th.date_time(at, bangkok),
+            "26 พ.ย. 2569 เวลา 03:30 น. (เวลาประเทศไทย UTC+07:00)"
+        );
+        assert_eq!(
+            Language::En.date_time(at, bangkok),
+            "03:30 Bangkok time (UTC+07:00), 26 Nov 2026"
+        );
+        assert_eq!(
+            Language::Bn.date_time(at, dhaka),
+            "২৬ নভেম্বর ২০২৬, ০২:৩০ বাংলাদেশ সময় (UTC+০৬:০০)"
+        );
+        assert_eq!(
+            Language::En.date_time(at, dhaka),
+            "02:30 Dhaka time (UTC+06:00), 26 Nov 2026"
+        );
+        assert_eq!(PayerZone::of_currency("USD"), PayerZone::Utc);
     }
 }

@@ -381,26 +381,31 @@ fn footer(
     status: SessionStatus,
 ) -> Result<String, crate::clock::OutOfRange> {
     let deadline = crate::clock::from_unix(session.expire_at)?;
+    let zone = crate::pages::locale::PayerZone::of_currency(&session.currency);
     let text = match (&session.order, status) {
         (Some(order), SessionStatus::OrderCreated) => lang.format(
             "order-pay-before",
             &[
                 ("order", &order.order_no),
-                ("deadline", &lang.date_time(order.expire_at)),
+                ("deadline", &lang.date_time(order.expire_at, zone)),
             ],
         ),
         (Some(order), SessionStatus::Expired) => lang.format(
             "order-expired-at",
             &[
                 ("order", &order.order_no),
-                ("deadline", &lang.date_time(order.expire_at)),
+                ("deadline", &lang.date_time(order.expire_at, zone)),
             ],
         ),
         (Some(order), _) => lang.format("order", &[("order", &order.order_no)]),
-        (None, SessionStatus::Open) => {
-            lang.format("choose-before", &[("deadline", &lang.date_time(deadline))])
-        }
-        (None, _) => lang.format("expired-at", &[("deadline", &lang.date_time(deadline))]),
+        (None, SessionStatus::Open) => lang.format(
+            "choose-before",
+            &[("deadline", &lang.date_time(deadline, zone))],
+        ),
+        (None, _) => lang.format(
+            "expired-at",
+            &[("deadline", &lang.date_time(deadline, zone))],
+        ),
     };
     Ok(escape(&text))
 }

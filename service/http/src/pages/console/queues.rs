@@ -48,29 +48,9 @@ pub(crate) fn grouped(app: &App, currency: &str, amount: rust_decimal::Decimal) 
         .config
         .currency(currency)
         .map_or(4, |c| c.fraction_digits);
-    format!("{} {}", escape(currency), group(amount, digits))
-}
-
-/// `amount` to `digits` places, thousands separated by commas.
-fn group(amount: rust_decimal::Decimal, digits: u32) -> String {
-    let text = format!("{:.*}", digits as usize, amount.abs().round_dp(digits));
-    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
-    let mut out = String::new();
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if !fraction.is_empty() {
-        out = format!("{out}.{fraction}");
-    }
-    let sign = if amount.is_sign_negative() && !amount.is_zero() {
-        "-"
-    } else {
-        ""
-    };
-    format!("{sign}{out}")
+    // The cashier's CLDR formatter, in English.
+    let shown = crate::pages::locale::Language::En.amount(amount, digits);
+    format!("{} {}", escape(currency), escape(&shown))
 }
 
 /// An account number as an approver needs it: enough to recognise it (its
@@ -541,20 +521,7 @@ pub async fn console_retry(
 
 #[cfg(test)]
 mod tests {
-    use super::{group, masked};
-    use rust_decimal::Decimal;
-    use std::str::FromStr;
-
-    #[test]
-    fn amounts_are_grouped_in_thousands_to_the_currencys_digits() {
-        let d = |s: &str| Decimal::from_str(s).unwrap();
-        assert_eq!(group(d("600000"), 2), "600,000.00");
-        assert_eq!(group(d("60000.5"), 2), "60,000.50");
-        assert_eq!(group(d("1234567.8912"), 4), "1,234,567.8912");
-        assert_eq!(group(d("999"), 2), "999.00");
-        assert_eq!(group(d("-1000"), 0), "-1,000");
-        assert_eq!(group(d("0"), 2), "0.00");
-    }
+    use super::masked;
 
     #[test]
     fn an_account_shows_its_last_four_characters_only() {
