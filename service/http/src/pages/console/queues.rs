@@ -56,9 +56,7 @@ pub(crate) fn grouped(app: &App, currency: &str, amount: rust_decimal::Decimal) 
 /// An account number as an approver needs it: enough to recognise it (its
 /// last four characters), never the whole of it.
 fn masked(account: &str) -> String {
-    let chars: Vec<char> = account.chars().collect();
-    let tail: String = chars[chars.len().saturating_sub(4)..].iter().collect();
-    format!("•••• {}", escape(&tail))
+    format!("•••• {}", escape(&validate::last4(account)))
 }
 
 fn remarks(fields: &HashMap<String, String>) -> Result<Option<String>, ApiError> {

@@ -220,10 +220,10 @@ pub fn table(caption: &str, headers: &[&str], rows: &[Vec<String>]) -> String {
         for (i, cell) in row.iter().enumerate() {
             // The column's name, shown above the cell where a phone's width
             // reflows the table (console.css).
-            match headers.get(i) {
-                Some(h) => out.push_str(&format!("<td data-label=\"{}\">{cell}</td>", escape(h))),
-                None => out.push_str(&format!("<td>{cell}</td>")),
-            }
+            let label = headers
+                .get(i)
+                .map_or(String::new(), |h| format!(" data-label=\"{}\"", escape(h)));
+            out.push_str(&format!("<td{label}>{cell}</td>"));
         }
         out.push_str("</tr>");
     }
