@@ -26,7 +26,7 @@ Feature: The operator API holds to the bounds its document states
       | POST   | /api/v1/operator/merchants                                   | {"code":"{unique:20}","name":"{text:129}"}          | name                     |
       | POST   | /api/v1/operator/merchants                                   | {"code":"{unique:20}","name":"   "}                 | name                     |
       | POST   | /api/v1/operator/deposits/{order_no}/cancel                  | {"remarks":"{text:513}"}                            | remarks                  |
-      | POST   | /api/v1/operator/deposits/{order_no}/complete                | {"remarks":"{text:513}"}                            | remarks                  |
+      | POST   | /api/v1/operator/change-requests                             | {"action":"complete_deposit","target":"{order_no}","parameters":{"remarks":"{text:513}"}} | remarks |
 
   Scenario Outline: A value at a documented bound is accepted
     When an operator sends <method> "<path>" with the body <body>

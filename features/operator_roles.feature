@@ -30,12 +30,17 @@ Feature: Operators act by their role, four eyes move large payouts, and the audi
     And the response field "status" is "cancelled"
     And the audit trail of the order holds "cancel_deposit" by "helper" with the remarks "payer asked to cancel"
 
-  Scenario: An approver completes a deposit by hand with remarks kept in the trail
+  Scenario: An approver's completion by hand is a change request another approver takes, with remarks kept in the trail
     Given an operator "clerk" with the role "approver"
-    When "clerk" sends POST "/api/v1/operator/deposits/{order_no}/complete" with the body {"remarks":"paid at the counter"}
+    And an operator "second" with the role "approver"
+    When "clerk" sends POST "/api/v1/operator/change-requests" with the body {"action":"complete_deposit","target":"{order_no}","parameters":{"remarks":"paid at the counter"}}
     Then the request succeeds
-    And the response field "status" is "completed"
-    And the audit trail of the order holds "complete_deposit" by "clerk" with the remarks "paid at the counter"
+    And the response field "status" is "pending"
+    And the audit trail of the order holds "file_change_request" by "clerk" with the remarks containing "Complete deposit"
+    When "second" approves the change request
+    Then the request succeeds
+    And the approval's result field "status" is "completed"
+    And the audit trail of the order holds "complete_deposit" by "second" with the remarks "paid at the counter"
 
   Scenario: An admin changes a setting, recorded before and after
     Given an operator "boss" with the role "admin"

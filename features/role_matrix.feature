@@ -1,14 +1,18 @@
 Feature: Every operator action, taken by every role
   The operator API's roles are viewer, support, approver and admin, each
   allowed what the ones before it are and more (published in the operator
-  document's description since 0.7.0). This feature takes each of the 34 actions once
+  document's description since 0.7.0). This feature takes each of the 37 actions once
   with each of the four roles. A role below the action's is refused with
   403 ROLE_FORBIDDEN in the envelope before anything is looked up. A role
   that may take it gets past the role check and gets the action's own
   answer: 200 where the scenario's merchant and deposit are a valid
   target, and otherwise the not-found answer of the target the row names
   on purpose (a withdrawal, a bank transaction, an account or an
-  invitation the scenario does not have). tests/tests/role_matrix.rs
+  invitation the scenario does not have). The four actions that move
+  money (complete_deposit, ingest_bank_transaction, match_bank_transaction,
+  resolve_withdrawal) are nobody's alone since 0.14.0: a role that may take
+  them still gets 403 ROLE_FORBIDDEN from their own operation, and takes
+  them by filing a change request. tests/tests/role_matrix.rs
   holds this table to the service's own table of actions: every action
   and role has its row, and a row is refused exactly when the role may
   not take the action.
@@ -117,6 +121,12 @@ Feature: Every operator action, taken by every role
       | set_billing_period      | viewer   | PUT    | /api/v1/operator/merchants/{merchant_id}/billing-period              | {"billing_period":"week"}                                                                                | 403    | ROLE_FORBIDDEN |
       | set_billing_period      | support  | PUT    | /api/v1/operator/merchants/{merchant_id}/billing-period              | {"billing_period":"week"}                                                                                | 403    | ROLE_FORBIDDEN |
       | set_billing_period      | approver | PUT    | /api/v1/operator/merchants/{merchant_id}/billing-period              | {"billing_period":"week"}                                                                                | 403    | ROLE_FORBIDDEN |
+      | file_change_request     | viewer   | POST   | /api/v1/operator/change-requests                                     | {"action":"complete_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 403    | ROLE_FORBIDDEN             |
+      | file_change_request     | support  | POST   | /api/v1/operator/change-requests                                     | {"action":"complete_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 403    | ROLE_FORBIDDEN             |
+      | approve_change_request  | viewer   | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
+      | approve_change_request  | support  | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
+      | reject_change_request   | viewer   | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
+      | reject_change_request   | support  | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
 
     Examples: allowed
       | action                  | role     | method | path                                                                 | body                                                                                                     | status | code                       |
@@ -134,14 +144,14 @@ Feature: Every operator action, taken by every role
       | approve_withdrawal      | admin    | POST   | /api/v1/operator/withdrawals/{order_no}/approve                      | {"remarks":"checked"}                                                                                    | 404    | ORDER_NOT_FOUND            |
       | reject_withdrawal       | approver | POST   | /api/v1/operator/withdrawals/{order_no}/reject                       | {"remarks":"checked"}                                                                                    | 404    | ORDER_NOT_FOUND            |
       | reject_withdrawal       | admin    | POST   | /api/v1/operator/withdrawals/{order_no}/reject                       | {"remarks":"checked"}                                                                                    | 404    | ORDER_NOT_FOUND            |
-      | resolve_withdrawal      | approver | POST   | /api/v1/operator/withdrawals/{order_no}/resolve                      | {"outcome":"failed","remarks":"checked"}                                                                 | 404    | ORDER_NOT_FOUND            |
-      | resolve_withdrawal      | admin    | POST   | /api/v1/operator/withdrawals/{order_no}/resolve                      | {"outcome":"failed","remarks":"checked"}                                                                 | 404    | ORDER_NOT_FOUND            |
-      | complete_deposit        | approver | POST   | /api/v1/operator/deposits/{order_no}/complete                        | {"remarks":"paid at the counter"}                                                                        | 200    | none                       |
-      | complete_deposit        | admin    | POST   | /api/v1/operator/deposits/{order_no}/complete                        | {"remarks":"paid at the counter"}                                                                        | 200    | none                       |
-      | ingest_bank_transaction | approver | POST   | /api/v1/operator/bank-transactions                                   | {"account_id":"no-such-account","bank_reference":"REF-{unique}","amount":"100.00","currency_code":"THB"} | 404    | ACCOUNT_NOT_FOUND          |
-      | ingest_bank_transaction | admin    | POST   | /api/v1/operator/bank-transactions                                   | {"account_id":"no-such-account","bank_reference":"REF-{unique}","amount":"100.00","currency_code":"THB"} | 404    | ACCOUNT_NOT_FOUND          |
-      | match_bank_transaction  | approver | POST   | /api/v1/operator/bank-transactions/no-such-transaction/match         | {"order_no":"{order_no}"}                                                                                | 404    | BANK_TRANSACTION_NOT_FOUND |
-      | match_bank_transaction  | admin    | POST   | /api/v1/operator/bank-transactions/no-such-transaction/match         | {"order_no":"{order_no}"}                                                                                | 404    | BANK_TRANSACTION_NOT_FOUND |
+      | resolve_withdrawal      | approver | POST   | /api/v1/operator/withdrawals/{order_no}/resolve                      | {"outcome":"failed","remarks":"checked"}                                                                 | 403    | ROLE_FORBIDDEN             |
+      | resolve_withdrawal      | admin    | POST   | /api/v1/operator/withdrawals/{order_no}/resolve                      | {"outcome":"failed","remarks":"checked"}                                                                 | 403    | ROLE_FORBIDDEN             |
+      | complete_deposit        | approver | POST   | /api/v1/operator/deposits/{order_no}/complete                        | {"remarks":"paid at the counter"}                                                                        | 403    | ROLE_FORBIDDEN             |
+      | complete_deposit        | admin    | POST   | /api/v1/operator/deposits/{order_no}/complete                        | {"remarks":"paid at the counter"}                                                                        | 403    | ROLE_FORBIDDEN             |
+      | ingest_bank_transaction | approver | POST   | /api/v1/operator/bank-transactions                                   | {"account_id":"no-such-account","bank_reference":"REF-{unique}","amount":"100.00","currency_code":"THB"} | 403    | ROLE_FORBIDDEN             |
+      | ingest_bank_transaction | admin    | POST   | /api/v1/operator/bank-transactions                                   | {"account_id":"no-such-account","bank_reference":"REF-{unique}","amount":"100.00","currency_code":"THB"} | 403    | ROLE_FORBIDDEN             |
+      | match_bank_transaction  | approver | POST   | /api/v1/operator/bank-transactions/no-such-transaction/match         | {"order_no":"{order_no}"}                                                                                | 403    | ROLE_FORBIDDEN             |
+      | match_bank_transaction  | admin    | POST   | /api/v1/operator/bank-transactions/no-such-transaction/match         | {"order_no":"{order_no}"}                                                                                | 403    | ROLE_FORBIDDEN             |
       | create_merchant         | admin    | POST   | /api/v1/operator/merchants                                           | {"code":"m-{unique}","name":"Matrix"}                                                                    | 200    | none                       |
       | set_merchant_fee        | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/fees                        | {"currency_code":"THB","direction":"deposit","percent":"1.5","fixed":"0","minimum":"0"}                  | 200    | none                       |
       | set_auto_approval       | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/auto-approval               | {"mode":"off"}                                                                                           | 200    | none                       |
@@ -166,6 +176,12 @@ Feature: Every operator action, taken by every role
       | issue_billing_statement | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/billing-statements          | {"period_start":"2020-01-01","period_end":"2020-02-01"}                                                  | 200    | none                       |
       | reissue_billing_statement | admin    | POST   | /api/v1/operator/billing-statements/no-such-statement/reissue        | {"remarks":"corrected"}                                                                                  | 404    | STATEMENT_NOT_FOUND        |
       | set_billing_period      | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/billing-period              | {"billing_period":"week"}                                                                                | 200    | none                       |
+      | file_change_request     | approver | POST   | /api/v1/operator/change-requests                                     | {"action":"complete_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 404    | ORDER_NOT_FOUND            |
+      | file_change_request     | admin    | POST   | /api/v1/operator/change-requests                                     | {"action":"complete_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 404    | ORDER_NOT_FOUND            |
+      | approve_change_request  | approver | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
+      | approve_change_request  | admin    | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
+      | reject_change_request   | approver | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
+      | reject_change_request   | admin    | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
 
     @platform_events
     Examples: allowed, with the platform's address configured

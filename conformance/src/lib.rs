@@ -12,6 +12,7 @@
 
 pub mod examples;
 pub mod features;
+pub mod four_eyes;
 pub mod in_process;
 pub mod promptpay;
 pub mod receiver;

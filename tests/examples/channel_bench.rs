@@ -107,14 +107,9 @@ async fn payouts(base: &str, key: &str, token: &str, clients_n: usize, seconds: 
         .await
         .map_err(|e| anyhow!("creating the funding deposit: {e}"))?
         .into_inner();
-    operator
-        .complete_deposit(
-            &fund.order_no,
-            &o::CompleteDepositRequest {
-                actual_amount: None,
-                remarks: None,
-            },
-        )
+    support::two_people::TwoPeople::make(base, token)
+        .await?
+        .complete(&fund.order_no)
         .await
         .map_err(|e| anyhow!("completing the funding deposit: {e}"))?;
     let orders = many("withdrawals created", n, |i| {

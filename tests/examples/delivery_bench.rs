@@ -19,7 +19,7 @@
 mod support;
 
 use anyhow::{bail, Context, Result};
-use merchant_client::{BearerToken, Credentials};
+use merchant_client::Credentials;
 use std::sync::Arc;
 use std::time::Duration;
 use support::receiver::{self, Receiver};
@@ -84,21 +84,18 @@ async fn receive(port: u16, n: usize, limit: u64, log: Option<&str>) -> Result<(
 
 struct Clients {
     merchant: merchant_client::merchant::Client,
-    operator: merchant_client::operator::Client,
+    people: support::two_people::TwoPeople,
 }
 
 impl Clients {
-    fn new(base: &str, key: &str, token: &str) -> Arc<Clients> {
-        Arc::new(Clients {
+    async fn new(base: &str, key: &str, token: &str) -> Result<Arc<Clients>> {
+        Ok(Arc::new(Clients {
             merchant: merchant_client::merchant::Client::new(
                 base,
                 Credentials::new(key.to_string()),
             ),
-            operator: merchant_client::operator::Client::new(
-                base,
-                BearerToken::new(token.to_string()),
-            ),
-        })
+            people: support::two_people::TwoPeople::make(base, token).await?,
+        }))
     }
 
     /// Creates `n` deposits called back at `url`, 32 requests at a time;
@@ -135,22 +132,15 @@ impl Clients {
     }
 
     async fn complete(&self, order_no: &str) -> Result<()> {
-        self.operator
-            .complete_deposit(
-                order_no,
-                &merchant_client::operator::types::CompleteDepositRequest {
-                    actual_amount: None,
-                    remarks: None,
-                },
-            )
+        self.people
+            .complete(order_no)
             .await
-            .map_err(|e| anyhow::anyhow!("completing {order_no}: {e}"))?;
-        Ok(())
+            .map_err(|e| anyhow::anyhow!("completing {order_no}: {e}"))
     }
 }
 
 async fn fill(base: &str, key: &str, token: &str, n: usize, url: &str) -> Result<()> {
-    let clients = Clients::new(base, key, token);
+    let clients = Clients::new(base, key, token).await?;
     let tag = format!("F{:x}", std::process::id());
     let orders = clients.create(n, url, &tag).await?;
     let mut tasks = tokio::task::JoinSet::new();

@@ -16,9 +16,7 @@ mod support;
 
 use anyhow::{anyhow, bail, Result};
 use merchant_client::merchant as m_client;
-use merchant_client::operator as o_client;
-use merchant_client::operator::types as o;
-use merchant_client::{BearerToken, Credentials};
+use merchant_client::Credentials;
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,7 +34,7 @@ async fn main() -> Result<()> {
         bail!("usage: feed_bench <base> <api-key> <operator-token> <clients> <seconds>");
     };
     let merchant = m_client::Client::new(base, Credentials::new(key.clone()));
-    let operator = o_client::Client::new(base, BearerToken::new(token.clone()));
+    let people = support::two_people::TwoPeople::make(base, token).await?;
     let clients: usize = clients.parse()?;
     let seconds: u64 = seconds.parse()?;
     let run = std::process::id();
@@ -48,9 +46,9 @@ async fn main() -> Result<()> {
     let deadline = started + Duration::from_secs(seconds);
     let writers: Vec<_> = (0..clients)
         .map(|w| {
-            let (merchant, operator, times, errors) = (
+            let (merchant, people, times, errors) = (
                 merchant.clone(),
-                operator.clone(),
+                people.clone(),
                 times.clone(),
                 errors.clone(),
             );
@@ -68,15 +66,7 @@ async fn main() -> Result<()> {
                     };
                     let order_no = order.into_inner().order_no;
                     let asked = unix_ms();
-                    let done = operator
-                        .complete_deposit(
-                            &order_no,
-                            &o::CompleteDepositRequest {
-                                actual_amount: None,
-                                remarks: None,
-                            },
-                        )
-                        .await;
+                    let done = people.complete(&order_no).await;
                     let answered = unix_ms();
                     match done {
                         Ok(_) => {

@@ -19,9 +19,9 @@ use payments_service::channels::{
 use payments_service::clock::ManualClock;
 use payments_service::config::ChannelConfig;
 use payments_service::domain::error::ApiError;
-use payments_service::domain::status::WithdrawalStatus;
+use payments_service::domain::status::{Role, WithdrawalStatus};
 use payments_service::Profile;
-use payments_testing::{TestService, TEST_OPERATOR};
+use payments_testing::TestService;
 use rust_decimal::Decimal;
 use std::sync::{Arc, Mutex};
 
@@ -371,21 +371,47 @@ async fn a_payout_in_doubt_too_long_is_set_aside_for_an_operator_and_counted() {
     // The operator, having read the channel's records, resolves it through
     // the operator API: not paid, so the funds come back.
     let held = f.balance().await;
+    // A payout resolved is money released or kept: one approver files it,
+    // a second approves it.
+    let maker = payments_testing::person(&f.app, "maker", Role::Approver)
+        .await
+        .unwrap()
+        .1;
+    let checker = payments_testing::person(&f.app, "checker", Role::Approver)
+        .await
+        .unwrap()
+        .1;
+    let base = f._service.base_url();
     let resolve = |order_no: &str, body: serde_json::Value| {
-        let url = format!(
-            "{}/api/v1/operator/withdrawals/{order_no}/resolve",
-            f._service.base_url()
-        );
+        let (base, maker, checker) = (base.clone(), maker.clone(), checker.clone());
+        let filing = serde_json::json!({"action": "resolve_withdrawal", "target": order_no, "parameters": body});
         async move {
-            let answer = reqwest::Client::new()
-                .post(url)
-                .bearer_auth(payments_testing::TEST_OPERATOR_TOKEN)
-                .json(&body)
-                .send()
-                .await
-                .unwrap();
-            let status = answer.status().as_u16();
-            (status, answer.json::<serde_json::Value>().await.unwrap())
+            let post = |path: String, token: String, body: serde_json::Value| {
+                let url = format!("{base}{path}");
+                async move {
+                    let answer = reqwest::Client::new()
+                        .post(url)
+                        .bearer_auth(token)
+                        .json(&body)
+                        .send()
+                        .await
+                        .unwrap();
+                    let status = answer.status().as_u16();
+                    (status, answer.json::<serde_json::Value>().await.unwrap())
+                }
+            };
+            let (status, filed) =
+                post("/api/v1/operator/change-requests".into(), maker, filing).await;
+            if status != 200 {
+                return (status, filed);
+            }
+            let id = filed["change_request_id"].as_str().unwrap();
+            let path = format!("/api/v1/operator/change-requests/{id}/approve");
+            let (status, approved) = post(path, checker, serde_json::json!({})).await;
+            if status != 200 {
+                return (status, approved);
+            }
+            (status, approved["result"].clone())
         }
     };
     let (status, order) = resolve(
@@ -398,7 +424,7 @@ async fn a_payout_in_doubt_too_long_is_set_aside_for_an_operator_and_counted() {
     assert_eq!(order["needs_manual_intervention"], false);
     assert_eq!(
         order["manual_reason"],
-        format!("resolved as failed by {TEST_OPERATOR}: not in the channel's settlement report")
+        "resolved as failed by checker: not in the channel's settlement report"
     );
     assert_eq!(f.balance().await.0 - held.0, Decimal::from(100) + w.fee);
     assert_eq!(

@@ -188,6 +188,7 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
         )
         .await?,
     ];
+    // A match is money: alice files it, bob approves it.
     taken.push(
         act(
             &alice,
@@ -195,6 +196,24 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
             "/console/bank",
             &format!("/console/bank/{transfer}/match"),
             &[("order_no", &other.order_no), ("remarks", "payer phoned")],
+            ("file_change_request", &transfer, Some("payer phoned")),
+        )
+        .await?,
+    );
+    let filed = listings::change_requests(app, Listing::default())
+        .await?
+        .items
+        .first()
+        .context("alice's change request")?
+        .id
+        .clone();
+    taken.push(
+        act(
+            &bob,
+            "bob",
+            "/console/changes",
+            &format!("/console/changes/{filed}/decide"),
+            &[("decision", "approve"), ("remarks", "agreed")],
             ("match_bank_transaction", &transfer, Some("payer phoned")),
         )
         .await?,

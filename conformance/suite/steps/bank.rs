@@ -16,7 +16,7 @@ fn decimal(text: &str) -> Decimal {
     Decimal::from_str(text).expect("a decimal in the scenario")
 }
 
-fn created_field(world: &PaymentsWorld, name: &str) -> String {
+pub(super) fn created_field(world: &PaymentsWorld, name: &str) -> String {
     world.created()[name]
         .as_str()
         .unwrap_or_else(|| panic!("the created order has `{name}`: {}", world.created()))
@@ -25,12 +25,12 @@ fn created_field(world: &PaymentsWorld, name: &str) -> String {
 
 /// Bank references are unique per account for good, so each scenario
 /// qualifies its names with its own tag.
-fn reference(world: &mut PaymentsWorld, name: &str) -> String {
+pub(super) fn reference(world: &mut PaymentsWorld, name: &str) -> String {
     format!("{name}-{}", world.tag())
 }
 
 /// The receiving account of the deposit the scenario created.
-async fn deposit_account(world: &PaymentsWorld) -> String {
+pub(super) async fn deposit_account(world: &PaymentsWorld) -> String {
     if let Some(a) = world.created()["account_id"].as_str() {
         return a.to_string();
     }
@@ -50,14 +50,12 @@ async fn deposit_account(world: &PaymentsWorld) -> String {
 }
 
 async fn ingest(world: &mut PaymentsWorld, request: op::BankTransactionRequest) {
-    let reply = Reply::of(
-        harness()
-            .await
-            .operator()
-            .unwrap()
-            .ingest_bank_transaction(&request)
-            .await,
-    );
+    let reply = conformance::four_eyes::take(
+        "ingest_bank_transaction",
+        None,
+        conformance::four_eyes::body_of(&request),
+    )
+    .await;
     if reply.status == 200 {
         world.bank_transaction = Some(reply.body.clone());
     }
@@ -65,7 +63,7 @@ async fn ingest(world: &mut PaymentsWorld, request: op::BankTransactionRequest) 
     world.reply = Some(reply);
 }
 
-fn bank_request(
+pub(super) fn bank_request(
     account_id: String,
     bank_reference: String,
     value: &str,
@@ -140,6 +138,7 @@ async fn bank_reports_free_text(
 }
 
 #[when(expr = "the bank reports the deposit's amount without a remark as {string}")]
+#[given(expr = "the bank has reported the deposit's amount without a remark as {string}")]
 async fn bank_reports_amount(world: &mut PaymentsWorld, name: String) {
     let value = created_field(world, "amount");
     let currency = created_field(world, "currency_code");
@@ -260,20 +259,12 @@ async fn match_by_hand(world: &mut PaymentsWorld, remarks: Option<&str>) {
         .expect("an id")
         .to_string();
     let order_no = created_field(world, "order_no");
-    let reply = Reply::of(
-        harness()
-            .await
-            .operator()
-            .unwrap()
-            .match_bank_transaction(
-                &id,
-                &op::MatchBankTransactionRequest {
-                    order_no,
-                    remarks: remarks.map(str::to_string),
-                },
-            )
-            .await,
-    );
+    let reply = conformance::four_eyes::take(
+        "match_bank_transaction",
+        Some(&id),
+        serde_json::json!({"order_no": order_no, "remarks": remarks}),
+    )
+    .await;
     if reply.status == 200 {
         world.bank_transaction = Some(reply.body.clone());
     }
@@ -310,20 +301,17 @@ async fn complete_saying(
     remarks: Option<&str>,
 ) {
     let order_no = created_field(world, "order_no");
-    world.reply = Some(Reply::of(
-        harness()
-            .await
-            .operator()
-            .unwrap()
-            .complete_deposit(
-                &order_no,
-                &op::CompleteDepositRequest {
-                    actual_amount,
-                    remarks: remarks.map(str::to_string),
-                },
-            )
-            .await,
-    ));
+    world.reply = Some(
+        conformance::four_eyes::take(
+            "complete_deposit",
+            Some(&order_no),
+            serde_json::json!({
+                "actual_amount": actual_amount.map(|a| a.0.to_string()),
+                "remarks": remarks,
+            }),
+        )
+        .await,
+    );
 }
 
 #[given("the deposit's time has run out")]

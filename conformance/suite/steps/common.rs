@@ -45,6 +45,8 @@ pub struct PaymentsWorld {
     /// Operators the scenario created, by the name it gave them: their
     /// id and token.
     pub operators: std::collections::HashMap<String, (String, String)>,
+    /// The last change request the scenario filed.
+    pub change_request: Option<String>,
     /// The email the scenario invited to own its merchant.
     pub invitee: Option<String>,
     /// The console's or portal's session cookie a sign-in gave.

@@ -6,6 +6,7 @@ mod billing;
 mod callbacks;
 mod cashier;
 mod cashier_page;
+mod changes;
 mod channel;
 mod common;
 mod console;

@@ -115,20 +115,21 @@ async fn funded(world: &mut PaymentsWorld, value: String, currency: String) {
                 .str_field("account_id")
                 .expect("an account")
                 .to_string();
-            Reply::of(
-                operator
-                    .ingest_bank_transaction(&op::BankTransactionRequest {
-                        account_id,
-                        bank_reference: format!("FUND-{order_no}"),
-                        amount: amount(&value),
-                        currency_code: currency.clone(),
-                        remark: Some(remark.to_string()),
-                        payer_name: None,
-                        payer_account_no: None,
-                        received_at: None,
-                    })
-                    .await,
+            conformance::four_eyes::take(
+                "ingest_bank_transaction",
+                None,
+                conformance::four_eyes::body_of(&op::BankTransactionRequest {
+                    account_id,
+                    bank_reference: format!("FUND-{order_no}"),
+                    amount: amount(&value),
+                    currency_code: currency.clone(),
+                    remark: Some(remark.to_string()),
+                    payer_name: None,
+                    payer_account_no: None,
+                    received_at: None,
+                }),
             )
+            .await
         }
         None => Reply::of(
             h.sandbox()

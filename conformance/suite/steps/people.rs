@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 /// Sends `method path` with `token`; `{order_no}` stands for the last
 /// order a `Given` step created, `{merchant_id}` for the merchant.
-async fn send_as(
+pub(super) async fn send_as(
     world: &mut PaymentsWorld,
     token: &str,
     method: &str,
@@ -53,7 +53,7 @@ async fn admin_token() -> String {
         .expect("this scenario needs CONFORMANCE_OPERATOR_TOKEN")
 }
 
-fn token_of(world: &PaymentsWorld, name: &str) -> String {
+pub(super) fn token_of(world: &PaymentsWorld, name: &str) -> String {
     world
         .operators
         .get(name)
@@ -230,21 +230,44 @@ async fn audit_of(world: &mut PaymentsWorld, target: &str) -> Vec<Value> {
     reply.body["items"].as_array().cloned().unwrap_or_default()
 }
 
-#[then(expr = "the audit trail of the order holds {string} by {string} with the remarks {string}")]
-async fn audited_order(world: &mut PaymentsWorld, action: String, name: String, remarks: String) {
+/// Whether the order's trail holds `action` by the scenario's operator
+/// `name` with remarks that `fit`.
+async fn audited_order_by(
+    world: &mut PaymentsWorld,
+    action: &str,
+    name: &str,
+    fit: impl Fn(&str) -> bool,
+) {
     let order_no = world.created.as_ref().expect("an order")["order_no"]
         .as_str()
         .expect("order_no")
         .to_string();
     let rows = audit_of(world, &order_no).await;
-    let id = &world.operators[&name].0;
+    let id = &world.operators[name].0;
     assert!(
-        rows.iter().any(|r| r["action"] == action.as_str()
+        rows.iter().any(|r| r["action"] == action
             && r["operator_id"] == id.as_str()
-            && r["remarks"] == remarks.as_str()
+            && r["remarks"].as_str().is_some_and(&fit)
             && r["request_id"].as_str().is_some_and(|s| !s.is_empty())),
-        "no {action} by {name} with {remarks:?} in {rows:#?}"
+        "no {action} by {name} with those remarks in {rows:#?}"
     );
+}
+
+#[then(expr = "the audit trail of the order holds {string} by {string} with the remarks {string}")]
+async fn audited_order(world: &mut PaymentsWorld, action: String, name: String, remarks: String) {
+    audited_order_by(world, &action, &name, |r| r == remarks).await;
+}
+
+#[then(
+    expr = "the audit trail of the order holds {string} by {string} with the remarks containing {string}"
+)]
+async fn audited_order_saying(
+    world: &mut PaymentsWorld,
+    action: String,
+    name: String,
+    part: String,
+) {
+    audited_order_by(world, &action, &name, |r| r.contains(&part)).await;
 }
 
 #[then(expr = "the audit trail of the order holds {int} {string} row(s)")]

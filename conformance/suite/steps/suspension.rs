@@ -61,18 +61,12 @@ async fn others_deposit_completed(
     let created = Reply::of(h.client(&other).create_deposit(&body).await);
     assert_eq!(created.status, 200, "{}", created.body);
     let order_no = created.body["order_no"].as_str().expect("an order number");
-    let completed = Reply::of(
-        h.operator()
-            .unwrap()
-            .complete_deposit(
-                order_no,
-                &op::CompleteDepositRequest {
-                    actual_amount: None,
-                    remarks: Some("paid".into()),
-                },
-            )
-            .await,
-    );
+    let completed = conformance::four_eyes::take(
+        "complete_deposit",
+        Some(order_no),
+        serde_json::json!({"remarks": "paid"}),
+    )
+    .await;
     assert_eq!(completed.status, 200, "{}", completed.body);
     world.replies.push(created);
 }

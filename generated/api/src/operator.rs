@@ -98,7 +98,7 @@ pub mod types {
     ///One operator action, as it was taken. Never changed after.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditEvent {
-        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`.
+        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`, `file_change_request`, `reject_change_request` (an approved change request is recorded under the action it took, by the approver, its remarks the filer's).
         pub action: ::std::string::String,
         ///The same after the action.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
@@ -1054,6 +1054,191 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<OperatorStatus>,
     }
+    ///An action one person asked for, and a second person's decision on it.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChangeRequest {
+        pub action: ChangeRequestAction,
+        pub change_request_id: ::std::string::String,
+        ///When approved or rejected; for an expired one, its `expires_at`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decided_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decided_by: ::std::option::Option<ChangeRequestOperator>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decision_remarks: ::std::option::Option<::std::string::String>,
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Whose money it is, where known when filed.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub merchant_id: ::std::option::Option<::std::string::String>,
+        ///The direct operation's body as the service read it (amounts as decimal strings).
+        pub parameters: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        pub requested_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub requested_by: ChangeRequestOperator,
+        ///Only in the answer to an approval: what the action answered.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub result: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub status: ChangeRequestStatus,
+        ///What approving it does, in words, with the amounts and their difference.
+        pub summary: ::std::string::String,
+        ///The order number, the bank transaction's id, or for a transfer not yet recorded `account_id/bank_reference`.
+        pub target: ::std::string::String,
+    }
+    ///The action a change request holds: the operation of the same name.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ChangeRequestAction {
+        #[serde(rename = "complete_deposit")]
+        CompleteDeposit,
+        #[serde(rename = "ingest_bank_transaction")]
+        IngestBankTransaction,
+        #[serde(rename = "match_bank_transaction")]
+        MatchBankTransaction,
+        #[serde(rename = "resolve_withdrawal")]
+        ResolveWithdrawal,
+    }
+    impl ::std::fmt::Display for ChangeRequestAction {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::CompleteDeposit => f.write_str("complete_deposit"),
+                Self::IngestBankTransaction => f.write_str("ingest_bank_transaction"),
+                Self::MatchBankTransaction => f.write_str("match_bank_transaction"),
+                Self::ResolveWithdrawal => f.write_str("resolve_withdrawal"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ChangeRequestAction {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "complete_deposit" => Ok(Self::CompleteDeposit),
+                "ingest_bank_transaction" => Ok(Self::IngestBankTransaction),
+                "match_bank_transaction" => Ok(Self::MatchBankTransaction),
+                "resolve_withdrawal" => Ok(Self::ResolveWithdrawal),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChangeRequestAction {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChangeRequestAction {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`ChangeRequestCreate`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChangeRequestCreate {
+        pub action: ChangeRequestAction,
+        ///The direct operation's body: `CompleteDepositRequest`, `BankTransactionRequest`, `MatchBankTransactionRequest` or `ResolveWithdrawalRequest`.
+        pub parameters: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        ///Why, for the second person.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        ///The direct operation's path parameter; absent for `ingest_bank_transaction`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub target: ::std::option::Option<::std::string::String>,
+    }
+    ///`ChangeRequestDecision`
+    #[derive(
+        ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
+    )]
+    pub struct ChangeRequestDecision {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+    }
+    ///An operator.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChangeRequestOperator {
+        pub id: ::std::string::String,
+        pub name: ::std::string::String,
+    }
+    ///`ChangeRequestPage`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChangeRequestPage {
+        pub items: ::std::vec::Vec<ChangeRequest>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///`pending` until a second person decides it or 24 hours pass.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ChangeRequestStatus {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "approved")]
+        Approved,
+        #[serde(rename = "rejected")]
+        Rejected,
+        #[serde(rename = "expired")]
+        Expired,
+    }
+    impl ::std::fmt::Display for ChangeRequestStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Approved => f.write_str("approved"),
+                Self::Rejected => f.write_str("rejected"),
+                Self::Expired => f.write_str("expired"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ChangeRequestStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "approved" => Ok(Self::Approved),
+                "rejected" => Ok(Self::Rejected),
+                "expired" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChangeRequestStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChangeRequestStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A notification a channel's adapter posted, as recorded.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelNotification {
@@ -1543,6 +1728,8 @@ pub mod types {
         OperatorTokenNotFound,
         #[serde(rename = "API_KEY_NOT_FOUND")]
         ApiKeyNotFound,
+        #[serde(rename = "CHANGE_REQUEST_NOT_FOUND")]
+        ChangeRequestNotFound,
         #[serde(rename = "OPERATOR_EMAIL_TAKEN")]
         OperatorEmailTaken,
         #[serde(rename = "OPERATOR_SELF_CHANGE")]
@@ -1602,6 +1789,7 @@ pub mod types {
                 Self::OperatorNotFound => f.write_str("OPERATOR_NOT_FOUND"),
                 Self::OperatorTokenNotFound => f.write_str("OPERATOR_TOKEN_NOT_FOUND"),
                 Self::ApiKeyNotFound => f.write_str("API_KEY_NOT_FOUND"),
+                Self::ChangeRequestNotFound => f.write_str("CHANGE_REQUEST_NOT_FOUND"),
                 Self::OperatorEmailTaken => f.write_str("OPERATOR_EMAIL_TAKEN"),
                 Self::OperatorSelfChange => f.write_str("OPERATOR_SELF_CHANGE"),
                 Self::ServiceUnavailable => f.write_str("SERVICE_UNAVAILABLE"),
@@ -1654,6 +1842,7 @@ pub mod types {
                 "OPERATOR_NOT_FOUND" => Ok(Self::OperatorNotFound),
                 "OPERATOR_TOKEN_NOT_FOUND" => Ok(Self::OperatorTokenNotFound),
                 "API_KEY_NOT_FOUND" => Ok(Self::ApiKeyNotFound),
+                "CHANGE_REQUEST_NOT_FOUND" => Ok(Self::ChangeRequestNotFound),
                 "OPERATOR_EMAIL_TAKEN" => Ok(Self::OperatorEmailTaken),
                 "OPERATOR_SELF_CHANGE" => Ok(Self::OperatorSelfChange),
                 "SERVICE_UNAVAILABLE" => Ok(Self::ServiceUnavailable),
@@ -3015,6 +3204,36 @@ pub struct CancelDepositPath {
     /// The service's order number.
     pub order_no: String,
 }
+/// Query parameters of `list_change_requests`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListChangeRequestsQuery {
+    /// Only requests in this status.
+    pub status: Option<types::ChangeRequestStatus>,
+    /// Only requests on this merchant's money.
+    pub merchant_id: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the page before.
+    pub cursor: Option<String>,
+}
+/// Path parameters of `read_change_request`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ReadChangeRequestPath {
+    /// The change request's id.
+    pub change_request_id: String,
+}
+/// Path parameters of `approve_change_request`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ApproveChangeRequestPath {
+    /// The change request's id.
+    pub change_request_id: String,
+}
+/// Path parameters of `reject_change_request`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct RejectChangeRequestPath {
+    /// The change request's id.
+    pub change_request_id: String,
+}
 /// Query parameters of `list_deposits`.
 #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
 pub struct ListDepositsQuery {
@@ -3423,6 +3642,80 @@ pub trait OperatorApi {
         path: ::dropshot::Path<CancelDepositPath>,
         body: ::payments_wire::server::SignedJson<types::ReviewRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::DepositOrder>, ::dropshot::HttpError>;
+    /// List change requests
+    ///
+    /// Change requests, newest first, a page at a time (as every listing). A pending request past its `expires_at` is listed as `expired`.
+    ///
+    /// Any role may read.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/change-requests",
+    tags = ["change requests"],
+    }]
+    async fn list_change_requests(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::payments_wire::server::Query<ListChangeRequestsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ChangeRequestPage>, ::dropshot::HttpError>;
+    /// File a change request
+    ///
+    /// One person asks for an action that creates, moves or releases money: `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction` or `resolve_withdrawal`. Since 0.14.0 these are never one person's: their own operations refuse every caller with 403 `ROLE_FORBIDDEN`, and are taken only by approving a change request.
+    ///
+    /// The request holds the direct operation's call: `target` is its path parameter (the order number for `complete_deposit` and `resolve_withdrawal`, the bank transaction's id for `match_bank_transaction`; absent for `ingest_bank_transaction`) and `parameters` its body, unchanged. Filing checks it as the operation would, with the same answers (a deposit not pending is 409 `INVALID_STATE_TRANSITION`, an amount other than the order's without `remarks` is 400 `INVALID_FIELD`, and so on), and records in `summary` what approving it will do, amounts and their difference included. It moves nothing. A second, different operator approves or rejects it within 24 hours (`expires_at`); after that it is `expired` and moves nothing.
+    ///
+    /// Needs an operator's own token (not a configuration token, which is nobody in particular and may neither file nor decide) and the role the action needs, `approver` or above; at most 100 pending requests per operator (then 429 `RATE_LIMITED`). Recorded in the audit trail as `file_change_request` on the order or bank transaction (for a transfer not yet recorded, `account_id/bank_reference`).
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/change-requests",
+    tags = ["change requests"],
+    }]
+    async fn file_change_request(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        body: ::payments_wire::server::SignedJson<types::ChangeRequestCreate>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ChangeRequest>, ::dropshot::HttpError>;
+    /// Read a change request
+    ///
+    /// One change request as it now is.
+    ///
+    /// Any role may read.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/change-requests/{change_request_id}",
+    tags = ["change requests"],
+    }]
+    async fn read_change_request(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ReadChangeRequestPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ChangeRequest>, ::dropshot::HttpError>;
+    /// Approve a change request
+    ///
+    /// A second person approves: the action is taken now, as this operator takes it, exactly as `parameters` say, and in the same transaction the request becomes `approved`; the answer carries the action's result in `result` (the deposit order, the bank transaction or the withdrawal order, as the direct operation answers). If the action is refused now (the order moved on meanwhile), the answer is that refusal and the request stays `pending`. Two approvals at once: one takes the action, the other is 409 `INVALID_STATE_TRANSITION`.
+    ///
+    /// Needs an operator's own token and the action's role; the operator who filed it is refused (`ROLE_FORBIDDEN`), as is a configuration token, which is nobody in particular and may neither file nor decide. The action is recorded in the audit trail under its own name, by the approver, its remarks naming the request and who filed it.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/change-requests/{change_request_id}/approve",
+    tags = ["change requests"],
+    }]
+    async fn approve_change_request(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<ApproveChangeRequestPath>,
+        body: ::payments_wire::server::SignedJson<types::ChangeRequestDecision>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ChangeRequest>, ::dropshot::HttpError>;
+    /// Reject a change request
+    ///
+    /// A second person rejects the request, or the one who filed it withdraws it: it becomes `rejected` and nothing moves.
+    ///
+    /// Needs an operator's own token and the action's role; recorded in the audit trail as `reject_change_request`.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/change-requests/{change_request_id}/reject",
+    tags = ["change requests"],
+    }]
+    async fn reject_change_request(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<RejectChangeRequestPath>,
+        body: ::payments_wire::server::SignedJson<types::ChangeRequestDecision>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ChangeRequest>, ::dropshot::HttpError>;
     /// Check the ledger
     ///
     /// Recomputes every balance from the journal and reports any difference.
@@ -3459,6 +3752,8 @@ pub trait OperatorApi {
         path: ::dropshot::Path<ReadDepositPath>,
     ) -> Result<::dropshot::HttpResponseOk<types::DepositOrder>, ::dropshot::HttpError>;
     /// Complete a deposit
+    ///
+    /// **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `complete_deposit`) and a second, different operator approves it (`POST .../change-requests/{id}/approve`), which takes it as described here.
     ///
     /// The operator confirms that the money arrived: a `pending` or `matched` deposit moves to `completed`, `actual_amount` becomes `actual_amount` of the request (when omitted: what a match recorded, else `amount`), the merchant is credited `actual_amount − fee` and a `deposit.completed` callback is queued, all in one transaction. An `actual_amount` other than the order's `amount` needs `remarks` saying why: without them it is refused with 400 `INVALID_FIELD` naming `remarks`, the message giving the difference (for example `90.0000 THB against the order's 100.0000 THB is a difference of -10.0000 THB`). This is how a `matched` deposit of an account that reports a match first is completed in production.
     ///
@@ -3569,6 +3864,8 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::BankTransactionPage>, ::dropshot::HttpError>;
     /// Ingest a bank transaction
     ///
+    /// **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `ingest_bank_transaction`) and a second, different operator approves it (`POST .../change-requests/{id}/approve`), which takes it as described here.
+    ///
     /// Records a credit received on a receiving account and matches it to a deposit awaiting payment on that account in the same currency, in this order: by the order's `expected_remark` appearing in `remark` (letters and digits compared case-insensitively), then, on accounts that use floating amounts, by `amount` equal to the order's `amount`. A match moves the order, in the same transaction as the record: to `matched` on accounts that report a match first (a `deposit.matched` callback; `actual_amount` is what arrived; completion follows with `complete_deposit`), otherwise straight to `completed` with `actual_amount` as received (the merchant is credited `actual_amount − fee`; a `deposit.completed` callback). A transaction that matches nothing, including one for an order that expired or was cancelled, is kept `unmatched` for an operator (`list_bank_transactions`, `match_bank_transaction`).
     ///
     /// Idempotent on (`account_id`, `bank_reference`): ingesting the same transaction again answers the stored record and changes nothing; the same reference with different content is refused with 409 `DUPLICATE_BANK_REFERENCE`.
@@ -3584,6 +3881,8 @@ pub trait OperatorApi {
         body: ::payments_wire::server::SignedJson<types::BankTransactionRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::BankTransaction>, ::dropshot::HttpError>;
     /// Match a bank transaction by hand
+    ///
+    /// **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `match_bank_transaction`) and a second, different operator approves it (`POST .../change-requests/{id}/approve`), which takes it as described here.
     ///
     /// An operator assigns an `unmatched` transaction to a deposit awaiting payment (`pending`) on the same account and currency; the order moves exactly as an automatic match would. A transaction for an amount other than the order's needs `remarks` saying why: without them it is refused with 400 `INVALID_FIELD` naming `remarks`, the message giving the difference. A transaction already matched is refused with 409 `INVALID_STATE_TRANSITION`, as is an order that is no longer awaiting payment.
     ///
@@ -3706,6 +4005,8 @@ pub trait OperatorApi {
         body: ::payments_wire::server::SignedJson<types::IssueCallbackSecretRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::IssuedCallbackSecret>, ::dropshot::HttpError>;
     /// Resolve a withdrawal set aside for an operator
+    ///
+    /// **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `resolve_withdrawal`) and a second, different operator approves it (`POST .../change-requests/{id}/approve`), which takes it as described here.
     ///
     /// Settles a withdrawal that waits for an operator (`needs_manual_intervention`: its payout has been in doubt at the channel too long) by what the operator learned from the channel's own records: `completed` (paid out; `withdrawal.completed`, the frozen amount and fee leave the balance) or `failed` (not paid; `withdrawal.failed`, the frozen amount and fee return to the available balance). The order must be `approved` or `processing` and set aside; any other is refused with 409 `INVALID_STATE_TRANSITION`, and nothing moves. `needs_manual_intervention` becomes `false` and `manual_reason` records who resolved it and why. The channel is not called: resolve only what the channel's records settle, since a payout the channel still holds may yet be paid.
     ///
@@ -4144,6 +4445,66 @@ where
         )
         .summary("Cancel a deposit")
         .tag("deposits"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_change_requests".to_string(),
+            <ServerImpl as OperatorApi>::list_change_requests,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/change-requests",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List change requests")
+        .tag("change requests"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "file_change_request".to_string(),
+            <ServerImpl as OperatorApi>::file_change_request,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/change-requests",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("File a change request")
+        .tag("change requests"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "read_change_request".to_string(),
+            <ServerImpl as OperatorApi>::read_change_request,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/change-requests/{change_request_id}",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Read a change request")
+        .tag("change requests"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "approve_change_request".to_string(),
+            <ServerImpl as OperatorApi>::approve_change_request,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/change-requests/{change_request_id}/approve",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Approve a change request")
+        .tag("change requests"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "reject_change_request".to_string(),
+            <ServerImpl as OperatorApi>::reject_change_request,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/change-requests/{change_request_id}/reject",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Reject a change request")
+        .tag("change requests"),
     )?;
     api.register(
         ::dropshot::ApiEndpoint::new(

@@ -6,7 +6,7 @@
 use crate::domain::error::ApiError;
 use crate::domain::people::Action;
 use crate::domain::status::Role;
-use crate::store::audit::{PendingAudit, Snapshot};
+use crate::store::audit::{Approving, PendingAudit, Snapshot};
 use crate::store::rows::AuditRow;
 
 /// An operator: an identity, or a configuration token.
@@ -64,6 +64,9 @@ pub struct Acting {
     pub who: Operator,
     pub action: Action,
     pub request_id: String,
+    /// The change request this action is the approval of, marked approved
+    /// in the action's own transaction.
+    pub approves: Option<Approving>,
 }
 
 #[derive(Clone, Debug)]
@@ -91,7 +94,20 @@ impl Actor {
             who,
             action,
             request_id: request_id.into(),
+            approves: None,
         })
+    }
+
+    /// The same operator taking the action as the approval of a change
+    /// request: the action commits only with the request marked approved.
+    pub fn approving(self, approving: Approving) -> Actor {
+        match self {
+            Actor::Operator(a) => Actor::Operator(Acting {
+                approves: Some(approving),
+                ..a
+            }),
+            other => other,
+        }
     }
 
     /// Its id: the operator's (a configuration token's `config:` name), the
@@ -144,6 +160,7 @@ impl Actor {
                 after_state: None,
             },
             snapshot,
+            approves: acting.approves.clone(),
         })
     }
 }

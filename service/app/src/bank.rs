@@ -49,9 +49,13 @@ enum MatchMove {
     Complete(Completion),
 }
 
-/// Records the transaction and matches it, all in one transaction with the
-/// deposit's move, its ledger entry and its callback record.
-pub async fn ingest(app: &App, by: &Actor, req: NewBankTransaction) -> Result<Ingested, ApiError> {
+/// What a report must be before anything is looked up: on a configured
+/// account, in its currency, an amount the currency can hold, and a
+/// reference. The account, the amount in units and the reference.
+pub fn check_new<'a>(
+    app: &'a App,
+    req: &NewBankTransaction,
+) -> Result<(&'a ReceivingAccountConfig, i64, String), ApiError> {
     let account = app
         .config
         .receiving_account(&req.account_id)
@@ -67,6 +71,13 @@ pub async fn ingest(app: &App, by: &Actor, req: NewBankTransaction) -> Result<In
     let amount =
         to_units(amount).ok_or_else(|| ApiError::invalid_field("amount", "is too large"))?;
     let reference = validate::required_text("bank_reference", req.bank_reference.clone(), 64)?;
+    Ok((account, amount, reference))
+}
+
+/// Records the transaction and matches it, all in one transaction with the
+/// deposit's move, its ledger entry and its callback record.
+pub async fn ingest(app: &App, by: &Actor, req: NewBankTransaction) -> Result<Ingested, ApiError> {
+    let (account, amount, reference) = check_new(app, &req)?;
     let remark = validate::optional_text("remark", req.remark.clone(), 256)?;
     let payer_name = validate::optional_text("payer_name", req.payer_name.clone(), 128)?;
     let payer_account_no =
@@ -137,6 +148,28 @@ pub async fn match_by_hand(
     order_no: &str,
     remarks: Option<&str>,
 ) -> Result<Ingested, ApiError> {
+    let (row, order) = check_match(app, transaction_id, order_no, remarks).await?;
+    let account = app
+        .config
+        .receiving_account(&row.account_id)
+        .ok_or_else(|| ApiError::AccountNotFound(row.account_id.clone()))?;
+    let audit = by.audit(
+        Target::BankTransaction(row.id.clone()),
+        remarks,
+        app.now_unix(),
+    );
+    settle(app, audit, account, row, &order, false).await
+}
+
+/// What a match by hand must be: an unmatched transaction, a pending
+/// deposit paid to its account in its currency, and a reason when the
+/// amounts differ. The transaction and the deposit.
+pub async fn check_match(
+    app: &App,
+    transaction_id: &str,
+    order_no: &str,
+    remarks: Option<&str>,
+) -> Result<(BankTransactionRow, Deposit), ApiError> {
     let id = transaction_id.to_string();
     let row = app
         .db
@@ -175,16 +208,7 @@ pub async fn match_by_hand(
         crate::domain::money::from_units(row.amount),
         remarks,
     )?;
-    let account = app
-        .config
-        .receiving_account(&row.account_id)
-        .ok_or_else(|| ApiError::AccountNotFound(row.account_id.clone()))?;
-    let audit = by.audit(
-        Target::BankTransaction(row.id.clone()),
-        remarks,
-        app.now_unix(),
-    );
-    settle(app, audit, account, row, &order, false).await
+    Ok((row, order))
 }
 
 /// Matches `row` to `order` in one database transaction: the record (new

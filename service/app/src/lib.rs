@@ -13,6 +13,7 @@ pub mod bank;
 pub mod billing;
 pub mod callbacks;
 pub mod cashier;
+pub mod change_requests;
 pub mod credentials;
 pub mod deposits;
 pub mod events;

@@ -7,6 +7,7 @@ use crate::bank::BankTransaction;
 use crate::callbacks::Delivery;
 use crate::deposits::Deposit;
 use crate::domain::error::ApiError;
+use crate::domain::four_eyes::ChangeRequestStatus;
 use crate::domain::status::Role;
 use crate::domain::status::{
     BankTransactionStatus, DeliveryStatus, DepositStatus, NotificationOutcome, WithdrawalStatus,
@@ -15,7 +16,7 @@ use crate::merchants::{self, Merchant};
 use crate::notifications::Recorded;
 use crate::store::paging::{Cursor, ListFilter};
 use crate::store::queries::people::AuditFilter;
-use crate::store::rows::{AuditRow, OperatorRow};
+use crate::store::rows::{AuditRow, ChangeRequestRow, OperatorRow};
 use crate::withdrawals::Withdrawal;
 use crate::App;
 use std::collections::HashMap;
@@ -112,6 +113,27 @@ fn page<T>(mut rows: Vec<T>, filter: &ListFilter, key: impl Fn(&T) -> (i64, &str
         items: rows,
         next_cursor,
     }
+}
+
+/// Change requests, newest first; pending ones past their time are
+/// marked expired first, so that a `pending` filter lists only live ones.
+pub async fn change_requests(
+    app: &App,
+    listing: Listing,
+) -> Result<Page<ChangeRequestRow>, ApiError> {
+    let filter = listing.filter(ChangeRequestStatus::ALL)?;
+    let now = app.now_unix();
+    let query = filter.clone();
+    let rows = app
+        .db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                s.expire_change_requests(now).await?;
+                Ok(s.change_requests_page(&query).await?)
+            })
+        })
+        .await?;
+    Ok(page(rows, &filter, |r| (r.requested_at, r.id.as_str())))
 }
 
 /// Merchants looked up once per page, not once per order.

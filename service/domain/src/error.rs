@@ -71,6 +71,22 @@ pub enum ApiError {
     /// so it never counts as one of two people.
     #[error("withdrawal `{0}` needs two people; a configuration token is not one: approve with an operator's own token")]
     NotAPerson(String),
+    /// An action that creates, moves or releases money is never one
+    /// person's: it is filed as a change request for a second to approve.
+    #[error("{0} moves money, so one person may not take it alone: file it as a change request (POST /api/v1/operator/change-requests) for a second person to approve")]
+    SecondPersonRequired(&'static str),
+    /// A configuration token is nobody in particular: it neither files nor
+    /// decides a change request.
+    #[error("a configuration token is for bootstrap and is nobody in particular: file and decide change requests with an operator's own token")]
+    TokenIsNobody,
+    #[error(
+        "change request `{0}` was filed by this operator; a second, different person decides it"
+    )]
+    OwnChangeRequest(String),
+    #[error("no change request `{0}`")]
+    ChangeRequestNotFound(String),
+    #[error("change request `{id}` is {status}; only a pending one can be decided")]
+    ChangeRequestDecided { id: String, status: &'static str },
     #[error("no owner invitation {0}")]
     InvitationNotFound(String),
     #[error("this invitation is {0}; ask for a new one")]
@@ -157,6 +173,11 @@ impl ApiError {
             // Who may act, as the contract has always named it: a token
             // that is nobody in particular may not take the second place.
             ApiError::NotAPerson(_) => "ROLE_FORBIDDEN",
+            ApiError::SecondPersonRequired(_)
+            | ApiError::TokenIsNobody
+            | ApiError::OwnChangeRequest(_) => "ROLE_FORBIDDEN",
+            ApiError::ChangeRequestNotFound(_) => "CHANGE_REQUEST_NOT_FOUND",
+            ApiError::ChangeRequestDecided { .. } => "INVALID_STATE_TRANSITION",
             ApiError::InvitationNotFound(_) => "INVITATION_NOT_FOUND",
             ApiError::InvitationEnded(_) => "INVITATION_ENDED",
             ApiError::OwnerAlreadyActive(_) => "OWNER_ALREADY_ACTIVE",
@@ -240,6 +261,14 @@ mod tests {
             ApiError::OperatorSelfChange,
             ApiError::AlreadyApproved(String::new()),
             ApiError::NotAPerson(String::new()),
+            ApiError::SecondPersonRequired("x"),
+            ApiError::TokenIsNobody,
+            ApiError::OwnChangeRequest(String::new()),
+            ApiError::ChangeRequestNotFound(String::new()),
+            ApiError::ChangeRequestDecided {
+                id: String::new(),
+                status: "approved",
+            },
             ApiError::InvitationNotFound(String::new()),
             ApiError::InvitationEnded("expired"),
             ApiError::OwnerAlreadyActive(String::new()),
@@ -292,6 +321,11 @@ mod tests {
             | ApiError::OperatorSelfChange
             | ApiError::AlreadyApproved(_)
             | ApiError::NotAPerson(_)
+            | ApiError::SecondPersonRequired(_)
+            | ApiError::TokenIsNobody
+            | ApiError::OwnChangeRequest(_)
+            | ApiError::ChangeRequestNotFound(_)
+            | ApiError::ChangeRequestDecided { .. }
             | ApiError::InvitationNotFound(_)
             | ApiError::InvitationEnded(_)
             | ApiError::OwnerAlreadyActive(_)
@@ -328,6 +362,7 @@ mod tests {
             "OPERATOR_NOT_FOUND",
             "OPERATOR_TOKEN_NOT_FOUND",
             "API_KEY_NOT_FOUND",
+            "CHANGE_REQUEST_NOT_FOUND",
             "OWNER_NOT_FOUND",
             "OPERATOR_EMAIL_TAKEN",
             "OPERATOR_SELF_CHANGE",

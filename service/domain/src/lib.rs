@@ -9,6 +9,7 @@ pub mod clock;
 pub mod error;
 pub mod events;
 pub mod fees;
+pub mod four_eyes;
 pub mod lifecycle;
 pub mod money;
 pub mod people;

@@ -109,6 +109,11 @@ actions! {
     IssueBillingStatement => "issue_billing_statement", Admin, true;
     ReissueBillingStatement => "reissue_billing_statement", Admin, true;
     SetBillingPeriod => "set_billing_period", Admin, true;
+    /// Change requests (`four_eyes`): one person files what a money action
+    /// would do, a second decides it.
+    FileChangeRequest => "file_change_request", Approver, true;
+    ApproveChangeRequest => "approve_change_request", Approver, true;
+    RejectChangeRequest => "reject_change_request", Approver, true;
 }
 
 /// How many different approvers a withdrawal of `amount` needs: two at or

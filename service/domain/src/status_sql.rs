@@ -4,6 +4,7 @@
 //! reading that names its column and value (`UnknownStoredValue`; the
 //! query that read it adds the table and row), never a silent default.
 
+use crate::four_eyes::ChangeRequestStatus;
 use crate::routing::Route;
 use crate::schedule::Outcome;
 use crate::status::{
@@ -95,5 +96,6 @@ stored_as_text!(
     InvitationReason,
     StatementStatus,
     BillingPeriod,
-    SessionRealm
+    SessionRealm,
+    ChangeRequestStatus
 );

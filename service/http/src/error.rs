@@ -25,12 +25,16 @@ pub fn http_error(e: ApiError) -> HttpError {
             | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
             ApiError::MerchantDisabled
             | ApiError::RoleForbidden { .. }
-            | ApiError::NotAPerson(_) => client(ClientErrorStatusCode::FORBIDDEN),
+            | ApiError::NotAPerson(_)
+            | ApiError::SecondPersonRequired(_)
+            | ApiError::TokenIsNobody
+            | ApiError::OwnChangeRequest(_) => client(ClientErrorStatusCode::FORBIDDEN),
             ApiError::OrderNotFound { .. }
             | ApiError::MerchantNotFound(_)
             | ApiError::OperatorNotFound(_)
             | ApiError::OperatorTokenNotFound(_)
             | ApiError::ApiKeyNotFound(_)
+            | ApiError::ChangeRequestNotFound(_)
             | ApiError::OwnerNotFound(_)
             | ApiError::InvitationNotFound(_)
             | ApiError::StatementNotFound(_)
@@ -44,6 +48,7 @@ pub fn http_error(e: ApiError) -> HttpError {
             | ApiError::OperatorEmailTaken
             | ApiError::OperatorSelfChange
             | ApiError::AlreadyApproved(_)
+            | ApiError::ChangeRequestDecided { .. }
             | ApiError::OwnerAlreadyActive(_)
             | ApiError::PlatformEventsUnconfigured
             | ApiError::StatementAlreadyIssued(_)

@@ -25,6 +25,18 @@ pub struct PendingAudit {
     /// The row, its states still empty.
     pub row: AuditRow,
     pub snapshot: Snapshot,
+    /// The change request whose approval this action is: marked approved
+    /// in the same transaction, or the action does not commit.
+    pub approves: Option<Approving>,
+}
+
+/// A pending change request's approval, carried by the action it approves.
+#[derive(Clone, Debug)]
+pub struct Approving {
+    pub change_request_id: String,
+    pub by_id: String,
+    pub by_name: String,
+    pub remarks: Option<String>,
 }
 
 /// The target's settings as a JSON document, read in the transaction.

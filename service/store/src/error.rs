@@ -37,6 +37,10 @@ pub enum StoreError {
         #[source]
         source: DieselError,
     },
+    /// A change request was decided by someone else first: the action its
+    /// approval carried is rolled back with it.
+    #[error("change request {0} is no longer pending")]
+    AlreadyDecided(String),
 }
 
 impl StoreError {
@@ -273,6 +277,10 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Unavailable { source } => ApiError::Unavailable(source.to_string()),
+            StoreError::AlreadyDecided(id) => ApiError::ChangeRequestDecided {
+                id,
+                status: "decided already",
+            },
             other => ApiError::Internal(other.to_string()),
         }
     }

@@ -139,6 +139,31 @@ impl<E> From<diesel::result::Error> for Failed<E> {
 /// of the operator action it is, if any: its target's settings read before
 /// `f` and after it, the row written only if `f` succeeded, so that it
 /// commits or rolls back with the action.
+/// Marks the change request approved, in the transaction of the action it
+/// approves; refused when another decision came first.
+async fn decide_approved(
+    tx: &mut dyn Store,
+    approving: &audit::Approving,
+    at: i64,
+) -> StoreResult<()> {
+    let decision = queries::changes::Decision {
+        status: domain::four_eyes::ChangeRequestStatus::Approved,
+        by: Some((&approving.by_id, &approving.by_name)),
+        remarks: approving.remarks.as_deref(),
+        at,
+    };
+    if tx
+        .decide_change_request(&approving.change_request_id, &decision)
+        .await?
+    {
+        Ok(())
+    } else {
+        Err(StoreError::AlreadyDecided(
+            approving.change_request_id.clone(),
+        ))
+    }
+}
+
 async fn in_audited_unit<C, T, E, F>(
     conn: &mut C,
     began_ms: i64,
@@ -155,7 +180,11 @@ where
         let result = f(&mut tx).await;
         return (result, tx.into_effects());
     };
-    let audit::PendingAudit { mut row, snapshot } = pending;
+    let audit::PendingAudit {
+        mut row,
+        snapshot,
+        approves,
+    } = pending;
     let before = match audit::snapshot(&mut tx, snapshot, &row.target_id).await {
         Ok(before) => before,
         Err(e) => return (Err(e.into()), tx.into_effects()),
@@ -169,7 +198,11 @@ where
             let appended = async {
                 row.after_state = audit::snapshot(&mut tx, snapshot, &row.target_id).await?;
                 row.before_state = before;
-                tx.append_audit(&row).await
+                tx.append_audit(&row).await?;
+                match &approves {
+                    Some(a) => decide_approved(&mut tx, a, row.created_at).await,
+                    None => Ok(()),
+                }
             }
             .await;
             match appended {

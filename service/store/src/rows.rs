@@ -8,6 +8,7 @@
 //! insert again, one more round trip each.
 
 use super::schema::*;
+use crate::domain::four_eyes::ChangeRequestStatus;
 use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
@@ -773,4 +774,27 @@ pub struct LoginFailureRow {
     pub account: String,
     pub address: String,
     pub at: i64,
+}
+
+/// A change request: one person's money action, waiting for a second
+/// (`domain::four_eyes`). `parameters` is JSON of exactly what will be done.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = change_requests, treat_none_as_default_value = false)]
+pub struct ChangeRequestRow {
+    pub id: String,
+    pub action: String,
+    pub target: String,
+    pub merchant_id: Option<String>,
+    pub parameters: String,
+    pub summary: String,
+    pub remarks: Option<String>,
+    pub status: ChangeRequestStatus,
+    pub requested_by: String,
+    pub requested_by_name: String,
+    pub requested_at: i64,
+    pub expires_at: i64,
+    pub decided_by: Option<String>,
+    pub decided_by_name: Option<String>,
+    pub decided_at: Option<i64>,
+    pub decision_remarks: Option<String>,
 }

@@ -459,6 +459,27 @@ diesel::table! {
 }
 
 diesel::table! {
+    change_requests (id) {
+        id -> Text,
+        action -> Text,
+        target -> Text,
+        merchant_id -> Nullable<Text>,
+        parameters -> Text,
+        summary -> Text,
+        remarks -> Nullable<Text>,
+        status -> Text,
+        requested_by -> Text,
+        requested_by_name -> Text,
+        requested_at -> BigInt,
+        expires_at -> BigInt,
+        decided_by -> Nullable<Text>,
+        decided_by_name -> Nullable<Text>,
+        decided_at -> Nullable<BigInt>,
+        decision_remarks -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     secret_reveals (id) {
         id -> Text,
         session -> Text,
@@ -505,5 +526,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     web_sessions,
     login_failures,
     secret_reveals,
+    change_requests,
     vault_keys,
 );

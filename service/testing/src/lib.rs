@@ -43,6 +43,25 @@ pub fn operator(action: Action) -> Actor {
     )
 }
 
+/// A person: an operator of `role` made as set-up, and a token of its own
+/// (its id and the token). Money actions need two of them.
+pub async fn person(app: &App, name: &str, role: Role) -> Result<(String, String)> {
+    use payments_service::app::people::{self, NewOperator};
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let row = people::create(
+        app,
+        &SET_UP,
+        NewOperator {
+            name: name.to_string(),
+            email: format!("{name}-{tag}@example.test"),
+            role,
+        },
+    )
+    .await?;
+    let issued = people::issue_token(app, &SET_UP, &row.id, "test".into(), None).await?;
+    Ok((row.id, issued.token))
+}
+
 /// Names a PostgreSQL server (any database on it) to run tests against.
 pub const TEST_DATABASE_ENV: &str = "PAYMENTS_TEST_DATABASE_URL";
 

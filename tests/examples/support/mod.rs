@@ -5,6 +5,7 @@
 //! connections open, as a merchant's server does, and latency percentiles.
 
 pub mod receiver;
+pub mod two_people;
 
 /// The `q` quantile of sorted microseconds, in milliseconds.
 pub fn quantile_ms(sorted_micros: &[u32], q: f64) -> f64 {

@@ -38,6 +38,11 @@ impl Completion {
             ..self
         }
     }
+
+    /// What arrived and the merchant's fee on it, in units.
+    pub fn paid_and_fee(&self) -> (i64, i64) {
+        (self.actual, self.fee)
+    }
 }
 
 /// The payment arrived in full (`paid` is `None`) or as `paid`. The fee

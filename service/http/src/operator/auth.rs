@@ -4,6 +4,7 @@
 use crate::app::actor::Actor;
 use crate::app::{people, App};
 use crate::domain::error::ApiError;
+use crate::domain::four_eyes::{self, Rule};
 use crate::domain::people::Action;
 use crate::observe::{answered, Answer};
 use dropshot::{HttpError, HttpResponseOk, RequestContext};
@@ -33,10 +34,29 @@ where
         // The request's span names its operator from here on, refused or not.
         tracing::Span::current().record("operator", who.name.as_str());
         who.may(action)?;
+        // An action that moves money is never one person's: past its role,
+        // it is taken only by approving a change request (`changes`).
+        if four_eyes::rule(action).0 == Rule::SecondPerson {
+            return Err(ApiError::SecondPersonRequired(action.name()));
+        }
         let actor = Actor::operator(who, action, rqctx.request_id.clone());
         // On the heap: an endpoint's work is a large future, and the
         // layers above would otherwise copy it on the worker's stack.
         Box::pin(work(app, actor)).await
+    })
+    .await
+}
+
+/// An endpoint whose action only a change request takes: the token and the
+/// role are checked as for any other, then `operate` refuses it; the body
+/// is never read.
+pub async fn alone<T: Answer>(
+    rqctx: &RequestContext<Arc<App>>,
+    headers: &BearerToken,
+    action: Action,
+) -> Result<HttpResponseOk<T>, HttpError> {
+    operate(rqctx, headers, action, move |_, _| async move {
+        Err(ApiError::SecondPersonRequired(action.name()))
     })
     .await
 }

@@ -1,13 +1,13 @@
 //! Bank transactions: entered, listed and matched to deposits.
 
-use super::{acted_on_order, parse, AsListing};
-use crate::app::bank::{self, BankTransaction, Ingested};
+use super::AsListing;
+use crate::app::bank::{BankTransaction, Ingested};
 use crate::app::{deposits, listings, App};
 use crate::domain::error::ApiError;
+use crate::domain::money;
 use crate::domain::people::Action;
-use crate::domain::{money, validate};
 use crate::enums::Spelled;
-use crate::operator::auth::operate;
+use crate::operator::auth::{alone, operate};
 use crate::{time, time_opt};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{types, ListBankTransactionsQuery, MatchBankTransactionPath};
@@ -18,41 +18,9 @@ use std::sync::Arc;
 pub(super) async fn ingest_bank_transaction(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    body: SignedJson<types::BankTransactionRequest>,
+    _body: SignedJson<types::BankTransactionRequest>,
 ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
-    operate(
-        &rqctx,
-        &headers,
-        Action::IngestBankTransaction,
-        |app, op| async move {
-            let app = &*app;
-            let req = parse(&body)?;
-            let ingested = bank::ingest(
-                app,
-                &op,
-                bank::NewBankTransaction {
-                    account_id: req.account_id,
-                    bank_reference: req.bank_reference,
-                    amount: req.amount.value(),
-                    currency: req.currency_code,
-                    remark: req.remark,
-                    payer_name: req.payer_name,
-                    payer_account_no: req.payer_account_no,
-                    received_at: req.received_at.map(|t| t.timestamp()),
-                },
-            )
-            .await?;
-            tracing::info!(
-                action = "report_bank_transaction",
-                bank_transaction_id = %ingested.row.id,
-                status = %ingested.row.status,
-                order_no = ingested.row.order_no.as_deref(),
-                "operator action"
-            );
-            bank_view(app, ingested).await
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::IngestBankTransaction).await
 }
 
 pub(super) async fn list_bank_transactions(
@@ -78,26 +46,10 @@ pub(super) async fn list_bank_transactions(
 pub(super) async fn match_bank_transaction(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    path: Path<MatchBankTransactionPath>,
-    body: SignedJson<types::MatchBankTransactionRequest>,
+    _path: Path<MatchBankTransactionPath>,
+    _body: SignedJson<types::MatchBankTransactionRequest>,
 ) -> Result<HttpResponseOk<types::BankTransaction>, HttpError> {
-    operate(
-        &rqctx,
-        &headers,
-        Action::MatchBankTransaction,
-        |app, op| async move {
-            let app = &*app;
-            let req = parse(&body)?;
-            let transaction_id = path.into_inner().transaction_id;
-            let remarks = validate::optional_text("remarks", req.remarks, 512)?;
-            let ingested =
-                bank::match_by_hand(app, &op, &transaction_id, &req.order_no, remarks.as_deref())
-                    .await?;
-            acted_on_order("match_bank_transaction", &req.order_no);
-            bank_view(app, ingested).await
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::MatchBankTransaction).await
 }
 
 pub async fn bank_view(app: &App, ingested: Ingested) -> Result<types::BankTransaction, ApiError> {

@@ -1,11 +1,10 @@
 //! Deposits as operators see them: listed, read, completed by hand and
 //! cancelled.
 
-use super::{acted_on_order, deposit_view, parse, remarks, AsListing};
+use super::{acted_on_order, deposit_view, remarks, AsListing};
 use crate::app::{deposits, listings, merchants, App};
 use crate::domain::people::Action;
-use crate::domain::validate;
-use crate::operator::auth::operate;
+use crate::operator::auth::{alone, operate};
 use crate::{deposit_order, reshape};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
@@ -75,23 +74,8 @@ pub(super) async fn read_deposit(
 pub(super) async fn complete_deposit(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    path: Path<CompleteDepositPath>,
-    body: SignedJson<types::CompleteDepositRequest>,
+    _path: Path<CompleteDepositPath>,
+    _body: SignedJson<types::CompleteDepositRequest>,
 ) -> Result<HttpResponseOk<types::DepositOrder>, HttpError> {
-    operate(
-        &rqctx,
-        &headers,
-        Action::CompleteDeposit,
-        |app, op| async move {
-            let app = &*app;
-            let req = parse(&body)?;
-            let order_no = path.into_inner().order_no;
-            let remarks = validate::optional_text("remarks", req.remarks, 512)?;
-            let paid = req.actual_amount.map(|a| a.value());
-            let order = deposits::complete(app, &op, &order_no, paid, remarks.as_deref()).await?;
-            acted_on_order("complete_deposit", &order.order_no);
-            deposit_view(app, &order).await
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::CompleteDeposit).await
 }

@@ -11,6 +11,7 @@ mod bank;
 mod billing;
 mod callbacks;
 mod cashier;
+mod changes;
 mod channels;
 mod deposits;
 mod ledger;
@@ -31,19 +32,21 @@ use crate::{body_error, deposit_order, reshape};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
-    ApproveWithdrawalPath, CancelDepositPath, ChangeOperatorPath, CompleteDepositPath,
-    InviteOwnerPath, IssueApiKeyPath, IssueBillingStatementPath, IssueCallbackSecretPath,
-    IssueOperatorTokenPath, ListApiKeysPath, ListAuditEventsQuery, ListBankTransactionsQuery,
-    ListBillingStatementsQuery, ListCallbackDeliveriesQuery, ListChannelNotificationsQuery,
-    ListDepositsQuery, ListOperatorTokensPath, ListOperatorsQuery, ListOwnerInvitationsPath,
+    ApproveChangeRequestPath, ApproveWithdrawalPath, CancelDepositPath, ChangeOperatorPath,
+    CompleteDepositPath, InviteOwnerPath, IssueApiKeyPath, IssueBillingStatementPath,
+    IssueCallbackSecretPath, IssueOperatorTokenPath, ListApiKeysPath, ListAuditEventsQuery,
+    ListBankTransactionsQuery, ListBillingStatementsQuery, ListCallbackDeliveriesQuery,
+    ListChangeRequestsQuery, ListChannelNotificationsQuery, ListDepositsQuery,
+    ListOperatorTokensPath, ListOperatorsQuery, ListOwnerInvitationsPath,
     ListOwnerInvitationsQuery, ListOwnersPath, ListWithdrawalsQuery, MatchBankTransactionPath,
     OperatorApi, ReadBillingStatementDocumentPath, ReadBillingStatementPath,
-    ReadCallbackDeliveryPath, ReadCallbackSigningPath, ReadCashierSessionPath, ReadDepositPath,
-    ReadWithdrawalPath, ReissueBillingStatementPath, RejectWithdrawalPath,
-    ResendOwnerInvitationPath, ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath,
-    RevokeOperatorTokenPath, RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath,
-    SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath,
-    SetOwnerStatusPath, SetRateLimitPath, SetReceivingAccountPath,
+    ReadCallbackDeliveryPath, ReadCallbackSigningPath, ReadCashierSessionPath,
+    ReadChangeRequestPath, ReadDepositPath, ReadWithdrawalPath, ReissueBillingStatementPath,
+    RejectChangeRequestPath, RejectWithdrawalPath, ResendOwnerInvitationPath,
+    ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
+    RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath, SetCallbackSigningPath,
+    SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath, SetOwnerStatusPath,
+    SetRateLimitPath, SetReceivingAccountPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use serde::de::DeserializeOwned;
@@ -116,6 +119,48 @@ listing_from! {
 
 impl OperatorApi for OperatorApiImpl {
     type Context = Arc<App>;
+
+    async fn list_change_requests(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        query: Query<ListChangeRequestsQuery>,
+    ) -> Result<HttpResponseOk<types::ChangeRequestPage>, HttpError> {
+        changes::list_change_requests(rqctx, headers, query).await
+    }
+
+    async fn file_change_request(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        body: SignedJson<types::ChangeRequestCreate>,
+    ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
+        changes::file_change_request(rqctx, headers, body).await
+    }
+
+    async fn read_change_request(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        path: Path<ReadChangeRequestPath>,
+    ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
+        changes::read_change_request(rqctx, headers, path).await
+    }
+
+    async fn approve_change_request(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        path: Path<ApproveChangeRequestPath>,
+        body: SignedJson<types::ChangeRequestDecision>,
+    ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
+        changes::approve_change_request(rqctx, headers, path, body).await
+    }
+
+    async fn reject_change_request(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        path: Path<RejectChangeRequestPath>,
+        body: SignedJson<types::ChangeRequestDecision>,
+    ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
+        changes::reject_change_request(rqctx, headers, path, body).await
+    }
 
     async fn create_merchant(
         rqctx: RequestContext<Arc<App>>,

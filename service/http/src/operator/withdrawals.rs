@@ -2,14 +2,13 @@
 //! approved (four eyes above the threshold), rejected, and resolved when
 //! set aside.
 
-use super::{acted_on_order, parse, remarks, reviewed, AsListing};
+use super::{acted_on_order, remarks, reviewed, AsListing};
 use crate::app::merchants::Merchant;
 use crate::app::withdrawals::{self, approvals, Withdrawal};
 use crate::app::{listings, App};
 use crate::domain::error::ApiError;
 use crate::domain::people::Action;
-use crate::domain::validate;
-use crate::operator::auth::operate;
+use crate::operator::auth::{alone, operate};
 use crate::{reshape, time, withdrawal_order};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
@@ -44,30 +43,10 @@ pub(super) async fn approve_withdrawal(
 pub(super) async fn resolve_withdrawal(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    path: Path<ResolveWithdrawalPath>,
-    body: SignedJson<types::ResolveWithdrawalRequest>,
+    _path: Path<ResolveWithdrawalPath>,
+    _body: SignedJson<types::ResolveWithdrawalRequest>,
 ) -> Result<HttpResponseOk<types::WithdrawalOrder>, HttpError> {
-    operate(
-        &rqctx,
-        &headers,
-        Action::ResolveWithdrawal,
-        |app, op| async move {
-            let app = &*app;
-            let request = parse(&body)?;
-            let resolution = match request.outcome {
-                types::WithdrawalResolution::Completed => withdrawals::Resolution::Completed,
-                types::WithdrawalResolution::Failed => withdrawals::Resolution::Failed,
-            };
-            let remarks = validate::required_text("remarks", request.remarks, 512)?;
-            let order_no = path.into_inner().order_no;
-            let reference = validate::optional_text("bank_reference", request.bank_reference, 128)?;
-            let order =
-                withdrawals::resolve(app, &op, &order_no, resolution, remarks, reference).await?;
-            acted_on_order("resolve_withdrawal", &order.order_no);
-            reviewed(app, order).await
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::ResolveWithdrawal).await
 }
 
 pub(super) async fn reject_withdrawal(

@@ -7,6 +7,7 @@ pub mod bank;
 pub mod billing;
 pub mod callbacks;
 pub mod cashier;
+pub mod changes;
 pub mod deposits;
 pub mod events;
 pub mod ledger;
@@ -22,6 +23,7 @@ pub use bank::BankQueries;
 pub use billing::BillingQueries;
 pub use callbacks::CallbackQueries;
 pub use cashier::CashierQueries;
+pub use changes::ChangeQueries;
 pub use deposits::DepositQueries;
 pub use events::EventQueries;
 pub use ledger::LedgerQueries;
@@ -234,5 +236,6 @@ all_queries!(
     OwnerQueries,
     BillingQueries,
     SessionQueries,
-    VaultQueries
+    VaultQueries,
+    ChangeQueries
 );

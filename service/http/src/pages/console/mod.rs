@@ -3,6 +3,7 @@
 //! `app::audit::acting`, so it lands in the audit trail like a request to
 //! the API; each listing is paged.
 
+mod changes;
 mod queues;
 mod records;
 
@@ -20,6 +21,7 @@ use dropshot::{endpoint, Body, HttpError, RequestContext, UntypedBody};
 use std::future::Future;
 use std::sync::Arc;
 
+pub use changes::*;
 pub use queues::*;
 pub(crate) use queues::{amount as queues_amount, money as queues_money};
 pub use records::*;
@@ -33,6 +35,7 @@ pub(crate) const SECTIONS: Sections = Sections {
         ("/console/withdrawals", "Withdrawals"),
         ("/console/bank", "Bank transactions"),
         ("/console/payouts", "Payouts in doubt"),
+        ("/console/changes", "Change requests"),
         ("/console/callbacks", "Callbacks"),
         ("/console/orders", "Orders"),
         ("/console/merchants", "Merchants"),
@@ -124,6 +127,8 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(console_match))
         .and_then(|()| api.register(console_payouts))
         .and_then(|()| api.register(console_resolve))
+        .and_then(|()| api.register(console_changes))
+        .and_then(|()| api.register(console_decide_change))
         .and_then(|()| api.register(console_callbacks))
         .and_then(|()| api.register(console_callback))
         .and_then(|()| api.register(console_retry))

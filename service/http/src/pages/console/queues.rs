@@ -3,9 +3,10 @@
 //! callbacks that failed or wait to be retried.
 
 use super::{acting, SECTIONS};
+use crate::app::callbacks;
+use crate::app::change_requests::{self, Change, ChangeRequestRow};
 use crate::app::listings::{self, Listing};
 use crate::app::withdrawals::{self, approvals, Resolution};
-use crate::app::{bank, callbacks};
 use crate::domain::error::ApiError;
 use crate::domain::money::from_units;
 use crate::domain::people::Action;
@@ -59,17 +60,38 @@ fn masked(account: &str) -> String {
     format!("•••• {}", escape(&validate::last4(account)))
 }
 
-fn remarks(fields: &HashMap<String, String>) -> Result<Option<String>, ApiError> {
+pub(super) fn remarks(fields: &HashMap<String, String>) -> Result<Option<String>, ApiError> {
     validate::optional_text("remarks", given(fields, "remarks"), 512)
 }
 
-fn notice(fields: &HashMap<String, String>) -> String {
+pub(super) fn notice(fields: &HashMap<String, String>) -> String {
     given(fields, "done")
         .map(|d| format!("<p class=\"notice\" role=\"status\">{}</p>", escape(&d)))
         .unwrap_or_default()
 }
 
-fn back(path: &str, done: &str) -> Reply {
+/// Whether a decision form's button said approve (or reject).
+pub(super) fn approves(fields: &HashMap<String, String>) -> Result<bool, ApiError> {
+    match fields.get("decision").map(String::as_str) {
+        Some("approve") => Ok(true),
+        Some("reject") => Ok(false),
+        _ => Err(ApiError::invalid_field(
+            "decision",
+            "must be approve or reject",
+        )),
+    }
+}
+
+/// What the console says once a money action is filed: it waits for a
+/// second person, and where they find it.
+pub(super) fn filed_notice(filed: &ChangeRequestRow) -> String {
+    format!(
+        "Filed as change request {}: {} It moves nothing until a second person approves it under Change requests.",
+        filed.id, filed.summary
+    )
+}
+
+pub(super) fn back(path: &str, done: &str) -> Reply {
     let q = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("done", done)
         .finish();
@@ -83,7 +105,7 @@ pub struct OrderPath {
 
 #[derive(Deserialize, JsonSchema)]
 pub struct IdPath {
-    id: String,
+    pub(super) id: String,
 }
 
 /// Withdrawals awaiting approval, with the four-eyes state of each.
@@ -159,16 +181,7 @@ pub async fn console_review(
         "/console/withdrawals",
         body,
         |app, session, fields| async move {
-            let approve = match fields.get("decision").map(String::as_str) {
-                Some("approve") => true,
-                Some("reject") => false,
-                _ => {
-                    return Err(ApiError::invalid_field(
-                        "decision",
-                        "must be approve or reject",
-                    ))
-                }
-            };
+            let approve = approves(&fields)?;
             let action = if approve {
                 Action::ApproveWithdrawal
             } else {
@@ -271,16 +284,20 @@ pub async fn console_match(
         body,
         |app, session, fields| async move {
             let app = &*app;
-            let action = Action::MatchBankTransaction;
-            let matched = acting(&session, action, &request_id, |op| async move {
+            let action = Action::FileChangeRequest;
+            let filed = acting(&session, action, &request_id, |op| async move {
                 let remarks = remarks(&fields)?;
                 let order_no = given(&fields, "order_no")
                     .ok_or_else(|| ApiError::invalid_field("order_no", "is required"))?;
-                bank::match_by_hand(app, &op, &id, &order_no, remarks.as_deref()).await
+                let change = Change::MatchBankTransaction {
+                    transaction_id: id,
+                    order_no,
+                    remarks: remarks.clone(),
+                };
+                change_requests::file(app, &op, change, remarks).await
             })
             .await?;
-            let done = format!("{} is matched.", matched.row.bank_reference);
-            Ok(back("/console/bank", &done))
+            Ok(back("/console/bank", &filed_notice(&filed)))
         },
     )
     .await
@@ -362,9 +379,9 @@ pub async fn console_resolve(
         body,
         |app, session, fields| async move {
             let app = &*app;
-            let order = acting(
+            let filed = acting(
                 &session,
-                Action::ResolveWithdrawal,
+                Action::FileChangeRequest,
                 &request_id,
                 |op| async move {
                     let outcome = match fields.get("outcome").map(String::as_str) {
@@ -387,12 +404,17 @@ pub async fn console_resolve(
                         given(&fields, "bank_reference"),
                         128,
                     )?;
-                    withdrawals::resolve(app, &op, &order_no, outcome, remarks, reference).await
+                    let change = Change::ResolveWithdrawal {
+                        order_no,
+                        resolution: outcome,
+                        remarks: remarks.clone(),
+                        bank_reference: reference,
+                    };
+                    change_requests::file(app, &op, change, Some(remarks)).await
                 },
             )
             .await?;
-            let done = format!("{} is {}.", order.order_no, order.status.as_str());
-            Ok(back("/console/payouts", &done))
+            Ok(back("/console/payouts", &filed_notice(&filed)))
         },
     )
     .await

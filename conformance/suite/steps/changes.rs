@@ -1,0 +1,234 @@
+//! Change requests: a money action filed by one operator the scenario
+//! made, decided by another, and what moved (or did not) in between.
+
+use super::bank::{bank_request, created_field, deposit_account, reference};
+use super::common::PaymentsWorld;
+use super::people::{send_as, token_of};
+use conformance::{harness, Reply};
+use cucumber::{then, when};
+use serde_json::{json, Value};
+
+async fn file_as(world: &mut PaymentsWorld, token: &str, body: Value) {
+    let reply = send_as(
+        world,
+        token,
+        "POST",
+        "/api/v1/operator/change-requests",
+        Some(body.to_string()),
+    )
+    .await;
+    if reply.status == 200 {
+        world.change_request = reply.str_field("change_request_id").map(str::to_string);
+    }
+    world.reply = Some(reply);
+}
+
+fn completion(world: &PaymentsWorld, amount: Option<&str>) -> Value {
+    let mut parameters = json!({"remarks": "counted at the branch"});
+    if let Some(a) = amount {
+        parameters["actual_amount"] = json!(a);
+    }
+    json!({
+        "action": "complete_deposit",
+        "target": created_field(world, "order_no"),
+        "parameters": parameters,
+        "remarks": "the payer showed a receipt",
+    })
+}
+
+#[when(expr = "{string} files a change request to complete the deposit")]
+async fn files_completion(world: &mut PaymentsWorld, name: String) {
+    let body = completion(world, None);
+    file_as(world, &token_of(world, &name), body).await;
+}
+
+#[when(expr = "{string} files a change request to complete the deposit with {word}")]
+async fn files_completion_with(world: &mut PaymentsWorld, name: String, amount: String) {
+    let body = completion(world, Some(&amount));
+    file_as(world, &token_of(world, &name), body).await;
+}
+
+#[when(
+    expr = "{string} files a change request to complete the deposit with {word} giving no reason"
+)]
+async fn files_completion_silently(world: &mut PaymentsWorld, name: String, amount: String) {
+    let mut body = completion(world, Some(&amount));
+    body["parameters"]
+        .as_object_mut()
+        .expect("parameters")
+        .remove("remarks");
+    file_as(world, &token_of(world, &name), body).await;
+}
+
+#[when("the configuration token files a change request to complete the deposit")]
+async fn token_files(world: &mut PaymentsWorld) {
+    let token = harness()
+        .await
+        .operator_token
+        .clone()
+        .expect("this scenario needs CONFORMANCE_OPERATOR_TOKEN");
+    let body = completion(world, None);
+    file_as(world, &token, body).await;
+}
+
+#[when(
+    expr = "{string} files a change request to record {word} {word} with the deposit's remark as {string}"
+)]
+async fn files_record(
+    world: &mut PaymentsWorld,
+    name: String,
+    value: String,
+    currency: String,
+    reference_name: String,
+) {
+    let remark = created_field(world, "remark");
+    let account = deposit_account(world).await;
+    let reference = reference(world, &reference_name);
+    let request = bank_request(account, reference, &value, &currency, Some(remark));
+    let body = json!({
+        "action": "ingest_bank_transaction",
+        "parameters": conformance::four_eyes::body_of(&request),
+    });
+    file_as(world, &token_of(world, &name), body).await;
+}
+
+#[when(expr = "{string} files a change request to match the bank transaction to the deposit")]
+async fn files_match(world: &mut PaymentsWorld, name: String) {
+    let id = world.bank_transaction.as_ref().expect("a bank transaction")["id"]
+        .as_str()
+        .expect("its id")
+        .to_string();
+    let body = json!({
+        "action": "match_bank_transaction",
+        "target": id,
+        "parameters": {"order_no": created_field(world, "order_no"), "remarks": "the payer phoned"},
+    });
+    file_as(world, &token_of(world, &name), body).await;
+}
+
+/// The request the scenario filed, by a step of this file or by sending the
+/// operation itself.
+fn current(world: &PaymentsWorld) -> String {
+    world
+        .change_request
+        .clone()
+        .or_else(|| {
+            world
+                .reply()
+                .str_field("change_request_id")
+                .map(str::to_string)
+        })
+        .expect("a change request was filed")
+}
+
+async fn decide(world: &mut PaymentsWorld, name: &str, decision: &str) {
+    let id = current(world);
+    world.change_request = Some(id.clone());
+    let token = token_of(world, name);
+    let body = json!({"remarks": format!("{decision} by {name}")}).to_string();
+    world.reply = Some(
+        send_as(
+            world,
+            &token,
+            "POST",
+            &format!("/api/v1/operator/change-requests/{id}/{decision}"),
+            Some(body),
+        )
+        .await,
+    );
+}
+
+#[when(expr = "{string} approves the change request")]
+async fn approves(world: &mut PaymentsWorld, name: String) {
+    decide(world, &name, "approve").await;
+}
+
+#[when(expr = "{string} rejects the change request")]
+async fn rejects(world: &mut PaymentsWorld, name: String) {
+    decide(world, &name, "reject").await;
+}
+
+async fn read(world: &mut PaymentsWorld, name: &str) -> Reply {
+    let id = current(world);
+    let token = token_of(world, name);
+    let path = format!("/api/v1/operator/change-requests/{id}");
+    send_as(world, &token, "GET", &path, None).await
+}
+
+#[then(expr = "{string} reads the change request as {string}")]
+async fn reads_as(world: &mut PaymentsWorld, name: String, status: String) {
+    let reply = read(world, &name).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.str_field("status"),
+        Some(status.as_str()),
+        "{}",
+        reply.body
+    );
+}
+
+#[then(expr = "the change request says {string}")]
+async fn says(world: &mut PaymentsWorld, needle: String) {
+    let summary = world
+        .reply()
+        .str_field("summary")
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        summary.contains(&needle),
+        "the summary `{summary}` should say `{needle}`"
+    );
+}
+
+#[then(expr = "the approval's result field {string} is {string}")]
+async fn result_field(world: &mut PaymentsWorld, field: String, expected: String) {
+    let body = &world.reply().body;
+    assert_eq!(
+        body["result"][&field].as_str(),
+        Some(expected.as_str()),
+        "{body}"
+    );
+}
+
+#[then(expr = "{string} finds the change request among the pending ones")]
+async fn listed(world: &mut PaymentsWorld, name: String) {
+    let id = current(world);
+    let token = token_of(world, &name);
+    let reply = send_as(
+        world,
+        &token,
+        "GET",
+        "/api/v1/operator/change-requests?status=pending&limit=200",
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let items = reply.body["items"].as_array().expect("items");
+    assert!(
+        items.iter().any(|r| r["change_request_id"] == id.as_str()),
+        "{id} among {}",
+        reply.body
+    );
+    assert!(
+        items.iter().all(|r| r["status"] == "pending"),
+        "{}",
+        reply.body
+    );
+}
+
+#[when(expr = "the sandbox clock moves on {int} hours")]
+async fn hours_pass(_world: &mut PaymentsWorld, hours: i64) {
+    let sandbox = harness().await.sandbox().expect("the sandbox");
+    // The sandbox moves its clock at most a day at a time.
+    let mut left = hours * 3600;
+    while left > 0 {
+        let seconds = left.min(86_400);
+        let reply = Reply::of(
+            sandbox
+                .advance_clock(&merchant_client::sandbox::types::AdvanceClockRequest { seconds })
+                .await,
+        );
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        left -= seconds;
+    }
+}

@@ -1,0 +1,115 @@
+Feature: No money moves on one person's word: change requests
+  Completing a deposit by hand, recording a bank transfer, matching one to a
+  deposit and resolving a payout in doubt create, move or release money.
+  Since operator 0.14.0 none of them is one person's: their own operations
+  refuse everyone with 403 ROLE_FORBIDDEN, and one person files the call as
+  a change request, which checks it as the operation would, says what it
+  will do, and moves nothing. A second, different person approves it, and
+  only then is the action taken; a rejection or 24 hours without a decision
+  move nothing. A configuration token is nobody in particular and neither
+  files nor decides. (Resolving a payout in doubt is proven the same way by
+  tests/tests/channel_outcomes.rs, where a channel can be made to leave one
+  in doubt.)
+
+  Background:
+    Given a fresh merchant
+    And an operator "maker" with the role "approver"
+    And an operator "checker" with the role "approver"
+
+  Scenario: A completion by hand waits for a second person, who makes it happen
+    Given the merchant has created a deposit "CR-1" of 100 THB
+    When "maker" files a change request to complete the deposit with 90
+    Then the request succeeds
+    And the response field "status" is "pending"
+    And the response field "action" is "complete_deposit"
+    And the change request says "ordered THB 100.0000, paid THB 90.0000 (difference THB -10.0000)"
+    And "checker" finds the change request among the pending ones
+    And the deposit is still "pending"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    When "maker" approves the change request
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    And the error message names "a second, different person"
+    And the deposit is still "pending"
+    When "checker" approves the change request
+    Then the request succeeds
+    And the response field "status" is "approved"
+    And the approval's result field "status" is "completed"
+    And the approval's result field "actual_amount" is "90.0000"
+    And the THB balance is "90.0000" available, "0.0000" frozen and "90.0000" in total
+    And "maker" reads the change request as "approved"
+    And the audit trail of the order holds "complete_deposit" by "checker" with the remarks "counted at the branch"
+    When "checker" approves the change request
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+
+  Scenario: A rejected completion moves nothing
+    Given the merchant has created a deposit "CR-2" of 100 THB
+    When "maker" files a change request to complete the deposit
+    And "checker" rejects the change request
+    Then the request succeeds
+    And the response field "status" is "rejected"
+    And the deposit is still "pending"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    When "checker" approves the change request
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the deposit is still "pending"
+
+  Scenario: A request is checked as the action would be, and a refused one is not filed
+    Given the merchant has created a deposit "CR-3" of 100 THB
+    When "maker" files a change request to complete the deposit with 90 giving no reason
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    And the error message names "remarks"
+
+  Scenario: A recorded transfer waits for a second person before it pays the deposit
+    Given the merchant has created a deposit "CR-4" of 100 THB
+    When "maker" files a change request to record 100 THB with the deposit's remark as "CR-4"
+    Then the request succeeds
+    And the change request says "Record THB 100.0000 received on account"
+    And the deposit is still "pending"
+    When "checker" approves the change request
+    Then the request succeeds
+    And the approval's result field "status" is "matched"
+    And the deposit is still "completed"
+    And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total
+
+  Scenario: A match by hand waits for a second person, and shows the difference
+    Given the merchant has created a deposit "CR-5" of 100 THB
+    And the bank has reported the deposit's amount without a remark as "CR-5-X"
+    When "maker" files a change request to match the bank transaction to the deposit
+    Then the request succeeds
+    And the change request says "(difference THB 0.0000)"
+    And the deposit is still "pending"
+    When "checker" approves the change request
+    Then the request succeeds
+    And the deposit is still "completed"
+    And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total
+
+  Scenario: One person alone is refused the money actions themselves
+    Given the merchant has created a deposit "CR-6" of 100 THB
+    When "maker" sends POST "/api/v1/operator/deposits/{order_no}/complete" with the body {"remarks":"paid at the counter"}
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    And the error message names "change request"
+    And the deposit is still "pending"
+
+  Scenario: A configuration token neither files nor decides
+    Given the merchant has created a deposit "CR-7" of 100 THB
+    When the configuration token files a change request to complete the deposit
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    And the error message names "configuration token"
+
+  Scenario: The one who filed a request may withdraw it
+    Given the merchant has created a deposit "CR-8" of 100 THB
+    When "maker" files a change request to complete the deposit
+    And "maker" rejects the change request
+    Then the request succeeds
+    And the response field "status" is "rejected"
+    And the deposit is still "pending"
+
+  @sandbox @serial
+  Scenario: A request no one decides within 24 hours expires and moves nothing
+    Given the merchant has created a deposit "CR-9" of 100 THB
+    When "maker" files a change request to complete the deposit
+    And the sandbox clock moves on 25 hours
+    Then "checker" reads the change request as "expired"
+    When "checker" approves the change request
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total

@@ -1,0 +1,131 @@
+//! The console's change requests: money actions one person filed (a
+//! match, a payout resolved), waiting for a second person, who reads what
+//! approving will do and decides. The one who filed a request sees it
+//! too, and may withdraw it, but never approve it.
+
+use super::queues::{approves, back, notice, remarks, IdPath};
+use super::{acting, SECTIONS};
+use crate::app::change_requests::{self, ChangeRequestRow};
+use crate::app::listings::{self, Listing};
+use crate::app::App;
+use crate::domain::people::Action;
+use crate::pages::escape;
+use crate::pages::web::guard::{page, post, Reply};
+use crate::pages::web::{csrf_field, given, paged_table, when};
+use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
+use std::sync::Arc;
+
+const HERE: &str = "/console/changes";
+
+fn decision_form(row: &ChangeRequestRow, csrf: &str, own: bool) -> String {
+    let id = escape(&row.id);
+    let buttons = if own {
+        "<p class=\"muted\">You filed this: a second person approves it.</p>\
+         <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Withdraw</button>"
+            .to_string()
+    } else {
+        "<button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
+         <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Reject</button>"
+            .to_string()
+    };
+    format!(
+        "<form class=\"inline\" method=\"post\" action=\"{HERE}/{id}/decide\">{csrf}\
+         <div><label for=\"remarks-{id}\">Remarks</label>\
+         <input type=\"text\" id=\"remarks-{id}\" name=\"remarks\" maxlength=\"512\"></div>{buttons}</form>"
+    )
+}
+
+/// Pending change requests, each with what approving it will do.
+#[endpoint { method = GET, path = "/console/changes", unpublished = true }]
+pub async fn console_changes(
+    rqctx: RequestContext<Arc<App>>,
+) -> Result<http::Response<Body>, HttpError> {
+    page(&rqctx, &SECTIONS, HERE, |app, session, fields| async move {
+        let listing = Listing {
+            limit: Some(25),
+            cursor: given(&fields, "cursor"),
+            status: Some("pending".into()),
+            ..Listing::default()
+        };
+        let listed = listings::change_requests(&app, listing).await?;
+        let me = super::operator(&session)?;
+        let may = me.role.may(Action::ApproveChangeRequest);
+        let csrf = csrf_field(&session);
+        let rows: Vec<Vec<String>> = listed
+            .items
+            .iter()
+            .map(|row| {
+                let own = me.id.as_deref() == Some(row.requested_by.as_str());
+                let act = if may && me.id.is_some() {
+                    decision_form(row, &csrf, own)
+                } else {
+                    "<span class=\"muted\">Your role or sign-in may not decide.</span>".into()
+                };
+                vec![
+                    format!("{}<br><span class=\"muted\">{}</span>", escape(&row.action), escape(&row.target)),
+                    escape(&row.summary),
+                    format!(
+                        "{}{}",
+                        escape(&row.requested_by_name),
+                        row.remarks.as_deref().map(|r| format!("<br><span class=\"muted\">{}</span>", escape(r))).unwrap_or_default()
+                    ),
+                    when(row.requested_at),
+                    when(row.expires_at),
+                    act,
+                ]
+            })
+            .collect();
+        let body = format!(
+            "{}<p>A money action (a deposit completed, a transfer recorded or matched, a payout resolved) is one person's request until a second, different person approves it here. Nothing moves before that.</p>{}",
+            notice(&fields),
+            paged_table("Change requests waiting for a second person", &["Action and target", "What approving does", "Filed by", "Filed", "Expires", "Decision"], &rows, HERE, &fields, listed.next_cursor.as_deref())
+        );
+        Reply::page("Change requests", body)
+    })
+    .await
+}
+
+/// Approve or reject (the filer: withdraw) a change request.
+#[endpoint { method = POST, path = "/console/changes/{id}/decide", unpublished = true }]
+pub async fn console_decide_change(
+    rqctx: RequestContext<Arc<App>>,
+    path: Path<IdPath>,
+    body: UntypedBody,
+) -> Result<http::Response<Body>, HttpError> {
+    let request_id = rqctx.request_id.clone();
+    let id = path.into_inner().id;
+    post(
+        &rqctx,
+        &SECTIONS,
+        HERE,
+        body,
+        |app, session, fields| async move {
+            let approve = approves(&fields)?;
+            let action = if approve {
+                Action::ApproveChangeRequest
+            } else {
+                Action::RejectChangeRequest
+            };
+            let app = &app;
+            let done = acting(&session, action, &request_id, |op| async move {
+                let remarks = remarks(&fields)?;
+                if approve {
+                    let (row, _) = change_requests::approve(app, &op, &id, remarks).await?;
+                    Ok(format!(
+                        "Change request {} is approved and done: {}",
+                        row.id, row.summary
+                    ))
+                } else {
+                    let row = change_requests::reject(app, &op, &id, remarks).await?;
+                    Ok(format!(
+                        "Change request {} is rejected; nothing moved.",
+                        row.id
+                    ))
+                }
+            })
+            .await?;
+            Ok(back(HERE, &done))
+        },
+    )
+    .await
+}
