@@ -84,10 +84,44 @@ class Merchant:
 class Operator:
     def __init__(self, base, token):
         self.base, self.token = base, token
+        self._people, self._making = None, threading.Lock()
 
     def __call__(self, method, path, body=None):
         return call(method, self.base + path, body if method in ("POST", "PUT") else None,
                     {"authorization": f"Bearer {self.token}"})
+
+    def people(self):
+        """A maker's and a checker's own tokens, made once: money recorded by
+        hand is two people's (a change request and its approval)."""
+        with self._making:
+            if self._people is None:
+                tokens = []
+                for name in ("maker", "checker"):
+                    status, made = self("POST", "/api/v1/operator/operators", {
+                        "name": f"scale-out {name}", "role": "approver",
+                        "email": f"{name}-{uuid.uuid4().hex}@example.test"})
+                    assert status == 200, (status, made)
+                    status, issued = self("POST", f"/api/v1/operator/operators/{made['operator_id']}/tokens",
+                                          {"label": "scale-out"})
+                    assert status == 200, (status, issued)
+                    tokens.append(issued["token"])
+                self._people = tokens
+            return self._people
+
+    def record_transfer(self, transfer):
+        """A bank transfer filed by one person and approved by another:
+        (status, the bank transaction as the approval answered it)."""
+        maker, checker = self.people()
+        parameters = dict(transfer, amount=str(transfer["amount"]))
+        status, filed = call("POST", self.base + "/api/v1/operator/change-requests",
+                             {"action": "ingest_bank_transaction", "parameters": parameters},
+                             {"authorization": f"Bearer {maker}"})
+        if status != 200:
+            return status, filed
+        status, approved = call(
+            "POST", self.base + f"/api/v1/operator/change-requests/{filed['change_request_id']}/approve",
+            {}, {"authorization": f"Bearer {checker}"})
+        return (status, approved.get("result", {})) if status == 200 else (status, approved)
 
     def merchant(self, name):
         status, m = self("POST", "/api/v1/operator/merchants",
@@ -168,7 +202,7 @@ def fund(merchant, op, receiver_url, name):
         "callback_url": receiver_url})
     if status != 200:
         return None, False
-    status, tx = op("POST", "/api/v1/operator/bank-transactions", {
+    status, tx = op.record_transfer({
         "account_id": "acct-thb-1", "bank_reference": "REF-" + name, "amount": 100,
         "currency_code": "THB", "remark": order["remark"]})
     return order["order_no"], status == 200 and tx.get("deposit_status") == "completed"
@@ -315,7 +349,7 @@ def latency(base, token, count, cert, key, rate=100):
             # is at least commit -> arrival (it includes the request's
             # own time), never less.
             at = time.monotonic()
-            status, tx = op("POST", "/api/v1/operator/bank-transactions", {
+            status, tx = op.record_transfer({
                 "account_id": "acct-thb-1", "bank_reference": f"REF-LAT-{i}", "amount": 100,
                 "currency_code": "THB", "remark": order["remark"]})
             assert status == 200 and tx["deposit_status"] == "completed", (status, tx)

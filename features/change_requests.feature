@@ -113,3 +113,22 @@ Feature: No money moves on one person's word: change requests
     When "checker" approves the change request
     Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
     And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+
+  Scenario: Two identities one admin made alone never meet four eyes, until a second admin vouches
+    Given an operator "boss" with the role "admin"
+    And an operator "second-boss" with the role "admin"
+    And "boss" makes an operator "alt" with the role "approver"
+    And the merchant has created a deposit "CR-10" of 100 THB
+    When "boss" files a change request to complete the deposit
+    And "alt" approves the change request
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    And the error message names "vouches"
+    And the deposit is still "pending"
+    When "boss" vouches for "alt"
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    When "second-boss" vouches for "alt"
+    Then the request succeeds
+    And the response field "vouched" is true
+    When "alt" approves the change request
+    Then the request succeeds
+    And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total

@@ -1,7 +1,7 @@
 Feature: Every operator action, taken by every role
   The operator API's roles are viewer, support, approver and admin, each
   allowed what the ones before it are and more (published in the operator
-  document's description since 0.7.0). This feature takes each of the 37 actions once
+  document's description since 0.7.0). This feature takes each of the 38 actions once
   with each of the four roles. A role below the action's is refused with
   403 ROLE_FORBIDDEN in the envelope before anything is looked up. A role
   that may take it gets past the role check and gets the action's own
@@ -127,6 +127,9 @@ Feature: Every operator action, taken by every role
       | approve_change_request  | support  | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
       | reject_change_request   | viewer   | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
       | reject_change_request   | support  | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
+      | vouch_operator          | viewer   | POST   | /api/v1/operator/operators/no-such-operator/vouch                    | - | 403    | ROLE_FORBIDDEN             |
+      | vouch_operator          | support  | POST   | /api/v1/operator/operators/no-such-operator/vouch                    | - | 403    | ROLE_FORBIDDEN             |
+      | vouch_operator          | approver | POST   | /api/v1/operator/operators/no-such-operator/vouch                    | - | 403    | ROLE_FORBIDDEN             |
 
     Examples: allowed
       | action                  | role     | method | path                                                                 | body                                                                                                     | status | code                       |
@@ -182,6 +185,7 @@ Feature: Every operator action, taken by every role
       | approve_change_request  | admin    | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
       | reject_change_request   | approver | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
       | reject_change_request   | admin    | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
+      | vouch_operator          | admin    | POST   | /api/v1/operator/operators/no-such-operator/vouch                    | - | 404    | OPERATOR_NOT_FOUND         |
 
     @platform_events
     Examples: allowed, with the platform's address configured

@@ -65,11 +65,23 @@ pub(super) fn token_of(world: &PaymentsWorld, name: &str) -> String {
 #[given(expr = "an operator {string} with the role {string}")]
 async fn operator_with_role(world: &mut PaymentsWorld, name: String, role: String) {
     let admin = admin_token().await;
+    make_operator(world, &admin, name, &role).await;
+}
+
+/// An operator made by another the scenario made: one admin's doing alone.
+#[given(expr = "{string} makes an operator {string} with the role {string}")]
+async fn makes_operator(world: &mut PaymentsWorld, maker: String, name: String, role: String) {
+    let token = token_of(world, &maker);
+    make_operator(world, &token, name, &role).await;
+}
+
+/// Makes an operator and a token of its own with `token` (an admin's).
+async fn make_operator(world: &mut PaymentsWorld, token: &str, name: String, role: &str) {
     let tag = uuid::Uuid::new_v4().simple().to_string();
     let body = json!({"name": format!("{name} {}", &tag[..8]), "email": format!("{name}-{tag}@example.test"), "role": role});
     let created = send_as(
         world,
-        &admin,
+        token,
         "POST",
         "/api/v1/operator/operators",
         Some(body.to_string()),
@@ -82,15 +94,23 @@ async fn operator_with_role(world: &mut PaymentsWorld, name: String, role: Strin
         .to_string();
     let issued = send_as(
         world,
-        &admin,
+        token,
         "POST",
         &format!("/api/v1/operator/operators/{id}/tokens"),
         Some(json!({"label": "conformance"}).to_string()),
     )
     .await;
     assert_eq!(issued.status, 200, "{}", issued.body);
-    let token = issued.body["token"].as_str().expect("token").to_string();
-    world.operators.insert(name, (id, token));
+    let own = issued.body["token"].as_str().expect("token").to_string();
+    world.operators.insert(name, (id, own));
+}
+
+#[when(expr = "{string} vouches for {string}")]
+async fn vouches(world: &mut PaymentsWorld, voucher: String, name: String) {
+    let token = token_of(world, &voucher);
+    let id = world.operators[&name].0.clone();
+    let path = format!("/api/v1/operator/operators/{id}/vouch");
+    world.reply = Some(send_as(world, &token, "POST", &path, None).await);
 }
 
 #[when(regex = r#"^"([^"]+)" sends (GET|PUT|POST) "([^"]+)"$"#)]

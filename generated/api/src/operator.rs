@@ -2291,11 +2291,19 @@ pub mod types {
     pub struct OperatorIdentity {
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub email: ::std::string::String,
+        ///The operator who made or last raised them; absent for a configuration token or the command line.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub made_by: ::std::option::Option<::std::string::String>,
         pub name: ::std::string::String,
         pub operator_id: ::std::string::String,
         pub role: Role,
         pub status: OperatorStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Whether they count as a second person: made or raised by a configuration token or the command line, or vouched for by a second admin (`POST .../vouch`). Since 0.14.0.
+        pub vouched: bool,
+        ///The admin who vouched for them, or `bootstrap`; absent while they do not count.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub vouched_by: ::std::option::Option<::std::string::String>,
     }
     ///One page of operators, newest first.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -3234,6 +3242,12 @@ pub struct RejectChangeRequestPath {
     /// The change request's id.
     pub change_request_id: String,
 }
+/// Path parameters of `vouch_operator`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct VouchOperatorPath {
+    /// The operator's id.
+    pub operator_id: String,
+}
 /// Query parameters of `list_deposits`.
 #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
 pub struct ListDepositsQuery {
@@ -3690,7 +3704,7 @@ pub trait OperatorApi {
     ///
     /// A second person approves: the action is taken now, as this operator takes it, exactly as `parameters` say, and in the same transaction the request becomes `approved`; the answer carries the action's result in `result` (the deposit order, the bank transaction or the withdrawal order, as the direct operation answers). If the action is refused now (the order moved on meanwhile), the answer is that refusal and the request stays `pending`. Two approvals at once: one takes the action, the other is 409 `INVALID_STATE_TRANSITION`.
     ///
-    /// Needs an operator's own token and the action's role; the operator who filed it is refused (`ROLE_FORBIDDEN`), as is a configuration token, which is nobody in particular and may neither file nor decide. The action is recorded in the audit trail under its own name, by the approver, its remarks naming the request and who filed it.
+    /// Needs an operator's own token and the action's role, from an operator who counts as a second person (`vouched`); the operator who filed it is refused (`ROLE_FORBIDDEN`), as is the operator who created the merchant, and a configuration token, which is nobody in particular and may neither file nor decide. The action is recorded in the audit trail under its own name, by the approver, its remarks naming the request and who filed it.
     #[endpoint{method = POST,
     path = "/api/v1/operator/change-requests/{change_request_id}/approve",
     tags = ["change requests"],
@@ -3716,6 +3730,20 @@ pub trait OperatorApi {
         path: ::dropshot::Path<RejectChangeRequestPath>,
         body: ::payments_wire::server::SignedJson<types::ChangeRequestDecision>,
     ) -> Result<::dropshot::HttpResponseOk<types::ChangeRequest>, ::dropshot::HttpError>;
+    /// Vouch for an operator
+    ///
+    /// A second admin's word that an operator one admin made or raised alone is a person of their own. Until then (`vouched` false) they act by their role, but never count as a second person: they do not approve a change request, nor give either approval of a withdrawal that needs two, so that one admin with two identities never meets four eyes alone. An operator made by a configuration token or the command line (bootstrap) counts at once, and so did every operator made before 0.14.0; raising an operator's role makes them wait for a vouch again, unless a configuration token raised them. Vouching for one who already counts changes nothing.
+    ///
+    /// Needs the role `admin`, an operator's own token (not a configuration token), and not the admin who made or last raised them, nor the operator themselves (`ROLE_FORBIDDEN`); recorded in the audit trail.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/operators/{operator_id}/vouch",
+    tags = ["operators"],
+    }]
+    async fn vouch_operator(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<VouchOperatorPath>,
+    ) -> Result<::dropshot::HttpResponseOk<types::OperatorIdentity>, ::dropshot::HttpError>;
     /// Check the ledger
     ///
     /// Recomputes every balance from the journal and reports any difference.
@@ -4505,6 +4533,18 @@ where
         )
         .summary("Reject a change request")
         .tag("change requests"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "vouch_operator".to_string(),
+            <ServerImpl as OperatorApi>::vouch_operator,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/operators/{operator_id}/vouch",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Vouch for an operator")
+        .tag("operators"),
     )?;
     api.register(
         ::dropshot::ApiEndpoint::new(

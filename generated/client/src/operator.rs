@@ -2268,11 +2268,19 @@ pub mod types {
     pub struct OperatorIdentity {
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub email: ::std::string::String,
+        ///The operator who made or last raised them; absent for a configuration token or the command line.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub made_by: ::std::option::Option<::std::string::String>,
         pub name: ::std::string::String,
         pub operator_id: ::std::string::String,
         pub role: Role,
         pub status: OperatorStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Whether they count as a second person: made or raised by a configuration token or the command line, or vouched for by a second admin (`POST .../vouch`). Since 0.14.0.
+        pub vouched: bool,
+        ///The admin who vouched for them, or `bootstrap`; absent while they do not count.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub vouched_by: ::std::option::Option<::std::string::String>,
     }
     ///One page of operators, newest first.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -3952,7 +3960,7 @@ impl Client {
 
     A second person approves: the action is taken now, as this operator takes it, exactly as `parameters` say, and in the same transaction the request becomes `approved`; the answer carries the action's result in `result` (the deposit order, the bank transaction or the withdrawal order, as the direct operation answers). If the action is refused now (the order moved on meanwhile), the answer is that refusal and the request stays `pending`. Two approvals at once: one takes the action, the other is 409 `INVALID_STATE_TRANSITION`.
 
-    Needs an operator's own token and the action's role; the operator who filed it is refused (`ROLE_FORBIDDEN`), as is a configuration token, which is nobody in particular and may neither file nor decide. The action is recorded in the audit trail under its own name, by the approver, its remarks naming the request and who filed it.
+    Needs an operator's own token and the action's role, from an operator who counts as a second person (`vouched`); the operator who filed it is refused (`ROLE_FORBIDDEN`), as is the operator who created the merchant, and a configuration token, which is nobody in particular and may neither file nor decide. The action is recorded in the audit trail under its own name, by the approver, its remarks naming the request and who filed it.
 
     Sends a `POST` request to `/api/v1/operator/change-requests/{change_request_id}/approve`
 
@@ -4096,6 +4104,69 @@ impl Client {
                 ResponseValue::from_response(response).await?,
             )),
             415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Vouch for an operator
+
+    A second admin's word that an operator one admin made or raised alone is a person of their own. Until then (`vouched` false) they act by their role, but never count as a second person: they do not approve a change request, nor give either approval of a withdrawal that needs two, so that one admin with two identities never meets four eyes alone. An operator made by a configuration token or the command line (bootstrap) counts at once, and so did every operator made before 0.14.0; raising an operator's role makes them wait for a vouch again, unless a configuration token raised them. Vouching for one who already counts changes nothing.
+
+    Needs the role `admin`, an operator's own token (not a configuration token), and not the admin who made or last raised them, nor the operator themselves (`ROLE_FORBIDDEN`); recorded in the audit trail.
+
+    Sends a `POST` request to `/api/v1/operator/operators/{operator_id}/vouch`
+
+    Arguments:
+    - `operator_id`: The operator's id.
+    */
+    pub async fn vouch_operator<'a>(
+        &'a self,
+        operator_id: &'a str,
+    ) -> Result<ResponseValue<types::OperatorIdentity>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/operators/{}/vouch",
+            self.baseurl,
+            encode_path(&operator_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "vouch_operator",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
             500u16..=599u16 => Err(Error::ErrorResponse(
@@ -7186,6 +7257,7 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/change-requests/{change_request_id}",
     "/api/v1/operator/change-requests/{change_request_id}/approve",
     "/api/v1/operator/change-requests/{change_request_id}/reject",
+    "/api/v1/operator/operators/{operator_id}/vouch",
     "/api/v1/operator/deposits/{order_no}",
     "/api/v1/operator/deposits/{order_no}/complete",
     "/api/v1/operator/withdrawals/{order_no}",

@@ -357,6 +357,25 @@ fn pending(row: &ChangeRequestRow) -> Result<(), ApiError> {
     }
 }
 
+/// Whether `operator` created the merchant (its `create_merchant` row in
+/// the trail): the one who set a merchant up does not check its money.
+async fn created_merchant(app: &App, merchant: &str, operator: &str) -> Result<bool, ApiError> {
+    let created = crate::audit::list(
+        app,
+        crate::listings::Listing {
+            limit: Some(1),
+            ..Default::default()
+        },
+        crate::audit::AuditFilter {
+            operator_id: Some(operator.to_string()),
+            action: Some(Action::CreateMerchant.name().to_string()),
+            target_id: Some(merchant.to_string()),
+        },
+    )
+    .await?;
+    Ok(!created.items.is_empty())
+}
+
 /// A second, different person approves: the action is taken as they take
 /// it, and commits only with the request marked approved.
 pub async fn approve(
@@ -371,6 +390,12 @@ pub async fn approve(
     pending(&row)?;
     if row.requested_by == checker {
         return Err(ApiError::OwnChangeRequest(row.id));
+    }
+    crate::people::counts(app, who).await?;
+    if let Some(merchant) = &row.merchant_id {
+        if created_merchant(app, merchant, &checker).await? {
+            return Err(ApiError::CreatorChecks(merchant.clone()));
+        }
     }
     let change = Change::from_row(&row)?;
     who.may(change.action())?;

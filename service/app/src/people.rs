@@ -68,8 +68,28 @@ pub fn role(field: &str, text: &str) -> Result<Role, ApiError> {
     })
 }
 
+/// The person acting, when it is one: a configuration token or the
+/// command line is bootstrap, and what it makes counts at once.
+fn person_id(by: &Actor) -> Option<String> {
+    by.acting().and_then(|a| a.who.id.clone())
+}
+
+/// Who made (or raised) an operator, and who vouches for them now: what a
+/// person makes waits for a second admin; bootstrap vouches for itself.
+fn made(by: &Actor) -> (Option<String>, Option<String>) {
+    match person_id(by) {
+        Some(id) => (Some(id), None),
+        None => (None, Some(BOOTSTRAP.to_string())),
+    }
+}
+
+/// `vouched_by` of an operator made by the configuration or the command
+/// line, or from before vouching.
+pub const BOOTSTRAP: &str = "bootstrap";
+
 pub async fn create(app: &App, by: &Actor, new: NewOperator) -> Result<OperatorRow, ApiError> {
     let now = app.now_unix();
+    let (made_by, vouched_by) = made(by);
     let row = OperatorRow {
         id: crate::ids::ordered(),
         name: validate::required_text("name", new.name, 128)?,
@@ -78,6 +98,9 @@ pub async fn create(app: &App, by: &Actor, new: NewOperator) -> Result<OperatorR
         status: OperatorStatus::Active,
         created_at: now,
         updated_at: now,
+        made_by,
+        vouched_at: vouched_by.as_ref().map(|_| now),
+        vouched_by,
     };
     let insert = row.clone();
     app.db
@@ -167,17 +190,72 @@ pub async fn change(
         ..OperatorChange::at(app.now_unix())
     };
     let key = id.to_string();
-    let audit = by.audit(Target::Operator(key.clone()), None, app.now_unix());
+    let now = app.now_unix();
+    let audit = by.audit(Target::Operator(key.clone()), None, now);
+    let (made_by, vouched_by) = made(by);
     // Refused inside the transaction: nothing commits for no operator.
     app.db
-        .transaction_audited::<_, ApiError, _>(audit, |s| {
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
-                s.change_operator(&key, &change)
+                let before = s
+                    .operator_by_id(&key)
                     .await?
-                    .ok_or(ApiError::OperatorNotFound(key))
+                    .ok_or_else(|| ApiError::OperatorNotFound(key.clone()))?;
+                let mut after = s
+                    .change_operator(&key, &change)
+                    .await?
+                    .ok_or(ApiError::OperatorNotFound(key.clone()))?;
+                // A role raised by one person is theirs alone again until a
+                // second admin vouches.
+                if after.role.outranks(before.role) {
+                    s.set_vouching(&key, made_by.as_deref(), vouched_by.as_deref(), now)
+                        .await?;
+                    after.made_by = made_by;
+                    after.vouched_at = vouched_by.as_ref().map(|_| now);
+                    after.vouched_by = vouched_by;
+                }
+                Ok(after)
             })
         })
         .await
+}
+
+/// A second admin vouches for an operator one admin made or raised alone:
+/// from now on they count as a second person. Not the admin who made or
+/// raised them, not themselves, not a configuration token (bootstrap
+/// vouches by making). Vouching for one who already counts changes nothing.
+pub async fn vouch(app: &App, by: &Actor, id: &str) -> Result<OperatorRow, ApiError> {
+    let voucher = person_id(by).ok_or(ApiError::TokenIsNobody)?;
+    let current = find(app, id).await?;
+    if current.vouched() {
+        return Ok(current);
+    }
+    if current.made_by.as_deref() == Some(voucher.as_str()) || current.id == voucher {
+        return Err(ApiError::VouchForOwn);
+    }
+    let now = app.now_unix();
+    let key = id.to_string();
+    let made_by = current.made_by.clone();
+    let audit = by.audit(Target::Operator(key.clone()), None, now);
+    app.db
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
+            Box::pin(async move {
+                s.set_vouching(&key, made_by.as_deref(), Some(&voucher), now)
+                    .await?;
+                Ok(())
+            })
+        })
+        .await?;
+    find(app, id).await
+}
+
+/// Refuses an operator who does not count as a second person yet; a
+/// configuration token is refused before this (nobody in particular).
+pub async fn counts(app: &App, who: &Operator) -> Result<(), ApiError> {
+    match &who.id {
+        Some(id) if !find(app, id).await?.vouched() => Err(ApiError::NotVouched(who.name.clone())),
+        _ => Ok(()),
+    }
 }
 
 /// A new token and the only copy of it anyone will see.

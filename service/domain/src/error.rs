@@ -83,6 +83,12 @@ pub enum ApiError {
         "change request `{0}` was filed by this operator; a second, different person decides it"
     )]
     OwnChangeRequest(String),
+    #[error("operator `{0}` was made or raised by one admin alone, so does not yet count as a second person: a second admin vouches for them (POST /api/v1/operator/operators/{{operator_id}}/vouch)")]
+    NotVouched(String),
+    #[error("this operator created merchant `{0}`, so does not check its money: a different person approves")]
+    CreatorChecks(String),
+    #[error("an admin does not vouch for an operator they made or raised, nor for themselves: a second admin does")]
+    VouchForOwn,
     #[error("no change request `{0}`")]
     ChangeRequestNotFound(String),
     #[error("change request `{id}` is {status}; only a pending one can be decided")]
@@ -175,7 +181,10 @@ impl ApiError {
             ApiError::NotAPerson(_) => "ROLE_FORBIDDEN",
             ApiError::SecondPersonRequired(_)
             | ApiError::TokenIsNobody
-            | ApiError::OwnChangeRequest(_) => "ROLE_FORBIDDEN",
+            | ApiError::OwnChangeRequest(_)
+            | ApiError::NotVouched(_)
+            | ApiError::VouchForOwn
+            | ApiError::CreatorChecks(_) => "ROLE_FORBIDDEN",
             ApiError::ChangeRequestNotFound(_) => "CHANGE_REQUEST_NOT_FOUND",
             ApiError::ChangeRequestDecided { .. } => "INVALID_STATE_TRANSITION",
             ApiError::InvitationNotFound(_) => "INVITATION_NOT_FOUND",
@@ -264,6 +273,9 @@ mod tests {
             ApiError::SecondPersonRequired("x"),
             ApiError::TokenIsNobody,
             ApiError::OwnChangeRequest(String::new()),
+            ApiError::NotVouched(String::new()),
+            ApiError::VouchForOwn,
+            ApiError::CreatorChecks(String::new()),
             ApiError::ChangeRequestNotFound(String::new()),
             ApiError::ChangeRequestDecided {
                 id: String::new(),
@@ -324,6 +336,9 @@ mod tests {
             | ApiError::SecondPersonRequired(_)
             | ApiError::TokenIsNobody
             | ApiError::OwnChangeRequest(_)
+            | ApiError::NotVouched(_)
+            | ApiError::VouchForOwn
+            | ApiError::CreatorChecks(_)
             | ApiError::ChangeRequestNotFound(_)
             | ApiError::ChangeRequestDecided { .. }
             | ApiError::InvitationNotFound(_)

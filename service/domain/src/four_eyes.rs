@@ -48,6 +48,7 @@ pub fn rule(action: Action) -> (Rule, &'static str) {
         IssueApiKey | IssueCallbackSecret => (OnePersonForNow, "gives a merchant's powers to whoever holds the key"),
         FileChangeRequest => (Alone, "files what a second person decides; moves nothing"),
         ApproveChangeRequest | RejectChangeRequest => (Alone, "is itself the second person's decision; never the filer's"),
+        VouchOperator => (Alone, "is itself the second admin's word on an operator another made or raised"),
         RejectWithdrawal => (Alone, "returns the funds to the merchant's own balance; nothing leaves"),
         RetryCallback | SetRateLimit | SetCallbackTimeout | SetCallbackSigning => (Alone, "how callbacks and requests are handled; moves no money"),
         CreateMerchant | SetMerchantStatus | RevokeApiKey | RevokeOperatorToken => (Alone, "creates a merchant with nothing, or takes powers away"),

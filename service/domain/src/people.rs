@@ -15,6 +15,11 @@ impl Role {
         }
     }
 
+    /// Whether it may more than `other` (a raise, when it replaces it).
+    pub fn outranks(self, other: Role) -> bool {
+        self.rank() > other.rank()
+    }
+
     pub fn may(self, action: Action) -> bool {
         self.rank() >= action.needs().rank()
     }
@@ -97,6 +102,9 @@ actions! {
     ChangeOperator => "change_operator", Admin, true;
     IssueOperatorToken => "issue_operator_token", Admin, true;
     RevokeOperatorToken => "revoke_operator_token", Admin, true;
+    /// A second admin's word that an operator one admin made or raised is
+    /// a person of their own: only then do they count as a second person.
+    VouchOperator => "vouch_operator", Admin, true;
     /// A merchant's owners: inviting one gives the key to the merchant's
     /// portal, so it is an admin's.
     InviteOwner => "invite_owner", Admin, true;

@@ -8,83 +8,89 @@ use dropshot::{ClientErrorStatusCode, HttpError};
 /// both types are other crates', which Rust lets no third crate join by a
 /// trait of theirs.
 pub fn http_error(e: ApiError) -> HttpError {
-    {
-        let code = Some(e.code().to_string());
-        let client = |status: ClientErrorStatusCode| {
-            HttpError::for_client_error(code.clone(), status, e.to_string())
-        };
-        match &e {
-            ApiError::InvalidBody(_) | ApiError::InvalidField { .. } => {
-                client(ClientErrorStatusCode::BAD_REQUEST)
-            }
-            ApiError::MissingHeader(_)
-            | ApiError::InvalidTimestamp
-            | ApiError::StaleTimestamp { .. }
-            | ApiError::UnknownApiKey
-            | ApiError::InvalidSignature
-            | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
-            ApiError::MerchantDisabled
-            | ApiError::RoleForbidden { .. }
-            | ApiError::NotAPerson(_)
-            | ApiError::SecondPersonRequired(_)
-            | ApiError::TokenIsNobody
-            | ApiError::OwnChangeRequest(_) => client(ClientErrorStatusCode::FORBIDDEN),
-            ApiError::OrderNotFound { .. }
-            | ApiError::MerchantNotFound(_)
-            | ApiError::OperatorNotFound(_)
-            | ApiError::OperatorTokenNotFound(_)
-            | ApiError::ApiKeyNotFound(_)
-            | ApiError::ChangeRequestNotFound(_)
-            | ApiError::OwnerNotFound(_)
-            | ApiError::InvitationNotFound(_)
-            | ApiError::StatementNotFound(_)
-            | ApiError::AccountNotFound(_)
-            | ApiError::BankTransactionNotFound(_)
-            | ApiError::DeliveryNotFound(_)
-            | ApiError::CashierSessionNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
-            ApiError::DuplicateMerchantOrderNo(_)
-            | ApiError::InvalidStateTransition { .. }
-            | ApiError::MerchantCodeTaken(_)
-            | ApiError::OperatorEmailTaken
-            | ApiError::OperatorSelfChange
-            | ApiError::AlreadyApproved(_)
-            | ApiError::ChangeRequestDecided { .. }
-            | ApiError::OwnerAlreadyActive(_)
-            | ApiError::PlatformEventsUnconfigured
-            | ApiError::StatementAlreadyIssued(_)
-            | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
-            ApiError::InvitationEnded(_) => client(ClientErrorStatusCode::GONE),
-            ApiError::UnsupportedCurrency(_)
-            | ApiError::AmountOutOfRange { .. }
-            | ApiError::InsufficientBalance
-            | ApiError::NoDenominations(_) => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),
-            ApiError::RateLimited { retry_after } => {
-                let mut err = client(ClientErrorStatusCode::TOO_MANY_REQUESTS);
-                let _ = err.add_header(http::header::RETRY_AFTER, retry_after.to_string());
-                // A client told to wait gives its connection back: a crowd
-                // refused does not keep thousands of them open.
-                let _ = err.add_header(http::header::CONNECTION, "close");
-                err
-            }
-            ApiError::NotImplemented(_) => HttpError {
-                status_code: dropshot::ErrorStatusCode::NOT_IMPLEMENTED,
-                error_code: code,
-                external_message: e.to_string(),
-                internal_message: e.to_string(),
-                headers: None,
-            },
-            ApiError::Unavailable(detail) => retry_soon(
-                code,
-                "a dependency of the service is unavailable; retry later".into(),
-                detail.clone(),
-            ),
-            ApiError::AtCapacity(_) => {
-                let mut err = retry_soon(code, e.to_string(), e.to_string());
-                let _ = err.add_header(http::header::CONNECTION, "close");
-                err
-            }
-            ApiError::Internal(detail) => HttpError::for_internal_error(detail.clone()),
+    let code = Some(e.code().to_string());
+    let client = |status: ClientErrorStatusCode| {
+        HttpError::for_client_error(code.clone(), status, e.to_string())
+    };
+    match &e {
+        ApiError::InvalidBody(_) | ApiError::InvalidField { .. } => {
+            client(ClientErrorStatusCode::BAD_REQUEST)
         }
+        ApiError::MissingHeader(_)
+        | ApiError::InvalidTimestamp
+        | ApiError::StaleTimestamp { .. }
+        | ApiError::UnknownApiKey
+        | ApiError::InvalidSignature
+        | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
+        ApiError::MerchantDisabled
+        | ApiError::RoleForbidden { .. }
+        | ApiError::NotAPerson(_)
+        | ApiError::SecondPersonRequired(_)
+        | ApiError::TokenIsNobody
+        | ApiError::OwnChangeRequest(_)
+        | ApiError::NotVouched(_)
+        | ApiError::VouchForOwn
+        | ApiError::CreatorChecks(_) => client(ClientErrorStatusCode::FORBIDDEN),
+        ApiError::OrderNotFound { .. }
+        | ApiError::MerchantNotFound(_)
+        | ApiError::OperatorNotFound(_)
+        | ApiError::OperatorTokenNotFound(_)
+        | ApiError::ApiKeyNotFound(_)
+        | ApiError::ChangeRequestNotFound(_)
+        | ApiError::OwnerNotFound(_)
+        | ApiError::InvitationNotFound(_)
+        | ApiError::StatementNotFound(_)
+        | ApiError::AccountNotFound(_)
+        | ApiError::BankTransactionNotFound(_)
+        | ApiError::DeliveryNotFound(_)
+        | ApiError::CashierSessionNotFound(_) => client(ClientErrorStatusCode::NOT_FOUND),
+        ApiError::DuplicateMerchantOrderNo(_)
+        | ApiError::InvalidStateTransition { .. }
+        | ApiError::MerchantCodeTaken(_)
+        | ApiError::OperatorEmailTaken
+        | ApiError::OperatorSelfChange
+        | ApiError::AlreadyApproved(_)
+        | ApiError::ChangeRequestDecided { .. }
+        | ApiError::OwnerAlreadyActive(_)
+        | ApiError::PlatformEventsUnconfigured
+        | ApiError::StatementAlreadyIssued(_)
+        | ApiError::DuplicateBankReference(_) => client(ClientErrorStatusCode::CONFLICT),
+        ApiError::InvitationEnded(_) => client(ClientErrorStatusCode::GONE),
+        ApiError::UnsupportedCurrency(_)
+        | ApiError::AmountOutOfRange { .. }
+        | ApiError::InsufficientBalance
+        | ApiError::NoDenominations(_) => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),
+        ApiError::RateLimited { retry_after } => {
+            let mut err = client(ClientErrorStatusCode::TOO_MANY_REQUESTS);
+            let _ = err.add_header(http::header::RETRY_AFTER, retry_after.to_string());
+            // A client told to wait gives its connection back: a crowd
+            // refused does not keep thousands of them open.
+            let _ = err.add_header(http::header::CONNECTION, "close");
+            err
+        }
+        ApiError::NotImplemented(_) => not_implemented(code, e.to_string()),
+        ApiError::Unavailable(detail) => retry_soon(
+            code,
+            "a dependency of the service is unavailable; retry later".into(),
+            detail.clone(),
+        ),
+        ApiError::AtCapacity(_) => {
+            let mut err = retry_soon(code, e.to_string(), e.to_string());
+            let _ = err.add_header(http::header::CONNECTION, "close");
+            err
+        }
+        ApiError::Internal(detail) => HttpError::for_internal_error(detail.clone()),
+    }
+}
+
+/// A feature this build does not have: 501, said as it is.
+fn not_implemented(code: Option<String>, message: String) -> HttpError {
+    HttpError {
+        status_code: dropshot::ErrorStatusCode::NOT_IMPLEMENTED,
+        error_code: code,
+        external_message: message.clone(),
+        internal_message: message,
+        headers: None,
     }
 }
 

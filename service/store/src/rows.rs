@@ -8,7 +8,6 @@
 //! insert again, one more round trip each.
 
 use super::schema::*;
-use crate::domain::four_eyes::ChangeRequestStatus;
 use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
@@ -17,6 +16,8 @@ use crate::domain::status::{
     NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus,
     PayoutMethod, Role, SessionRealm, StatementStatus, WithdrawalStatus,
 };
+mod changes;
+pub use changes::ChangeRequestRow;
 use diesel::prelude::*;
 
 /// The columns a row type reads, in its fields' order: what every query
@@ -599,6 +600,20 @@ pub struct OperatorRow {
     pub status: OperatorStatus,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The person who last made or raised the operator; `None` for the
+    /// configuration or the command line.
+    pub made_by: Option<String>,
+    /// The second admin who vouched for them, or `bootstrap`; `None` while
+    /// they do not count as a second person.
+    pub vouched_by: Option<String>,
+    pub vouched_at: Option<i64>,
+}
+
+impl OperatorRow {
+    /// Whether they count as a second person (`domain::four_eyes`).
+    pub fn vouched(&self) -> bool {
+        self.vouched_by.is_some()
+    }
 }
 
 /// An operator's API token, kept only as its keyed hash.
@@ -774,27 +789,4 @@ pub struct LoginFailureRow {
     pub account: String,
     pub address: String,
     pub at: i64,
-}
-
-/// A change request: one person's money action, waiting for a second
-/// (`domain::four_eyes`). `parameters` is JSON of exactly what will be done.
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = change_requests, treat_none_as_default_value = false)]
-pub struct ChangeRequestRow {
-    pub id: String,
-    pub action: String,
-    pub target: String,
-    pub merchant_id: Option<String>,
-    pub parameters: String,
-    pub summary: String,
-    pub remarks: Option<String>,
-    pub status: ChangeRequestStatus,
-    pub requested_by: String,
-    pub requested_by_name: String,
-    pub requested_at: i64,
-    pub expires_at: i64,
-    pub decided_by: Option<String>,
-    pub decided_by_name: Option<String>,
-    pub decided_at: Option<i64>,
-    pub decision_remarks: Option<String>,
 }

@@ -327,6 +327,9 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         password_hash -> Nullable<Text>,
+        made_by -> Nullable<Text>,
+        vouched_by -> Nullable<Text>,
+        vouched_at -> Nullable<BigInt>,
     }
 }
 

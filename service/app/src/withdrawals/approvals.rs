@@ -115,6 +115,10 @@ pub async fn approve(
     if needed >= 2 && by.acting().is_some_and(|a| a.who.id.is_none()) {
         return Err(ApiError::NotAPerson(current.order_no));
     }
+    // Two identities one admin made alone are not two people.
+    if let (true, Some(acting)) = (needed >= 2, by.acting()) {
+        crate::people::counts(app, &acting.who).await?;
+    }
     let now = app.now_unix();
     let id = current.id.clone();
     let approval = ApprovalRow {

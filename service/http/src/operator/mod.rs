@@ -46,7 +46,7 @@ use merchant_api::operator::{
     ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
     RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath, SetCallbackSigningPath,
     SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath, SetOwnerStatusPath,
-    SetRateLimitPath, SetReceivingAccountPath,
+    SetRateLimitPath, SetReceivingAccountPath, VouchOperatorPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use serde::de::DeserializeOwned;
@@ -479,6 +479,14 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<RevokeOperatorTokenPath>,
     ) -> Result<HttpResponseOk<types::OperatorToken>, HttpError> {
         operators::revoke_operator_token(rqctx, headers, path).await
+    }
+
+    async fn vouch_operator(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<VouchOperatorPath>,
+    ) -> Result<HttpResponseOk<types::OperatorIdentity>, HttpError> {
+        operators::vouch_operator(rqctx, headers, path).await
     }
 
     async fn list_audit_events(

@@ -14,7 +14,7 @@ use crate::{time, time_opt};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
     types, ChangeOperatorPath, IssueOperatorTokenPath, ListOperatorTokensPath, ListOperatorsQuery,
-    RevokeOperatorTokenPath,
+    RevokeOperatorTokenPath, VouchOperatorPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use std::sync::Arc;
@@ -128,6 +128,25 @@ pub(super) async fn revoke_operator_token(
     .await
 }
 
+pub(super) async fn vouch_operator(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<VouchOperatorPath>,
+) -> Result<HttpResponseOk<types::OperatorIdentity>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::VouchOperator,
+        |app, op| async move {
+            let id = path.into_inner().operator_id;
+            let row = people::vouch(&app, &op, &id).await?;
+            tracing::info!(action = "vouch_operator", operator_id = %row.id, "operator action");
+            identity(row)
+        },
+    )
+    .await
+}
+
 pub(super) fn role(r: Role) -> types::Role {
     match r {
         Role::Viewer => types::Role::Viewer,
@@ -154,6 +173,7 @@ fn status(s: OperatorStatus) -> types::OperatorStatus {
 }
 
 fn identity(row: OperatorRow) -> Result<types::OperatorIdentity, ApiError> {
+    let vouched = row.vouched();
     Ok(types::OperatorIdentity {
         operator_id: row.id,
         name: row.name,
@@ -162,6 +182,9 @@ fn identity(row: OperatorRow) -> Result<types::OperatorIdentity, ApiError> {
         status: status(row.status),
         created_at: time(row.created_at)?,
         updated_at: time(row.updated_at)?,
+        vouched,
+        made_by: row.made_by,
+        vouched_by: row.vouched_by,
     })
 }
 

@@ -3,7 +3,7 @@
 use super::{first_or_none, insert_one};
 use crate::domain::four_eyes::ChangeRequestStatus;
 use crate::paging::ListFilter;
-use crate::rows::*;
+use crate::rows::ChangeRequestRow;
 use crate::schema::*;
 use crate::StoreResult;
 use async_trait::async_trait;

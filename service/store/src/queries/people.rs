@@ -24,6 +24,16 @@ pub trait PeopleQueries: Send {
 
     async fn operator_by_id(&mut self, id: &str) -> StoreResult<Option<OperatorRow>>;
 
+    /// Records who made or raised the operator and who vouched for them
+    /// (`None`: nobody yet).
+    async fn set_vouching(
+        &mut self,
+        id: &str,
+        made_by: Option<&str>,
+        vouched_by: Option<&str>,
+        at: i64,
+    ) -> StoreResult<()>;
+
     async fn operators_page(&mut self, filter: &ListFilter) -> StoreResult<Vec<OperatorRow>>;
 
     /// Writes `change`; the operator as it now is, or `None` if there is none.
@@ -91,6 +101,24 @@ macro_rules! impl_people {
             async fn insert_operator(&mut self, row: &OperatorRow) -> StoreResult<()> {
                 self.done.created = Some(row.id.clone());
                 insert_one!(self.c(), operators::table, row)
+            }
+
+            async fn set_vouching(
+                &mut self,
+                id: &str,
+                made_by: Option<&str>,
+                vouched_by: Option<&str>,
+                at: i64,
+            ) -> StoreResult<()> {
+                diesel::update(operators::table.filter(operators::id.eq(id)))
+                    .set((
+                        operators::made_by.eq(made_by),
+                        operators::vouched_by.eq(vouched_by),
+                        operators::vouched_at.eq(vouched_by.map(|_| at)),
+                    ))
+                    .execute(self.c())
+                    .await?;
+                Ok(())
             }
 
             async fn operator_by_id(&mut self, id: &str) -> StoreResult<Option<OperatorRow>> {
