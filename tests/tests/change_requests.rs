@@ -165,6 +165,20 @@ async fn an_operator_one_admin_made_alone_counts_once_a_second_admin_vouches() -
     change_requests::approve(app, &by_alt, &filed.id, None).await?;
     assert_eq!(available(app, &m.merchant.id).await?, Decimal::from(100));
 
+    // A token another admin issues for them is that admin's to use:
+    // they wait for a vouch again.
+    people::issue_token(
+        app,
+        &acting(&other, Action::IssueOperatorToken),
+        &alt.id,
+        "spare".into(),
+        None,
+    )
+    .await?;
+    assert!(!people::find(app, &alt.id).await?.vouched());
+    people::vouch(app, &acting(&boss, Action::VouchOperator), &alt.id).await?;
+    assert!(people::find(app, &alt.id).await?.vouched());
+
     // Raised by one admin alone, they wait for a vouch again.
     let raised = people::change(
         app,

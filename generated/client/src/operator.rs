@@ -4114,7 +4114,7 @@ impl Client {
     }
     /**Vouch for an operator
 
-    A second admin's word that an operator one admin made or raised alone is a person of their own. Until then (`vouched` false) they act by their role, but never count as a second person: they do not approve a change request, nor give either approval of a withdrawal that needs two, so that one admin with two identities never meets four eyes alone. An operator made by a configuration token or the command line (bootstrap) counts at once, and so did every operator made before 0.14.0; raising an operator's role makes them wait for a vouch again, unless a configuration token raised them. Vouching for one who already counts changes nothing.
+    A second admin's word that an operator one admin made or raised alone is a person of their own. Until then (`vouched` false) they act by their role, but never count as a second person: they do not approve a change request, nor give either approval of a withdrawal that needs two, so that one admin with two identities never meets four eyes alone. An operator made by a configuration token or the command line (bootstrap) counts at once, and so did every operator made before 0.14.0; raising an operator's role, or issuing them a token (by anyone but themselves), makes them wait for a vouch again, unless a configuration token did it: whoever holds a token acts as its operator. Vouching for one who already counts changes nothing.
 
     Needs the role `admin`, an operator's own token (not a configuration token), and not the admin who made or last raised them, nor the operator themselves (`ROLE_FORBIDDEN`); recorded in the audit trail.
 

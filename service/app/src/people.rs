@@ -305,9 +305,20 @@ pub async fn issue_token(
         None,
         row.created_at,
     );
+    // Whoever holds a token acts as its operator: one a person issued for
+    // someone else makes that someone theirs alone until a second admin
+    // vouches again (else an admin with another's token is two people).
+    let issuer = person_id(by).filter(|id| id != operator_id);
+    let (now, key) = (row.created_at, operator_id.to_string());
     app.db
-        .transaction_audited::<_, ApiError, _>(audit, |s| {
-            Box::pin(async move { Ok(s.insert_operator_token(&insert).await?) })
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
+            Box::pin(async move {
+                s.insert_operator_token(&insert).await?;
+                if let Some(issuer) = issuer {
+                    s.set_vouching(&key, Some(&issuer), None, now).await?;
+                }
+                Ok(())
+            })
         })
         .await?;
     Ok(IssuedToken { token, row })
