@@ -132,3 +132,23 @@ Feature: No money moves on one person's word: change requests
     When "alt" approves the change request
     Then the request succeeds
     And the THB balance is "100.0000" available, "0.0000" frozen and "100.0000" in total
+
+  Scenario: A merchant's settings that steer money wait for a second admin
+    Given an operator "admin-a" with the role "admin"
+    And an operator "admin-b" with the role "admin"
+    When "admin-a" sends PUT "/api/v1/operator/merchants/{merchant_id}/receiving-account" with the body {"account_id":"acct-thb-confirm"}
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    When "admin-a" sends POST "/api/v1/operator/change-requests" with the body {"action":"set_receiving_account","target":"{merchant_id}","parameters":{"account_id":"acct-thb-confirm"}}
+    Then the request succeeds
+    And the change request says "deposits to account acct-thb-confirm"
+    When "maker" sends POST "/api/v1/operator/change-requests" with the body {"action":"set_merchant_fee","target":"{merchant_id}","parameters":{"currency_code":"THB","direction":"deposit","percent":"1.5","fixed":"2","minimum":"5"}}
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    When "admin-a" sends POST "/api/v1/operator/change-requests" with the body {"action":"set_merchant_fee","target":"{merchant_id}","parameters":{"currency_code":"THB","direction":"deposit","percent":1.5,"fixed":"2","minimum":"5"}}
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    And the error message names "parameters.percent"
+    When "admin-a" sends POST "/api/v1/operator/change-requests" with the body {"action":"set_merchant_fee","target":"{merchant_id}","parameters":{"currency_code":"THB","direction":"deposit","percent":"1.5","fixed":"2","minimum":"5"}}
+    Then the request succeeds
+    And the change request says "to 1.5% + 2 (at least 5)"
+    When "admin-b" approves the change request
+    Then the request succeeds
+    And the approval's result field "percent" is "1.5000"

@@ -13,11 +13,11 @@ Feature: No payout leaves on one person's word
     And an operator "boss" with the role "admin"
 
   Scenario: Auto-approval up to the threshold is refused
-    When "boss" sends PUT "/api/v1/operator/merchants/{merchant_id}/auto-approval" with the body {"mode":"up_to","limits":{"THB":500000}}
+    When "boss" sends POST "/api/v1/operator/change-requests" with the body {"action":"set_auto_approval","target":"{merchant_id}","parameters":{"mode":"up_to","limits":{"THB":"500000"}}}
     Then the request is refused with status 400 and error code "INVALID_FIELD"
     And the error message names "limits.THB"
     And the error message names "dual-approval threshold"
-    When "boss" sends PUT "/api/v1/operator/merchants/{merchant_id}/auto-approval" with the body {"mode":"up_to","limits":{"THB":499999.99}}
+    When "boss" sends POST "/api/v1/operator/change-requests" with the body {"action":"set_auto_approval","target":"{merchant_id}","parameters":{"mode":"up_to","limits":{"THB":"499999.99"}}}
     Then the request succeeds
 
   Scenario: Auto-approval always does not approve what needs two people

@@ -106,3 +106,10 @@ Feature: Operators read orders and manage merchants
     Then the request is refused with status 400 and error code "INVALID_FIELD"
     When an operator sets the callback timeout of merchant "no-such-merchant" to 30 seconds
     Then the request is refused with status 404 and error code "MERCHANT_NOT_FOUND"
+
+  Scenario: An operator finds a merchant by its code or a part of its name, without its id
+    Given an operator has created a merchant named "Siam Rice Traders"
+    When an operator looks for that merchant by its code
+    Then the merchant found is that one, and only that one
+    When an operator looks for that merchant by a part of its name in capitals
+    Then the merchant found is that one, and only that one

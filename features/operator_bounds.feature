@@ -20,7 +20,7 @@ Feature: The operator API holds to the bounds its document states
       | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-timeout    | {"callback_timeout_seconds":61}                     | callback_timeout_seconds |
       | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys            | {"grace_seconds":-1}                                | grace_seconds            |
       | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys            | {"grace_seconds":2592001}                           | grace_seconds            |
-      | PUT    | /api/v1/operator/merchants/{merchant_id}/receiving-account   | {}                                                  | account_id               |
+      | POST   | /api/v1/operator/change-requests                             | {"action":"set_receiving_account","target":"m","parameters":{}} | account_id |
       | POST   | /api/v1/operator/merchants                                   | {"code":"{unique:33}","name":"Bounds"}              | code                     |
       | POST   | /api/v1/operator/merchants                                   | {"code":"has space","name":"Bounds"}                | code                     |
       | POST   | /api/v1/operator/merchants                                   | {"code":"{unique:20}","name":"{text:129}"}          | name                     |

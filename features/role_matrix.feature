@@ -8,9 +8,11 @@ Feature: Every operator action, taken by every role
   answer: 200 where the scenario's merchant and deposit are a valid
   target, and otherwise the not-found answer of the target the row names
   on purpose (a withdrawal, a bank transaction, an account or an
-  invitation the scenario does not have). The four actions that move
-  money (complete_deposit, ingest_bank_transaction, match_bank_transaction,
-  resolve_withdrawal) are nobody's alone since 0.14.0: a role that may take
+  invitation the scenario does not have). The seven actions that move
+  money or change where it goes (complete_deposit,
+  ingest_bank_transaction, match_bank_transaction, resolve_withdrawal,
+  set_merchant_fee, set_auto_approval, set_receiving_account) are nobody's
+  alone since 0.14.0: a role that may take
   them still gets 403 ROLE_FORBIDDEN from their own operation, and takes
   them by filing a change request. tests/tests/role_matrix.rs
   holds this table to the service's own table of actions: every action
@@ -156,11 +158,11 @@ Feature: Every operator action, taken by every role
       | match_bank_transaction  | approver | POST   | /api/v1/operator/bank-transactions/no-such-transaction/match         | {"order_no":"{order_no}"}                                                                                | 403    | ROLE_FORBIDDEN             |
       | match_bank_transaction  | admin    | POST   | /api/v1/operator/bank-transactions/no-such-transaction/match         | {"order_no":"{order_no}"}                                                                                | 403    | ROLE_FORBIDDEN             |
       | create_merchant         | admin    | POST   | /api/v1/operator/merchants                                           | {"code":"m-{unique}","name":"Matrix"}                                                                    | 200    | none                       |
-      | set_merchant_fee        | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/fees                        | {"currency_code":"THB","direction":"deposit","percent":"1.5","fixed":"0","minimum":"0"}                  | 200    | none                       |
-      | set_auto_approval       | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/auto-approval               | {"mode":"off"}                                                                                           | 200    | none                       |
+      | set_merchant_fee        | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/fees                        | {"currency_code":"THB","direction":"deposit","percent":"1.5","fixed":"0","minimum":"0"}                  | 403    | ROLE_FORBIDDEN             |
+      | set_auto_approval       | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/auto-approval               | {"mode":"off"}                                                                                           | 403    | ROLE_FORBIDDEN             |
       | set_rate_limit          | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/rate-limit                  | {"requests_per_minute":600,"burst":100}                                                                  | 200    | none                       |
       | set_callback_timeout    | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-timeout            | {"callback_timeout_seconds":5}                                                                           | 200    | none                       |
-      | set_receiving_account   | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/receiving-account           | {"account_id":"no-such-account"}                                                                         | 404    | ACCOUNT_NOT_FOUND          |
+      | set_receiving_account   | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/receiving-account           | {"account_id":"no-such-account"}                                                                         | 403    | ROLE_FORBIDDEN             |
       | set_callback_signing    | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-signing            | {"scheme":"seed"}                                                                                        | 200    | none                       |
       | issue_callback_secret   | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/callback-secrets            | {}                                                                                                       | 200    | none                       |
       | issue_api_key           | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys                    | {}                                                                                                       | 200    | none                       |

@@ -250,6 +250,7 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         ("/console/bank", "bank.png"),
         ("/console/payouts", "payouts.png"),
         ("/console/changes", "changes.png"),
+        ("/console/merchants", "merchants.png"),
         ("/console/callbacks?status=WAITING_RETRY", "callbacks.png"),
         (&*format!("/console/orders?q={large}"), "order.png"),
         ("/console/ledger", "ledger.png"),

@@ -84,17 +84,12 @@ pub(super) fn bank_request(
 
 #[given(expr = "the merchant's THB deposits are paid to account {string}")]
 async fn assign_account(world: &mut PaymentsWorld, account_id: String) {
-    let reply = Reply::of(
-        harness()
-            .await
-            .operator()
-            .unwrap()
-            .set_receiving_account(
-                &world.merchant().id,
-                &op::ReceivingAccountRequest { account_id },
-            )
-            .await,
-    );
+    let reply = conformance::four_eyes::take(
+        "set_receiving_account",
+        Some(&world.merchant().id),
+        serde_json::json!({"account_id": account_id}),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 

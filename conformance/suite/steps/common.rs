@@ -47,6 +47,8 @@ pub struct PaymentsWorld {
     pub operators: std::collections::HashMap<String, (String, String)>,
     /// The last change request the scenario filed.
     pub change_request: Option<String>,
+    /// A merchant the scenario created through the operator API.
+    pub made_merchant: Option<Value>,
     /// The email the scenario invited to own its merchant.
     pub invitee: Option<String>,
     /// The console's or portal's session cookie a sign-in gave.

@@ -14,6 +14,7 @@ mod deposit;
 mod envelope;
 mod expiry;
 mod keys;
+mod merchants;
 mod money;
 mod operations;
 mod owners;

@@ -34,27 +34,19 @@ async fn set_fee(
     fixed: String,
     minimum: String,
 ) {
-    let h = harness().await;
-    let direction = match direction.as_str() {
-        "deposit" => op::FeeDirection::Deposit,
-        "withdrawal" => op::FeeDirection::Withdrawal,
-        other => panic!("unknown direction {other}"),
-    };
-    let reply = Reply::of(
-        h.operator()
-            .unwrap()
-            .set_merchant_fee(
-                &world.merchant().id,
-                &op::FeeRuleRequest {
-                    currency_code: currency,
-                    direction,
-                    percent: amount(&percent),
-                    fixed: amount(&fixed),
-                    minimum: amount(&minimum),
-                },
-            )
-            .await,
+    assert!(
+        matches!(direction.as_str(), "deposit" | "withdrawal"),
+        "unknown direction {direction}"
     );
+    let reply = conformance::four_eyes::take(
+        "set_merchant_fee",
+        Some(&world.merchant().id),
+        serde_json::json!({
+            "currency_code": currency, "direction": direction,
+            "percent": percent, "fixed": fixed, "minimum": minimum,
+        }),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 
@@ -79,16 +71,16 @@ async fn auto_approval(
     mode: op::AutoApprovalMode,
     limits: std::collections::BTreeMap<String, AmountNumber>,
 ) {
-    let h = harness().await;
-    let reply = Reply::of(
-        h.operator()
-            .unwrap()
-            .set_auto_approval(
-                &world.merchant().id,
-                &op::AutoApprovalRequest { mode, limits },
-            )
-            .await,
-    );
+    let limits: serde_json::Map<String, serde_json::Value> = limits
+        .into_iter()
+        .map(|(c, max)| (c, serde_json::json!(max.0.to_string())))
+        .collect();
+    let reply = conformance::four_eyes::take(
+        "set_auto_approval",
+        Some(&world.merchant().id),
+        serde_json::json!({"mode": mode, "limits": limits}),
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
 

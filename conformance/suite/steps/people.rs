@@ -136,6 +136,7 @@ async fn sends_body(
     let fill = |text: &str| {
         let mut text = text
             .replace("{operator_id}", &world.operators[&name].0)
+            .replace("{merchant_id}", &world.merchant().id)
             .replace("{unique}", &unique);
         if let Some(order_no) = world.created.as_ref().and_then(|c| c["order_no"].as_str()) {
             text = text.replace("{order_no}", order_no);

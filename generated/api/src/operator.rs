@@ -1076,13 +1076,13 @@ pub mod types {
         pub remarks: ::std::option::Option<::std::string::String>,
         pub requested_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub requested_by: ChangeRequestOperator,
-        ///Only in the answer to an approval: what the action answered.
+        ///Only in the answer to an approval: what the action answered (the deposit order, the bank transaction, the withdrawal order, the fee rule, the auto-approval setting or the receiving account assignment).
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
         pub result: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         pub status: ChangeRequestStatus,
         ///What approving it does, in words, with the amounts and their difference.
         pub summary: ::std::string::String,
-        ///The order number, the bank transaction's id, or for a transfer not yet recorded `account_id/bank_reference`.
+        ///The order number, the bank transaction's id, the merchant's id for a setting, or for a transfer not yet recorded `account_id/bank_reference`.
         pub target: ::std::string::String,
     }
     ///The action a change request holds: the operation of the same name.
@@ -1108,6 +1108,12 @@ pub mod types {
         MatchBankTransaction,
         #[serde(rename = "resolve_withdrawal")]
         ResolveWithdrawal,
+        #[serde(rename = "set_merchant_fee")]
+        SetMerchantFee,
+        #[serde(rename = "set_auto_approval")]
+        SetAutoApproval,
+        #[serde(rename = "set_receiving_account")]
+        SetReceivingAccount,
     }
     impl ::std::fmt::Display for ChangeRequestAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1116,6 +1122,9 @@ pub mod types {
                 Self::IngestBankTransaction => f.write_str("ingest_bank_transaction"),
                 Self::MatchBankTransaction => f.write_str("match_bank_transaction"),
                 Self::ResolveWithdrawal => f.write_str("resolve_withdrawal"),
+                Self::SetMerchantFee => f.write_str("set_merchant_fee"),
+                Self::SetAutoApproval => f.write_str("set_auto_approval"),
+                Self::SetReceivingAccount => f.write_str("set_receiving_account"),
             }
         }
     }
@@ -1127,6 +1136,9 @@ pub mod types {
                 "ingest_bank_transaction" => Ok(Self::IngestBankTransaction),
                 "match_bank_transaction" => Ok(Self::MatchBankTransaction),
                 "resolve_withdrawal" => Ok(Self::ResolveWithdrawal),
+                "set_merchant_fee" => Ok(Self::SetMerchantFee),
+                "set_auto_approval" => Ok(Self::SetAutoApproval),
+                "set_receiving_account" => Ok(Self::SetReceivingAccount),
                 _ => Err("invalid value".into()),
             }
         }
@@ -1149,7 +1161,7 @@ pub mod types {
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChangeRequestCreate {
         pub action: ChangeRequestAction,
-        ///The direct operation's body: `CompleteDepositRequest`, `BankTransactionRequest`, `MatchBankTransactionRequest` or `ResolveWithdrawalRequest`.
+        ///The direct operation's body: `CompleteDepositRequest`, `BankTransactionRequest`, `MatchBankTransactionRequest`, `ResolveWithdrawalRequest`, `FeeRuleRequest`, `AutoApprovalRequest` or `ReceivingAccountRequest`; every amount in it a decimal string (a JSON number is refused with 400 `INVALID_FIELD` naming it).
         pub parameters: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         ///Why, for the second person.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2219,6 +2231,13 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
+    ///`MerchantPage`
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct MerchantPage {
+        pub items: ::std::vec::Vec<MerchantState>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///`MerchantState`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct MerchantState {
@@ -3176,6 +3195,18 @@ pub mod types {
         }
     }
 }
+/// Query parameters of `list_merchants`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListMerchantsQuery {
+    /// A merchant's code in full, or a part of its name (any case; at most 128 characters).
+    pub q: Option<String>,
+    /// Only merchants in this status.
+    pub status: Option<types::MerchantStatusValue>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the page before.
+    pub cursor: Option<String>,
+}
 /// Path parameters of `set_merchant_fee`.
 #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
 pub struct SetMerchantFeePath {
@@ -3552,6 +3583,18 @@ pub struct SetOwnerStatusPath {
 #[::dropshot::api_description]
 pub trait OperatorApi {
     type Context;
+    /// List merchants
+    ///
+    /// Merchants, newest first, a page at a time (as every listing): find one by its code in full or a part of its name (`q`, any case), or by status. Any role may read.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/merchants",
+    tags = ["merchants"],
+    }]
+    async fn list_merchants(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::payments_wire::server::Query<ListMerchantsQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::MerchantPage>, ::dropshot::HttpError>;
     /// Create a merchant
     ///
     /// Creates a merchant with one API key and a zero balance in every configured currency.
@@ -3568,6 +3611,8 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::CreatedMerchant>, ::dropshot::HttpError>;
     /// Set a merchant's fee
     ///
+    /// **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `set_merchant_fee` and `target` the merchant's id) and a second, different admin approves it, which takes it as described here.
+    ///
     /// Sets the merchant's fee rule for one currency and direction; later orders use it.
     ///
     /// Needs the role `admin` or above; recorded in the audit trail.
@@ -3582,6 +3627,8 @@ pub trait OperatorApi {
         body: ::payments_wire::server::SignedJson<types::FeeRuleRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::FeeRule>, ::dropshot::HttpError>;
     /// Set a merchant's withdrawal auto-approval
+    ///
+    /// **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `set_auto_approval` and `target` the merchant's id) and a second, different admin approves it, which takes it as described here.
     ///
     /// Sets whether the merchant's withdrawals are approved at creation: `off`, `always`, or `up_to` a limit per currency. Auto-approval is one approver and never stands in for two: an order that needs two approvers (`approvals_required`) waits for them whatever the setting, and an `up_to` limit at or above the currency's `dual_approval_threshold` is refused (400 `INVALID_FIELD` naming `limits.<currency>`).
     ///
@@ -3672,11 +3719,11 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::ChangeRequestPage>, ::dropshot::HttpError>;
     /// File a change request
     ///
-    /// One person asks for an action that creates, moves or releases money: `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction` or `resolve_withdrawal`. Since 0.14.0 these are never one person's: their own operations refuse every caller with 403 `ROLE_FORBIDDEN`, and are taken only by approving a change request.
+    /// One person asks for an action that creates, moves or releases money, or changes where money goes: `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction` or `resolve_withdrawal` (role `approver`), `set_merchant_fee`, `set_auto_approval` or `set_receiving_account` (role `admin`). Since 0.14.0 these are never one person's: their own operations refuse every caller with 403 `ROLE_FORBIDDEN`, and are taken only by approving a change request.
     ///
-    /// The request holds the direct operation's call: `target` is its path parameter (the order number for `complete_deposit` and `resolve_withdrawal`, the bank transaction's id for `match_bank_transaction`; absent for `ingest_bank_transaction`) and `parameters` its body, unchanged. Filing checks it as the operation would, with the same answers (a deposit not pending is 409 `INVALID_STATE_TRANSITION`, an amount other than the order's without `remarks` is 400 `INVALID_FIELD`, and so on), and records in `summary` what approving it will do, amounts and their difference included. It moves nothing. A second, different operator approves or rejects it within 24 hours (`expires_at`); after that it is `expired` and moves nothing.
+    /// The request holds the direct operation's call: `target` is its path parameter (the order number for `complete_deposit` and `resolve_withdrawal`, the bank transaction's id for `match_bank_transaction`, the merchant's id for the three settings; absent for `ingest_bank_transaction`) and `parameters` its body, unchanged. Filing checks it as the operation would, with the same answers (a deposit not pending is 409 `INVALID_STATE_TRANSITION`, an amount other than the order's without `remarks` is 400 `INVALID_FIELD`, and so on), and records in `summary` what approving it will do, amounts and their difference included. It moves nothing. A second, different operator approves or rejects it within 24 hours (`expires_at`); after that it is `expired` and moves nothing.
     ///
-    /// Needs an operator's own token (not a configuration token, which is nobody in particular and may neither file nor decide) and the role the action needs, `approver` or above; at most 100 pending requests per operator (then 429 `RATE_LIMITED`). Recorded in the audit trail as `file_change_request` on the order or bank transaction (for a transfer not yet recorded, `account_id/bank_reference`).
+    /// Needs an operator's own token (not a configuration token, which is nobody in particular and may neither file nor decide) and the role the action needs; at most 100 pending requests per operator (then 429 `RATE_LIMITED`). Recorded in the audit trail as `file_change_request` on the order or bank transaction (for a transfer not yet recorded, `account_id/bank_reference`).
     #[endpoint{method = POST,
     path = "/api/v1/operator/change-requests",
     tags = ["change requests"],
@@ -3926,6 +3973,8 @@ pub trait OperatorApi {
         body: ::payments_wire::server::SignedJson<types::MatchBankTransactionRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::BankTransaction>, ::dropshot::HttpError>;
     /// Assign a receiving account
+    ///
+    /// **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `set_receiving_account` and `target` the merchant's id) and a second, different admin approves it, which takes it as described here.
     ///
     /// The receiving account the merchant's account deposits in the account's currency are paid to from now on; orders already created keep theirs. Without an assignment a merchant uses the first account configured for the currency.
     ///
@@ -4390,6 +4439,18 @@ pub fn register<ServerImpl: OperatorApi>(
 where
     <ServerImpl as OperatorApi>::Context: ::dropshot::ServerContext,
 {
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_merchants".to_string(),
+            <ServerImpl as OperatorApi>::list_merchants,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List merchants")
+        .tag("merchants"),
+    )?;
     api.register(
         ::dropshot::ApiEndpoint::new(
             "create_merchant".to_string(),

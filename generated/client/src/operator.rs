@@ -1065,13 +1065,13 @@ pub mod types {
         pub remarks: ::std::option::Option<::std::string::String>,
         pub requested_at: ::chrono::DateTime<::chrono::offset::Utc>,
         pub requested_by: ChangeRequestOperator,
-        ///Only in the answer to an approval: what the action answered.
+        ///Only in the answer to an approval: what the action answered (the deposit order, the bank transaction, the withdrawal order, the fee rule, the auto-approval setting or the receiving account assignment).
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
         pub result: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         pub status: ChangeRequestStatus,
         ///What approving it does, in words, with the amounts and their difference.
         pub summary: ::std::string::String,
-        ///The order number, the bank transaction's id, or for a transfer not yet recorded `account_id/bank_reference`.
+        ///The order number, the bank transaction's id, the merchant's id for a setting, or for a transfer not yet recorded `account_id/bank_reference`.
         pub target: ::std::string::String,
     }
     ///The action a change request holds: the operation of the same name.
@@ -1096,6 +1096,12 @@ pub mod types {
         MatchBankTransaction,
         #[serde(rename = "resolve_withdrawal")]
         ResolveWithdrawal,
+        #[serde(rename = "set_merchant_fee")]
+        SetMerchantFee,
+        #[serde(rename = "set_auto_approval")]
+        SetAutoApproval,
+        #[serde(rename = "set_receiving_account")]
+        SetReceivingAccount,
     }
     impl ::std::fmt::Display for ChangeRequestAction {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1104,6 +1110,9 @@ pub mod types {
                 Self::IngestBankTransaction => f.write_str("ingest_bank_transaction"),
                 Self::MatchBankTransaction => f.write_str("match_bank_transaction"),
                 Self::ResolveWithdrawal => f.write_str("resolve_withdrawal"),
+                Self::SetMerchantFee => f.write_str("set_merchant_fee"),
+                Self::SetAutoApproval => f.write_str("set_auto_approval"),
+                Self::SetReceivingAccount => f.write_str("set_receiving_account"),
             }
         }
     }
@@ -1115,6 +1124,9 @@ pub mod types {
                 "ingest_bank_transaction" => Ok(Self::IngestBankTransaction),
                 "match_bank_transaction" => Ok(Self::MatchBankTransaction),
                 "resolve_withdrawal" => Ok(Self::ResolveWithdrawal),
+                "set_merchant_fee" => Ok(Self::SetMerchantFee),
+                "set_auto_approval" => Ok(Self::SetAutoApproval),
+                "set_receiving_account" => Ok(Self::SetReceivingAccount),
                 _ => Err("invalid value".into()),
             }
         }
@@ -1137,7 +1149,7 @@ pub mod types {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChangeRequestCreate {
         pub action: ChangeRequestAction,
-        ///The direct operation's body: `CompleteDepositRequest`, `BankTransactionRequest`, `MatchBankTransactionRequest` or `ResolveWithdrawalRequest`.
+        ///The direct operation's body: `CompleteDepositRequest`, `BankTransactionRequest`, `MatchBankTransactionRequest`, `ResolveWithdrawalRequest`, `FeeRuleRequest`, `AutoApprovalRequest` or `ReceivingAccountRequest`; every amount in it a decimal string (a JSON number is refused with 400 `INVALID_FIELD` naming it).
         pub parameters: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         ///Why, for the second person.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2197,6 +2209,13 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remarks: ::std::option::Option<::std::string::String>,
     }
+    ///`MerchantPage`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct MerchantPage {
+        pub items: ::std::vec::Vec<MerchantState>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///`MerchantState`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct MerchantState {
@@ -3220,6 +3239,70 @@ impl ClientInfo<::payments_wire::client::BearerToken> for Client {
 impl ClientHooks<::payments_wire::client::BearerToken> for &Client {}
 #[allow(clippy::all)]
 impl Client {
+    /**List merchants
+
+    Merchants, newest first, a page at a time (as every listing): find one by its code in full or a part of its name (`q`, any case), or by status. Any role may read.
+
+    Sends a `GET` request to `/api/v1/operator/merchants`
+
+    Arguments:
+    - `cursor`: The `next_cursor` of the page before.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `q`: A merchant's code in full, or a part of its name (any case; at most 128 characters).
+    - `status`: Only merchants in this status.
+    */
+    pub async fn list_merchants<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        q: Option<&'a str>,
+        status: Option<types::MerchantStatusValue>,
+    ) -> Result<ResponseValue<types::MerchantPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/merchants", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("q", &q))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_merchants",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Create a merchant
 
     Creates a merchant with one API key and a zero balance in every configured currency.
@@ -3288,6 +3371,8 @@ impl Client {
         }
     }
     /**Set a merchant's fee
+
+    **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `set_merchant_fee` and `target` the merchant's id) and a second, different admin approves it, which takes it as described here.
 
     Sets the merchant's fee rule for one currency and direction; later orders use it.
 
@@ -3366,6 +3451,8 @@ impl Client {
         }
     }
     /**Set a merchant's withdrawal auto-approval
+
+    **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `set_auto_approval` and `target` the merchant's id) and a second, different admin approves it, which takes it as described here.
 
     Sets whether the merchant's withdrawals are approved at creation: `off`, `always`, or `up_to` a limit per currency. Auto-approval is one approver and never stands in for two: an order that needs two approvers (`approvals_required`) waits for them whatever the setting, and an `up_to` limit at or above the currency's `dual_approval_threshold` is refused (400 `INVALID_FIELD` naming `limits.<currency>`).
 
@@ -3823,11 +3910,11 @@ impl Client {
     }
     /**File a change request
 
-    One person asks for an action that creates, moves or releases money: `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction` or `resolve_withdrawal`. Since 0.14.0 these are never one person's: their own operations refuse every caller with 403 `ROLE_FORBIDDEN`, and are taken only by approving a change request.
+    One person asks for an action that creates, moves or releases money, or changes where money goes: `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction` or `resolve_withdrawal` (role `approver`), `set_merchant_fee`, `set_auto_approval` or `set_receiving_account` (role `admin`). Since 0.14.0 these are never one person's: their own operations refuse every caller with 403 `ROLE_FORBIDDEN`, and are taken only by approving a change request.
 
-    The request holds the direct operation's call: `target` is its path parameter (the order number for `complete_deposit` and `resolve_withdrawal`, the bank transaction's id for `match_bank_transaction`; absent for `ingest_bank_transaction`) and `parameters` its body, unchanged. Filing checks it as the operation would, with the same answers (a deposit not pending is 409 `INVALID_STATE_TRANSITION`, an amount other than the order's without `remarks` is 400 `INVALID_FIELD`, and so on), and records in `summary` what approving it will do, amounts and their difference included. It moves nothing. A second, different operator approves or rejects it within 24 hours (`expires_at`); after that it is `expired` and moves nothing.
+    The request holds the direct operation's call: `target` is its path parameter (the order number for `complete_deposit` and `resolve_withdrawal`, the bank transaction's id for `match_bank_transaction`, the merchant's id for the three settings; absent for `ingest_bank_transaction`) and `parameters` its body, unchanged. Filing checks it as the operation would, with the same answers (a deposit not pending is 409 `INVALID_STATE_TRANSITION`, an amount other than the order's without `remarks` is 400 `INVALID_FIELD`, and so on), and records in `summary` what approving it will do, amounts and their difference included. It moves nothing. A second, different operator approves or rejects it within 24 hours (`expires_at`); after that it is `expired` and moves nothing.
 
-    Needs an operator's own token (not a configuration token, which is nobody in particular and may neither file nor decide) and the role the action needs, `approver` or above; at most 100 pending requests per operator (then 429 `RATE_LIMITED`). Recorded in the audit trail as `file_change_request` on the order or bank transaction (for a transfer not yet recorded, `account_id/bank_reference`).
+    Needs an operator's own token (not a configuration token, which is nobody in particular and may neither file nor decide) and the role the action needs; at most 100 pending requests per operator (then 429 `RATE_LIMITED`). Recorded in the audit trail as `file_change_request` on the order or bank transaction (for a transfer not yet recorded, `account_id/bank_reference`).
 
     Sends a `POST` request to `/api/v1/operator/change-requests`
 
@@ -5054,6 +5141,8 @@ impl Client {
         }
     }
     /**Assign a receiving account
+
+    **Needs two people (since 0.14.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a change request (`POST /api/v1/operator/change-requests` with `action` `set_receiving_account` and `target` the merchant's id) and a second, different admin approves it, which takes it as described here.
 
     The receiving account the merchant's account deposits in the account's currency are paid to from now on; orders already created keep theirs. Without an assignment a merchant uses the first account configured for the currency.
 

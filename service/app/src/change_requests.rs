@@ -10,12 +10,15 @@ use crate::actor::{Actor, Operator, Target};
 use crate::bank::{self, Ingested, NewBankTransaction};
 use crate::deposits::{self, Deposit};
 use crate::domain::error::ApiError;
+use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::four_eyes::{
     ChangeRequestStatus, CHANGE_REQUEST_LIFETIME_SECONDS, PENDING_PER_MAKER,
 };
 use crate::domain::money::from_units;
 use crate::domain::people::Action;
+use crate::domain::status::AutoApprovalMode;
 use crate::domain::validate;
+use crate::merchants::{self, AutoApproval, Merchant};
 use crate::store::audit::Approving;
 use crate::store::queries::changes::Decision;
 pub use crate::store::rows::ChangeRequestRow;
@@ -23,6 +26,7 @@ use crate::withdrawals::{self, Resolution, Withdrawal};
 use crate::App;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// What a change request will do, exactly as the direct action takes it.
 #[derive(Clone, Debug)]
@@ -44,6 +48,21 @@ pub enum Change {
         remarks: String,
         bank_reference: Option<String>,
     },
+    SetMerchantFee {
+        merchant_id: String,
+        currency: String,
+        direction: Direction,
+        rate: RateConfig,
+    },
+    SetAutoApproval {
+        merchant_id: String,
+        mode: AutoApprovalMode,
+        limits: BTreeMap<String, Decimal>,
+    },
+    SetReceivingAccount {
+        merchant_id: String,
+        account_id: String,
+    },
 }
 
 /// What an approved change did (boxed: the three differ much in size).
@@ -52,6 +71,17 @@ pub enum Done {
     Deposit(Box<Deposit>),
     BankTransaction(Box<Ingested>),
     Withdrawal(Box<Withdrawal>),
+    Fee {
+        merchant_id: String,
+        currency: String,
+        direction: Direction,
+        rate: RateConfig,
+    },
+    AutoApproval(Box<Merchant>),
+    ReceivingAccount {
+        merchant_id: String,
+        account_id: String,
+    },
 }
 
 impl Change {
@@ -61,6 +91,9 @@ impl Change {
             Change::IngestBankTransaction(_) => Action::IngestBankTransaction,
             Change::MatchBankTransaction { .. } => Action::MatchBankTransaction,
             Change::ResolveWithdrawal { .. } => Action::ResolveWithdrawal,
+            Change::SetMerchantFee { .. } => Action::SetMerchantFee,
+            Change::SetAutoApproval { .. } => Action::SetAutoApproval,
+            Change::SetReceivingAccount { .. } => Action::SetReceivingAccount,
         }
     }
 
@@ -72,6 +105,9 @@ impl Change {
             | Change::ResolveWithdrawal { order_no, .. } => order_no.clone(),
             Change::MatchBankTransaction { transaction_id, .. } => transaction_id.clone(),
             Change::IngestBankTransaction(t) => format!("{}/{}", t.account_id, t.bank_reference),
+            Change::SetMerchantFee { merchant_id, .. }
+            | Change::SetAutoApproval { merchant_id, .. }
+            | Change::SetReceivingAccount { merchant_id, .. } => merchant_id.clone(),
         }
     }
 
@@ -79,6 +115,9 @@ impl Change {
         match self {
             Change::CompleteDeposit { order_no, .. }
             | Change::ResolveWithdrawal { order_no, .. } => Target::Order(order_no.clone()),
+            Change::SetMerchantFee { .. }
+            | Change::SetAutoApproval { .. }
+            | Change::SetReceivingAccount { .. } => Target::Merchant(self.target()),
             _ => Target::BankTransaction(self.target()),
         }
     }
@@ -110,6 +149,21 @@ impl Change {
                 "outcome": match resolution { Resolution::Completed => "completed", Resolution::Failed => "failed" },
                 "remarks": remarks, "bank_reference": bank_reference,
             }),
+            Change::SetMerchantFee {
+                currency,
+                direction,
+                rate,
+                ..
+            } => json!({
+                "currency_code": currency, "direction": direction.as_str(),
+                "percent": rate.percent.to_string(), "fixed": rate.fixed.to_string(),
+                "minimum": rate.minimum.to_string(),
+            }),
+            Change::SetAutoApproval { mode, limits, .. } => json!({
+                "mode": mode.as_str(),
+                "limits": limits.iter().map(|(c, d)| (c.clone(), json!(d.to_string()))).collect::<serde_json::Map<_, _>>(),
+            }),
+            Change::SetReceivingAccount { account_id, .. } => json!({"account_id": account_id}),
         }
     }
 
@@ -160,9 +214,131 @@ impl Change {
                 remarks: text("remarks").ok_or_else(|| bad("remarks"))?,
                 bank_reference: text("bank_reference"),
             },
+            Some(Action::SetMerchantFee) => Change::SetMerchantFee {
+                merchant_id: row.target.clone(),
+                currency: text("currency_code").ok_or_else(|| bad("currency_code"))?,
+                direction: match p["direction"].as_str() {
+                    Some("deposit") => Direction::Deposit,
+                    Some("withdrawal") => Direction::Withdrawal,
+                    _ => return Err(bad("direction")),
+                },
+                rate: RateConfig {
+                    percent: amount("percent")?.ok_or_else(|| bad("percent"))?,
+                    fixed: amount("fixed")?.ok_or_else(|| bad("fixed"))?,
+                    minimum: amount("minimum")?.ok_or_else(|| bad("minimum"))?,
+                },
+            },
+            Some(Action::SetAutoApproval) => Change::SetAutoApproval {
+                merchant_id: row.target.clone(),
+                mode: p["mode"]
+                    .as_str()
+                    .and_then(AutoApprovalMode::parse)
+                    .ok_or_else(|| bad("mode"))?,
+                limits: stored_limits(&p["limits"]).ok_or_else(|| bad("limits"))?,
+            },
+            Some(Action::SetReceivingAccount) => Change::SetReceivingAccount {
+                merchant_id: row.target.clone(),
+                account_id: text("account_id").ok_or_else(|| bad("account_id"))?,
+            },
             _ => return Err(bad("action")),
         })
     }
+}
+
+/// Auto-approval limits as stored: decimal strings per currency.
+fn stored_limits(v: &Value) -> Option<BTreeMap<String, Decimal>> {
+    let Some(map) = v.as_object() else {
+        return Some(BTreeMap::new()).filter(|_| v.is_null());
+    };
+    map.iter()
+        .map(|(c, d)| Some((c.clone(), d.as_str()?.parse().ok()?)))
+        .collect()
+}
+
+/// The auto-approval a request asks for, checked as the setting is.
+fn auto_approval(
+    app: &App,
+    mode: AutoApprovalMode,
+    limits: &BTreeMap<String, Decimal>,
+) -> Result<AutoApproval, ApiError> {
+    Ok(match mode {
+        AutoApprovalMode::Off => AutoApproval::Off,
+        AutoApprovalMode::Always => AutoApproval::Always,
+        AutoApprovalMode::UpTo => {
+            merchants::auto_approval_up_to(app, limits.iter().map(|(c, d)| (c.clone(), *d)))?
+        }
+    })
+}
+
+/// An auto-approval setting in words.
+fn said(setting: &AutoApproval) -> String {
+    match setting {
+        AutoApproval::Off => "never".into(),
+        AutoApproval::Always => "always (never past a dual-approval threshold)".into(),
+        AutoApproval::UpTo(limits) => {
+            let each: Vec<String> = limits
+                .iter()
+                .map(|(c, units)| shown(c, from_units(*units)))
+                .collect();
+            format!("up to {}", each.join(", "))
+        }
+    }
+}
+
+fn rate_said(rate: &RateConfig) -> String {
+    format!(
+        "{}% + {} (at least {})",
+        rate.percent.normalize(),
+        rate.fixed.normalize(),
+        rate.minimum.normalize()
+    )
+}
+
+/// Checks a setting's change as the setting would, and says what it does.
+async fn preview_setting(app: &App, change: &Change) -> Result<(String, Option<String>), ApiError> {
+    let merchant = merchants::find(app, &change.target()).await?;
+    let name = &merchant.name;
+    let summary = match change {
+        Change::SetMerchantFee {
+            currency,
+            direction,
+            rate,
+            ..
+        } => {
+            let rate = crate::fees::checked(app, currency, rate.clone())?;
+            let now = crate::fees::merchant_rate(app, &merchant.id, currency, *direction).await?;
+            format!(
+                "Set {name}'s {currency} {} fee from {} to {}.",
+                direction.as_str(),
+                rate_said(&now),
+                rate_said(&rate)
+            )
+        }
+        Change::SetAutoApproval { mode, limits, .. } => {
+            let setting = auto_approval(app, *mode, limits)?;
+            format!(
+                "Auto-approve {name}'s withdrawals {} (now {}).",
+                said(&setting),
+                said(&merchant.auto_approval)
+            )
+        }
+        Change::SetReceivingAccount { account_id, .. } => {
+            let account = app
+                .config
+                .receiving_account(account_id)
+                .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
+            let now = merchant
+                .receiving_accounts
+                .get(&account.currency)
+                .map_or("the configured default", String::as_str);
+            format!(
+                "Pay {name}'s {} deposits to account {account_id} (now {now}).",
+                account.currency
+            )
+        }
+        _ => return Err(ApiError::Internal("not a setting".into())),
+    };
+    Ok((summary, Some(merchant.id.clone())))
 }
 
 /// The person acting: a configuration token is nobody in particular, and
@@ -222,6 +398,9 @@ async fn preview(app: &App, change: &Change) -> Result<(String, Option<String>),
             resolution,
             ..
         } => preview_resolution(app, order_no, *resolution).await,
+        Change::SetMerchantFee { .. }
+        | Change::SetAutoApproval { .. }
+        | Change::SetReceivingAccount { .. } => preview_setting(app, change).await,
     }
 }
 
@@ -474,6 +653,40 @@ async fn take(
         } => Done::Withdrawal(Box::new(
             withdrawals::resolve(app, by, &order_no, resolution, remarks, bank_reference).await?,
         )),
+        Change::SetMerchantFee {
+            merchant_id,
+            currency,
+            direction,
+            rate,
+        } => {
+            let rate = crate::fees::set(app, by, &merchant_id, &currency, direction, rate).await?;
+            Done::Fee {
+                merchant_id,
+                currency,
+                direction,
+                rate,
+            }
+        }
+        Change::SetAutoApproval {
+            merchant_id,
+            mode,
+            limits,
+        } => {
+            let setting = auto_approval(app, mode, &limits)?;
+            Done::AutoApproval(Box::new(
+                merchants::set_auto_approval(app, by, &merchant_id, setting).await?,
+            ))
+        }
+        Change::SetReceivingAccount {
+            merchant_id,
+            account_id,
+        } => {
+            merchants::set_receiving_account(app, by, &merchant_id, &account_id).await?;
+            Done::ReceivingAccount {
+                merchant_id,
+                account_id,
+            }
+        }
     })
 }
 

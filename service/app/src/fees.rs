@@ -86,6 +86,15 @@ pub async fn set(
     direction: Direction,
     requested: RateConfig,
 ) -> Result<RateConfig, ApiError> {
+    let rate = checked(app, currency, requested)?;
+    crate::merchants::find(app, merchant_id).await?;
+    set_merchant_rate(app, actor, merchant_id, currency, direction, &rate).await?;
+    Ok(rate)
+}
+
+/// A rate as `set` takes it: a configured currency, no figure negative or
+/// finer than 4 digits, a percent of at most 100.
+pub fn checked(app: &App, currency: &str, requested: RateConfig) -> Result<RateConfig, ApiError> {
     app.config.currency(currency)?;
     let rate = RateConfig {
         percent: crate::merchants::non_negative("percent", requested.percent)?,
@@ -95,8 +104,6 @@ pub async fn set(
     if rate.percent > Decimal::ONE_HUNDRED {
         return Err(ApiError::invalid_field("percent", "must be at most 100"));
     }
-    crate::merchants::find(app, merchant_id).await?;
-    set_merchant_rate(app, actor, merchant_id, currency, direction, &rate).await?;
     Ok(rate)
 }
 

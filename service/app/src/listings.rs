@@ -245,6 +245,30 @@ pub async fn operators(app: &App, listing: Listing) -> Result<Page<OperatorRow>,
     Ok(page(rows, &filter, |r| (r.created_at, &r.id)))
 }
 
+/// Merchants newest first; `search` is a code in full or a part of a name.
+pub async fn merchants(
+    app: &App,
+    listing: Listing,
+    search: Option<String>,
+) -> Result<Page<crate::store::rows::MerchantRow>, ApiError> {
+    let filter = listing.filter(crate::domain::status::MerchantStatus::ALL)?;
+    let search = search
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    if search.as_ref().is_some_and(|t| t.chars().count() > 128) {
+        return Err(ApiError::invalid_field(
+            "q",
+            "must be at most 128 characters",
+        ));
+    }
+    let f = filter.clone();
+    let rows = app
+        .db
+        .run(|s| Box::pin(async move { s.merchants_page(&f, search.as_deref()).await }))
+        .await?;
+    Ok(page(rows, &filter, |r| (r.created_at, &r.id)))
+}
+
 /// A merchant's owner invitations, newest first.
 pub async fn owner_invitations(
     app: &App,

@@ -23,6 +23,9 @@ pub enum Rule {
     /// Two different approvers from the currency's dual-approval threshold
     /// on (`people::approvals_needed`).
     SecondPersonFromThreshold,
+    /// One admin may, but the operator made, raised or given a token counts
+    /// as a second person only once another admin vouches for them.
+    SecondAdminVouches,
     /// Money is meant to need a second person here too, and does not yet:
     /// named, so that the gap is read in the table and not found later.
     OnePersonForNow,
@@ -41,10 +44,10 @@ pub fn rule(action: Action) -> (Rule, &'static str) {
         ResolveWithdrawal => (SecondPerson, "settles a payout in doubt: paid debits the merchant for good, not paid releases the funds for another payout"),
         ApproveWithdrawal => (SecondPersonFromThreshold, "sends money out; from the threshold on, two different approvers"),
         CancelDeposit => (OnePersonForNow, "ends a deposit whose money a channel may hold"),
-        SetMerchantFee => (OnePersonForNow, "changes what a merchant is credited"),
-        SetAutoApproval => (OnePersonForNow, "changes which payouts leave without a person (never past the threshold)"),
-        SetReceivingAccount => (OnePersonForNow, "changes where payers send money"),
-        CreateOperator | ChangeOperator | IssueOperatorToken => (OnePersonForNow, "changes who may act"),
+        SetMerchantFee => (SecondPerson, "changes what a merchant is credited and charged"),
+        SetAutoApproval => (SecondPerson, "changes which payouts leave without a person (never past the threshold)"),
+        SetReceivingAccount => (SecondPerson, "changes where payers send money"),
+        CreateOperator | ChangeOperator | IssueOperatorToken => (SecondAdminVouches, "changes who may act; one admin's new or raised operator, or one holding a token another issued, is not a second person until vouched for"),
         IssueApiKey | IssueCallbackSecret => (OnePersonForNow, "gives a merchant's powers to whoever holds the key"),
         FileChangeRequest => (Alone, "files what a second person decides; moves nothing"),
         ApproveChangeRequest | RejectChangeRequest => (Alone, "is itself the second person's decision; never the filer's"),
@@ -88,6 +91,9 @@ mod tests {
             Action::IngestBankTransaction,
             Action::MatchBankTransaction,
             Action::ResolveWithdrawal,
+            Action::SetMerchantFee,
+            Action::SetAutoApproval,
+            Action::SetReceivingAccount,
         ] {
             assert_eq!(rule(action).0, Rule::SecondPerson, "{action:?}");
         }

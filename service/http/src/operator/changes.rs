@@ -11,7 +11,10 @@ use crate::app::listings::{self, Listing};
 use crate::app::withdrawals::Resolution;
 use crate::app::App;
 use crate::domain::error::ApiError;
+use crate::domain::fees::{Direction, RateConfig};
+use crate::domain::money;
 use crate::domain::people::Action;
+use crate::domain::status::AutoApprovalMode;
 use crate::domain::validate;
 use crate::operator::auth::operate;
 use crate::{time, time_opt};
@@ -22,24 +25,37 @@ use merchant_api::operator::{
     RejectChangeRequestPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
+use payments_wire::DecimalString;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// Keys of the bodies that hold an amount: a JSON number there would pass
-/// through a binary float on its way in, so only a decimal string is read.
-const AMOUNTS: [&str; 2] = ["amount", "actual_amount"];
+/// The first JSON number in `v`, by its path: amounts in a change request
+/// are decimal strings, since a number would pass through a binary float on
+/// its way in (none of the bodies a request holds has another number).
+fn a_number(v: &Value, at: &str) -> Option<String> {
+    match v {
+        Value::Number(_) => Some(at.to_string()),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(k, v)| a_number(v, &format!("{at}.{k}"))),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| a_number(v, &format!("{at}[{i}]"))),
+        _ => None,
+    }
+}
 
 fn body_of<T: DeserializeOwned>(parameters: Map<String, Value>) -> Result<T, ApiError> {
-    for key in AMOUNTS {
-        if parameters.get(key).is_some_and(Value::is_number) {
-            return Err(ApiError::invalid_field(
-                format!("parameters.{key}"),
-                "must be a decimal string, such as \"100.00\"",
-            ));
-        }
+    let parameters = Value::Object(parameters);
+    if let Some(at) = a_number(&parameters, "parameters") {
+        return Err(ApiError::invalid_field(
+            at,
+            "must be a decimal string, such as \"100.00\"",
+        ));
     }
-    serde_json::from_value(Value::Object(parameters))
+    serde_json::from_value(parameters)
         .map_err(|e| ApiError::invalid_field("parameters", e.to_string()))
 }
 
@@ -102,6 +118,55 @@ fn change_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
                 )?,
             }
         }
+        types::ChangeRequestAction::SetMerchantFee
+        | types::ChangeRequestAction::SetAutoApproval
+        | types::ChangeRequestAction::SetReceivingAccount => setting_of(req)?,
+    })
+}
+
+/// A merchant setting's call, checked as its operation checks its body.
+fn setting_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
+    Ok(match req.action {
+        types::ChangeRequestAction::SetMerchantFee => {
+            let body: types::FeeRuleRequest = body_of(req.parameters)?;
+            Change::SetMerchantFee {
+                merchant_id: target(req.target)?,
+                currency: body.currency_code,
+                direction: match body.direction {
+                    types::FeeDirection::Deposit => Direction::Deposit,
+                    types::FeeDirection::Withdrawal => Direction::Withdrawal,
+                },
+                rate: RateConfig {
+                    percent: body.percent.value(),
+                    fixed: body.fixed.value(),
+                    minimum: body.minimum.value(),
+                },
+            }
+        }
+        types::ChangeRequestAction::SetAutoApproval => {
+            let body: types::AutoApprovalRequest = body_of(req.parameters)?;
+            Change::SetAutoApproval {
+                merchant_id: target(req.target)?,
+                mode: match body.mode {
+                    types::AutoApprovalMode::Off => AutoApprovalMode::Off,
+                    types::AutoApprovalMode::Always => AutoApprovalMode::Always,
+                    types::AutoApprovalMode::UpTo => AutoApprovalMode::UpTo,
+                },
+                limits: body
+                    .limits
+                    .into_iter()
+                    .map(|(c, d)| (c, d.value()))
+                    .collect(),
+            }
+        }
+        types::ChangeRequestAction::SetReceivingAccount => {
+            let body: types::ReceivingAccountRequest = body_of(req.parameters)?;
+            Change::SetReceivingAccount {
+                merchant_id: target(req.target)?,
+                account_id: body.account_id,
+            }
+        }
+        _ => return Err(ApiError::Internal("not a setting".into())),
     })
 }
 
@@ -160,6 +225,52 @@ async fn result_of(app: &App, done: Done) -> Result<Map<String, Value>, ApiError
         Done::Deposit(order) => object(&deposit_view(app, &order).await?),
         Done::BankTransaction(ingested) => object(&bank_view(app, *ingested).await?),
         Done::Withdrawal(order) => object(&reviewed(app, *order).await?),
+        Done::Fee {
+            merchant_id,
+            currency,
+            direction,
+            rate,
+        } => object(&types::FeeRule {
+            merchant_id,
+            currency_code: currency,
+            direction: match direction {
+                Direction::Deposit => types::FeeDirection::Deposit,
+                Direction::Withdrawal => types::FeeDirection::Withdrawal,
+            },
+            percent: DecimalString(rate.percent),
+            fixed: DecimalString(rate.fixed),
+            minimum: DecimalString(rate.minimum),
+        }),
+        Done::AutoApproval(merchant) => object(&types::AutoApproval {
+            mode: match merchant.auto_approval.mode() {
+                AutoApprovalMode::Off => types::AutoApprovalMode::Off,
+                AutoApprovalMode::Always => types::AutoApprovalMode::Always,
+                AutoApprovalMode::UpTo => types::AutoApprovalMode::UpTo,
+            },
+            limits: merchant
+                .auto_approval
+                .limits()
+                .into_iter()
+                .map(|(c, units)| (c, DecimalString(money::from_units(units))))
+                .collect(),
+            merchant_id: merchant.id,
+        }),
+        Done::ReceivingAccount {
+            merchant_id,
+            account_id,
+        } => {
+            let account = app
+                .config
+                .receiving_account(&account_id)
+                .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
+            object(&types::ReceivingAccountAssignment {
+                merchant_id,
+                currency_code: account.currency.clone(),
+                account_id: account.id.clone(),
+                floating_amount: account.floating_amount,
+                reports_match_first: account.reports_match_first,
+            })
+        }
     }
 }
 

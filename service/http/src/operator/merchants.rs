@@ -6,24 +6,22 @@
 use super::parse;
 use crate::app::actor::Actor;
 use crate::app::callbacks::signing::{self, Signing};
-use crate::app::merchants::{self, AutoApproval};
+use crate::app::listings::Listing;
+use crate::app::merchants;
 use crate::app::App;
 use crate::domain::error::ApiError;
-use crate::domain::fees::{Direction, RateConfig};
-use crate::domain::money;
 use crate::domain::people::Action;
 use crate::enums::Spelled;
 use crate::observe::Answer;
-use crate::operator::auth::operate;
+use crate::operator::auth::{alone, operate};
 use crate::{body_error, time, time_opt};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
-    types, IssueApiKeyPath, IssueCallbackSecretPath, ReadCallbackSigningPath, SetAutoApprovalPath,
-    SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath,
-    SetRateLimitPath, SetReceivingAccountPath,
+    types, IssueApiKeyPath, IssueCallbackSecretPath, ListMerchantsQuery, ReadCallbackSigningPath,
+    SetAutoApprovalPath, SetCallbackSigningPath, SetCallbackTimeoutPath, SetMerchantFeePath,
+    SetMerchantStatusPath, SetRateLimitPath, SetReceivingAccountPath,
 };
-use payments_wire::server::{BearerToken, SignedJson};
-use payments_wire::DecimalString;
+use payments_wire::server::{BearerToken, Query, SignedJson};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
@@ -91,83 +89,19 @@ where
 pub(super) async fn set_merchant_fee(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    path: Path<SetMerchantFeePath>,
-    body: SignedJson<types::FeeRuleRequest>,
+    _path: Path<SetMerchantFeePath>,
+    _body: SignedJson<types::FeeRuleRequest>,
 ) -> Result<HttpResponseOk<types::FeeRule>, HttpError> {
-    on_merchant(
-        &rqctx,
-        &headers,
-        Action::SetMerchantFee,
-        path.into_inner().merchant_id,
-        body,
-        |app, op, merchant_id, req| async move {
-            let app = &*app;
-            let direction = match req.direction {
-                types::FeeDirection::Deposit => Direction::Deposit,
-                types::FeeDirection::Withdrawal => Direction::Withdrawal,
-            };
-            let rate = crate::app::fees::set(
-                app,
-                &op,
-                &merchant_id,
-                &req.currency_code,
-                direction,
-                RateConfig {
-                    percent: req.percent.value(),
-                    fixed: req.fixed.value(),
-                    minimum: req.minimum.value(),
-                },
-            )
-            .await?;
-            Ok(types::FeeRule {
-                merchant_id,
-                currency_code: req.currency_code,
-                direction: req.direction,
-                percent: DecimalString(rate.percent),
-                fixed: DecimalString(rate.fixed),
-                minimum: DecimalString(rate.minimum),
-            })
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::SetMerchantFee).await
 }
 
 pub(super) async fn set_auto_approval(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    path: Path<SetAutoApprovalPath>,
-    body: SignedJson<types::AutoApprovalRequest>,
+    _path: Path<SetAutoApprovalPath>,
+    _body: SignedJson<types::AutoApprovalRequest>,
 ) -> Result<HttpResponseOk<types::AutoApproval>, HttpError> {
-    on_merchant(
-        &rqctx,
-        &headers,
-        Action::SetAutoApproval,
-        path.into_inner().merchant_id,
-        body,
-        |app, op, merchant_id, req| async move {
-            let app = &*app;
-            let setting = match req.mode {
-                types::AutoApprovalMode::Off => AutoApproval::Off,
-                types::AutoApprovalMode::Always => AutoApproval::Always,
-                types::AutoApprovalMode::UpTo => merchants::auto_approval_up_to(
-                    app,
-                    req.limits.iter().map(|(c, max)| (c.clone(), max.value())),
-                )?,
-            };
-            let merchant = merchants::set_auto_approval(app, &op, &merchant_id, setting).await?;
-            Ok(types::AutoApproval {
-                merchant_id,
-                mode: req.mode,
-                limits: merchant
-                    .auto_approval
-                    .limits()
-                    .into_iter()
-                    .map(|(c, units)| (c, DecimalString(money::from_units(units))))
-                    .collect(),
-            })
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::SetAutoApproval).await
 }
 
 pub(super) async fn set_rate_limit(
@@ -332,33 +266,10 @@ pub(super) async fn set_callback_timeout(
 pub(super) async fn set_receiving_account(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    path: Path<SetReceivingAccountPath>,
-    body: SignedJson<types::ReceivingAccountRequest>,
+    _path: Path<SetReceivingAccountPath>,
+    _body: SignedJson<types::ReceivingAccountRequest>,
 ) -> Result<HttpResponseOk<types::ReceivingAccountAssignment>, HttpError> {
-    on_merchant(
-        &rqctx,
-        &headers,
-        Action::SetReceivingAccount,
-        path.into_inner().merchant_id,
-        body,
-        |app, op, merchant_id, req| async move {
-            let app = &*app;
-            let account_id = req.account_id;
-            merchants::set_receiving_account(app, &op, &merchant_id, &account_id).await?;
-            let account = app
-                .config
-                .receiving_account(&account_id)
-                .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
-            Ok(types::ReceivingAccountAssignment {
-                merchant_id,
-                currency_code: account.currency.clone(),
-                account_id: account.id.clone(),
-                floating_amount: account.floating_amount,
-                reports_match_first: account.reports_match_first,
-            })
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::SetReceivingAccount).await
 }
 
 /// A merchant's signing in the operator contract's shape (a secret only
@@ -383,4 +294,35 @@ pub fn signing_view(
         callback_secret: signing.new_secret,
         secrets,
     })
+}
+
+pub(super) async fn list_merchants(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    query: Query<ListMerchantsQuery>,
+) -> Result<HttpResponseOk<types::MerchantPage>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |app, _| async move {
+        let q = query.into_inner();
+        let listing = Listing {
+            limit: q.limit,
+            cursor: q.cursor,
+            status: q.status.map(|s| s.to_string()),
+            ..Listing::default()
+        };
+        let page = crate::app::listings::merchants(&app, listing, q.q).await?;
+        let mut items = Vec::with_capacity(page.items.len());
+        for row in page.items {
+            items.push(types::MerchantState {
+                status: row.status.spelled(),
+                merchant_id: row.id,
+                merchant_code: row.code,
+                name: row.name,
+            });
+        }
+        Ok(types::MerchantPage {
+            items,
+            next_cursor: page.next_cursor,
+        })
+    })
+    .await
 }

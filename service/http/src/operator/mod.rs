@@ -36,7 +36,7 @@ use merchant_api::operator::{
     CompleteDepositPath, InviteOwnerPath, IssueApiKeyPath, IssueBillingStatementPath,
     IssueCallbackSecretPath, IssueOperatorTokenPath, ListApiKeysPath, ListAuditEventsQuery,
     ListBankTransactionsQuery, ListBillingStatementsQuery, ListCallbackDeliveriesQuery,
-    ListChangeRequestsQuery, ListChannelNotificationsQuery, ListDepositsQuery,
+    ListChangeRequestsQuery, ListChannelNotificationsQuery, ListDepositsQuery, ListMerchantsQuery,
     ListOperatorTokensPath, ListOperatorsQuery, ListOwnerInvitationsPath,
     ListOwnerInvitationsQuery, ListOwnersPath, ListWithdrawalsQuery, MatchBankTransactionPath,
     OperatorApi, ReadBillingStatementDocumentPath, ReadBillingStatementPath,
@@ -160,6 +160,14 @@ impl OperatorApi for OperatorApiImpl {
         body: SignedJson<types::ChangeRequestDecision>,
     ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
         changes::reject_change_request(rqctx, headers, path, body).await
+    }
+
+    async fn list_merchants(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListMerchantsQuery>,
+    ) -> Result<HttpResponseOk<types::MerchantPage>, HttpError> {
+        merchants::list_merchants(rqctx, headers, query).await
     }
 
     async fn create_merchant(

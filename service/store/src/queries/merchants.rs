@@ -4,6 +4,7 @@ use super::{first_or_none, insert_one};
 use crate::dialect::Dialect;
 use crate::domain::status::MerchantStatus;
 use crate::error::Key;
+use crate::paging::ListFilter;
 use crate::rows::*;
 use crate::schema::*;
 use crate::{InRow, StoreError, StoreResult};
@@ -23,6 +24,11 @@ pub(crate) fn held_merchants() -> diesel::dsl::Select<
         .select(merchants::id)
 }
 
+diesel::define_sql_function! {
+    /// SQL's `lower`, which both dialects have.
+    fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
+}
+
 #[async_trait]
 pub trait MerchantQueries: Send {
     async fn insert_merchant(&mut self, row: &MerchantRow) -> StoreResult<()>;
@@ -30,6 +36,14 @@ pub trait MerchantQueries: Send {
     async fn merchant_by_id(&mut self, id: &str) -> StoreResult<Option<MerchantRow>>;
 
     async fn merchant_by_code(&mut self, code: &str) -> StoreResult<Option<MerchantRow>>;
+
+    /// Merchants newest first, a page at a time; `search` is a code, in
+    /// full, or a part of the name, in any case.
+    async fn merchants_page(
+        &mut self,
+        filter: &ListFilter,
+        search: Option<&str>,
+    ) -> StoreResult<Vec<MerchantRow>>;
 
     /// Holds the merchant's row until the transaction ends, so that a
     /// read-modify-write of its settings is not lost to a concurrent one.
@@ -102,6 +116,40 @@ macro_rules! impl_merchants {
                     "merchants",
                     "id" = id
                 )
+            }
+
+            async fn merchants_page(
+                &mut self,
+                filter: &ListFilter,
+                search: Option<&str>,
+            ) -> StoreResult<Vec<MerchantRow>> {
+                let mut q = merchants::table.into_boxed();
+                if let Some(status) = &filter.status {
+                    q = q.filter(merchants::status.eq(status.clone()));
+                }
+                if let Some(text) = search {
+                    // The user's text is matched as it is: its `%` and `_`
+                    // are escaped, not wildcards.
+                    let escaped: String = text
+                        .to_lowercase()
+                        .chars()
+                        .flat_map(|c| match c {
+                            '%' | '_' | '\\' => vec!['\\', c],
+                            c => vec![c],
+                        })
+                        .collect();
+                    q = q.filter(
+                        merchants::code
+                            .eq(text.to_string())
+                            .or(lower(merchants::name)
+                                .like(format!("%{escaped}%"))
+                                .escape('\\')),
+                    );
+                }
+                Ok(crate::paging::newest_after!(q, merchants, id, filter)
+                    .select(crate::rows::columns::<MerchantRow>())
+                    .load(self.c())
+                    .await?)
             }
 
             async fn merchant_by_code(&mut self, code: &str) -> StoreResult<Option<MerchantRow>> {

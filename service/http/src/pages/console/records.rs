@@ -3,7 +3,7 @@
 
 use super::SECTIONS;
 use crate::app::audit::{self as trail, AuditFilter};
-use crate::app::listings;
+use crate::app::listings::{self, Listing};
 use crate::app::{deposits, merchants, withdrawals, App};
 use crate::domain::error::ApiError;
 use crate::domain::people::Action;
@@ -12,6 +12,7 @@ use crate::pages::escape;
 use crate::pages::web::guard::{page, Reply};
 use crate::pages::web::{facts, given, paged_table, pager, table, when};
 use dropshot::{endpoint, Body, HttpError, RequestContext};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 fn search_form(q: &str, merchant: &str) -> String {
@@ -222,20 +223,62 @@ pub async fn console_audit(
     .await
 }
 
-/// A merchant and its settings, found by id.
+/// The merchants, newest first, each a link to its page.
+async fn merchant_list(
+    app: &App,
+    fields: &HashMap<String, String>,
+    q: Option<String>,
+) -> Result<String, ApiError> {
+    let listing = Listing {
+        limit: Some(25),
+        cursor: given(fields, "cursor"),
+        ..Listing::default()
+    };
+    let listed = listings::merchants(app, listing, q).await?;
+    let rows: Vec<Vec<String>> = listed
+        .items
+        .iter()
+        .map(|m| {
+            vec![
+                format!(
+                    "<a href=\"/console/merchants?merchant_id={}\">{}</a>",
+                    escape(&m.id),
+                    escape(&m.name)
+                ),
+                escape(&m.code),
+                escape(m.status.as_str()),
+                when(m.created_at),
+            ]
+        })
+        .collect();
+    Ok(paged_table(
+        "Merchants, newest first",
+        &["Name", "Code", "Status", "Created"],
+        &rows,
+        "/console/merchants",
+        fields,
+        listed.next_cursor.as_deref(),
+    ))
+}
+
+/// The merchants, found by code or name, and one merchant's settings.
 #[endpoint { method = GET, path = "/console/merchants", unpublished = true }]
 pub async fn console_merchants(
     rqctx: RequestContext<Arc<App>>,
 ) -> Result<http::Response<Body>, HttpError> {
     page(&rqctx, &SECTIONS, "/console/merchants", |app, _session, fields| async move {
         let id = given(&fields, "merchant_id");
+        let q = given(&fields, "q");
         let mut body = format!(
             "<form class=\"inline\" method=\"get\" action=\"/console/merchants\">\
-             <div><label for=\"merchant\">Merchant id</label>\
-             <input type=\"text\" id=\"merchant\" name=\"merchant_id\" required value=\"{}\"></div>\
-             <button type=\"submit\">Show</button></form>",
-            escape(id.as_deref().unwrap_or(""))
+             <div><label for=\"merchant-q\">Code or part of the name</label>\
+             <input type=\"search\" id=\"merchant-q\" name=\"q\" maxlength=\"128\" value=\"{}\"></div>\
+             <button type=\"submit\">Find</button></form>",
+            escape(q.as_deref().unwrap_or(""))
         );
+        if id.is_none() {
+            body.push_str(&merchant_list(&app, &fields, q).await?);
+        }
         if let Some(id) = id {
             let m = merchants::find(&app, &id).await?;
             let limits: Vec<String> = m
