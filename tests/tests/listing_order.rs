@@ -1,7 +1,7 @@
 //! Issue 51: listings that promise an order keep it within one second.
 //! Every row here is made at one second of the service's clock, one after
 //! another, and each listing gives them back in the order they were made:
-//! operators and the audit trail newest first (a token never listed as
+//! operators, merchants and the audit trail newest first (a token never listed as
 //! issued before its operator existed), an owner's invitations newest
 //! first, and each order's approvals first first. With random ids as the
 //! tie-break, 50 rows in one second came back in any order. On SQLite,
@@ -111,6 +111,30 @@ async fn operators_and_the_audit_trail_list_newest_first_within_one_second() -> 
         trail, happened,
         "the audit trail, newest first, across pages"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn merchants_list_newest_first_within_one_second() -> Result<()> {
+    let svc = service().await?;
+    let app = svc.service.app();
+    for i in 0..MADE {
+        payments_service::app::merchants::create(
+            app,
+            &payments_testing::SET_UP,
+            &format!("order{i}"),
+            &format!("Merchant {i}"),
+        )
+        .await?;
+    }
+    let listed: Vec<String> = listings::merchants(app, fifty(), None)
+        .await?
+        .items
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    let made: Vec<String> = (0..MADE).rev().map(|i| format!("Merchant {i}")).collect();
+    assert_eq!(listed, made, "merchants, newest first");
     Ok(())
 }
 

@@ -165,7 +165,8 @@ pub async fn create(
     let name = crate::domain::validate::required_text("name", name.to_string(), 128)?;
     let now = app.now_unix();
     let row = MerchantRow {
-        id: uuid::Uuid::new_v4().to_string(),
+        // Sorts in the order merchants are made: the listing's tie-break.
+        id: crate::ids::ordered(),
         code: code.clone(),
         name,
         status: MerchantStatus::Active,
