@@ -7,6 +7,7 @@
 
 use anyhow::Result;
 use payments_service::app::actor::Actor;
+use payments_service::app::bank::NewBankTransaction;
 use payments_service::app::change_requests::{self, Change};
 use payments_service::app::people::{self, NewOperator, Operator};
 use payments_service::app::{balances, deposits, merchants, App};
@@ -192,5 +193,46 @@ async fn an_operator_one_admin_made_alone_counts_once_a_second_admin_vouches() -
     .await?;
     assert!(!raised.vouched(), "a raise by one admin needs a second");
     assert_eq!(raised.made_by.as_deref(), Some(boss.id.as_str()));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_request_keeps_no_full_account_number_and_one_maker_holds_at_most_100_pending(
+) -> Result<()> {
+    let svc = TestService::start(Profile::Sandbox, Arc::new(SystemClock)).await?;
+    let app = svc.service.app();
+    let maker = operator(app, &SET_UP, "maker", Role::Approver).await?;
+    let by = acting(&maker, Action::FileChangeRequest);
+    let transfer = |i: usize| {
+        Change::IngestBankTransaction(NewBankTransaction {
+            account_id: "acct-thb-1".into(),
+            bank_reference: format!("REF-{i}"),
+            amount: Decimal::from(100),
+            currency: "THB".into(),
+            remark: None,
+            payer_name: None,
+            payer_account_no: Some("1234567890".into()),
+            received_at: None,
+        })
+    };
+    let first = change_requests::file(app, &by, transfer(0), None).await?;
+    assert!(
+        !first.parameters.contains("1234567890"),
+        "{}",
+        first.parameters
+    );
+    assert!(
+        first.parameters.contains("\"7890\""),
+        "{}",
+        first.parameters
+    );
+    for i in 1..100 {
+        change_requests::file(app, &by, transfer(i), None).await?;
+    }
+    let refused = change_requests::file(app, &by, transfer(100), None).await;
+    assert!(
+        matches!(refused, Err(ApiError::RateLimited { .. })),
+        "the 101st pending request: {refused:?}"
+    );
     Ok(())
 }

@@ -135,7 +135,10 @@ impl Change {
                 "account_id": t.account_id, "bank_reference": t.bank_reference,
                 "amount": t.amount.to_string(), "currency_code": t.currency,
                 "remark": t.remark, "payer_name": t.payer_name,
-                "payer_account_no": t.payer_account_no, "received_at": t.received_at,
+                // Listed to anyone who reads requests: the payer's account
+                // by its last four only, as the bank transaction keeps it.
+                "payer_account_no": t.payer_account_no.as_deref().map(validate::last4),
+                "received_at": t.received_at,
             }),
             Change::MatchBankTransaction {
                 order_no, remarks, ..
