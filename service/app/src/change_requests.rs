@@ -19,7 +19,7 @@ use crate::domain::people::Action;
 use crate::domain::status::AutoApprovalMode;
 use crate::domain::validate;
 use crate::merchants::{self, AutoApproval, Merchant};
-use crate::store::audit::Approving;
+use crate::store::audit::{Approving, PendingAudit};
 use crate::store::queries::changes::Decision;
 pub use crate::store::rows::ChangeRequestRow;
 use crate::withdrawals::{self, Resolution, Withdrawal};
@@ -604,16 +604,19 @@ pub async fn approve(
     // An action that found its work already done (a transfer recorded
     // before, replayed) commits nothing: the approval is marked alone.
     let now = find(app, id).await?;
-    if now.status == ChangeRequestStatus::Pending {
-        decide(
-            app,
-            &now.id,
-            ChangeRequestStatus::Approved,
-            (&checker, &who.name),
-            remarks,
-        )
-        .await?;
+    if now.status != ChangeRequestStatus::Pending {
+        return Ok((now, done));
     }
+    let approver = (checker.as_str(), who.name.as_str());
+    decide(
+        app,
+        id,
+        ChangeRequestStatus::Approved,
+        approver,
+        remarks,
+        None,
+    )
+    .await?;
     Ok((find(app, id).await?, done))
 }
 
@@ -693,19 +696,21 @@ async fn take(
     })
 }
 
+/// Marks a pending request decided, with `audit`'s row when one is given;
+/// refused when another decision came first.
 async fn decide(
     app: &App,
     id: &str,
     status: ChangeRequestStatus,
     by: (&str, &str),
     remarks: Option<String>,
+    audit: Option<PendingAudit>,
 ) -> Result<(), ApiError> {
     let key = id.to_string();
     let (by_id, by_name) = (by.0.to_string(), by.1.to_string());
     let at = app.now_unix();
-    let decided = app
-        .db
-        .transaction::<_, ApiError, _>(move |s| {
+    app.db
+        .transaction_audited::<_, ApiError, _>(audit, move |s| {
             Box::pin(async move {
                 let decision = Decision {
                     status,
@@ -713,18 +718,17 @@ async fn decide(
                     remarks: remarks.as_deref(),
                     at,
                 };
-                Ok(s.decide_change_request(&key, &decision).await?)
+                if s.decide_change_request(&key, &decision).await? {
+                    Ok(())
+                } else {
+                    Err(ApiError::ChangeRequestDecided {
+                        id: key.clone(),
+                        status: "decided already",
+                    })
+                }
             })
         })
-        .await?;
-    if decided {
-        Ok(())
-    } else {
-        Err(ApiError::ChangeRequestDecided {
-            id: id.to_string(),
-            status: "decided already",
-        })
-    }
+        .await
 }
 
 /// A second person, or the filer withdrawing it, rejects: nothing moves.
@@ -747,29 +751,14 @@ pub async fn reject(
         remarks.as_deref().unwrap_or("rejected")
     );
     let audit = by.audit(change.audit_target(), Some(&said), now);
-    let key = row.id.clone();
-    let name = who.name.clone();
-    let decided = app
-        .db
-        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
-            Box::pin(async move {
-                let decision = Decision {
-                    status: ChangeRequestStatus::Rejected,
-                    by: Some((&decider, &name)),
-                    remarks: remarks.as_deref(),
-                    at: now,
-                };
-                if tx.decide_change_request(&key, &decision).await? {
-                    Ok(())
-                } else {
-                    Err(ApiError::ChangeRequestDecided {
-                        id: key.clone(),
-                        status: "decided already",
-                    })
-                }
-            })
-        })
-        .await;
-    decided?;
+    decide(
+        app,
+        &row.id,
+        ChangeRequestStatus::Rejected,
+        (&decider, &who.name),
+        remarks,
+        audit,
+    )
+    .await?;
     find(app, id).await
 }

@@ -284,12 +284,7 @@ pub(super) async fn list_change_requests(
         let listing = Listing {
             limit: q.limit,
             cursor: q.cursor,
-            status: q.status.map(|s| {
-                serde_json::to_value(s)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            }),
+            status: q.status.map(|s| s.to_string()),
             merchant_id: q.merchant_id,
             ..Listing::default()
         };
