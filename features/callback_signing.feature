@@ -134,7 +134,7 @@ Feature: A merchant may have its callbacks signed the Standard Webhooks way
       | method | path                                                         | body                        | status | code               | names            |
       | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-signing    | {"scheme":"md5"}            | 400    | INVALID_FIELD      | scheme           |
       | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-signing    | {}                          | 400    | INVALID_FIELD      | scheme           |
-      | POST   | /api/v1/operator/merchants/{merchant_id}/callback-secrets    | {"overlap_seconds":-1}      | 400    | INVALID_FIELD      | overlap_seconds  |
-      | POST   | /api/v1/operator/merchants/{merchant_id}/callback-secrets    | {"overlap_seconds":2592001} | 400    | INVALID_FIELD      | overlap_seconds  |
+      | POST   | /api/v1/operator/approval-requests                             | {"action":"issue_callback_secret","target":"{merchant_id}","parameters":{"overlap_seconds":-1}} | 400    | INVALID_FIELD      | overlap_seconds  |
+      | POST   | /api/v1/operator/approval-requests                             | {"action":"issue_callback_secret","target":"{merchant_id}","parameters":{"overlap_seconds":2592001}} | 400    | INVALID_FIELD      | overlap_seconds  |
       | PUT    | /api/v1/operator/merchants/no-such-merchant/callback-signing | {"scheme":"seed"}           | 404    | MERCHANT_NOT_FOUND | no-such-merchant |
-      | POST   | /api/v1/operator/merchants/no-such-merchant/callback-secrets | {}                          | 404    | MERCHANT_NOT_FOUND | no-such-merchant |
+      | POST   | /api/v1/operator/merchants/{merchant_id}/callback-secrets    | {}                          | 403    | ROLE_FORBIDDEN     | change request   |

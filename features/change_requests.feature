@@ -152,3 +152,119 @@ Feature: No money moves on one person's word: change requests
     When "admin-b" approves the change request
     Then the request succeeds
     And the approval's result field "percent" is "1.5000"
+
+  @channel_sim
+  Scenario: One person cancels alone only a deposit no channel holds money for
+    Given an operator "helper" with the role "support"
+    And an operator "second-helper" with the role "support"
+    And the merchant has created a deposit "CR-11" of 100 BDT
+    When "helper" sends POST "/api/v1/operator/deposits/{order_no}/cancel" with the body {"remarks":"payer asked"}
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    And the error message names "change request"
+    And the deposit is still "pending"
+    When "helper" sends POST "/api/v1/operator/approval-requests" with the body {"action":"cancel_deposit","target":"{order_no}","parameters":{"remarks":"payer asked"}}
+    Then the request succeeds
+    And the change request says "channel order"
+    And the deposit is still "pending"
+    When "second-helper" approves the change request
+    Then the request succeeds
+    And the approval's result field "status" is "cancelled"
+    And the audit trail of the order holds "cancel_deposit" by "second-helper" with the remarks "payer asked"
+
+  Scenario: A new API key waits for a second admin, who receives it once
+    Given an operator "admin-a" with the role "admin"
+    And an operator "admin-b" with the role "admin"
+    When "admin-a" sends POST "/api/v1/operator/merchants/{merchant_id}/api-keys" with the body {"grace_seconds":0}
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    When "admin-a" sends POST "/api/v1/operator/approval-requests" with the body {"action":"issue_api_key","target":"{merchant_id}","parameters":{"grace_seconds":0}}
+    Then the request succeeds
+    And the change request says "stop working at once. The approver receives the key, once."
+    And the response has no field "api_key"
+    When "admin-b" approves the change request
+    Then the request succeeds
+    And the approval's result has the field "api_key"
+    And the change request as "admin-a" reads it does not show the approval's "api_key"
+
+  Scenario Outline: <action> by one person moves nothing, is never the filer's to approve, and a rejection moves nothing
+    Given an operator "admin-a" with the role "admin"
+    And an operator "admin-b" with the role "admin"
+    And the merchant has created a deposit "CR-ROW" of 100 THB
+    When "admin-a" sends POST "/api/v1/operator/approval-requests" with the body <filing>
+    Then the request succeeds
+    And the response field "status" is "pending"
+    And "admin-b" finds the change request among the pending ones
+    When "admin-a" approves the change request
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    When "admin-b" rejects the change request
+    Then the request succeeds
+    And the response field "status" is "rejected"
+    And the deposit is still "pending"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    And the audit trail of the <of> holds 0 "<action>" rows
+    And the audit trail of the <of> holds 1 "reject_change_request" row
+
+    Examples:
+      | action                | of       | filing                                                                                                                                                   |
+      | complete_deposit      | order    | {"action":"complete_deposit","target":"{order_no}","parameters":{"remarks":"paid at the counter"}}                                                       |
+      | cancel_deposit        | order    | {"action":"cancel_deposit","target":"{order_no}","parameters":{"remarks":"payer asked"}}                                                                 |
+      | set_merchant_fee      | merchant | {"action":"set_merchant_fee","target":"{merchant_id}","parameters":{"currency_code":"THB","direction":"deposit","percent":"1.5","fixed":"0","minimum":"0"}} |
+      | set_auto_approval     | merchant | {"action":"set_auto_approval","target":"{merchant_id}","parameters":{"mode":"off"}}                                                                      |
+      | set_receiving_account | merchant | {"action":"set_receiving_account","target":"{merchant_id}","parameters":{"account_id":"acct-thb-confirm"}}                                               |
+      | issue_api_key         | merchant | {"action":"issue_api_key","target":"{merchant_id}","parameters":{"grace_seconds":0}}                                                                     |
+      | issue_callback_secret | merchant | {"action":"issue_callback_secret","target":"{merchant_id}","parameters":{"overlap_seconds":0}}                                                           |
+
+  Scenario: A recorded transfer or a match that is rejected moves nothing
+    Given the merchant has created a deposit "CR-12" of 100 THB
+    When "maker" files a change request to record 100 THB with the deposit's remark as "CR-12"
+    And "maker" approves the change request
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    When "checker" rejects the change request
+    Then the request succeeds
+    And the deposit is still "pending"
+    Given the bank has reported the deposit's amount without a remark as "CR-12-X"
+    When "maker" files a change request to match the bank transaction to the deposit
+    And "maker" approves the change request
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    When "checker" rejects the change request
+    Then the request succeeds
+    And the deposit is still "pending"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+
+  @sandbox @serial
+  Scenario Outline: <action> that no one decides within 24 hours expires, moves nothing, and the trail says so
+    Given an operator "admin-a" with the role "admin"
+    And an operator "admin-b" with the role "admin"
+    And the merchant has created a deposit "CR-EXP" of 100 THB
+    When "admin-a" sends POST "/api/v1/operator/approval-requests" with the body <filing>
+    Then the request succeeds
+    When the sandbox clock moves on 25 hours
+    Then "admin-b" reads the change request as "expired"
+    When "admin-b" approves the change request
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    And the audit trail of the <of> holds 0 "<action>" rows
+    And the audit trail of the <of> holds 1 "expire_change_request" row
+
+    Examples:
+      | action                | of       | filing                                                                                                                                                   |
+      | complete_deposit      | order    | {"action":"complete_deposit","target":"{order_no}","parameters":{"remarks":"paid at the counter"}}                                                       |
+      | cancel_deposit        | order    | {"action":"cancel_deposit","target":"{order_no}","parameters":{"remarks":"payer asked"}}                                                                 |
+      | set_merchant_fee      | merchant | {"action":"set_merchant_fee","target":"{merchant_id}","parameters":{"currency_code":"THB","direction":"deposit","percent":"1.5","fixed":"0","minimum":"0"}} |
+      | set_auto_approval     | merchant | {"action":"set_auto_approval","target":"{merchant_id}","parameters":{"mode":"off"}}                                                                      |
+      | set_receiving_account | merchant | {"action":"set_receiving_account","target":"{merchant_id}","parameters":{"account_id":"acct-thb-confirm"}}                                               |
+      | issue_api_key         | merchant | {"action":"issue_api_key","target":"{merchant_id}","parameters":{"grace_seconds":0}}                                                                     |
+      | issue_callback_secret | merchant | {"action":"issue_callback_secret","target":"{merchant_id}","parameters":{"overlap_seconds":0}}                                                           |
+
+  Scenario: The change-requests operations of 0.14.0 know only its seven actions; approval requests know every one
+    Given an operator "admin-a" with the role "admin"
+    And an operator "admin-b" with the role "admin"
+    When "admin-a" sends POST "/api/v1/operator/approval-requests" with the body {"action":"issue_api_key","target":"{merchant_id}","parameters":{"grace_seconds":0}}
+    Then the request succeeds
+    And "admin-b" finds the change request among the pending ones
+    And "admin-b" does not find the change request among the change-requests of 0.14.0
+    When "admin-b" sends POST "/api/v1/operator/change-requests/{change_request_id}/approve" with the body {"remarks":"checked"}
+    Then the request is refused with status 404 and error code "CHANGE_REQUEST_NOT_FOUND"
+    And "admin-b" reads the change request as "pending"
+    When "admin-a" sends POST "/api/v1/operator/change-requests" with the body {"action":"issue_api_key","target":"{merchant_id}","parameters":{}}
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+

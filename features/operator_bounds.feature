@@ -18,8 +18,8 @@ Feature: The operator API holds to the bounds its document states
       | PUT    | /api/v1/operator/merchants/{merchant_id}/rate-limit          | {"requests_per_minute":60,"burst":1000001}          | burst                    |
       | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-timeout    | {"callback_timeout_seconds":0}                      | callback_timeout_seconds |
       | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-timeout    | {"callback_timeout_seconds":61}                     | callback_timeout_seconds |
-      | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys            | {"grace_seconds":-1}                                | grace_seconds            |
-      | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys            | {"grace_seconds":2592001}                           | grace_seconds            |
+      | POST   | /api/v1/operator/approval-requests                             | {"action":"issue_api_key","target":"{merchant_id}","parameters":{"grace_seconds":-1}} | grace_seconds |
+      | POST   | /api/v1/operator/approval-requests                             | {"action":"issue_api_key","target":"{merchant_id}","parameters":{"grace_seconds":2592001}} | grace_seconds |
       | POST   | /api/v1/operator/change-requests                             | {"action":"set_receiving_account","target":"m","parameters":{}} | account_id |
       | POST   | /api/v1/operator/merchants                                   | {"code":"{unique:33}","name":"Bounds"}              | code                     |
       | POST   | /api/v1/operator/merchants                                   | {"code":"has space","name":"Bounds"}                | code                     |

@@ -8,11 +8,12 @@ Feature: Every operator action, taken by every role
   answer: 200 where the scenario's merchant and deposit are a valid
   target, and otherwise the not-found answer of the target the row names
   on purpose (a withdrawal, a bank transaction, an account or an
-  invitation the scenario does not have). The seven actions that move
-  money or change where it goes (complete_deposit,
+  invitation the scenario does not have). The nine actions that move
+  money or change where it goes or who may (complete_deposit,
   ingest_bank_transaction, match_bank_transaction, resolve_withdrawal,
-  set_merchant_fee, set_auto_approval, set_receiving_account) are nobody's
-  alone since 0.14.0: a role that may take
+  set_merchant_fee, set_auto_approval, set_receiving_account since 0.14.0,
+  issue_api_key and issue_callback_secret since 0.15.0) are nobody's
+  alone: a role that may take
   them still gets 403 ROLE_FORBIDDEN from their own operation, and takes
   them by filing a change request. tests/tests/role_matrix.rs
   holds this table to the service's own table of actions: every action
@@ -124,11 +125,8 @@ Feature: Every operator action, taken by every role
       | set_billing_period      | support  | PUT    | /api/v1/operator/merchants/{merchant_id}/billing-period              | {"billing_period":"week"}                                                                                | 403    | ROLE_FORBIDDEN |
       | set_billing_period      | approver | PUT    | /api/v1/operator/merchants/{merchant_id}/billing-period              | {"billing_period":"week"}                                                                                | 403    | ROLE_FORBIDDEN |
       | file_change_request     | viewer   | POST   | /api/v1/operator/change-requests                                     | {"action":"complete_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 403    | ROLE_FORBIDDEN             |
-      | file_change_request     | support  | POST   | /api/v1/operator/change-requests                                     | {"action":"complete_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 403    | ROLE_FORBIDDEN             |
       | approve_change_request  | viewer   | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
-      | approve_change_request  | support  | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
       | reject_change_request   | viewer   | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
-      | reject_change_request   | support  | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 403    | ROLE_FORBIDDEN             |
       | vouch_operator          | viewer   | POST   | /api/v1/operator/operators/no-such-operator/vouch                    | - | 403    | ROLE_FORBIDDEN             |
       | vouch_operator          | support  | POST   | /api/v1/operator/operators/no-such-operator/vouch                    | - | 403    | ROLE_FORBIDDEN             |
       | vouch_operator          | approver | POST   | /api/v1/operator/operators/no-such-operator/vouch                    | - | 403    | ROLE_FORBIDDEN             |
@@ -164,8 +162,8 @@ Feature: Every operator action, taken by every role
       | set_callback_timeout    | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-timeout            | {"callback_timeout_seconds":5}                                                                           | 200    | none                       |
       | set_receiving_account   | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/receiving-account           | {"account_id":"no-such-account"}                                                                         | 403    | ROLE_FORBIDDEN             |
       | set_callback_signing    | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-signing            | {"scheme":"seed"}                                                                                        | 200    | none                       |
-      | issue_callback_secret   | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/callback-secrets            | {}                                                                                                       | 200    | none                       |
-      | issue_api_key           | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys                    | {}                                                                                                       | 200    | none                       |
+      | issue_callback_secret   | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/callback-secrets            | {}                                                                                                       | 403    | ROLE_FORBIDDEN             |
+      | issue_api_key           | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys                    | {}                                                                                                       | 403    | ROLE_FORBIDDEN             |
       | set_merchant_status     | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/status                      | {"status":"active","reason":"matrix"}                                                                    | 200    | none                       |
       | read_api_keys           | admin    | GET    | /api/v1/operator/merchants/{merchant_id}/api-keys                    | -                                                                                                        | 200    | none                       |
       | revoke_api_key          | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/revoke | {}                                                                                                       | 404    | API_KEY_NOT_FOUND          |
@@ -181,6 +179,9 @@ Feature: Every operator action, taken by every role
       | issue_billing_statement | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/billing-statements          | {"period_start":"2020-01-01","period_end":"2020-02-01"}                                                  | 200    | none                       |
       | reissue_billing_statement | admin    | POST   | /api/v1/operator/billing-statements/no-such-statement/reissue        | {"remarks":"corrected"}                                                                                  | 404    | STATEMENT_NOT_FOUND        |
       | set_billing_period      | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/billing-period              | {"billing_period":"week"}                                                                                | 200    | none                       |
+      | file_change_request     | support  | POST   | /api/v1/operator/approval-requests                                   | {"action":"cancel_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 404    | ORDER_NOT_FOUND            |
+      | approve_change_request  | support  | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
+      | reject_change_request   | support  | POST   | /api/v1/operator/change-requests/no-such-request/reject              | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |
       | file_change_request     | approver | POST   | /api/v1/operator/change-requests                                     | {"action":"complete_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 404    | ORDER_NOT_FOUND            |
       | file_change_request     | admin    | POST   | /api/v1/operator/change-requests                                     | {"action":"complete_deposit","target":"no-such-order","parameters":{"remarks":"checked"}} | 404    | ORDER_NOT_FOUND            |
       | approve_change_request  | approver | POST   | /api/v1/operator/change-requests/no-such-request/approve             | {"remarks":"checked"} | 404    | CHANGE_REQUEST_NOT_FOUND   |

@@ -88,14 +88,14 @@ pub async fn file(
     if let Some(t) = target {
         body["target"] = json!(t);
     }
-    post(&maker.token, "/api/v1/operator/change-requests", &body).await
+    post(&maker.token, "/api/v1/operator/approval-requests", &body).await
 }
 
 /// Approves the change request `id` as `checker`.
 pub async fn approve(checker: &Person, id: &str) -> Result<Reply> {
     post(
         &checker.token,
-        &format!("/api/v1/operator/change-requests/{id}/approve"),
+        &format!("/api/v1/operator/approval-requests/{id}/approve"),
         &json!({"remarks": "checked"}),
     )
     .await
@@ -105,7 +105,7 @@ pub async fn approve(checker: &Person, id: &str) -> Result<Reply> {
 pub async fn reject(who: &Person, id: &str) -> Result<Reply> {
     post(
         &who.token,
-        &format!("/api/v1/operator/change-requests/{id}/reject"),
+        &format!("/api/v1/operator/approval-requests/{id}/reject"),
         &json!({"remarks": "not this one"}),
     )
     .await

@@ -2,14 +2,14 @@
 //! configuration and key rotation on the service's clock. Runs on SQLite by
 //! default and on PostgreSQL when PAYMENTS_TEST_DATABASE_URL is set.
 
-use merchant_client::{BearerToken, Credentials};
+use merchant_client::Credentials;
 use payments_service::app::bank::{self, NewBankTransaction};
 use payments_service::app::deposits::{self, NewDeposit};
 use payments_service::app::merchants;
 use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::status::{BankTransactionStatus, DepositStatus};
 use payments_service::Profile;
-use payments_testing::{TestService, TEST_OPERATOR_TOKEN};
+use payments_testing::TestService;
 use rust_decimal::Decimal;
 use std::collections::HashSet;
 use std::str::FromStr;
@@ -216,24 +216,17 @@ async fn a_rotated_key_works_until_its_grace_period_ends_to_the_second() {
     let (service, clock) = start().await;
     let app = service.service.app().clone();
     let created = service.new_merchant("Rotate").await.unwrap();
-    let operator = merchant_client::operator::Client::new(
-        &service.base_url(),
-        BearerToken::new(TEST_OPERATOR_TOKEN),
-    );
-    let issued = operator
-        .issue_api_key(
-            &created.merchant.id,
-            &merchant_client::operator::types::IssueApiKeyRequest {
-                grace_seconds: Some(3600),
-            },
-        )
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(
-        issued.previous_keys_expire_at.map(|t| t.timestamp()),
-        Some(T0 + 3600)
-    );
+    // Issued as an approved change request issues it (the operation is two
+    // people's since operator 0.15.0, proven in change_requests.feature).
+    let issued = merchants::issue_api_key(
+        &app,
+        &payments_testing::SET_UP,
+        &created.merchant.id,
+        Some(3600),
+    )
+    .await
+    .unwrap();
+    assert_eq!(issued.previous_keys_expire_at, Some(T0 + 3600));
     let client_for = |key: &str| {
         let c = clock.clone();
         merchant_client::merchant::Client::new(
@@ -254,16 +247,14 @@ async fn a_rotated_key_works_until_its_grace_period_ends_to_the_second() {
     // A second rotation leaves the first key's earlier expiry alone and
     // gives the second key its own grace.
     clock.set(T0 + 4000);
-    let third = operator
-        .issue_api_key(
-            &created.merchant.id,
-            &merchant_client::operator::types::IssueApiKeyRequest {
-                grace_seconds: Some(60),
-            },
-        )
-        .await
-        .unwrap()
-        .into_inner();
+    let third = merchants::issue_api_key(
+        &app,
+        &payments_testing::SET_UP,
+        &created.merchant.id,
+        Some(60),
+    )
+    .await
+    .unwrap();
     let newest = client_for(&third.api_key);
     assert!(new.get_balances().await.is_ok());
     assert!(newest.get_balances().await.is_ok());

@@ -200,7 +200,7 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
         )
         .await?,
     );
-    let filed = listings::change_requests(app, Listing::default())
+    let filed = payments_service::app::change_requests::list(app, Listing::default(), None)
         .await?
         .items
         .first()

@@ -13,7 +13,7 @@ async fn file_as(world: &mut PaymentsWorld, token: &str, body: Value) {
         world,
         token,
         "POST",
-        "/api/v1/operator/change-requests",
+        "/api/v1/operator/approval-requests",
         Some(body.to_string()),
     )
     .await;
@@ -131,7 +131,7 @@ async fn decide(world: &mut PaymentsWorld, name: &str, decision: &str) {
             world,
             &token,
             "POST",
-            &format!("/api/v1/operator/change-requests/{id}/{decision}"),
+            &format!("/api/v1/operator/approval-requests/{id}/{decision}"),
             Some(body),
         )
         .await,
@@ -151,7 +151,7 @@ async fn rejects(world: &mut PaymentsWorld, name: String) {
 async fn read(world: &mut PaymentsWorld, name: &str) -> Reply {
     let id = current(world);
     let token = token_of(world, name);
-    let path = format!("/api/v1/operator/change-requests/{id}");
+    let path = format!("/api/v1/operator/approval-requests/{id}");
     send_as(world, &token, "GET", &path, None).await
 }
 
@@ -190,30 +190,71 @@ async fn result_field(world: &mut PaymentsWorld, field: String, expected: String
     );
 }
 
-#[then(expr = "{string} finds the change request among the pending ones")]
-async fn listed(world: &mut PaymentsWorld, name: String) {
-    let id = current(world);
-    let token = token_of(world, &name);
-    let reply = send_as(
-        world,
-        &token,
-        "GET",
-        "/api/v1/operator/change-requests?status=pending&limit=200",
-        None,
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let items = reply.body["items"].as_array().expect("items");
+#[then(expr = "the approval's result has the field {string}")]
+async fn result_has(world: &mut PaymentsWorld, field: String) {
+    let body = &world.reply().body;
     assert!(
-        items.iter().any(|r| r["change_request_id"] == id.as_str()),
-        "{id} among {}",
-        reply.body
+        body["result"][&field]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()),
+        "{field} in {}",
+        body["result"]
     );
+}
+
+/// A key or secret an approval issued is shown in that answer only: the
+/// request read afterwards holds it nowhere.
+#[then(expr = "the change request as {string} reads it does not show the approval's {string}")]
+async fn not_shown(world: &mut PaymentsWorld, name: String, field: String) {
+    let secret = world.reply().body["result"][&field]
+        .as_str()
+        .expect("the approval's secret")
+        .to_string();
+    let reply = read(world, &name).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(
+        !reply.body.to_string().contains(&secret),
+        "the request shows the {field}"
+    );
+}
+
+/// The pending requests `name` lists at `resource` (`approval-requests` or
+/// 0.14.0's `change-requests`), and the scenario's request id.
+async fn pending_at(world: &mut PaymentsWorld, name: &str, resource: &str) -> (Vec<Value>, String) {
+    let id = current(world);
+    let token = token_of(world, name);
+    let path = format!("/api/v1/operator/{resource}?status=pending&limit=200");
+    let reply = send_as(world, &token, "GET", &path, None).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let items = reply.body["items"].as_array().cloned().expect("items");
     assert!(
         items.iter().all(|r| r["status"] == "pending"),
         "{}",
         reply.body
     );
+    (items, id)
+}
+
+#[then(expr = "{string} finds the change request among the pending ones")]
+async fn listed(world: &mut PaymentsWorld, name: String) {
+    let (items, id) = pending_at(world, &name, "approval-requests").await;
+    assert!(
+        items.iter().any(|r| r["change_request_id"] == id.as_str()),
+        "{id} among {items:?}"
+    );
+}
+
+#[then(expr = "{string} does not find the change request among the change-requests of 0.14.0")]
+async fn not_listed_by_0_14(world: &mut PaymentsWorld, name: String) {
+    let (items, id) = pending_at(world, &name, "change-requests").await;
+    assert!(
+        items.iter().all(|r| r["change_request_id"] != id.as_str()),
+        "{id} listed by 0.14.0's operation"
+    );
+    let token = token_of(world, &name);
+    let path = format!("/api/v1/operator/change-requests/{id}");
+    let read = send_as(world, &token, "GET", &path, None).await;
+    assert_eq!(read.status, 404, "{}", read.body);
 }
 
 #[when(expr = "the sandbox clock moves on {int} hours")]

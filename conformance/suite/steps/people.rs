@@ -121,8 +121,9 @@ async fn sends(world: &mut PaymentsWorld, name: String, method: String, path: St
 }
 
 /// The body `-` is none (a `GET`). In the path and the body,
-/// `{operator_id}` stands for the sender and `{unique}` for a value new in
-/// this run; in the body, `{order_no}` for the last order created.
+/// `{operator_id}` stands for the sender, `{unique}` for a value new in
+/// this run, `{order_no}` for the last order created and
+/// `{change_request_id}` for the change request the scenario filed.
 #[when(regex = r#"^"([^"]+)" sends (GET|PUT|POST) "([^"]+)" with the body (.+)$"#)]
 async fn sends_body(
     world: &mut PaymentsWorld,
@@ -133,6 +134,14 @@ async fn sends_body(
 ) {
     let token = token_of(world, &name);
     let unique = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let filed = world.change_request.clone().or_else(|| {
+        let reply = world.reply.as_ref()?;
+        reply.str_field("change_request_id").map(str::to_string)
+    });
+    if path.contains("{change_request_id}") {
+        // The request stays the scenario's after this reply replaces it.
+        world.change_request = filed.clone();
+    }
     let fill = |text: &str| {
         let mut text = text
             .replace("{operator_id}", &world.operators[&name].0)
@@ -140,6 +149,9 @@ async fn sends_body(
             .replace("{unique}", &unique);
         if let Some(order_no) = world.created.as_ref().and_then(|c| c["order_no"].as_str()) {
             text = text.replace("{order_no}", order_no);
+        }
+        if let Some(id) = &filed {
+            text = text.replace("{change_request_id}", id);
         }
         text
     };

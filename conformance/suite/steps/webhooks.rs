@@ -58,17 +58,13 @@ async fn signs_with_standard(world: &mut PaymentsWorld) {
 #[when(expr = "an operator issues a new callback secret with an overlap of {int} seconds")]
 async fn rotate(world: &mut PaymentsWorld, overlap: i64) {
     let id = world.merchant().id.clone();
-    let body = op::IssueCallbackSecretRequest {
-        overlap_seconds: Some(overlap),
-    };
-    let reply = Reply::of(
-        harness()
-            .await
-            .operator()
-            .unwrap()
-            .issue_callback_secret(&id, &body)
-            .await,
-    );
+    // Two people's since operator 0.15.0: filed and approved.
+    let reply = conformance::four_eyes::take(
+        "issue_callback_secret",
+        Some(&id),
+        serde_json::json!({"overlap_seconds": overlap}),
+    )
+    .await;
     keep_secret(world, &reply);
     world.reply = Some(reply);
 }

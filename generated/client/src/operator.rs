@@ -91,6 +91,140 @@ pub mod types {
         ///Newest first.
         pub items: ::std::vec::Vec<ApiKey>,
     }
+    ///An action one person asked for, and a second person's decision on it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApprovalRequest {
+        pub action: ApprovalRequestAction,
+        pub change_request_id: ::std::string::String,
+        ///When approved or rejected; for an expired one, its `expires_at`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decided_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decided_by: ::std::option::Option<ChangeRequestOperator>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decision_remarks: ::std::option::Option<::std::string::String>,
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Whose money it is, where known when filed.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub merchant_id: ::std::option::Option<::std::string::String>,
+        ///The direct operation's body as the service read it (amounts as decimal strings).
+        pub parameters: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        pub requested_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub requested_by: ChangeRequestOperator,
+        ///Only in the answer to an approval: what the action answered (the deposit order, the bank transaction, the withdrawal order, the fee rule, the auto-approval setting or the receiving account assignment).
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub result: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub status: ChangeRequestStatus,
+        ///What approving it does, in words, with the amounts and their difference.
+        pub summary: ::std::string::String,
+        ///The order number, the bank transaction's id, the merchant's id for a setting, or for a transfer not yet recorded `account_id/bank_reference`.
+        pub target: ::std::string::String,
+    }
+    ///The action an approval request holds: the operation of the same name (every action `ChangeRequestAction` names, and since 0.15.0 `cancel_deposit`, `issue_api_key` and `issue_callback_secret`).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ApprovalRequestAction {
+        #[serde(rename = "complete_deposit")]
+        CompleteDeposit,
+        #[serde(rename = "ingest_bank_transaction")]
+        IngestBankTransaction,
+        #[serde(rename = "match_bank_transaction")]
+        MatchBankTransaction,
+        #[serde(rename = "resolve_withdrawal")]
+        ResolveWithdrawal,
+        #[serde(rename = "set_merchant_fee")]
+        SetMerchantFee,
+        #[serde(rename = "set_auto_approval")]
+        SetAutoApproval,
+        #[serde(rename = "set_receiving_account")]
+        SetReceivingAccount,
+        #[serde(rename = "cancel_deposit")]
+        CancelDeposit,
+        #[serde(rename = "issue_api_key")]
+        IssueApiKey,
+        #[serde(rename = "issue_callback_secret")]
+        IssueCallbackSecret,
+    }
+    impl ::std::fmt::Display for ApprovalRequestAction {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::CompleteDeposit => f.write_str("complete_deposit"),
+                Self::IngestBankTransaction => f.write_str("ingest_bank_transaction"),
+                Self::MatchBankTransaction => f.write_str("match_bank_transaction"),
+                Self::ResolveWithdrawal => f.write_str("resolve_withdrawal"),
+                Self::SetMerchantFee => f.write_str("set_merchant_fee"),
+                Self::SetAutoApproval => f.write_str("set_auto_approval"),
+                Self::SetReceivingAccount => f.write_str("set_receiving_account"),
+                Self::CancelDeposit => f.write_str("cancel_deposit"),
+                Self::IssueApiKey => f.write_str("issue_api_key"),
+                Self::IssueCallbackSecret => f.write_str("issue_callback_secret"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ApprovalRequestAction {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "complete_deposit" => Ok(Self::CompleteDeposit),
+                "ingest_bank_transaction" => Ok(Self::IngestBankTransaction),
+                "match_bank_transaction" => Ok(Self::MatchBankTransaction),
+                "resolve_withdrawal" => Ok(Self::ResolveWithdrawal),
+                "set_merchant_fee" => Ok(Self::SetMerchantFee),
+                "set_auto_approval" => Ok(Self::SetAutoApproval),
+                "set_receiving_account" => Ok(Self::SetReceivingAccount),
+                "cancel_deposit" => Ok(Self::CancelDeposit),
+                "issue_api_key" => Ok(Self::IssueApiKey),
+                "issue_callback_secret" => Ok(Self::IssueCallbackSecret),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ApprovalRequestAction {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ApprovalRequestAction {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`ApprovalRequestCreate`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApprovalRequestCreate {
+        pub action: ApprovalRequestAction,
+        ///The direct operation's body: `CompleteDepositRequest`, `BankTransactionRequest`, `MatchBankTransactionRequest`, `ResolveWithdrawalRequest`, `FeeRuleRequest`, `AutoApprovalRequest`, `ReceivingAccountRequest`, `ReviewRequest` (`cancel_deposit`), `IssueApiKeyRequest` or `IssueCallbackSecretRequest`; every amount in it a decimal string (a JSON number is refused with 400 `INVALID_FIELD` naming it), and `grace_seconds` and `overlap_seconds` whole seconds as JSON integers.
+        pub parameters: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        ///Why, for the second person.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        ///The direct operation's path parameter; absent for `ingest_bank_transaction`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub target: ::std::option::Option<::std::string::String>,
+    }
+    ///`ApprovalRequestPage`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApprovalRequestPage {
+        pub items: ::std::vec::Vec<ApprovalRequest>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
     ///The person who decided a withdrawal: who rejected it, or who gave the approval that approved it (the second of two where two were needed; every approval is in the operator API's `approvals`). `id` is the operator's id (`config:<name>` for a configuration token) and `name` the operator's name. An order decided before merchant 0.6.2 and operator 0.13.0 carries the names of every approver in both fields, as those versions did.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct Approver {
@@ -100,7 +234,7 @@ pub mod types {
     ///One operator action, as it was taken. Never changed after.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditEvent {
-        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`, `file_change_request`, `reject_change_request` (an approved change request is recorded under the action it took, by the approver, its remarks the filer's).
+        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`, `vouch_operator`, `file_change_request`, `reject_change_request` (an approved change request is recorded under the action it took, by the approver, its remarks the filer's), `expire_change_request` (since 0.15.0: a request no one decided within 24 hours, recorded when it is next read or listed, under the filer's name, on the request's target, its `request_id` `expiry-of-` and the request's id).
         pub action: ::std::string::String,
         ///The same after the action.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
@@ -3167,7 +3301,7 @@ The operator interface of the payment service: merchants, their keys and setting
 Every request carries `authorization: Bearer <token>`: an operator's own API token (issued through this API, shown once, revocable), or one of the configuration's bootstrap tokens. Each operator has a role, and each role may do what the roles before it may:
 
 - `viewer`: every read (listings, single orders, deliveries, the ledger check, the audit trail, `GET /api/v1/operator/me`);
-- `support`: also retry callback deliveries and cancel deposits;
+- `support`: also retry callback deliveries and cancel deposits (one a channel accepted or a payment was matched to through a change request, since 0.15.0);
 - `approver`: also approve, reject and resolve withdrawals, complete deposits by hand, and ingest and match bank transactions;
 - `admin`: also create merchants, change their settings, keys and signing, suspend and reactivate them, manage operators and their tokens, and invite, list, disable and enable merchants' owners.
 
@@ -3180,7 +3314,7 @@ Billing: every merchant is billed per period (a month unless set otherwise, `PUT
 Each instance handles at most a configured number of operator requests at once (64 unless configured), apart from the merchants' requests so that neither can crowd out the other; a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again.
 
 
-Version: 0.14.0*/
+Version: 0.15.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -3224,7 +3358,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.14.0"
+        "0.15.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -3765,6 +3899,8 @@ impl Client {
 
     Moves a `pending` or `matched` deposit to `cancelled`; a `deposit.cancelled` callback is queued. A final deposit is refused with 409 `INVALID_STATE_TRANSITION`.
 
+    **Needs two people once money may be held (since 0.15.0).** One person cancels alone only a deposit no channel accepted (it has no `channel_order_no`) and no payment was matched to (it is `pending`): once the payer may have paid, a cancellation turns their money into money credited to no one. Such a deposit is refused here with 403 `ROLE_FORBIDDEN`; file the same call as an approval request (`POST /api/v1/operator/approval-requests` with `action` `cancel_deposit`) for a second, different operator to approve.
+
     Needs the role `support` or above; recorded in the audit trail.
 
     Sends a `POST` request to `/api/v1/operator/deposits/{order_no}/cancel`
@@ -3841,7 +3977,7 @@ impl Client {
     }
     /**List change requests
 
-    Change requests, newest first, a page at a time (as every listing). A pending request past its `expires_at` is listed as `expired`.
+    Change requests, newest first, a page at a time (as every listing). A pending request past its `expires_at` is listed as `expired`. Since 0.15.0 this operation knows only the seven actions of 0.14.0, whose names `ChangeRequestAction` lists: a request of a later action (`cancel_deposit`, `issue_api_key`, `issue_callback_secret`) is not listed here and is answered as not found (404 `CHANGE_REQUEST_NOT_FOUND`); the same requests and every later one are at `/api/v1/operator/approval-requests`, under the same ids.
 
     Any role may read.
 
@@ -3985,7 +4121,7 @@ impl Client {
     }
     /**Read a change request
 
-    One change request as it now is.
+    One change request as it now is. Since 0.15.0 this operation knows only the seven actions of 0.14.0, whose names `ChangeRequestAction` lists: a request of a later action (`cancel_deposit`, `issue_api_key`, `issue_callback_secret`) is not listed here and is answered as not found (404 `CHANGE_REQUEST_NOT_FOUND`); the same requests and every later one are at `/api/v1/operator/approval-requests`, under the same ids.
 
     Any role may read.
 
@@ -4045,7 +4181,7 @@ impl Client {
     }
     /**Approve a change request
 
-    A second person approves: the action is taken now, as this operator takes it, exactly as `parameters` say, and in the same transaction the request becomes `approved`; the answer carries the action's result in `result` (the deposit order, the bank transaction or the withdrawal order, as the direct operation answers). If the action is refused now (the order moved on meanwhile), the answer is that refusal and the request stays `pending`. Two approvals at once: one takes the action, the other is 409 `INVALID_STATE_TRANSITION`.
+    A second person approves: the action is taken now, as this operator takes it, exactly as `parameters` say, and in the same transaction the request becomes `approved`; the answer carries the action's result in `result` (the deposit order, the bank transaction or the withdrawal order, as the direct operation answers). If the action is refused now (the order moved on meanwhile), the answer is that refusal and the request stays `pending`. Two approvals at once: one takes the action, the other is 409 `INVALID_STATE_TRANSITION`. Since 0.15.0 this operation knows only the seven actions of 0.14.0, whose names `ChangeRequestAction` lists: a request of a later action (`cancel_deposit`, `issue_api_key`, `issue_callback_secret`) is not listed here and is answered as not found (404 `CHANGE_REQUEST_NOT_FOUND`); the same requests and every later one are at `/api/v1/operator/approval-requests`, under the same ids.
 
     Needs an operator's own token and the action's role, from an operator who counts as a second person (`vouched`); the operator who filed it is refused (`ROLE_FORBIDDEN`), as is the operator who created the merchant, and a configuration token, which is nobody in particular and may neither file nor decide. The action is recorded in the audit trail under its own name, by the approver, its remarks naming the request and who filed it.
 
@@ -4123,7 +4259,7 @@ impl Client {
     }
     /**Reject a change request
 
-    A second person rejects the request, or the one who filed it withdraws it: it becomes `rejected` and nothing moves.
+    A second person rejects the request, or the one who filed it withdraws it: it becomes `rejected` and nothing moves. Since 0.15.0 this operation knows only the seven actions of 0.14.0, whose names `ChangeRequestAction` lists: a request of a later action (`cancel_deposit`, `issue_api_key`, `issue_callback_secret`) is not listed here and is answered as not found (404 `CHANGE_REQUEST_NOT_FOUND`); the same requests and every later one are at `/api/v1/operator/approval-requests`, under the same ids.
 
     Needs an operator's own token and the action's role; recorded in the audit trail as `reject_change_request`.
 
@@ -4161,6 +4297,366 @@ impl Client {
             .build()?;
         let info = OperationInfo {
             operation_id: "reject_change_request",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List approval requests
+
+    Approval requests (since 0.15.0): the change requests of every action `ApprovalRequestAction` names, under the same ids as `/api/v1/operator/change-requests`, which knows only the seven actions of 0.14.0. Change requests, newest first, a page at a time (as every listing). A pending request past its `expires_at` is listed as `expired`.
+
+    Any role may read.
+
+    Sends a `GET` request to `/api/v1/operator/approval-requests`
+
+    Arguments:
+    - `cursor`: The `next_cursor` of the page before.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `merchant_id`: Only requests on this merchant's money.
+    - `status`: Only requests in this status.
+    */
+    pub async fn list_approval_requests<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        merchant_id: Option<&'a str>,
+        status: Option<types::ChangeRequestStatus>,
+    ) -> Result<ResponseValue<types::ApprovalRequestPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/approval-requests", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new(
+                "merchant_id",
+                &merchant_id,
+            ))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_approval_requests",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**File an approval request
+
+    Since 0.15.0; `POST /api/v1/operator/change-requests` files the seven actions of 0.14.0 the same way. One person asks for an action that creates, moves or releases money, or changes where money goes or who may move it: `cancel_deposit` (role `support`), `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction` or `resolve_withdrawal` (role `approver`), `set_merchant_fee`, `set_auto_approval`, `set_receiving_account`, `issue_api_key` or `issue_callback_secret` (role `admin`). These are never one person's (since 0.14.0; `cancel_deposit`, `issue_api_key` and `issue_callback_secret` since 0.15.0): their own operations refuse every caller with 403 `ROLE_FORBIDDEN` (`cancel_deposit` only once a channel accepted the deposit or a payment was matched to it), and are taken by approving a change request.
+
+    The request holds the direct operation's call: `target` is its path parameter (the order number for `complete_deposit` and `resolve_withdrawal`, the bank transaction's id for `match_bank_transaction`, the merchant's id for the settings, keys and secrets; absent for `ingest_bank_transaction`) and `parameters` its body, unchanged. Filing checks it as the operation would, with the same answers (a deposit not pending is 409 `INVALID_STATE_TRANSITION`, an amount other than the order's without `remarks` is 400 `INVALID_FIELD`, and so on), and records in `summary` what approving it will do, amounts and their difference included. It moves nothing. A second, different operator approves or rejects it within 24 hours (`expires_at`); after that it is `expired` and moves nothing.
+
+    Needs an operator's own token (not a configuration token, which is nobody in particular and may neither file nor decide) and the role the action needs; at most 100 pending requests per operator (then 429 `RATE_LIMITED`). Recorded in the audit trail as `file_change_request` on the order, the bank transaction (for a transfer not yet recorded, `account_id/bank_reference`) or the merchant.
+
+    Sends a `POST` request to `/api/v1/operator/approval-requests`
+
+    */
+    pub async fn file_approval_request<'a>(
+        &'a self,
+        body: &'a types::ApprovalRequestCreate,
+    ) -> Result<ResponseValue<types::ApprovalRequest>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/approval-requests", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "file_approval_request",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read an approval request
+
+    Since 0.15.0, any action. One change request as it now is.
+
+    Any role may read.
+
+    Sends a `GET` request to `/api/v1/operator/approval-requests/{change_request_id}`
+
+    Arguments:
+    - `change_request_id`: The change request's id.
+    */
+    pub async fn read_approval_request<'a>(
+        &'a self,
+        change_request_id: &'a str,
+    ) -> Result<ResponseValue<types::ApprovalRequest>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/approval-requests/{}",
+            self.baseurl,
+            encode_path(&change_request_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_approval_request",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Approve an approval request
+
+    Since 0.15.0, any action. A second person approves: the action is taken now, as this operator takes it, exactly as `parameters` say, and in the same transaction the request becomes `approved`; the answer carries the action's result in `result` (the deposit order, the bank transaction, the withdrawal order, the setting, or the new API key or callback secret, as the direct operation answers: a key or secret is shown to the approver in this answer only). If the action is refused now (the order moved on meanwhile), the answer is that refusal and the request stays `pending`. Two approvals at once: one takes the action, the other is 409 `INVALID_STATE_TRANSITION`.
+
+    Needs an operator's own token and the action's role, from an operator who counts as a second person (`vouched`); the operator who filed it is refused (`ROLE_FORBIDDEN`), as is the operator who created the merchant, and a configuration token, which is nobody in particular and may neither file nor decide. The action is recorded in the audit trail under its own name, by the approver, its remarks naming the request and who filed it.
+
+    Sends a `POST` request to `/api/v1/operator/approval-requests/{change_request_id}/approve`
+
+    Arguments:
+    - `change_request_id`: The change request's id.
+    - `body`
+    */
+    pub async fn approve_approval_request<'a>(
+        &'a self,
+        change_request_id: &'a str,
+        body: &'a types::ChangeRequestDecision,
+    ) -> Result<ResponseValue<types::ApprovalRequest>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/approval-requests/{}/approve",
+            self.baseurl,
+            encode_path(&change_request_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "approve_approval_request",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Reject an approval request
+
+    Since 0.15.0, any action. A second person rejects the request, or the one who filed it withdraws it: it becomes `rejected` and nothing moves.
+
+    Needs an operator's own token and the action's role; recorded in the audit trail as `reject_change_request`.
+
+    Sends a `POST` request to `/api/v1/operator/approval-requests/{change_request_id}/reject`
+
+    Arguments:
+    - `change_request_id`: The change request's id.
+    - `body`
+    */
+    pub async fn reject_approval_request<'a>(
+        &'a self,
+        change_request_id: &'a str,
+        body: &'a types::ChangeRequestDecision,
+    ) -> Result<ResponseValue<types::ApprovalRequest>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/approval-requests/{}/reject",
+            self.baseurl,
+            encode_path(&change_request_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "reject_approval_request",
         };
         match (crate::operator::sign_hook)(&self.inner, &mut request).await {
             Ok(_) => {}
@@ -4704,6 +5200,8 @@ impl Client {
         }
     }
     /**Issue a new API key
+
+    **Needs two people (since 0.15.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as an approval request (`POST /api/v1/operator/approval-requests` with `action` `issue_api_key` and the merchant's id as `target`) and a second, different operator approves it (`POST .../approval-requests/{id}/approve`), which takes it as described here; the approval's `result` is this operation's answer, and so the approver receives the new key, once.
 
     Issues a new API key for the merchant (rotation). Every older key keeps working for at most `grace_seconds` more and is refused after that (401 `UNKNOWN_API_KEY`): one with no expiry, or a later one from an earlier rotation, now expires then; one already expiring sooner keeps its earlier expiry. A grace of 0 ends every older key at once, whatever grace an earlier rotation gave it. Callbacks are signed with the newest key from this moment. The new key is shown only in this response.
 
@@ -5597,6 +6095,8 @@ impl Client {
         }
     }
     /**Issue a new callback secret
+
+    **Needs two people (since 0.15.0).** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as an approval request (`POST /api/v1/operator/approval-requests` with `action` `issue_callback_secret` and the merchant's id as `target`) and a second, different operator approves it (`POST .../approval-requests/{id}/approve`), which takes it as described here; the approval's `result` is this operation's answer, and so the approver receives the new secret, once.
 
     Issues a new callback secret (rotation), whatever the scheme. From this moment `standard_webhooks` callbacks carry one signature per secret still signing, newest first: the older secrets that have no expiry yet keep signing for `overlap_seconds` more, an older secret already expiring keeps its earlier expiry. After the overlap only the new secret signs. The new secret is shown only in this response.
 
@@ -7346,6 +7846,9 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/change-requests/{change_request_id}",
     "/api/v1/operator/change-requests/{change_request_id}/approve",
     "/api/v1/operator/change-requests/{change_request_id}/reject",
+    "/api/v1/operator/approval-requests/{change_request_id}",
+    "/api/v1/operator/approval-requests/{change_request_id}/approve",
+    "/api/v1/operator/approval-requests/{change_request_id}/reject",
     "/api/v1/operator/operators/{operator_id}/vouch",
     "/api/v1/operator/deposits/{order_no}",
     "/api/v1/operator/deposits/{order_no}/complete",

@@ -166,6 +166,12 @@ impl Actor {
 }
 
 impl Target {
+    /// Its kind and id as the trail stores them.
+    pub fn kind_and_id(self) -> (&'static str, String) {
+        let (kind, id, _) = self.parts();
+        (kind, id)
+    }
+
     /// Its kind and id as the trail stores them, and which settings of it
     /// are read before and after the change.
     fn parts(self) -> (&'static str, String, Snapshot) {

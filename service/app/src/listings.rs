@@ -7,7 +7,6 @@ use crate::bank::BankTransaction;
 use crate::callbacks::Delivery;
 use crate::deposits::Deposit;
 use crate::domain::error::ApiError;
-use crate::domain::four_eyes::ChangeRequestStatus;
 use crate::domain::status::Role;
 use crate::domain::status::{
     BankTransactionStatus, DeliveryStatus, DepositStatus, NotificationOutcome, WithdrawalStatus,
@@ -16,7 +15,7 @@ use crate::merchants::{self, Merchant};
 use crate::notifications::Recorded;
 use crate::store::paging::{Cursor, ListFilter};
 use crate::store::queries::people::AuditFilter;
-use crate::store::rows::{AuditRow, ChangeRequestRow, OperatorRow};
+use crate::store::rows::{AuditRow, OperatorRow};
 use crate::withdrawals::Withdrawal;
 use crate::App;
 use std::collections::HashMap;
@@ -47,7 +46,10 @@ pub struct Page<T> {
 impl Listing {
     /// The store's filter: one item more than the page holds, to know
     /// whether another page follows.
-    fn filter<S: Copy + std::fmt::Display>(self, statuses: &[S]) -> Result<ListFilter, ApiError> {
+    pub(crate) fn filter<S: Copy + std::fmt::Display>(
+        self,
+        statuses: &[S],
+    ) -> Result<ListFilter, ApiError> {
         let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
         if !(1..=MAX_LIMIT).contains(&limit) {
             return Err(ApiError::invalid_field(
@@ -65,6 +67,7 @@ impl Listing {
             channel_id: self.channel_id,
             created_from: self.created_from,
             created_to: self.created_to,
+            actions: None,
         })
     }
 }
@@ -96,7 +99,11 @@ fn status_filter<S: Copy + std::fmt::Display>(
 }
 
 /// Cuts the extra item off and turns the last kept one into the cursor.
-fn page<T>(mut rows: Vec<T>, filter: &ListFilter, key: impl Fn(&T) -> (i64, &str)) -> Page<T> {
+pub(crate) fn page<T>(
+    mut rows: Vec<T>,
+    filter: &ListFilter,
+    key: impl Fn(&T) -> (i64, &str),
+) -> Page<T> {
     let wanted = usize::try_from(filter.limit - 1).unwrap_or(0);
     if rows.len() <= wanted {
         return Page {
@@ -117,25 +124,6 @@ fn page<T>(mut rows: Vec<T>, filter: &ListFilter, key: impl Fn(&T) -> (i64, &str
 
 /// Change requests, newest first; pending ones past their time are
 /// marked expired first, so that a `pending` filter lists only live ones.
-pub async fn change_requests(
-    app: &App,
-    listing: Listing,
-) -> Result<Page<ChangeRequestRow>, ApiError> {
-    let filter = listing.filter(ChangeRequestStatus::ALL)?;
-    let now = app.now_unix();
-    let query = filter.clone();
-    let rows = app
-        .db
-        .transaction::<_, ApiError, _>(move |s| {
-            Box::pin(async move {
-                s.expire_change_requests(now).await?;
-                Ok(s.change_requests_page(&query).await?)
-            })
-        })
-        .await?;
-    Ok(page(rows, &filter, |r| (r.requested_at, r.id.as_str())))
-}
-
 /// Merchants looked up once per page, not once per order.
 #[derive(Default)]
 struct MerchantsSeen(HashMap<String, Merchant>);

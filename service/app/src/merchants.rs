@@ -230,6 +230,24 @@ pub struct IssuedKey {
     pub previous_keys_expire_at: Option<i64>,
 }
 
+/// How long a rotation leaves the older keys working: as asked (at most
+/// 30 days), or the configured grace.
+pub fn key_grace(app: &App, grace_seconds: Option<i64>) -> Result<i64, ApiError> {
+    Ok(checked_grace(grace_seconds)?.unwrap_or(app.config.key_rotation_grace_seconds))
+}
+
+/// A grace asked for, refused past its bounds (checked where a request is
+/// read, before anything else is).
+pub fn checked_grace(grace_seconds: Option<i64>) -> Result<Option<i64>, ApiError> {
+    match grace_seconds {
+        Some(g) if !(0..=KEY_GRACE_MAX_SECONDS).contains(&g) => Err(ApiError::invalid_field(
+            "grace_seconds",
+            "must be between 0 and 2592000",
+        )),
+        other => Ok(other),
+    }
+}
+
 /// Rotates the merchant's key: the new key works at once, and every older
 /// key keeps working for at most `grace_seconds` more (one already ending
 /// sooner keeps its end). Both happen in one transaction, so there is no
@@ -242,13 +260,7 @@ pub async fn issue_api_key(
     merchant_id: &str,
     grace_seconds: Option<i64>,
 ) -> Result<IssuedKey, ApiError> {
-    let grace_seconds = grace_seconds.unwrap_or(app.config.key_rotation_grace_seconds);
-    if !(0..=KEY_GRACE_MAX_SECONDS).contains(&grace_seconds) {
-        return Err(ApiError::invalid_field(
-            "grace_seconds",
-            "must be between 0 and 2592000",
-        ));
-    }
+    let grace_seconds = key_grace(app, grace_seconds)?;
     let now = app.now_unix();
     let (api_key, key_row) = new_key_row(app, merchant_id, now)?;
     let id = merchant_id.to_string();

@@ -11,6 +11,10 @@ use crate::status::stored_as_text;
 /// How long a change request waits for its second person.
 pub const CHANGE_REQUEST_LIFETIME_SECONDS: i64 = 86_400;
 
+/// The trail's name for a change request no one decided in time: not an
+/// action anyone takes, so not in the role table.
+pub const EXPIRED_ACTION: &str = "expire_change_request";
+
 /// Pending change requests one person may have at once: the table is
 /// bounded, and a maker past it is told to wait for decisions.
 pub const PENDING_PER_MAKER: i64 = 100;
@@ -23,12 +27,13 @@ pub enum Rule {
     /// Two different approvers from the currency's dual-approval threshold
     /// on (`people::approvals_needed`).
     SecondPersonFromThreshold,
+    /// One person may while no money can be at stake; once it can (a
+    /// deposit a channel accepted, or one whose money was matched), a
+    /// change request and a second person (`cancel_needs_two`).
+    SecondPersonOnceMoneyMayBeHeld,
     /// One admin may, but the operator made, raised or given a token counts
     /// as a second person only once another admin vouches for them.
     SecondAdminVouches,
-    /// Money is meant to need a second person here too, and does not yet:
-    /// named, so that the gap is read in the table and not found later.
-    OnePersonForNow,
     /// One person may: it moves no money and changes no one's powers.
     Alone,
 }
@@ -43,12 +48,13 @@ pub fn rule(action: Action) -> (Rule, &'static str) {
         MatchBankTransaction => (SecondPerson, "completes a deposit with the transfer's amount, and so credits a merchant"),
         ResolveWithdrawal => (SecondPerson, "settles a payout in doubt: paid debits the merchant for good, not paid releases the funds for another payout"),
         ApproveWithdrawal => (SecondPersonFromThreshold, "sends money out; from the threshold on, two different approvers"),
-        CancelDeposit => (OnePersonForNow, "ends a deposit whose money a channel may hold"),
+        CancelDeposit => (SecondPersonOnceMoneyMayBeHeld, "ends a deposit: once a channel accepted it or its money was matched, the payer's money is held and would be credited to no one"),
         SetMerchantFee => (SecondPerson, "changes what a merchant is credited and charged"),
         SetAutoApproval => (SecondPerson, "changes which payouts leave without a person (never past the threshold)"),
         SetReceivingAccount => (SecondPerson, "changes where payers send money"),
         CreateOperator | ChangeOperator | IssueOperatorToken => (SecondAdminVouches, "changes who may act; one admin's new or raised operator, or one holding a token another issued, is not a second person until vouched for"),
-        IssueApiKey | IssueCallbackSecret => (OnePersonForNow, "gives a merchant's powers to whoever holds the key"),
+        IssueApiKey => (SecondPerson, "gives a merchant's powers, its payouts included, to whoever holds the key"),
+        IssueCallbackSecret => (SecondPerson, "whoever holds the secret can sign callbacks the merchant credits its payers on"),
         FileChangeRequest => (Alone, "files what a second person decides; moves nothing"),
         ApproveChangeRequest | RejectChangeRequest => (Alone, "is itself the second person's decision; never the filer's"),
         VouchOperator => (Alone, "is itself the second admin's word on an operator another made or raised"),
@@ -59,6 +65,13 @@ pub fn rule(action: Action) -> (Rule, &'static str) {
         IssueBillingStatement | ReissueBillingStatement | SetBillingPeriod => (Alone, "a statement records charges already made; it moves no money"),
         Read | ReadApiKeys | ReadOperators | ReadOwners => (Alone, "a read"),
     }
+}
+
+/// Whether cancelling a deposit needs a second person: once a channel
+/// accepted it (the payer may have paid there) or a payment was matched to
+/// it, a cancellation turns money received into money credited to no one.
+pub fn cancel_needs_two(channel_accepted: bool, matched: bool) -> bool {
+    channel_accepted || matched
 }
 
 stored_as_text! {
@@ -94,9 +107,22 @@ mod tests {
             Action::SetMerchantFee,
             Action::SetAutoApproval,
             Action::SetReceivingAccount,
+            Action::IssueApiKey,
+            Action::IssueCallbackSecret,
         ] {
             assert_eq!(rule(action).0, Rule::SecondPerson, "{action:?}");
         }
+    }
+
+    #[test]
+    fn a_cancellation_is_one_persons_only_while_no_money_can_be_held() {
+        assert!(!cancel_needs_two(false, false));
+        assert!(cancel_needs_two(true, false));
+        assert!(cancel_needs_two(false, true));
+        assert_eq!(
+            rule(Action::CancelDeposit).0,
+            Rule::SecondPersonOnceMoneyMayBeHeld
+        );
     }
 
     #[test]

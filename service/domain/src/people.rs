@@ -118,10 +118,11 @@ actions! {
     ReissueBillingStatement => "reissue_billing_statement", Admin, true;
     SetBillingPeriod => "set_billing_period", Admin, true;
     /// Change requests (`four_eyes`): one person files what a money action
-    /// would do, a second decides it.
-    FileChangeRequest => "file_change_request", Approver, true;
-    ApproveChangeRequest => "approve_change_request", Approver, true;
-    RejectChangeRequest => "reject_change_request", Approver, true;
+    /// would do, a second decides it. Support may, since cancelling some
+    /// deposits is one; the action's own role is checked as well.
+    FileChangeRequest => "file_change_request", Support, true;
+    ApproveChangeRequest => "approve_change_request", Support, true;
+    RejectChangeRequest => "reject_change_request", Support, true;
 }
 
 /// How many different approvers a withdrawal of `amount` needs: two at or

@@ -22,6 +22,8 @@ pub struct ListFilter {
     pub created_from: Option<i64>,
     /// Created before (orders only).
     pub created_to: Option<i64>,
+    /// Only these actions (change requests only).
+    pub actions: Option<Vec<String>>,
     pub after: Option<Cursor>,
     pub limit: i64,
 }

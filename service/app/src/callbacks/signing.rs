@@ -285,6 +285,13 @@ pub async fn issue_secret(
     merchant_id: &str,
     overlap_seconds: Option<i64>,
 ) -> Result<(Signing, Option<i64>), ApiError> {
+    let overlap = rotation_overlap(overlap_seconds)?;
+    change(app, actor, merchant_id, Change::Rotate { overlap }).await
+}
+
+/// How long the secrets before a new one keep signing: as asked (at most
+/// 30 days), or a day.
+pub fn rotation_overlap(overlap_seconds: Option<i64>) -> Result<i64, ApiError> {
     let overlap = overlap_seconds.unwrap_or(DEFAULT_OVERLAP_SECONDS);
     if !(0..=OVERLAP_MAX_SECONDS).contains(&overlap) {
         return Err(ApiError::invalid_field(
@@ -292,7 +299,7 @@ pub async fn issue_secret(
             "must be between 0 and 2592000",
         ));
     }
-    change(app, actor, merchant_id, Change::Rotate { overlap }).await
+    Ok(overlap)
 }
 
 /// One change to a merchant's signing.

@@ -7,6 +7,7 @@ use super::{find_any, Deposit};
 use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::fees::Direction;
+use crate::domain::four_eyes;
 use crate::domain::lifecycle::{self, DepositEvent};
 use crate::domain::money::to_units;
 use crate::domain::routing::Route;
@@ -302,8 +303,31 @@ pub async fn cancel(
     order_no: &str,
     remarks: Option<&str>,
 ) -> Result<Deposit, ApiError> {
+    // One person cancels alone only while no money can be held for the
+    // order; after that only an approved change request does. Checked in
+    // the move's transaction, so a match landing meanwhile is seen.
+    let alone = by.acting().is_some_and(|a| a.approves.is_none());
     let audit = by.audit(Target::Order(order_no.to_string()), remarks, app.now_unix());
-    move_deposit(app, audit, order_no, DepositEvent::Cancel, |c| c).await
+    let now = app.now_unix();
+    let order = order_no.to_string();
+    let moved = app
+        .db
+        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
+            Box::pin(async move {
+                if alone {
+                    let row = load(tx, &order).await?;
+                    let matched = row.status == DepositStatus::Matched;
+                    if four_eyes::cancel_needs_two(row.channel_order_no.is_some(), matched) {
+                        return Err(ApiError::SecondPersonRequired(
+                            "cancelling a deposit a channel accepted or a payment was matched to",
+                        ));
+                    }
+                }
+                apply_move(tx, &order, DepositEvent::Cancel, |c| c, now).await
+            })
+        })
+        .await?;
+    Deposit::from_row(moved.into_result(DepositEvent::Cancel)?)
 }
 
 /// The deposit's time ran out before a payment was matched.

@@ -5,9 +5,12 @@
 
 use super::bank::bank_view;
 use super::{deposit_view, parse, reviewed};
+use crate::app::actor::Actor;
 use crate::app::bank::NewBankTransaction;
+use crate::app::callbacks::signing;
 use crate::app::change_requests::{self, Change, ChangeRequestRow, Done};
-use crate::app::listings::{self, Listing};
+use crate::app::listings::Listing;
+use crate::app::merchants;
 use crate::app::withdrawals::Resolution;
 use crate::app::App;
 use crate::domain::error::ApiError;
@@ -16,13 +19,15 @@ use crate::domain::money;
 use crate::domain::people::Action;
 use crate::domain::status::AutoApprovalMode;
 use crate::domain::validate;
+use crate::enums::Spelled;
 use crate::operator::auth::operate;
 use crate::{time, time_opt};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
-    ApproveChangeRequestPath, ListChangeRequestsQuery, ReadChangeRequestPath,
-    RejectChangeRequestPath,
+    ApproveApprovalRequestPath, ApproveChangeRequestPath, ListApprovalRequestsQuery,
+    ListChangeRequestsQuery, ReadApprovalRequestPath, ReadChangeRequestPath,
+    RejectApprovalRequestPath, RejectChangeRequestPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use payments_wire::DecimalString;
@@ -30,26 +35,35 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// The first JSON number in `v`, by its path: amounts in a change request
-/// are decimal strings, since a number would pass through a binary float on
-/// its way in (none of the bodies a request holds has another number).
-fn a_number(v: &Value, at: &str) -> Option<String> {
+/// The first JSON number in `v`, by its path, but for the whole seconds
+/// `counts` names: amounts in a change request are decimal strings, since
+/// a number would pass through a binary float on its way in.
+fn a_number(v: &Value, at: &str, counts: &[&str]) -> Option<String> {
     match v {
+        Value::Number(n) if n.is_i64() && counts.iter().any(|c| at.ends_with(c)) => None,
         Value::Number(_) => Some(at.to_string()),
         Value::Object(map) => map
             .iter()
-            .find_map(|(k, v)| a_number(v, &format!("{at}.{k}"))),
+            .find_map(|(k, v)| a_number(v, &format!("{at}.{k}"), counts)),
         Value::Array(items) => items
             .iter()
             .enumerate()
-            .find_map(|(i, v)| a_number(v, &format!("{at}[{i}]"))),
+            .find_map(|(i, v)| a_number(v, &format!("{at}[{i}]"), counts)),
         _ => None,
     }
 }
 
 fn body_of<T: DeserializeOwned>(parameters: Map<String, Value>) -> Result<T, ApiError> {
+    counted_body_of(parameters, &[])
+}
+
+/// `body_of` for a body with whole seconds in it, named by `counts`.
+fn counted_body_of<T: DeserializeOwned>(
+    parameters: Map<String, Value>,
+    counts: &[&str],
+) -> Result<T, ApiError> {
     let parameters = Value::Object(parameters);
-    if let Some(at) = a_number(&parameters, "parameters") {
+    if let Some(at) = a_number(&parameters, "parameters", counts) {
         return Err(ApiError::invalid_field(
             at,
             "must be a decimal string, such as \"100.00\"",
@@ -64,10 +78,10 @@ fn target(given: Option<String>) -> Result<String, ApiError> {
 }
 
 /// The direct operation's call, checked as that operation checks it.
-fn change_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
+fn change_of(req: types::ApprovalRequestCreate) -> Result<Change, ApiError> {
     let remarks = |r: Option<String>| validate::optional_text("remarks", r, 512);
     Ok(match req.action {
-        types::ChangeRequestAction::CompleteDeposit => {
+        types::ApprovalRequestAction::CompleteDeposit => {
             let body: types::CompleteDepositRequest = body_of(req.parameters)?;
             Change::CompleteDeposit {
                 order_no: target(req.target)?,
@@ -75,7 +89,7 @@ fn change_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
                 remarks: remarks(body.remarks)?,
             }
         }
-        types::ChangeRequestAction::IngestBankTransaction => {
+        types::ApprovalRequestAction::IngestBankTransaction => {
             if req.target.is_some() {
                 return Err(ApiError::invalid_field(
                     "target",
@@ -94,7 +108,7 @@ fn change_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
                 received_at: body.received_at.map(|t| t.timestamp()),
             })
         }
-        types::ChangeRequestAction::MatchBankTransaction => {
+        types::ApprovalRequestAction::MatchBankTransaction => {
             let body: types::MatchBankTransactionRequest = body_of(req.parameters)?;
             Change::MatchBankTransaction {
                 transaction_id: target(req.target)?,
@@ -102,7 +116,7 @@ fn change_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
                 remarks: remarks(body.remarks)?,
             }
         }
-        types::ChangeRequestAction::ResolveWithdrawal => {
+        types::ApprovalRequestAction::ResolveWithdrawal => {
             let body: types::ResolveWithdrawalRequest = body_of(req.parameters)?;
             Change::ResolveWithdrawal {
                 order_no: target(req.target)?,
@@ -118,16 +132,26 @@ fn change_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
                 )?,
             }
         }
-        types::ChangeRequestAction::SetMerchantFee
-        | types::ChangeRequestAction::SetAutoApproval
-        | types::ChangeRequestAction::SetReceivingAccount => setting_of(req)?,
+        types::ApprovalRequestAction::CancelDeposit => {
+            let body: types::ReviewRequest = body_of(req.parameters)?;
+            Change::CancelDeposit {
+                order_no: target(req.target)?,
+                remarks: remarks(body.remarks)?,
+            }
+        }
+        types::ApprovalRequestAction::SetMerchantFee
+        | types::ApprovalRequestAction::SetAutoApproval
+        | types::ApprovalRequestAction::SetReceivingAccount
+        | types::ApprovalRequestAction::IssueApiKey
+        | types::ApprovalRequestAction::IssueCallbackSecret => setting_of(req)?,
     })
 }
 
-/// A merchant setting's call, checked as its operation checks its body.
-fn setting_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
+/// A merchant setting's, key's or secret's call, checked as its operation
+/// checks its body.
+fn setting_of(req: types::ApprovalRequestCreate) -> Result<Change, ApiError> {
     Ok(match req.action {
-        types::ChangeRequestAction::SetMerchantFee => {
+        types::ApprovalRequestAction::SetMerchantFee => {
             let body: types::FeeRuleRequest = body_of(req.parameters)?;
             Change::SetMerchantFee {
                 merchant_id: target(req.target)?,
@@ -143,7 +167,7 @@ fn setting_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
                 },
             }
         }
-        types::ChangeRequestAction::SetAutoApproval => {
+        types::ApprovalRequestAction::SetAutoApproval => {
             let body: types::AutoApprovalRequest = body_of(req.parameters)?;
             Change::SetAutoApproval {
                 merchant_id: target(req.target)?,
@@ -159,11 +183,28 @@ fn setting_of(req: types::ChangeRequestCreate) -> Result<Change, ApiError> {
                     .collect(),
             }
         }
-        types::ChangeRequestAction::SetReceivingAccount => {
+        types::ApprovalRequestAction::SetReceivingAccount => {
             let body: types::ReceivingAccountRequest = body_of(req.parameters)?;
             Change::SetReceivingAccount {
                 merchant_id: target(req.target)?,
                 account_id: body.account_id,
+            }
+        }
+        types::ApprovalRequestAction::IssueApiKey => {
+            let body: types::IssueApiKeyRequest =
+                counted_body_of(req.parameters, &[".grace_seconds"])?;
+            Change::IssueApiKey {
+                merchant_id: target(req.target)?,
+                grace_seconds: merchants::checked_grace(body.grace_seconds)?,
+            }
+        }
+        types::ApprovalRequestAction::IssueCallbackSecret => {
+            let body: types::IssueCallbackSecretRequest =
+                counted_body_of(req.parameters, &[".overlap_seconds"])?;
+            signing::rotation_overlap(body.overlap_seconds)?;
+            Change::IssueCallbackSecret {
+                merchant_id: target(req.target)?,
+                overlap_seconds: body.overlap_seconds,
             }
         }
         _ => return Err(ApiError::Internal("not a setting".into())),
@@ -175,7 +216,7 @@ fn spelled<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, ApiError> {
         .map_err(|_| ApiError::Internal(format!("stored {what} `{text}` is not in the contract")))
 }
 
-fn view(row: ChangeRequestRow) -> Result<types::ChangeRequest, ApiError> {
+fn view(row: ChangeRequestRow) -> Result<types::ApprovalRequest, ApiError> {
     let parameters = match serde_json::from_str(&row.parameters) {
         Ok(Value::Object(map)) => map,
         _ => {
@@ -189,7 +230,7 @@ fn view(row: ChangeRequestRow) -> Result<types::ChangeRequest, ApiError> {
         (Some(id), Some(name)) => Some(types::ChangeRequestOperator { id, name }),
         _ => None,
     };
-    Ok(types::ChangeRequest {
+    Ok(types::ApprovalRequest {
         action: spelled(&row.action, "action")?,
         change_request_id: row.id,
         decided_at: time_opt(row.decided_at)?,
@@ -271,7 +312,106 @@ async fn result_of(app: &App, done: Done) -> Result<Map<String, Value>, ApiError
                 reports_match_first: account.reports_match_first,
             })
         }
+        Done::ApiKey {
+            merchant_id,
+            issued,
+        } => object(&types::IssuedApiKey {
+            merchant_id,
+            api_key: issued.api_key,
+            previous_keys_expire_at: time_opt(issued.previous_keys_expire_at)?,
+        }),
+        Done::CallbackSecret {
+            merchant_id,
+            signing,
+            previous_end,
+        } => object(&types::IssuedCallbackSecret {
+            merchant_id,
+            scheme: signing.scheme.spelled(),
+            callback_secret: signing
+                .new_secret
+                .ok_or_else(|| ApiError::Internal("a rotation issued no secret".into()))?,
+            previous_secrets_expire_at: time_opt(previous_end)?,
+        }),
     }
+}
+
+/// The seven actions operator 0.14.0 named (`ChangeRequestAction`): the
+/// `change-requests` operations know only these, so that a client made
+/// from 0.14.0 never reads an action it cannot parse; `approval-requests`
+/// know every one.
+const OF_0_14: [Action; 7] = [
+    Action::CompleteDeposit,
+    Action::IngestBankTransaction,
+    Action::MatchBankTransaction,
+    Action::ResolveWithdrawal,
+    Action::SetMerchantFee,
+    Action::SetAutoApproval,
+    Action::SetReceivingAccount,
+];
+
+/// An approval request as a `change-requests` operation answers it; one of
+/// a later action is not found there.
+fn older(r: types::ApprovalRequest) -> Result<types::ChangeRequest, ApiError> {
+    let id = r.change_request_id.clone();
+    let v = serde_json::to_value(r).map_err(|e| ApiError::Internal(e.to_string()))?;
+    serde_json::from_value(v).map_err(|_| ApiError::ChangeRequestNotFound(id))
+}
+
+/// Refuses, before anything is done, a request a `change-requests`
+/// operation does not know.
+async fn known_to_0_14(app: &App, id: &str) -> Result<(), ApiError> {
+    let row = change_requests::find(app, id).await?;
+    match Action::parse(&row.action) {
+        Some(a) if OF_0_14.contains(&a) => Ok(()),
+        _ => Err(ApiError::ChangeRequestNotFound(id.to_string())),
+    }
+}
+
+async fn listing(
+    app: &App,
+    status: Option<types::ChangeRequestStatus>,
+    merchant_id: Option<String>,
+    limit: Option<i64>,
+    cursor: Option<String>,
+    actions: Option<&[Action]>,
+) -> Result<types::ApprovalRequestPage, ApiError> {
+    let listing = Listing {
+        limit,
+        cursor,
+        status: status.map(|s| s.to_string()),
+        merchant_id,
+        ..Listing::default()
+    };
+    let page = change_requests::list(app, listing, actions).await?;
+    Ok(types::ApprovalRequestPage {
+        items: page.items.into_iter().map(view).collect::<Result<_, _>>()?,
+        next_cursor: page.next_cursor,
+    })
+}
+
+async fn filing(
+    app: &App,
+    op: &Actor,
+    req: types::ApprovalRequestCreate,
+) -> Result<types::ApprovalRequest, ApiError> {
+    let remarks = req.remarks.clone();
+    let change = change_of(req)?;
+    let row = change_requests::file(app, op, change, remarks).await?;
+    tracing::info!(action = "file_change_request", change_request_id = %row.id, target = %row.target, "operator action");
+    view(row)
+}
+
+async fn approving(
+    app: &App,
+    op: &Actor,
+    id: &str,
+    remarks: Option<String>,
+) -> Result<types::ApprovalRequest, ApiError> {
+    let (row, done) = change_requests::approve(app, op, id, remarks).await?;
+    tracing::info!(action = "approve_change_request", change_request_id = %row.id, target = %row.target, "operator action");
+    let mut answer = view(row)?;
+    answer.result = result_of(app, done).await?;
+    Ok(answer)
 }
 
 pub(super) async fn list_change_requests(
@@ -281,18 +421,35 @@ pub(super) async fn list_change_requests(
 ) -> Result<HttpResponseOk<types::ChangeRequestPage>, HttpError> {
     operate(&rqctx, &headers, Action::Read, |app, _| async move {
         let q = query.into_inner();
-        let listing = Listing {
-            limit: q.limit,
-            cursor: q.cursor,
-            status: q.status.map(|s| s.to_string()),
-            merchant_id: q.merchant_id,
-            ..Listing::default()
-        };
-        let page = listings::change_requests(&app, listing).await?;
+        let page = listing(
+            &app,
+            q.status,
+            q.merchant_id,
+            q.limit,
+            q.cursor,
+            Some(&OF_0_14),
+        )
+        .await?;
         Ok(types::ChangeRequestPage {
-            items: page.items.into_iter().map(view).collect::<Result<_, _>>()?,
+            items: page
+                .items
+                .into_iter()
+                .map(older)
+                .collect::<Result<_, _>>()?,
             next_cursor: page.next_cursor,
         })
+    })
+    .await
+}
+
+pub(super) async fn list_approval_requests(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    query: Query<ListApprovalRequestsQuery>,
+) -> Result<HttpResponseOk<types::ApprovalRequestPage>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |app, _| async move {
+        let q = query.into_inner();
+        listing(&app, q.status, q.merchant_id, q.limit, q.cursor, None).await
     })
     .await
 }
@@ -302,14 +459,32 @@ pub(super) async fn file_change_request(
     headers: BearerToken,
     body: SignedJson<types::ChangeRequestCreate>,
 ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
-    operate(&rqctx, &headers, Action::FileChangeRequest, |app, op| async move {
-        let req = parse(&body)?;
-        let remarks = req.remarks.clone();
-        let change = change_of(req)?;
-        let row = change_requests::file(&app, &op, change, remarks).await?;
-        tracing::info!(action = "file_change_request", change_request_id = %row.id, target = %row.target, "operator action");
-        view(row)
-    })
+    operate(
+        &rqctx,
+        &headers,
+        Action::FileChangeRequest,
+        |app, op| async move {
+            // Every 0.14.0 action is an approval request's action too.
+            let req = serde_json::to_value(parse(&body)?)
+                .and_then(serde_json::from_value)
+                .map_err(|e| ApiError::Internal(e.to_string()))?;
+            older(filing(&app, &op, req).await?)
+        },
+    )
+    .await
+}
+
+pub(super) async fn file_approval_request(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    body: SignedJson<types::ApprovalRequestCreate>,
+) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::FileChangeRequest,
+        |app, op| async move { filing(&app, &op, parse(&body)?).await },
+    )
     .await
 }
 
@@ -318,6 +493,19 @@ pub(super) async fn read_change_request(
     headers: BearerToken,
     path: Path<ReadChangeRequestPath>,
 ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
+    operate(&rqctx, &headers, Action::Read, |app, _| async move {
+        older(view(
+            change_requests::find(&app, &path.into_inner().change_request_id).await?,
+        )?)
+    })
+    .await
+}
+
+pub(super) async fn read_approval_request(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ReadApprovalRequestPath>,
+) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
     operate(&rqctx, &headers, Action::Read, |app, _| async move {
         view(change_requests::find(&app, &path.into_inner().change_request_id).await?)
     })
@@ -330,15 +518,35 @@ pub(super) async fn approve_change_request(
     path: Path<ApproveChangeRequestPath>,
     body: SignedJson<types::ChangeRequestDecision>,
 ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
-    operate(&rqctx, &headers, Action::ApproveChangeRequest, |app, op| async move {
-        let remarks = parse(&body)?.remarks;
-        let id = path.into_inner().change_request_id;
-        let (row, done) = change_requests::approve(&app, &op, &id, remarks).await?;
-        tracing::info!(action = "approve_change_request", change_request_id = %row.id, target = %row.target, "operator action");
-        let mut answer = view(row)?;
-        answer.result = result_of(&app, done).await?;
-        Ok(answer)
-    })
+    operate(
+        &rqctx,
+        &headers,
+        Action::ApproveChangeRequest,
+        |app, op| async move {
+            let remarks = parse(&body)?.remarks;
+            let id = path.into_inner().change_request_id;
+            known_to_0_14(&app, &id).await?;
+            older(approving(&app, &op, &id, remarks).await?)
+        },
+    )
+    .await
+}
+
+pub(super) async fn approve_approval_request(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<ApproveApprovalRequestPath>,
+    body: SignedJson<types::ChangeRequestDecision>,
+) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::ApproveChangeRequest,
+        |app, op| async move {
+            let remarks = parse(&body)?.remarks;
+            approving(&app, &op, &path.into_inner().change_request_id, remarks).await
+        },
+    )
     .await
 }
 
@@ -348,6 +556,28 @@ pub(super) async fn reject_change_request(
     path: Path<RejectChangeRequestPath>,
     body: SignedJson<types::ChangeRequestDecision>,
 ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
+    operate(
+        &rqctx,
+        &headers,
+        Action::RejectChangeRequest,
+        |app, op| async move {
+            let remarks = parse(&body)?.remarks;
+            let id = path.into_inner().change_request_id;
+            known_to_0_14(&app, &id).await?;
+            older(view(
+                change_requests::reject(&app, &op, &id, remarks).await?,
+            )?)
+        },
+    )
+    .await
+}
+
+pub(super) async fn reject_approval_request(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    path: Path<RejectApprovalRequestPath>,
+    body: SignedJson<types::ChangeRequestDecision>,
+) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
     operate(
         &rqctx,
         &headers,

@@ -163,27 +163,10 @@ pub(super) async fn set_merchant_status(
 pub(super) async fn issue_api_key(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    path: Path<IssueApiKeyPath>,
-    body: SignedJson<types::IssueApiKeyRequest>,
+    _path: Path<IssueApiKeyPath>,
+    _body: SignedJson<types::IssueApiKeyRequest>,
 ) -> Result<HttpResponseOk<types::IssuedApiKey>, HttpError> {
-    on_merchant(
-        &rqctx,
-        &headers,
-        Action::IssueApiKey,
-        path.into_inner().merchant_id,
-        body,
-        |app, op, merchant_id, req| async move {
-            let app = &*app;
-            let grace = req.grace_seconds;
-            let issued = merchants::issue_api_key(app, &op, &merchant_id, grace).await?;
-            Ok(types::IssuedApiKey {
-                merchant_id,
-                api_key: issued.api_key,
-                previous_keys_expire_at: time_opt(issued.previous_keys_expire_at)?,
-            })
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::IssueApiKey).await
 }
 
 pub(super) async fn set_callback_signing(
@@ -211,31 +194,10 @@ pub(super) async fn set_callback_signing(
 pub(super) async fn issue_callback_secret(
     rqctx: RequestContext<Arc<App>>,
     headers: BearerToken,
-    path: Path<IssueCallbackSecretPath>,
-    body: SignedJson<types::IssueCallbackSecretRequest>,
+    _path: Path<IssueCallbackSecretPath>,
+    _body: SignedJson<types::IssueCallbackSecretRequest>,
 ) -> Result<HttpResponseOk<types::IssuedCallbackSecret>, HttpError> {
-    on_merchant(
-        &rqctx,
-        &headers,
-        Action::IssueCallbackSecret,
-        path.into_inner().merchant_id,
-        body,
-        |app, op, merchant_id, req| async move {
-            let app = &*app;
-            let overlap = req.overlap_seconds;
-            let (signing, previous_end) =
-                signing::issue_secret(app, &op, &merchant_id, overlap).await?;
-            Ok(types::IssuedCallbackSecret {
-                merchant_id,
-                scheme: signing.scheme.spelled(),
-                callback_secret: signing
-                    .new_secret
-                    .ok_or_else(|| ApiError::Internal("a rotation issued no secret".into()))?,
-                previous_secrets_expire_at: time_opt(previous_end)?,
-            })
-        },
-    )
-    .await
+    alone(&rqctx, &headers, Action::IssueCallbackSecret).await
 }
 
 pub(super) async fn set_callback_timeout(

@@ -32,16 +32,17 @@ use crate::{body_error, deposit_order, reshape};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
-    ApproveChangeRequestPath, ApproveWithdrawalPath, CancelDepositPath, ChangeOperatorPath,
-    CompleteDepositPath, InviteOwnerPath, IssueApiKeyPath, IssueBillingStatementPath,
-    IssueCallbackSecretPath, IssueOperatorTokenPath, ListApiKeysPath, ListAuditEventsQuery,
-    ListBankTransactionsQuery, ListBillingStatementsQuery, ListCallbackDeliveriesQuery,
-    ListChangeRequestsQuery, ListChannelNotificationsQuery, ListDepositsQuery, ListMerchantsQuery,
-    ListOperatorTokensPath, ListOperatorsQuery, ListOwnerInvitationsPath,
-    ListOwnerInvitationsQuery, ListOwnersPath, ListWithdrawalsQuery, MatchBankTransactionPath,
-    OperatorApi, ReadBillingStatementDocumentPath, ReadBillingStatementPath,
-    ReadCallbackDeliveryPath, ReadCallbackSigningPath, ReadCashierSessionPath,
-    ReadChangeRequestPath, ReadDepositPath, ReadWithdrawalPath, ReissueBillingStatementPath,
+    ApproveApprovalRequestPath, ApproveChangeRequestPath, ApproveWithdrawalPath, CancelDepositPath,
+    ChangeOperatorPath, CompleteDepositPath, InviteOwnerPath, IssueApiKeyPath,
+    IssueBillingStatementPath, IssueCallbackSecretPath, IssueOperatorTokenPath, ListApiKeysPath,
+    ListApprovalRequestsQuery, ListAuditEventsQuery, ListBankTransactionsQuery,
+    ListBillingStatementsQuery, ListCallbackDeliveriesQuery, ListChangeRequestsQuery,
+    ListChannelNotificationsQuery, ListDepositsQuery, ListMerchantsQuery, ListOperatorTokensPath,
+    ListOperatorsQuery, ListOwnerInvitationsPath, ListOwnerInvitationsQuery, ListOwnersPath,
+    ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi, ReadApprovalRequestPath,
+    ReadBillingStatementDocumentPath, ReadBillingStatementPath, ReadCallbackDeliveryPath,
+    ReadCallbackSigningPath, ReadCashierSessionPath, ReadChangeRequestPath, ReadDepositPath,
+    ReadWithdrawalPath, ReissueBillingStatementPath, RejectApprovalRequestPath,
     RejectChangeRequestPath, RejectWithdrawalPath, ResendOwnerInvitationPath,
     ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
     RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath, SetCallbackSigningPath,
@@ -160,6 +161,48 @@ impl OperatorApi for OperatorApiImpl {
         body: SignedJson<types::ChangeRequestDecision>,
     ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
         changes::reject_change_request(rqctx, headers, path, body).await
+    }
+
+    async fn list_approval_requests(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        query: Query<ListApprovalRequestsQuery>,
+    ) -> Result<HttpResponseOk<types::ApprovalRequestPage>, HttpError> {
+        changes::list_approval_requests(rqctx, headers, query).await
+    }
+
+    async fn file_approval_request(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        body: SignedJson<types::ApprovalRequestCreate>,
+    ) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
+        changes::file_approval_request(rqctx, headers, body).await
+    }
+
+    async fn read_approval_request(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        path: Path<ReadApprovalRequestPath>,
+    ) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
+        changes::read_approval_request(rqctx, headers, path).await
+    }
+
+    async fn approve_approval_request(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        path: Path<ApproveApprovalRequestPath>,
+        body: SignedJson<types::ChangeRequestDecision>,
+    ) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
+        changes::approve_approval_request(rqctx, headers, path, body).await
+    }
+
+    async fn reject_approval_request(
+        rqctx: RequestContext<Self::Context>,
+        headers: BearerToken,
+        path: Path<RejectApprovalRequestPath>,
+        body: SignedJson<types::ChangeRequestDecision>,
+    ) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
+        changes::reject_approval_request(rqctx, headers, path, body).await
     }
 
     async fn list_merchants(

@@ -43,9 +43,14 @@ pub trait ChangeQueries: Send {
         decision: &Decision<'_>,
     ) -> StoreResult<bool>;
 
-    /// Marks every pending request past its expiry at `now` expired; how
-    /// many it marked.
-    async fn expire_change_requests(&mut self, now: i64) -> StoreResult<usize>;
+    /// Up to `limit` pending requests past their expiry at `now`, oldest
+    /// first: each is then marked by `decide_change_request`, so that two
+    /// readers racing mark (and record) it once.
+    async fn change_requests_past_due(
+        &mut self,
+        now: i64,
+        limit: i64,
+    ) -> StoreResult<Vec<ChangeRequestRow>>;
 }
 
 macro_rules! impl_changes {
@@ -76,6 +81,9 @@ macro_rules! impl_changes {
                 }
                 if let Some(merchant) = &filter.merchant_id {
                     q = q.filter(change_requests::merchant_id.eq(merchant.clone()));
+                }
+                if let Some(actions) = &filter.actions {
+                    q = q.filter(change_requests::action.eq_any(actions.clone()));
                 }
                 Ok(
                     crate::paging::newest_after!(q, change_requests, requested_at, id, filter)
@@ -121,18 +129,19 @@ macro_rules! impl_changes {
                 Ok(n == 1)
             }
 
-            async fn expire_change_requests(&mut self, now: i64) -> StoreResult<usize> {
-                Ok(diesel::update(
-                    change_requests::table
-                        .filter(change_requests::status.eq(ChangeRequestStatus::Pending.as_str()))
-                        .filter(change_requests::expires_at.le(now)),
-                )
-                .set((
-                    change_requests::status.eq(ChangeRequestStatus::Expired),
-                    change_requests::decided_at.eq(change_requests::expires_at.nullable()),
-                ))
-                .execute(self.c())
-                .await?)
+            async fn change_requests_past_due(
+                &mut self,
+                now: i64,
+                limit: i64,
+            ) -> StoreResult<Vec<ChangeRequestRow>> {
+                Ok(change_requests::table
+                    .filter(change_requests::status.eq(ChangeRequestStatus::Pending.as_str()))
+                    .filter(change_requests::expires_at.le(now))
+                    .order((change_requests::expires_at.asc(), change_requests::id.asc()))
+                    .limit(limit)
+                    .select(crate::rows::columns::<ChangeRequestRow>())
+                    .load(self.c())
+                    .await?)
             }
         }
     };

@@ -6,7 +6,7 @@
 use super::queues::{approves, back, notice, remarks, IdPath};
 use super::{acting, SECTIONS};
 use crate::app::change_requests::{self, ChangeRequestRow};
-use crate::app::listings::{self, Listing};
+use crate::app::listings::Listing;
 use crate::app::App;
 use crate::domain::people::Action;
 use crate::pages::escape;
@@ -47,7 +47,7 @@ pub async fn console_changes(
             status: Some("pending".into()),
             ..Listing::default()
         };
-        let listed = listings::change_requests(&app, listing).await?;
+        let listed = change_requests::list(&app, listing, None).await?;
         let me = super::operator(&session)?;
         let may = me.role.may(Action::ApproveChangeRequest);
         let csrf = csrf_field(&session);
@@ -76,7 +76,7 @@ pub async fn console_changes(
             })
             .collect();
         let body = format!(
-            "{}<p>A money action (a deposit completed, a transfer recorded or matched, a payout resolved) is one person's request until a second, different person approves it here. Nothing moves before that.</p>{}",
+            "{}<p>A money action (a deposit completed or cancelled, a transfer recorded or matched, a payout resolved, a merchant's fee, auto-approval, receiving account, API key or callback secret) is one person's request until a second, different person approves it here. Nothing moves before that.</p>{}",
             notice(&fields),
             paged_table("Change requests waiting for a second person", &["Action and target", "What approving does", "Filed by", "Filed", "Expires", "Decision"], &rows, HERE, &fields, listed.next_cursor.as_deref())
         );
@@ -107,25 +107,47 @@ pub async fn console_decide_change(
                 Action::RejectChangeRequest
             };
             let app = &app;
-            let done = acting(&session, action, &request_id, |op| async move {
+            let (done, issued) = acting(&session, action, &request_id, |op| async move {
                 let remarks = remarks(&fields)?;
                 if approve {
-                    let (row, _) = change_requests::approve(app, &op, &id, remarks).await?;
-                    Ok(format!(
+                    let (row, done) = change_requests::approve(app, &op, &id, remarks).await?;
+                    let said = format!(
                         "Change request {} is approved and done: {}",
                         row.id, row.summary
-                    ))
+                    );
+                    Ok((said, issued_by(done)))
                 } else {
                     let row = change_requests::reject(app, &op, &id, remarks).await?;
-                    Ok(format!(
-                        "Change request {} is rejected; nothing moved.",
-                        row.id
-                    ))
+                    let said = format!("Change request {} is rejected; nothing moved.", row.id);
+                    Ok((said, None))
                 }
             })
             .await?;
-            Ok(back(HERE, &done))
+            match issued {
+                // Shown on this page, once: a secret never goes into the
+                // address a redirect would carry it in.
+                Some((what, value)) => Reply::page(
+                    format!("New {what}"),
+                    format!(
+                        "<p>{}</p><p>The merchant's new {what}, shown this once (it is kept only encrypted or hashed): <code>{}</code></p><p>Give it to the merchant over a channel you trust. <a href=\"{HERE}\">Back to the change requests</a></p>",
+                        escape(&done),
+                        escape(&value)
+                    ),
+                ),
+                None => Ok(back(HERE, &done)),
+            }
         },
     )
     .await
+}
+
+/// The key or secret an approval issued, to show its approver once.
+fn issued_by(done: change_requests::Done) -> Option<(&'static str, String)> {
+    match done {
+        change_requests::Done::ApiKey { issued, .. } => Some(("API key", issued.api_key)),
+        change_requests::Done::CallbackSecret { signing, .. } => {
+            signing.new_secret.map(|s| ("callback secret", s))
+        }
+        _ => None,
+    }
 }

@@ -8,25 +8,31 @@
 
 use crate::actor::{Actor, Operator, Target};
 use crate::bank::{self, Ingested, NewBankTransaction};
+use crate::callbacks::signing;
 use crate::deposits::{self, Deposit};
 use crate::domain::error::ApiError;
 use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::four_eyes::{
-    ChangeRequestStatus, CHANGE_REQUEST_LIFETIME_SECONDS, PENDING_PER_MAKER,
+    ChangeRequestStatus, CHANGE_REQUEST_LIFETIME_SECONDS, EXPIRED_ACTION, PENDING_PER_MAKER,
 };
-use crate::domain::money::from_units;
 use crate::domain::people::Action;
 use crate::domain::status::AutoApprovalMode;
 use crate::domain::validate;
-use crate::merchants::{self, AutoApproval, Merchant};
+use crate::listings::{Listing, Page};
+use crate::merchants::{self, Merchant};
 use crate::store::audit::{Approving, PendingAudit};
 use crate::store::queries::changes::Decision;
+use crate::store::rows::AuditRow;
 pub use crate::store::rows::ChangeRequestRow;
+use crate::store::Store;
 use crate::withdrawals::{self, Resolution, Withdrawal};
 use crate::App;
+use preview::{auto_approval, preview};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+
+mod preview;
 
 /// What a change request will do, exactly as the direct action takes it.
 #[derive(Clone, Debug)]
@@ -63,10 +69,22 @@ pub enum Change {
         merchant_id: String,
         account_id: String,
     },
+    CancelDeposit {
+        order_no: String,
+        remarks: Option<String>,
+    },
+    IssueApiKey {
+        merchant_id: String,
+        grace_seconds: Option<i64>,
+    },
+    IssueCallbackSecret {
+        merchant_id: String,
+        overlap_seconds: Option<i64>,
+    },
 }
 
-/// What an approved change did (boxed: the three differ much in size).
-#[derive(Debug)]
+/// What an approved change did (boxed: they differ much in size). Not
+/// `Debug`: a key or secret issued is in it, shown once to the approver.
 pub enum Done {
     Deposit(Box<Deposit>),
     BankTransaction(Box<Ingested>),
@@ -82,6 +100,32 @@ pub enum Done {
         merchant_id: String,
         account_id: String,
     },
+    ApiKey {
+        merchant_id: String,
+        issued: merchants::IssuedKey,
+    },
+    CallbackSecret {
+        merchant_id: String,
+        signing: Box<signing::Signing>,
+        previous_end: Option<i64>,
+    },
+}
+
+/// By its kind only: what was done is the answer's, and a key or secret
+/// issued must not reach a log line through a `{:?}`.
+impl std::fmt::Debug for Done {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Done::Deposit(_) => "Done::Deposit",
+            Done::BankTransaction(_) => "Done::BankTransaction",
+            Done::Withdrawal(_) => "Done::Withdrawal",
+            Done::Fee { .. } => "Done::Fee",
+            Done::AutoApproval(_) => "Done::AutoApproval",
+            Done::ReceivingAccount { .. } => "Done::ReceivingAccount",
+            Done::ApiKey { .. } => "Done::ApiKey",
+            Done::CallbackSecret { .. } => "Done::CallbackSecret",
+        })
+    }
 }
 
 impl Change {
@@ -94,6 +138,9 @@ impl Change {
             Change::SetMerchantFee { .. } => Action::SetMerchantFee,
             Change::SetAutoApproval { .. } => Action::SetAutoApproval,
             Change::SetReceivingAccount { .. } => Action::SetReceivingAccount,
+            Change::CancelDeposit { .. } => Action::CancelDeposit,
+            Change::IssueApiKey { .. } => Action::IssueApiKey,
+            Change::IssueCallbackSecret { .. } => Action::IssueCallbackSecret,
         }
     }
 
@@ -102,22 +149,28 @@ impl Change {
     pub fn target(&self) -> String {
         match self {
             Change::CompleteDeposit { order_no, .. }
+            | Change::CancelDeposit { order_no, .. }
             | Change::ResolveWithdrawal { order_no, .. } => order_no.clone(),
             Change::MatchBankTransaction { transaction_id, .. } => transaction_id.clone(),
             Change::IngestBankTransaction(t) => format!("{}/{}", t.account_id, t.bank_reference),
             Change::SetMerchantFee { merchant_id, .. }
             | Change::SetAutoApproval { merchant_id, .. }
-            | Change::SetReceivingAccount { merchant_id, .. } => merchant_id.clone(),
+            | Change::SetReceivingAccount { merchant_id, .. }
+            | Change::IssueApiKey { merchant_id, .. }
+            | Change::IssueCallbackSecret { merchant_id, .. } => merchant_id.clone(),
         }
     }
 
     fn audit_target(&self) -> Target {
         match self {
             Change::CompleteDeposit { order_no, .. }
+            | Change::CancelDeposit { order_no, .. }
             | Change::ResolveWithdrawal { order_no, .. } => Target::Order(order_no.clone()),
             Change::SetMerchantFee { .. }
             | Change::SetAutoApproval { .. }
-            | Change::SetReceivingAccount { .. } => Target::Merchant(self.target()),
+            | Change::SetReceivingAccount { .. }
+            | Change::IssueApiKey { .. }
+            | Change::IssueCallbackSecret { .. } => Target::Merchant(self.target()),
             _ => Target::BankTransaction(self.target()),
         }
     }
@@ -167,6 +220,11 @@ impl Change {
                 "limits": limits.iter().map(|(c, d)| (c.clone(), json!(d.to_string()))).collect::<serde_json::Map<_, _>>(),
             }),
             Change::SetReceivingAccount { account_id, .. } => json!({"account_id": account_id}),
+            Change::CancelDeposit { remarks, .. } => json!({"remarks": remarks}),
+            Change::IssueApiKey { grace_seconds, .. } => json!({"grace_seconds": grace_seconds}),
+            Change::IssueCallbackSecret {
+                overlap_seconds, ..
+            } => json!({"overlap_seconds": overlap_seconds}),
         }
     }
 
@@ -184,6 +242,9 @@ impl Change {
         let amount = |k: &str| -> Result<Option<Decimal>, ApiError> {
             text(k).map(|a| a.parse().map_err(|_| bad(k))).transpose()
         };
+        if let Some(change) = Self::on_merchant_or_cancel(row, &p) {
+            return Ok(change);
+        }
         Ok(match Action::parse(&row.action) {
             Some(Action::CompleteDeposit) => Change::CompleteDeposit {
                 order_no: row.target.clone(),
@@ -248,6 +309,28 @@ impl Change {
     }
 }
 
+impl Change {
+    /// A cancellation, a key or a secret read back: nothing in them can be
+    /// unreadable (a missing number is the operation's default).
+    fn on_merchant_or_cancel(row: &ChangeRequestRow, p: &Value) -> Option<Change> {
+        Some(match Action::parse(&row.action)? {
+            Action::CancelDeposit => Change::CancelDeposit {
+                order_no: row.target.clone(),
+                remarks: p["remarks"].as_str().map(str::to_string),
+            },
+            Action::IssueApiKey => Change::IssueApiKey {
+                merchant_id: row.target.clone(),
+                grace_seconds: p["grace_seconds"].as_i64(),
+            },
+            Action::IssueCallbackSecret => Change::IssueCallbackSecret {
+                merchant_id: row.target.clone(),
+                overlap_seconds: p["overlap_seconds"].as_i64(),
+            },
+            _ => return None,
+        })
+    }
+}
+
 /// Auto-approval limits as stored: decimal strings per currency.
 fn stored_limits(v: &Value) -> Option<BTreeMap<String, Decimal>> {
     let Some(map) = v.as_object() else {
@@ -258,209 +341,12 @@ fn stored_limits(v: &Value) -> Option<BTreeMap<String, Decimal>> {
         .collect()
 }
 
-/// The auto-approval a request asks for, checked as the setting is.
-fn auto_approval(
-    app: &App,
-    mode: AutoApprovalMode,
-    limits: &BTreeMap<String, Decimal>,
-) -> Result<AutoApproval, ApiError> {
-    Ok(match mode {
-        AutoApprovalMode::Off => AutoApproval::Off,
-        AutoApprovalMode::Always => AutoApproval::Always,
-        AutoApprovalMode::UpTo => {
-            merchants::auto_approval_up_to(app, limits.iter().map(|(c, d)| (c.clone(), *d)))?
-        }
-    })
-}
-
-/// An auto-approval setting in words.
-fn said(setting: &AutoApproval) -> String {
-    match setting {
-        AutoApproval::Off => "never".into(),
-        AutoApproval::Always => "always (never past a dual-approval threshold)".into(),
-        AutoApproval::UpTo(limits) => {
-            let each: Vec<String> = limits
-                .iter()
-                .map(|(c, units)| shown(c, from_units(*units)))
-                .collect();
-            format!("up to {}", each.join(", "))
-        }
-    }
-}
-
-fn rate_said(rate: &RateConfig) -> String {
-    format!(
-        "{}% + {} (at least {})",
-        rate.percent.normalize(),
-        rate.fixed.normalize(),
-        rate.minimum.normalize()
-    )
-}
-
-/// Checks a setting's change as the setting would, and says what it does.
-async fn preview_setting(app: &App, change: &Change) -> Result<(String, Option<String>), ApiError> {
-    let merchant = merchants::find(app, &change.target()).await?;
-    let name = &merchant.name;
-    let summary = match change {
-        Change::SetMerchantFee {
-            currency,
-            direction,
-            rate,
-            ..
-        } => {
-            let rate = crate::fees::checked(app, currency, rate.clone())?;
-            let now = crate::fees::merchant_rate(app, &merchant.id, currency, *direction).await?;
-            format!(
-                "Set {name}'s {currency} {} fee from {} to {}.",
-                direction.as_str(),
-                rate_said(&now),
-                rate_said(&rate)
-            )
-        }
-        Change::SetAutoApproval { mode, limits, .. } => {
-            let setting = auto_approval(app, *mode, limits)?;
-            format!(
-                "Auto-approve {name}'s withdrawals {} (now {}).",
-                said(&setting),
-                said(&merchant.auto_approval)
-            )
-        }
-        Change::SetReceivingAccount { account_id, .. } => {
-            let account = app
-                .config
-                .receiving_account(account_id)
-                .ok_or_else(|| ApiError::AccountNotFound(account_id.clone()))?;
-            let now = merchant
-                .receiving_accounts
-                .get(&account.currency)
-                .map_or("the configured default", String::as_str);
-            format!(
-                "Pay {name}'s {} deposits to account {account_id} (now {now}).",
-                account.currency
-            )
-        }
-        _ => return Err(ApiError::Internal("not a setting".into())),
-    };
-    Ok((summary, Some(merchant.id.clone())))
-}
-
 /// The person acting: a configuration token is nobody in particular, and
 /// may neither file nor decide.
 fn person(by: &Actor) -> Result<(&Operator, String), ApiError> {
     let acting = by.acting().ok_or(ApiError::TokenIsNobody)?;
     let id = acting.who.id.clone().ok_or(ApiError::TokenIsNobody)?;
     Ok((&acting.who, id))
-}
-
-fn shown(currency: &str, amount: Decimal) -> String {
-    format!("{currency} {}", amount.round_dp(4))
-}
-
-/// Checks the change as the action would, and says what it will do; the
-/// merchant whose money it is, where one is known.
-async fn preview(app: &App, change: &Change) -> Result<(String, Option<String>), ApiError> {
-    match change {
-        Change::CompleteDeposit {
-            order_no,
-            actual_amount,
-            remarks,
-        } => preview_completion(app, order_no, *actual_amount, remarks.as_deref()).await,
-        Change::IngestBankTransaction(t) => {
-            let (account, amount, reference) = bank::check_new(app, t)?;
-            Ok((
-                format!(
-                    "Record {} received on account {} (bank reference {reference}{}); a pending deposit it matches completes with it and credits its merchant.",
-                    shown(&t.currency, from_units(amount)),
-                    account.id,
-                    t.remark.as_deref().map(|r| format!(", remark {r}")).unwrap_or_default(),
-                ),
-                None,
-            ))
-        }
-        Change::MatchBankTransaction {
-            transaction_id,
-            order_no,
-            remarks,
-        } => {
-            let (row, order) =
-                bank::check_match(app, transaction_id, order_no, remarks.as_deref()).await?;
-            let received = from_units(row.amount);
-            Ok((
-                format!(
-                    "Match transfer {} of {} to deposit {order_no} of {} (difference {}); the deposit completes with what arrived and credits its merchant.",
-                    row.bank_reference,
-                    shown(&row.currency, received),
-                    shown(&order.currency, order.amount),
-                    shown(&row.currency, received - order.amount),
-                ),
-                Some(order.merchant_id),
-            ))
-        }
-        Change::ResolveWithdrawal {
-            order_no,
-            resolution,
-            ..
-        } => preview_resolution(app, order_no, *resolution).await,
-        Change::SetMerchantFee { .. }
-        | Change::SetAutoApproval { .. }
-        | Change::SetReceivingAccount { .. } => preview_setting(app, change).await,
-    }
-}
-
-async fn preview_completion(
-    app: &App,
-    order_no: &str,
-    actual_amount: Option<Decimal>,
-    remarks: Option<&str>,
-) -> Result<(String, Option<String>), ApiError> {
-    let current = deposits::find_any(app, order_no).await?;
-    let plan = deposits::plan_completion(app, &current, actual_amount).await?;
-    let (paid, fee) = plan.paid_and_fee();
-    let (paid, fee) = (from_units(paid), from_units(fee));
-    if actual_amount.is_some() {
-        validate::reason_for_difference(&current.currency, current.amount, paid, remarks)?;
-    }
-    let c = &current.currency;
-    Ok((
-        format!(
-            "Complete deposit {order_no}: ordered {}, paid {} (difference {}); credits the merchant {} after a fee of {}.",
-            shown(c, current.amount),
-            shown(c, paid),
-            shown(c, paid - current.amount),
-            shown(c, paid - fee),
-            shown(c, fee),
-        ),
-        Some(current.merchant_id),
-    ))
-}
-
-async fn preview_resolution(
-    app: &App,
-    order_no: &str,
-    resolution: Resolution,
-) -> Result<(String, Option<String>), ApiError> {
-    let current = withdrawals::find_any(app, order_no).await?;
-    if !current.needs_manual_intervention {
-        return Err(crate::domain::lifecycle::refused(
-            order_no,
-            format!("{} (not set aside)", current.status),
-            "resolve",
-        ));
-    }
-    let amount = shown(&current.currency, current.amount);
-    let theirs = current.channel_order_no.as_deref().unwrap_or("none given");
-    let what = match resolution {
-        Resolution::Completed => {
-            format!("as paid: the merchant is debited {amount} and its fee for good")
-        }
-        Resolution::Failed => {
-            format!("as not paid: {amount} and its fee return to the merchant's available balance")
-        }
-    };
-    Ok((
-        format!("Resolve payout {order_no} (channel order {theirs}) {what}."),
-        Some(current.merchant_id),
-    ))
 }
 
 /// One person files `change`: checked as the action would check it, and
@@ -512,6 +398,80 @@ pub async fn file(
     Ok(row)
 }
 
+/// Inside `s`: marks every pending request past its expiry expired, each
+/// with its row in the audit trail, under the filer's name, since it is
+/// their request that ended. Done when requests are read rather than by a
+/// worker: a request is only ever acted on through a read of it.
+pub(crate) async fn expire_due(s: &mut dyn Store, now: i64) -> Result<(), ApiError> {
+    const BATCH: i64 = 100;
+    loop {
+        let due = s.change_requests_past_due(now, BATCH).await?;
+        let full = due.len() as i64 == BATCH;
+        for row in due {
+            let decision = Decision {
+                status: ChangeRequestStatus::Expired,
+                by: None,
+                remarks: None,
+                at: row.expires_at,
+            };
+            if !s.decide_change_request(&row.id, &decision).await? {
+                continue;
+            }
+            let role = s
+                .operator_by_id(&row.requested_by)
+                .await?
+                .ok_or_else(|| ApiError::Internal(format!("change request {}: filer", row.id)))?
+                .role;
+            let (target_type, target_id) = Change::from_row(&row)?.audit_target().kind_and_id();
+            s.append_audit(&AuditRow {
+                id: crate::ids::ordered(),
+                created_at: now,
+                operator_id: Some(row.requested_by.clone()),
+                operator_name: row.requested_by_name.clone(),
+                role,
+                action: EXPIRED_ACTION.to_string(),
+                target_type: target_type.to_string(),
+                target_id,
+                remarks: Some(format!(
+                    "change request {} expired: no second person decided it within 24 hours, and nothing was done",
+                    row.id
+                )),
+                request_id: format!("expiry-of-{}", row.id),
+                before_state: None,
+                after_state: None,
+            })
+            .await?;
+        }
+        if !full {
+            return Ok(());
+        }
+    }
+}
+
+/// Change requests, of `actions` only when given.
+pub async fn list(
+    app: &App,
+    listing: Listing,
+    actions: Option<&[Action]>,
+) -> Result<Page<ChangeRequestRow>, ApiError> {
+    let mut filter = listing.filter(ChangeRequestStatus::ALL)?;
+    filter.actions = actions.map(|a| a.iter().map(|a| a.name().to_string()).collect());
+    let now = app.now_unix();
+    let query = filter.clone();
+    let rows = app
+        .db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                expire_due(s, now).await?;
+                Ok(s.change_requests_page(&query).await?)
+            })
+        })
+        .await?;
+    Ok(crate::listings::page(rows, &filter, |r| {
+        (r.requested_at, r.id.as_str())
+    }))
+}
+
 /// The request as it now is: a pending one past its time is expired.
 pub async fn find(app: &App, id: &str) -> Result<ChangeRequestRow, ApiError> {
     let now = app.now_unix();
@@ -519,7 +479,7 @@ pub async fn find(app: &App, id: &str) -> Result<ChangeRequestRow, ApiError> {
     app.db
         .transaction::<_, ApiError, _>(move |s| {
             Box::pin(async move {
-                s.expire_change_requests(now).await?;
+                expire_due(s, now).await?;
                 s.change_request(&key)
                     .await?
                     .ok_or(ApiError::ChangeRequestNotFound(key))
@@ -659,6 +619,23 @@ async fn take(
         } => Done::Withdrawal(Box::new(
             withdrawals::resolve(app, by, &order_no, resolution, remarks, bank_reference).await?,
         )),
+        Change::SetMerchantFee { .. }
+        | Change::SetAutoApproval { .. }
+        | Change::SetReceivingAccount { .. }
+        | Change::IssueApiKey { .. }
+        | Change::IssueCallbackSecret { .. } => take_on_merchant(app, by, change).await?,
+        Change::CancelDeposit { order_no, remarks } => {
+            let remarks = remarks.or(said);
+            Done::Deposit(Box::new(
+                deposits::cancel(app, by, &order_no, remarks.as_deref()).await?,
+            ))
+        }
+    })
+}
+
+/// A merchant's setting, key or secret, as the approver takes it.
+async fn take_on_merchant(app: &App, by: &Actor, change: Change) -> Result<Done, ApiError> {
+    Ok(match change {
         Change::SetMerchantFee {
             merchant_id,
             currency,
@@ -693,6 +670,29 @@ async fn take(
                 account_id,
             }
         }
+        Change::IssueApiKey {
+            merchant_id,
+            grace_seconds,
+        } => {
+            let issued = merchants::issue_api_key(app, by, &merchant_id, grace_seconds).await?;
+            Done::ApiKey {
+                merchant_id,
+                issued,
+            }
+        }
+        Change::IssueCallbackSecret {
+            merchant_id,
+            overlap_seconds,
+        } => {
+            let (signing, previous_end) =
+                signing::issue_secret(app, by, &merchant_id, overlap_seconds).await?;
+            Done::CallbackSecret {
+                merchant_id,
+                signing: Box::new(signing),
+                previous_end,
+            }
+        }
+        _ => return Err(ApiError::Internal("not a merchant's change".into())),
     })
 }
 
