@@ -304,43 +304,35 @@ pub async fn cancel(
     remarks: Option<&str>,
 ) -> Result<Deposit, ApiError> {
     // One person cancels alone only while no money can be held for the
-    // order; after that only an approved change request does. Checked in
-    // the move's transaction, so a match landing meanwhile is seen.
+    // order; after that only an approved change request does. Checked on
+    // the row the move reads, so a match landing meanwhile is seen.
     let alone = by.acting().is_some_and(|a| a.approves.is_none());
     let audit = by.audit(Target::Order(order_no.to_string()), remarks, app.now_unix());
-    let now = app.now_unix();
-    let order = order_no.to_string();
-    let moved = app
-        .db
-        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
-            Box::pin(async move {
-                if alone {
-                    let row = load(tx, &order).await?;
-                    let matched = row.status == DepositStatus::Matched;
-                    if four_eyes::cancel_needs_two(row.channel_order_no.is_some(), matched) {
-                        return Err(ApiError::SecondPersonRequired(
-                            "cancelling a deposit a channel accepted or a payment was matched to",
-                        ));
-                    }
-                }
-                apply_move(tx, &order, DepositEvent::Cancel, |c| c, now).await
-            })
-        })
-        .await?;
-    Deposit::from_row(moved.into_result(DepositEvent::Cancel)?)
+    let allowed = move |row: &DepositRow| {
+        let matched = row.status == DepositStatus::Matched;
+        if alone && four_eyes::cancel_needs_two(row.channel_order_no.is_some(), matched) {
+            return Err(ApiError::SecondPersonRequired(
+                "cancelling a deposit a channel accepted or a payment was matched to",
+            ));
+        }
+        Ok(())
+    };
+    move_deposit(app, audit, order_no, DepositEvent::Cancel, allowed, |c| c).await
 }
 
 /// The deposit's time ran out before a payment was matched.
 pub async fn expire(app: &App, order_no: &str) -> Result<Deposit, ApiError> {
-    move_deposit(app, None, order_no, DepositEvent::Expire, |c| c).await
+    move_deposit(app, None, order_no, DepositEvent::Expire, |_| Ok(()), |c| c).await
 }
 
-/// Moves a deposit without money changing hands, in its own transaction.
+/// Moves a deposit without money changing hands, in its own transaction,
+/// if `allowed` lets it as the row is read there.
 async fn move_deposit(
     app: &App,
     audit: Option<PendingAudit>,
     order_no: &str,
     event: DepositEvent,
+    allowed: impl FnOnce(&DepositRow) -> Result<(), ApiError> + Send + 'static,
     change: impl FnOnce(DepositMove) -> DepositMove + Send + 'static,
 ) -> Result<Deposit, ApiError> {
     let now = app.now_unix();
@@ -348,7 +340,11 @@ async fn move_deposit(
     let moved = app
         .db
         .transaction_audited::<_, ApiError, _>(audit, move |tx| {
-            Box::pin(async move { apply_move(tx, &order, event, change, now).await })
+            Box::pin(async move {
+                let row = load(tx, &order).await?;
+                allowed(&row)?;
+                apply_loaded(tx, row, event, change, now).await
+            })
         })
         .await?;
     Deposit::from_row(moved.into_result(event)?)
@@ -365,6 +361,17 @@ async fn apply_move(
     now: i64,
 ) -> Result<Moved, ApiError> {
     let row = load(tx, order_no).await?;
+    apply_loaded(tx, row, event, change, now).await
+}
+
+/// `apply_move` on a row already read in `tx`.
+async fn apply_loaded(
+    tx: &mut dyn Store,
+    row: DepositRow,
+    event: DepositEvent,
+    change: impl FnOnce(DepositMove) -> DepositMove + Send,
+    now: i64,
+) -> Result<Moved, ApiError> {
     if event != DepositEvent::Expire {
         if let Some(expired) = lapse(tx, &row, now).await? {
             return Ok(Moved::Lapsed(expired));

@@ -335,19 +335,22 @@ async fn result_of(app: &App, done: Done) -> Result<Map<String, Value>, ApiError
     }
 }
 
-/// The seven actions operator 0.14.0 named (`ChangeRequestAction`): the
-/// `change-requests` operations know only these, so that a client made
+/// Whether operator 0.14.0 named `action` (`ChangeRequestAction`): the
+/// `change-requests` operations know only those, so that a client made
 /// from 0.14.0 never reads an action it cannot parse; `approval-requests`
-/// know every one.
-const OF_0_14: [Action; 7] = [
-    Action::CompleteDeposit,
-    Action::IngestBankTransaction,
-    Action::MatchBankTransaction,
-    Action::ResolveWithdrawal,
-    Action::SetMerchantFee,
-    Action::SetAutoApproval,
-    Action::SetReceivingAccount,
-];
+/// know every one. Read from the generated type, so it cannot drift.
+fn of_0_14(action: &str) -> bool {
+    spelled::<types::ChangeRequestAction>(action, "action").is_ok()
+}
+
+/// The actions `of_0_14`, to list by.
+fn actions_of_0_14() -> Vec<Action> {
+    Action::ALL
+        .iter()
+        .copied()
+        .filter(|a| of_0_14(a.name()))
+        .collect()
+}
 
 /// An approval request as a `change-requests` operation answers it; one of
 /// a later action is not found there.
@@ -361,9 +364,10 @@ fn older(r: types::ApprovalRequest) -> Result<types::ChangeRequest, ApiError> {
 /// operation does not know.
 async fn known_to_0_14(app: &App, id: &str) -> Result<(), ApiError> {
     let row = change_requests::find(app, id).await?;
-    match Action::parse(&row.action) {
-        Some(a) if OF_0_14.contains(&a) => Ok(()),
-        _ => Err(ApiError::ChangeRequestNotFound(id.to_string())),
+    if of_0_14(&row.action) {
+        Ok(())
+    } else {
+        Err(ApiError::ChangeRequestNotFound(id.to_string()))
     }
 }
 
@@ -427,7 +431,7 @@ pub(super) async fn list_change_requests(
             q.merchant_id,
             q.limit,
             q.cursor,
-            Some(&OF_0_14),
+            Some(&actions_of_0_14()),
         )
         .await?;
         Ok(types::ChangeRequestPage {
