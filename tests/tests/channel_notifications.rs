@@ -349,3 +349,38 @@ async fn every_bad_notification_is_refused_with_the_envelope_and_changes_nothing
     assert_eq!(n.deposit_now(&order.order_no).await, after);
     assert_eq!(n.bdt_balance().await, balance);
 }
+
+/// A channel signs with the real time: a sandbox whose clock was moved on
+/// ten minutes for its own schedules (past the 300 s window, inside the
+/// order's validity) still takes a notification signed now, and refuses
+/// one signed at its moved time as stale.
+#[tokio::test]
+async fn a_moved_sandbox_clock_still_takes_a_notification_signed_with_the_real_time() {
+    let (adapter, url) = adapter::start();
+    let clock = payments_service::clock::OffsetClock::default();
+    let f = Fixture::start(&url, adapter::SECRET, Arc::new(clock.clone())).await;
+    let new = payments_testing::new_deposit("N-MOVED", Decimal::from(100), "BDT", None);
+    let order = deposits::create(&f.app, &f.merchant, new).await.unwrap();
+    assert!(clock.advance_by(600));
+    let base = f.service.base_url();
+    let mut paid = note(
+        "moved-1",
+        wire::NotificationType::PaymentCompleted,
+        &order.order_no,
+    );
+    paid.amount = Some(dec("100.00"));
+    let body = serde_json::to_vec(&paid).unwrap();
+
+    let (status, refused) = raw(&base, CODE, &body, Some((adapter::SECRET, clock.unix()))).await;
+    assert_eq!(
+        (status, refused["error_code"].as_str()),
+        (401, Some("STALE_TIMESTAMP"))
+    );
+
+    let real_now = chrono::Utc::now().timestamp();
+    let (status, receipt) = raw(&base, CODE, &body, Some((adapter::SECRET, real_now))).await;
+    assert_eq!(status, 200, "{receipt}");
+    let now = deposits::find_any(&f.app, &order.order_no).await.unwrap();
+    assert_eq!(now.status, DepositStatus::Completed);
+    drop(adapter);
+}

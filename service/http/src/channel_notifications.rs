@@ -118,7 +118,9 @@ impl ChannelNotificationsApi for ChannelNotificationsApiImpl {
                 &headers.method,
                 &headers.path_and_query,
                 body.bytes(),
-                app.now_unix(),
+                // The channel signs with the real time: the sandbox's clock
+                // runs ahead only for the service's own schedules.
+                app.wall_unix(),
             )
             .map_err(|e| refuse(ClientErrorStatusCode::UNAUTHORIZED, e.code(), e.to_string()))?;
             let parsed = body
