@@ -7,9 +7,10 @@ Feature: No money moves on one person's word: change requests
   will do, and moves nothing. A second, different person approves it, and
   only then is the action taken; a rejection or 24 hours without a decision
   move nothing. A configuration token is nobody in particular and neither
-  files nor decides. (Resolving a payout in doubt is proven the same way by
-  tests/tests/channel_outcomes.rs, where a channel can be made to leave one
-  in doubt.)
+  files nor decides. A payout is left in doubt by the channel simulator
+  answering every call 503 before it acts (@channel_sim). The @clock
+  scenarios move the service's clock: the sandbox's by its API, an
+  in-process production service's by its harness.
 
   Background:
     Given a fresh merchant
@@ -104,11 +105,11 @@ Feature: No money moves on one person's word: change requests
     And the response field "status" is "rejected"
     And the deposit is still "pending"
 
-  @sandbox @serial
+  @clock @serial
   Scenario: A request no one decides within 24 hours expires and moves nothing
     Given the merchant has created a deposit "CR-9" of 100 THB
     When "maker" files a change request to complete the deposit
-    And the sandbox clock moves on 25 hours
+    And the service's clock moves on 25 hours
     Then "checker" reads the change request as "expired"
     When "checker" approves the change request
     Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
@@ -171,6 +172,45 @@ Feature: No money moves on one person's word: change requests
     And the approval's result field "status" is "cancelled"
     And the audit trail of the order holds "cancel_deposit" by "second-helper" with the remarks "payer asked"
 
+  @channel_sim @clock @serial
+  Scenario: A payout in doubt is settled on a second person's word; a rejection or an expiry moves nothing
+    Given the merchant has 1000 THB available
+    And the merchant's withdrawal fee in THB is 0% plus 10 with a minimum of 0
+    And the channel answers every call 503 without acting on it
+    And the merchant has created a withdrawal "CR-DOUBT" of 300 THB
+    And an operator approves the withdrawal
+    When the service's clock moves on 16 minutes
+    Then the withdrawal is set aside for an operator
+    When "maker" files a change request to resolve the payout as "failed"
+    Then the request succeeds
+    And the response field "status" is "pending"
+    And the change request says "as not paid: THB 300.0000 and its fee of THB 10.0000 return to the merchant's available balance"
+    And "checker" finds the change request among the pending ones
+    When "maker" approves the change request
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    When "checker" rejects the change request
+    Then the request succeeds
+    And the withdrawal is still "approved"
+    And the THB balance is "690.0000" available, "310.0000" frozen and "1000.0000" in total
+    When "maker" files a change request to resolve the payout as "failed"
+    And the service's clock moves on 25 hours
+    Then "checker" reads the change request as "expired"
+    When "checker" approves the change request
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the withdrawal is still "approved"
+    And the THB balance is "690.0000" available, "310.0000" frozen and "1000.0000" in total
+    And the audit trail of the order holds 1 "expire_change_request" row
+    And the audit trail of the order holds 0 "resolve_withdrawal" rows
+    When "maker" files a change request to resolve the payout as "failed"
+    And "checker" approves the change request
+    Then the request succeeds
+    And the approval's result field "status" is "failed"
+    And the withdrawal is still "failed"
+    And the THB balance is "1000.0000" available, "0.0000" frozen and "1000.0000" in total
+    And the audit trail of the order holds 1 "resolve_withdrawal" row
+    And the channel has no record of the payout
+    And the channel answers calls again
+
   Scenario: A new API key waits for a second admin, who receives it once
     Given an operator "admin-a" with the role "admin"
     And an operator "admin-b" with the role "admin"
@@ -230,14 +270,14 @@ Feature: No money moves on one person's word: change requests
     And the deposit is still "pending"
     And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
 
-  @sandbox @serial
+  @clock @serial
   Scenario Outline: <action> that no one decides within 24 hours expires, moves nothing, and the trail says so
     Given an operator "admin-a" with the role "admin"
     And an operator "admin-b" with the role "admin"
     And the merchant has created a deposit "CR-EXP" of 100 THB
     When "admin-a" sends POST "/api/v1/operator/approval-requests" with the body <filing>
     Then the request succeeds
-    When the sandbox clock moves on 25 hours
+    When the service's clock moves on 25 hours
     Then "admin-b" reads the change request as "expired"
     When "admin-b" approves the change request
     Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
@@ -254,6 +294,33 @@ Feature: No money moves on one person's word: change requests
       | set_receiving_account | merchant | {"action":"set_receiving_account","target":"{merchant_id}","parameters":{"account_id":"acct-thb-confirm"}}                                               |
       | issue_api_key         | merchant | {"action":"issue_api_key","target":"{merchant_id}","parameters":{"grace_seconds":0}}                                                                     |
       | issue_callback_secret | merchant | {"action":"issue_callback_secret","target":"{merchant_id}","parameters":{"overlap_seconds":0}}                                                           |
+
+  @clock @serial
+  Scenario: A recorded transfer that no one decides within 24 hours expires and moves nothing
+    Given the merchant has created a deposit "CR-13" of 100 THB
+    When "maker" files a change request to record 100 THB with the deposit's remark as "CR-13"
+    Then the request succeeds
+    When the service's clock moves on 25 hours
+    Then "checker" reads the change request as "expired"
+    When "checker" approves the change request
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    And the audit trail of the change request's target holds 1 "expire_change_request" row
+    And the audit trail of the change request's target holds 0 "ingest_bank_transaction" rows
+
+  @clock @serial
+  Scenario: A match that no one decides within 24 hours expires and moves nothing
+    Given the merchant has created a deposit "CR-14" of 100 THB
+    And the bank has reported the deposit's amount without a remark as "CR-14-X"
+    When "maker" files a change request to match the bank transaction to the deposit
+    Then the request succeeds
+    When the service's clock moves on 25 hours
+    Then "checker" reads the change request as "expired"
+    When "checker" approves the change request
+    Then the request is refused with status 409 and error code "INVALID_STATE_TRANSITION"
+    And the THB balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+    And the audit trail of the change request's target holds 1 "expire_change_request" row
+    And the audit trail of the change request's target holds 0 "match_bank_transaction" rows
 
   Scenario: The change-requests operations of 0.14.0 know only its seven actions; approval requests know every one
     Given an operator "admin-a" with the role "admin"

@@ -34,6 +34,21 @@ pub fn tagged(tag: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// The stems of the feature files with `@tag` on the feature or on any of
+/// their scenarios.
+pub fn with_tag_anywhere(tag: &str) -> Vec<&'static str> {
+    let mark = format!("@{tag}");
+    FILES
+        .iter()
+        .filter(|(_, text)| {
+            text.lines()
+                .map(str::trim)
+                .any(|l| l.starts_with('@') && l.split_whitespace().any(|t| t == mark))
+        })
+        .filter_map(|(name, _)| name.strip_suffix(".feature"))
+        .collect()
+}
+
 /// `features/README.md`: which scenario checks which rule.
 pub fn rule_map() -> &'static str {
     FILES

@@ -39,6 +39,11 @@ pub trait InProcess: Send + Sync {
     fn operator(&self) -> (String, String);
     /// The channel simulator the service pays through, if it started one.
     fn channel(&self) -> Option<ChannelSettings>;
+    /// Moves the service's clock `seconds` forward and wakes its workers,
+    /// as the sandbox's clock operation does; a production service started
+    /// in process runs on a clock only its harness can move. Whether it
+    /// moved.
+    fn advance_clock(&self, seconds: i64) -> bool;
 }
 
 /// Starts the service for a run.

@@ -22,7 +22,7 @@ pub mod rules;
 pub mod settings;
 pub mod tls;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use in_process::InProcess;
 use payments_wire::SigningFields;
 use serde_json::Value;
@@ -179,6 +179,49 @@ impl Harness {
             Target::InProcess(s) => s.channel(),
             Target::Remote { .. } => settings::current().ok().and_then(|s| s.channel.clone()),
         }
+    }
+
+    /// Whether this run can move the service's clock: the sandbox's API
+    /// moves it, and an in-process production service's harness does; a
+    /// production deployment's clock is the system's.
+    pub fn can_move_clock(&self) -> bool {
+        self.profile == Profile::Sandbox || matches!(self.target, Target::InProcess(_))
+    }
+
+    /// Moves the service's clock `seconds` forward, a day at a time (the
+    /// sandbox's bound on one move), waking its workers.
+    pub async fn advance_clock(&self, seconds: i64) -> Result<()> {
+        let mut left = seconds;
+        while left > 0 {
+            let step = left.min(86_400);
+            match (&self.target, self.profile) {
+                (_, Profile::Sandbox) => {
+                    let reply = Reply::of(
+                        self.sandbox()?
+                            .advance_clock(&merchant_client::sandbox::types::AdvanceClockRequest {
+                                seconds: step,
+                            })
+                            .await,
+                    );
+                    ensure!(
+                        reply.status == 200,
+                        "the sandbox clock did not move: {}",
+                        reply.body
+                    );
+                }
+                (Target::InProcess(service), Profile::Production) => {
+                    ensure!(
+                        service.advance_clock(step),
+                        "the service's clock did not move"
+                    );
+                }
+                (Target::Remote { .. }, Profile::Production) => {
+                    bail!("a production deployment's clock cannot be moved (an @clock scenario)")
+                }
+            }
+            left -= step;
+        }
+        Ok(())
     }
 
     pub fn base_url(&self) -> String {

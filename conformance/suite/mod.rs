@@ -22,6 +22,11 @@ use steps::PaymentsWorld;
 /// `--channel-secret`).
 pub const CHANNEL_SIM_TAG: &str = "channel_sim";
 
+/// Scenarios that move the service's clock: through the sandbox's API, or
+/// in an in-process production run through its harness; left out against
+/// a production deployment, whose clock is the system's.
+pub const CLOCK_TAG: &str = "clock";
+
 /// Scenarios whose failures may come from the network between QA and the
 /// deployment; `--retry N` retries only these.
 pub const FLAKY_TAG: &str = "flaky_network";
@@ -94,6 +99,13 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
     // Scenarios that pay through `payments-channel-sim` need one.
     let settings = conformance::settings::current()?;
     let channel_sim = settings.has_channel_sim();
+    let clock = run.profile == Profile::Sandbox || settings.base_url.is_none();
+    if !clock {
+        println!(
+            "note: the @{CLOCK_TAG} scenarios are left out: they move the service's clock, \
+             which a production deployment's is not"
+        );
+    }
     if !channel_sim && settings.base_url.is_some() {
         println!(
             "note: the @{CHANNEL_SIM_TAG} scenarios are left out: they need the channel \
@@ -133,6 +145,7 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
                 .unwrap_or_default();
             tags.iter().all(|t| *t != skip_tag)
                 && (channel_sim || tags.iter().all(|t| *t != CHANNEL_SIM_TAG))
+                && (clock || tags.iter().all(|t| *t != CLOCK_TAG))
                 && match realtime {
                     Realtime::Skip => !is_realtime,
                     Realtime::Include => true,
@@ -176,6 +189,15 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
             ),
         };
         shown.push(("left out".into(), said));
+    }
+    if !clock {
+        shown.push((
+            "left out".into(),
+            format!(
+                "the @{CLOCK_TAG} scenarios: they move the service's clock, which a production \
+                 deployment's is not"
+            ),
+        ));
     }
     if !features.is_empty() {
         shown.push(("features".into(), features.join(", ")));

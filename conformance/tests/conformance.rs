@@ -46,25 +46,39 @@ fn from_env() -> anyhow::Result<Run> {
 }
 
 /// The in-process sandbox keeps its in-process simulator, which its own
-/// scenarios drive; its `@channel_sim` scenarios run in a second pass, this
-/// program again with `CONFORMANCE_CHANNEL_SIM=1`, where a sandbox pays
-/// through `payments-channel-sim` instead. The pass's exit code, or `None`
-/// when this run has no such pass.
+/// scenarios drive; its `@channel_sim` scenarios, of whichever feature,
+/// run in a second pass, this program again with `CONFORMANCE_CHANNEL_SIM=1`,
+/// where a sandbox pays through `payments-channel-sim` instead. The pass's
+/// exit code, or `None` when this run has no such pass.
 fn channel_sim_pass(run: &Run) -> Option<i32> {
     let settings = conformance::settings::current().ok()?;
-    let wanted = run.features.is_empty() || run.features.iter().any(|f| f == "channel");
+    let tagged = conformance::features::with_tag_anywhere("channel_sim");
+    let features: Vec<&str> = match run.features.is_empty() {
+        true => tagged.clone(),
+        false => run
+            .features
+            .iter()
+            .map(|f| f.trim_end_matches(".feature"))
+            .filter(|f| tagged.contains(f))
+            .collect(),
+    };
     if settings.base_url.is_some()
         || settings.has_channel_sim()
         || settings.profile != conformance::Profile::Sandbox
         || run.realtime == Realtime::Only
-        || !wanted
+        || features.is_empty()
     {
         return None;
     }
     println!("\n==> the @channel_sim scenarios, the sandbox paying through payments-channel-sim");
+    let tags = match &run.tags {
+        Some(t) => format!("@channel_sim and ({t})"),
+        None => "@channel_sim".to_string(),
+    };
     let status = std::process::Command::new(std::env::current_exe().ok()?)
         .env("CONFORMANCE_CHANNEL_SIM", "1")
-        .env("CONFORMANCE_FEATURES", "channel")
+        .env("CONFORMANCE_FEATURES", features.join(","))
+        .env("CONFORMANCE_TAGS", tags)
         .env("CONFORMANCE_REPORT_DIR", run.report_dir.join("channel-sim"))
         .status();
     Some(match status {

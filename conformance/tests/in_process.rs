@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use conformance::in_process::{InProcess, NewMerchant, Start};
 use conformance::settings::{ChannelSettings, Profile};
 use futures::future::BoxFuture;
-use payments_service::clock::{Clock, OffsetClock, SystemClock};
+use payments_service::clock::{Clock, OffsetClock};
 use payments_testing::channel_sim::ChannelSim;
 use payments_testing::TestService;
 use std::sync::Arc;
@@ -33,12 +33,13 @@ pub fn start(start: Start) -> BoxFuture<'static, Result<Box<dyn InProcess>>> {
             false => None,
         };
         let channel = channel_sim.as_ref().map(ChannelSim::channel_config);
+        // Both run on the system clock plus an offset: the sandbox's API
+        // moves it, and in production only the harness does
+        // (`InProcess::advance_clock`, for the `@clock` scenarios), the
+        // production profile serving no such operation.
+        let clock: Arc<dyn Clock> = Arc::new(OffsetClock::default());
         // Production trusts the test CA and may call the suite's receivers
         // on `localhost`; every other internal address stays refused.
-        let clock: Arc<dyn Clock> = match profile {
-            payments_service::Profile::Sandbox => Arc::new(OffsetClock::default()),
-            payments_service::Profile::Production => Arc::new(SystemClock),
-        };
         let service = TestService::start_with(profile, clock, |c| {
             c.callback_worker = true;
             c.expiry_interval_seconds =
@@ -93,5 +94,14 @@ impl InProcess for Started {
             code: sim.channel_config().code,
             secret: sim.secret.clone(),
         })
+    }
+
+    fn advance_clock(&self, seconds: i64) -> bool {
+        let app = self.service.service.app();
+        let moved = app.clock.advance_by(seconds);
+        if moved {
+            app.clock_moved();
+        }
+        moved
     }
 }

@@ -3,7 +3,7 @@
 
 use super::bank::{bank_request, created_field, deposit_account, reference};
 use super::common::PaymentsWorld;
-use super::people::{send_as, token_of};
+use super::people::{audit_of, send_as, token_of};
 use conformance::{harness, Reply};
 use cucumber::{then, when};
 use serde_json::{json, Value};
@@ -102,6 +102,16 @@ async fn files_match(world: &mut PaymentsWorld, name: String) {
         "action": "match_bank_transaction",
         "target": id,
         "parameters": {"order_no": created_field(world, "order_no"), "remarks": "the payer phoned"},
+    });
+    file_as(world, &token_of(world, &name), body).await;
+}
+
+#[when(expr = "{string} files a change request to resolve the payout as {string}")]
+async fn files_resolution(world: &mut PaymentsWorld, name: String, outcome: String) {
+    let body = json!({
+        "action": "resolve_withdrawal",
+        "target": created_field(world, "order_no"),
+        "parameters": {"outcome": outcome, "remarks": "not in the channel's settlement report"},
     });
     file_as(world, &token_of(world, &name), body).await;
 }
@@ -257,19 +267,44 @@ async fn not_listed_by_0_14(world: &mut PaymentsWorld, name: String) {
     assert_eq!(read.status, 404, "{}", read.body);
 }
 
-#[when(expr = "the sandbox clock moves on {int} hours")]
-async fn hours_pass(_world: &mut PaymentsWorld, hours: i64) {
-    let sandbox = harness().await.sandbox().expect("the sandbox");
-    // The sandbox moves its clock at most a day at a time.
-    let mut left = hours * 3600;
-    while left > 0 {
-        let seconds = left.min(86_400);
-        let reply = Reply::of(
-            sandbox
-                .advance_clock(&merchant_client::sandbox::types::AdvanceClockRequest { seconds })
-                .await,
-        );
-        assert_eq!(reply.status, 200, "{}", reply.body);
-        left -= seconds;
+/// Rows of `action` in the trail of what the change request acts on (an
+/// order, a merchant, a bank transaction, or for a transfer not yet
+/// recorded its account and reference), read from the request itself.
+#[then(expr = "the audit trail of the change request's target holds {int} {string} row(s)")]
+async fn audited_target(world: &mut PaymentsWorld, count: usize, action: String) {
+    let token = harness()
+        .await
+        .operator_token
+        .clone()
+        .expect("the suite's operator token");
+    let id = current(world);
+    let path = format!("/api/v1/operator/approval-requests/{id}");
+    let request = send_as(world, &token, "GET", &path, None).await;
+    assert_eq!(request.status, 200, "{}", request.body);
+    let target = request
+        .str_field("target")
+        .expect("the request's target")
+        .to_string();
+    let rows = audit_of(world, &target).await;
+    let found = rows
+        .iter()
+        .filter(|r| r["action"] == action.as_str())
+        .count();
+    assert_eq!(found, count, "{target}: {rows:#?}");
+}
+
+/// The service's clock moves on: the sandbox's by its API, an in-process
+/// production service's by its harness (`@clock` scenarios only).
+#[when(expr = "the service's clock moves on {int} {word}")]
+async fn time_passes(_world: &mut PaymentsWorld, count: i64, unit: String) {
+    let seconds = match unit.trim_end_matches('s') {
+        "second" => count,
+        "minute" => count * 60,
+        "hour" => count * 3600,
+        "day" => count * 86_400,
+        other => panic!("no unit `{other}` of time"),
+    };
+    if let Err(e) = harness().await.advance_clock(seconds).await {
+        panic!("{e:#}");
     }
 }

@@ -260,3 +260,92 @@ async fn held_listed(world: &mut PaymentsWorld, amount: String) {
     assert_eq!(items[0]["amount"], amount.as_str(), "{}", page.body);
     assert_eq!(items[0]["outcome"], "held", "{}", page.body);
 }
+
+/// Replaces the faults the channel simulator injects (every other
+/// scenario's calls too: a scenario that sets them is `@serial`).
+async fn set_faults(faults: Value) {
+    let sim = channel().await;
+    let answer = harness()
+        .await
+        .http
+        .put(format!("{}/control/faults", sim.url))
+        .json(&faults)
+        .send()
+        .await
+        .expect("the channel simulator answers");
+    assert_eq!(
+        answer.status(),
+        200,
+        "{}",
+        answer.text().await.unwrap_or_default()
+    );
+}
+
+/// Every protocol call is answered 503 before the channel acts on it: the
+/// service cannot tell whether a payout was taken, and the channel has no
+/// record of it.
+#[given("the channel answers every call 503 without acting on it")]
+async fn channel_unreachable(_world: &mut PaymentsWorld) {
+    set_faults(json!({"error_percent": 100})).await;
+}
+
+#[then("the channel answers calls again")]
+async fn channel_back(_world: &mut PaymentsWorld) {
+    set_faults(json!({})).await;
+}
+
+#[then("the channel has no record of the payout")]
+async fn no_payout_record(world: &mut PaymentsWorld) {
+    let order_no = order_no_of(world.created());
+    let held = record("payouts", &order_no).await;
+    assert!(held.is_none(), "the channel holds {held:?}");
+}
+
+/// The withdrawal as the merchant reads it now.
+async fn withdrawal_now(world: &PaymentsWorld) -> Value {
+    let order_no = order_no_of(world.created());
+    let reply = Reply::of(
+        harness()
+            .await
+            .client(world.merchant())
+            .get_withdrawal(&order_no)
+            .await,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body
+}
+
+/// The dispatcher sets a payout in doubt aside once it has been in doubt
+/// for `payout_in_doubt_after_seconds`; it looks again when the clock
+/// moves, in the service's own time (up to 30 s of real time).
+#[then("the withdrawal is set aside for an operator")]
+async fn set_aside(world: &mut PaymentsWorld) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let order = withdrawal_now(world).await;
+        if order["needs_manual_intervention"] == true {
+            assert_eq!(
+                order["status"], "approved",
+                "never failed without the channel's word: {order}"
+            );
+            assert!(
+                order["manual_reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("in doubt")),
+                "{order}"
+            );
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not set aside within 30 s: {order}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[then(expr = "the withdrawal is still {string}")]
+async fn withdrawal_still(world: &mut PaymentsWorld, status: String) {
+    let order = withdrawal_now(world).await;
+    assert_eq!(order["status"], status.as_str(), "{order}");
+}

@@ -249,7 +249,7 @@ async fn approvals(world: &mut PaymentsWorld, count: usize, required: i64) {
 
 /// The newest audit rows on the scenario's order (or merchant), as an
 /// admin lists them.
-async fn audit_of(world: &mut PaymentsWorld, target: &str) -> Vec<Value> {
+pub(super) async fn audit_of(world: &mut PaymentsWorld, target: &str) -> Vec<Value> {
     let admin = admin_token().await;
     let reply = send_as(
         world,

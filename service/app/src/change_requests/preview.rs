@@ -275,14 +275,18 @@ async fn preview_resolution(
             "resolve",
         ));
     }
-    let amount = shown(&current.currency, current.amount);
+    let amount = format!(
+        "{} and its fee of {}",
+        shown(&current.currency, current.amount),
+        shown(&current.currency, current.fee)
+    );
     let theirs = current.channel_order_no.as_deref().unwrap_or("none given");
     let what = match resolution {
         Resolution::Completed => {
-            format!("as paid: the merchant is debited {amount} and its fee for good")
+            format!("as paid: the merchant is debited {amount} for good")
         }
         Resolution::Failed => {
-            format!("as not paid: {amount} and its fee return to the merchant's available balance")
+            format!("as not paid: {amount} return to the merchant's available balance")
         }
     };
     Ok((
