@@ -120,6 +120,12 @@ enum OperatorCommand {
         #[arg(long)]
         email: String,
     },
+    /// Forget an operator's authenticator (a lost phone): their next
+    /// console sign-in enrols a new one. Ends their console sessions.
+    SecondFactorReset {
+        #[arg(long)]
+        email: String,
+    },
 }
 
 #[tokio::main]
@@ -185,6 +191,9 @@ async fn run() -> Result<()> {
         Command::Operator {
             command: OperatorCommand::Password { email },
         } => set_operator_password(&app, email).await,
+        Command::Operator {
+            command: OperatorCommand::SecondFactorReset { email },
+        } => reset_second_factor(&app, email).await,
         Command::Ledger {
             command: LedgerCommand::Check,
         } => check_ledger(&app).await,
@@ -310,6 +319,29 @@ async fn set_operator_password(app: &App, email: String) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("setting the password of `{email}`: {e}"))?;
     println!("operator_id: {}", row.id);
     println!("password set (stored as an Argon2id hash)");
+    Ok(())
+}
+
+async fn reset_second_factor(app: &App, email: String) -> Result<()> {
+    use payments_service::app::second_factor;
+    use payments_service::domain::people::Action;
+    let by = Actor::operator(
+        command_line("payments operator second-factor-reset"),
+        Action::ChangeOperator,
+        "command-line",
+    );
+    let (row, had) = second_factor::reset(app, &by, email.clone())
+        .await
+        .map_err(|e| anyhow::anyhow!("resetting the second factor of `{email}`: {e}"))?;
+    println!("operator_id: {}", row.id);
+    println!(
+        "{}; their console sessions ended, and their next sign-in sets up a new authenticator",
+        if had {
+            "second factor forgotten"
+        } else {
+            "they had no second factor yet"
+        }
+    );
     Ok(())
 }
 

@@ -61,3 +61,46 @@ fn a_command_refuses_a_database_that_is_not_there_unless_told_to_make_it() {
     assert!(said.contains("database: sqlite://"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_lost_authenticator_is_forgotten_by_the_command_line_for_an_operator_who_exists() {
+    let dir = std::env::temp_dir().join(format!("payments-cli-{}", uuid::Uuid::new_v4()));
+    assert!(create(&dir, "ann@example.test", true).status.success());
+
+    let reset = payments(
+        &dir,
+        &[
+            "operator",
+            "second-factor-reset",
+            "--email",
+            "ann@example.test",
+        ],
+    );
+    let said = String::from_utf8_lossy(&reset.stdout);
+    assert!(
+        reset.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&reset.stderr)
+    );
+    assert!(
+        said.contains("operator_id: ") && said.contains("next sign-in sets up a new authenticator"),
+        "{said}"
+    );
+
+    let nobody = payments(
+        &dir,
+        &[
+            "operator",
+            "second-factor-reset",
+            "--email",
+            "nobody@example.test",
+        ],
+    );
+    let said = String::from_utf8_lossy(&nobody.stderr);
+    assert!(!nobody.status.success(), "{said}");
+    assert!(
+        said.contains("nobody@example.test"),
+        "names whom it did not find: {said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

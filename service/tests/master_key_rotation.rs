@@ -9,6 +9,7 @@
 //! the time the rotation took).
 
 use payments_service::app::callbacks::signing;
+use payments_service::app::second_factor::{self, Prompt};
 use payments_service::app::{credentials, people};
 use payments_service::domain::status::CallbackScheme;
 use payments_service::domain::status::Role;
@@ -66,6 +67,18 @@ async fn a_rotation_reseals_every_secret_and_the_old_master_key_can_go() {
         .await
         .unwrap()
         .token;
+    // Rita's authenticator, set up and sealed under the old key.
+    let rita = payments_service::app::people::Operator {
+        id: Some(operator.id.clone()),
+        name: "Rita".into(),
+        role: Role::Admin,
+    };
+    let Prompt::Enrol {
+        key: authenticator, ..
+    } = second_factor::prompt(&app, &rita).await.unwrap()
+    else {
+        panic!("a first sign-in enrols")
+    };
 
     // The merchant's keys, sealed under the old master key, 1000 to a
     // transaction, four transactions at a time (one at a time, the
@@ -211,5 +224,16 @@ async fn a_rotation_reseals_every_secret_and_the_old_master_key_can_go() {
     assert_eq!(
         who.name, "Rita",
         "the token's keyed hash still finds its operator"
+    );
+    assert!(
+        said.contains("operator_second_factors.secret_sealed: 1 read, 1 resealed"),
+        "{said}"
+    );
+    let Prompt::Enrol { key: shown, .. } = second_factor::prompt(&app, &rita).await.unwrap() else {
+        panic!("still enrolling")
+    };
+    assert_eq!(
+        shown, authenticator,
+        "the authenticator's secret opens under the new key"
     );
 }

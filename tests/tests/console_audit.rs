@@ -14,7 +14,7 @@ use payments_service::app::bank::{self, NewBankTransaction};
 use payments_service::app::listings::{self, Listing};
 use payments_service::app::people::{self, Changes};
 use payments_service::app::{deposits, withdrawals};
-use payments_service::clock::SystemClock;
+use payments_service::clock::ManualClock;
 use payments_service::domain::status::{OperatorStatus, Role};
 use payments_testing::{fund, new_deposit};
 use rust_decimal::Decimal;
@@ -65,7 +65,8 @@ async fn act(
 
 #[tokio::test]
 async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result<()> {
-    let svc = service(Arc::new(SystemClock)).await?;
+    let clock = ManualClock::at_system_time();
+    let svc = service(Arc::new(clock.clone())).await?;
     let app = svc.service.app();
     let base = svc.base_url();
     let alice = Http::sign_in(
@@ -73,6 +74,7 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
         "console",
         &operator(app, "alice", Role::Approver).await?,
         PASSWORD,
+        &clock,
     )
     .await?;
     let bob = Http::sign_in(
@@ -80,6 +82,7 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
         "console",
         &operator(app, "bob", Role::Approver).await?,
         PASSWORD,
+        &clock,
     )
     .await?;
     let vera = Http::sign_in(
@@ -87,6 +90,7 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
         "console",
         &operator(app, "vera", Role::Viewer).await?,
         PASSWORD,
+        &clock,
     )
     .await?;
     let m = svc.new_merchant("Audited").await?.merchant;
@@ -156,7 +160,11 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
             "alice",
             w,
             &review(&small),
-            &[("decision", "approve"), ("remarks", "fine")],
+            &[
+                ("decision", "approve"),
+                ("remarks", "fine"),
+                ("code", &alice.code()?),
+            ],
             ("approve_withdrawal", &small, Some("fine")),
         )
         .await?,
@@ -165,7 +173,11 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
             "alice",
             w,
             &review(&large),
-            &[("decision", "approve"), ("remarks", "first")],
+            &[
+                ("decision", "approve"),
+                ("remarks", "first"),
+                ("code", &alice.code()?),
+            ],
             ("approve_withdrawal", &large, Some("first")),
         )
         .await?,
@@ -174,7 +186,11 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
             "bob",
             w,
             &review(&large),
-            &[("decision", "approve"), ("remarks", "second")],
+            &[
+                ("decision", "approve"),
+                ("remarks", "second"),
+                ("code", &bob.code()?),
+            ],
             ("approve_withdrawal", &large, Some("second")),
         )
         .await?,
@@ -213,7 +229,11 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
             "bob",
             "/console/changes",
             &format!("/console/changes/{filed}/decide"),
-            &[("decision", "approve"), ("remarks", "agreed")],
+            &[
+                ("decision", "approve"),
+                ("remarks", "agreed"),
+                ("code", &bob.code()?),
+            ],
             ("match_bank_transaction", &transfer, Some("payer phoned")),
         )
         .await?,
@@ -307,7 +327,8 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
 
 #[tokio::test]
 async fn sign_in_answers_alike_limits_failures_and_sessions_end() -> Result<()> {
-    let svc = service(Arc::new(SystemClock)).await?;
+    let clock = ManualClock::at_system_time();
+    let svc = service(Arc::new(clock.clone())).await?;
     let app = svc.service.app();
     let base = svc.base_url();
     let email = operator(app, "olga", Role::Approver).await?;
@@ -341,7 +362,7 @@ async fn sign_in_answers_alike_limits_failures_and_sessions_end() -> Result<()> 
     ensure!(limited.0 == 429, "the sixth attempt answered {}", limited.0);
 
     let second = operator(app, "sam", Role::Viewer).await?;
-    let first = Http::sign_in(&base, "console", &second, PASSWORD).await?;
+    let first = Http::sign_in(&base, "console", &second, PASSWORD, &clock).await?;
     ensure!(first.get("/console/withdrawals").await?.status() == 200);
     // Signing in again from the same browser starts a new session and
     // ends the one the browser had.
@@ -389,7 +410,7 @@ async fn sign_in_answers_alike_limits_failures_and_sessions_end() -> Result<()> 
     );
 
     // Disabling an operator ends its sessions at once.
-    let live = Http::sign_in(&base, "console", &second, PASSWORD).await?;
+    let live = Http::sign_in(&base, "console", &second, PASSWORD, &clock).await?;
     let sam = listings::operators(app, Listing::default())
         .await?
         .items
@@ -416,13 +437,14 @@ async fn sign_in_answers_alike_limits_failures_and_sessions_end() -> Result<()> 
 
 #[tokio::test]
 async fn a_password_set_again_ends_the_operators_console_sessions() -> Result<()> {
-    let svc = service(Arc::new(SystemClock)).await?;
+    let clock = ManualClock::at_system_time();
+    let svc = service(Arc::new(clock.clone())).await?;
     let app = svc.service.app();
     let base = svc.base_url();
     let email = operator(app, "rita", Role::Approver).await?;
     let other = operator(app, "ravi", Role::Viewer).await?;
-    let stolen = Http::sign_in(&base, "console", &email, PASSWORD).await?;
-    let bystander = Http::sign_in(&base, "console", &other, PASSWORD).await?;
+    let stolen = Http::sign_in(&base, "console", &email, PASSWORD, &clock).await?;
+    let bystander = Http::sign_in(&base, "console", &other, PASSWORD, &clock).await?;
     ensure!(stolen.get("/console/withdrawals").await?.status() == 200);
 
     people::set_password(
@@ -440,7 +462,66 @@ async fn a_password_set_again_ends_the_operators_console_sessions() -> Result<()
         bystander.get("/console/withdrawals").await?.status() == 200,
         "another operator's session ended too"
     );
-    let fresh = Http::sign_in(&base, "console", &email, "a new passphrase nobody else has").await?;
+    let fresh = Http::sign_in(
+        &base,
+        "console",
+        &email,
+        "a new passphrase nobody else has",
+        &clock,
+    )
+    .await?;
     ensure!(fresh.get("/console/withdrawals").await?.status() == 200);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_forgotten_authenticator_ends_the_sessions_and_the_next_sign_in_sets_up_another(
+) -> Result<()> {
+    let clock = ManualClock::at_system_time();
+    let svc = service(Arc::new(clock.clone())).await?;
+    let app = svc.service.app();
+    let base = svc.base_url();
+    let email = operator(app, "lena", Role::Approver).await?;
+    let first = Http::sign_in(&base, "console", &email, PASSWORD, &clock).await?;
+    ensure!(first.get("/console/withdrawals").await?.status() == 200);
+    let old_code = first.code()?;
+
+    let (_, had) =
+        payments_service::app::second_factor::reset(app, &payments_testing::SET_UP, email.clone())
+            .await?;
+    ensure!(had, "lena had an authenticator");
+    ensure!(
+        first.get("/console/withdrawals").await?.status() == 303,
+        "a session outlived the reset"
+    );
+    // The next sign-in shows a new key, and the old phone's codes no longer open it.
+    let half = Http::with_password(&base, "console", &email, PASSWORD, &clock).await?;
+    let page = half.get("/console/second-factor").await?.text().await?;
+    let key = web::shown_key(&page).context("a new key to set up")?;
+    let csrf = half.csrf("/console/second-factor").await?;
+    let r = half
+        .post(
+            "/console/second-factor",
+            &[("csrf", &csrf), ("code", &old_code)],
+        )
+        .await?;
+    ensure!(
+        r.status() == 401,
+        "the old phone's code answered {}",
+        r.status()
+    );
+    web::keep_key(&email, &key);
+    let r = half
+        .post(
+            "/console/second-factor",
+            &[("csrf", &csrf), ("code", &half.code()?)],
+        )
+        .await?;
+    ensure!(
+        r.status() == 303,
+        "the new authenticator's code answered {}",
+        r.status()
+    );
+    ensure!(half.get("/console/withdrawals").await?.status() == 200);
     Ok(())
 }

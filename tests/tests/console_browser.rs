@@ -14,7 +14,7 @@ mod web;
 use anyhow::{ensure, Context, Result};
 use browser::Browser;
 use payments_service::app::{callbacks, owners, withdrawals};
-use payments_service::clock::{Clock, ManualClock, SystemClock};
+use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::status::{Role, WithdrawalStatus};
 use payments_testing::fund;
 use std::sync::Arc;
@@ -69,14 +69,78 @@ async fn checked(b: &Browser, shot: &str) -> Result<()> {
     Ok(())
 }
 
-async fn sign_in(b: &Browser, base: &str, realm: &str, email: &str) -> Result<()> {
+/// Signs in with the password and, where the console asks for it, the
+/// second factor: enrolled the first time from the QR code (read off the
+/// page as a phone reads it, and checked against the key shown as text),
+/// and a fresh code of that key every time.
+async fn sign_in(
+    b: &Browser,
+    base: &str,
+    realm: &str,
+    email: &str,
+    clock: &ManualClock,
+) -> Result<()> {
     b.goto(&format!("{base}/{realm}/login")).await?;
     b.keys("#email", email).await?;
     b.keys("#password", PASSWORD).await?;
     b.click("main button[type=submit]").await?;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if b.text("header")
+            .await
+            .unwrap_or_default()
+            .contains("Sign out")
+        {
+            return Ok(());
+        }
+        if b.text("main")
+            .await
+            .unwrap_or_default()
+            .contains("authenticator app")
+        {
+            break;
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "{email}: neither signed in nor asked for a code"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    if let Ok(key) = b.text("#totp-secret").await {
+        let link = qr_of(b, "#totp-qr").await?;
+        let plain: String = key.split_whitespace().collect();
+        ensure!(
+            link.starts_with("otpauth://totp/") && link.contains(&format!("secret={plain}")),
+            "the QR code says {link}, the page {key}"
+        );
+        web::keep_key(email, &key);
+        // It shows a secret: checked, not photographed.
+        checked(b, "").await?;
+    } else {
+        checked(b, "second-factor.png").await?;
+    }
+    prove(b, email, clock).await
+}
+
+/// Types a fresh code into the second-factor page and continues.
+async fn prove(b: &Browser, email: &str, clock: &ManualClock) -> Result<()> {
+    b.keys("#code", &web::fresh_code(clock, email)?).await?;
+    b.click("form[action='/console/second-factor'] button")
+        .await?;
     b.wait_for_text("header", "Sign out", WAIT)
         .await
         .map(|_| ())
+}
+
+/// What the QR code at `css` encodes, read off the page's pixels.
+async fn qr_of(b: &Browser, css: &str) -> Result<String> {
+    let png = b.element_png(css).await?;
+    let image = image::load_from_memory(&png)?.to_luma8();
+    let mut prepared = rqrr::PreparedImage::prepare(image);
+    let grids = prepared.detect_grids();
+    ensure!(grids.len() == 1, "{} QR codes at {css}", grids.len());
+    let (_, text) = grids[0].decode().map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    Ok(text)
 }
 
 async fn sign_out(b: &Browser) -> Result<()> {
@@ -86,8 +150,23 @@ async fn sign_out(b: &Browser) -> Result<()> {
 
 const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-async fn review(b: &Browser, order_no: &str, remarks: &str, decision: &str) -> Result<()> {
+/// A decision on a withdrawal; an approval with a fresh code of `email`'s
+/// authenticator, as the console asks.
+async fn review(
+    b: &Browser,
+    order_no: &str,
+    remarks: &str,
+    decision: &str,
+    by: Option<(&str, &ManualClock)>,
+) -> Result<()> {
     b.keys(&format!("#remarks-{order_no}"), remarks).await?;
+    if let Some((email, clock)) = by {
+        b.keys(
+            &format!("#code-{order_no}"),
+            &web::fresh_code(clock, email)?,
+        )
+        .await?;
+    }
     b.click(&format!(
         "form[action='/console/withdrawals/{order_no}/review'] button[value={decision}]"
     ))
@@ -103,7 +182,10 @@ async fn status(app: &payments_service::app::App, order_no: &str) -> Result<With
 
 #[tokio::test]
 async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused() -> Result<()> {
-    let svc = service(Arc::new(SystemClock)).await?;
+    let logs = web::logs();
+    // Stopped: every code the test types is from a step of its own.
+    let clock = ManualClock::at_system_time();
+    let svc = service(Arc::new(clock.clone())).await?;
     let app = svc.service.app();
     let base = svc.base_url();
     let alice = operator(app, "alice", Role::Approver).await?;
@@ -170,7 +252,57 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     // Keyboard only: type, tab, type, enter.
     b.keys("#email", &format!("{alice}\u{E004}{PASSWORD}\u{E007}"))
         .await?;
-    b.wait_for_text("header", "Sign out", WAIT).await?;
+    // An approver's first sign-in sets up the authenticator: the QR code
+    // read off the screen is the key the page states.
+    b.wait_for_text("h1", "Set up your authenticator", WAIT)
+        .await?;
+    let key = b.text("#totp-secret").await?;
+    let link = qr_of(&b, "#totp-qr").await?;
+    let plain: String = key.split_whitespace().collect();
+    ensure!(
+        link.starts_with("otpauth://totp/") && link.contains(&format!("secret={plain}")),
+        "the QR code says {link}, the page {key}"
+    );
+    web::keep_key(&alice, &key);
+    checked(&b, "").await?;
+    ensure!(
+        b.goto(&format!("{base}/console/withdrawals")).await.is_ok()
+            && b.url().await?.ends_with("/console/second-factor"),
+        "a page opened before the second factor"
+    );
+    // A wrong code is refused, said so, counted and logged (never the
+    // code itself); nothing opens.
+    let refused = || {
+        payments_service::telemetry::metrics::render()
+            .unwrap_or_default()
+            .lines()
+            .find(|l| {
+                l.starts_with("payments_second_factor_refused_total")
+                    && l.contains("reason=\"wrong\"")
+                    && l.contains("when=\"sign_in\"")
+            })
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let before = refused();
+    clock.advance(30);
+    let right: u32 = web::code_of(&alice, clock.unix())?.parse()?;
+    let wrong = format!("{:06}", (right + 1) % 1_000_000);
+    b.keys("#code", &wrong).await?;
+    b.click("form[action='/console/second-factor'] button")
+        .await?;
+    b.wait_for_text("main", "That code is not right", WAIT)
+        .await?;
+    ensure!(refused() == before + 1.0, "the wrong code was not counted");
+    let logged =
+        String::from_utf8_lossy(&logs.lock().map_err(|_| anyhow::anyhow!("logs"))?).into_owned();
+    ensure!(
+        logged.contains("a second-factor code was refused") && logged.contains("reason=\"wrong\""),
+        "the wrong code was not logged"
+    );
+    ensure!(!logged.contains(&wrong), "a code reached the log");
+    ensure!(!logged.contains(&plain), "the key reached the log");
+    prove(&b, &alice, &clock).await?;
     ensure!(
         b.url().await?.ends_with("/console/withdrawals"),
         "signed in, {} says {}",
@@ -216,10 +348,40 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     b.resize(DESKTOP.0, DESKTOP.1).await?;
 
     // Below the threshold one approver suffices.
-    review(&b, &small, "<i>looks fine</i>", "approve").await?;
+    review(
+        &b,
+        &small,
+        "<i>looks fine</i>",
+        "approve",
+        Some((&alice, &clock)),
+    )
+    .await?;
     ensure!(status(app, &small).await? != WithdrawalStatus::Pending);
     // Above it, the first approval leaves it pending, and says so.
-    review(&b, &large, "first look", "approve").await?;
+    // An approval without a fresh code, or with the one just used, is
+    // refused and moves nothing.
+    b.keys(&format!("#remarks-{large}"), "first look").await?;
+    b.click(&format!(
+        "form[action='/console/withdrawals/{large}/review'] button[value=approve]"
+    ))
+    .await?;
+    b.wait_for_text("main", "approving asks for a fresh code", WAIT)
+        .await?;
+    let used = web::code_of(&alice, clock.unix())?;
+    b.goto(&format!("{base}/console/withdrawals")).await?;
+    b.keys(&format!("#code-{large}"), &used).await?;
+    b.click(&format!(
+        "form[action='/console/withdrawals/{large}/review'] button[value=approve]"
+    ))
+    .await?;
+    b.wait_for_text("main", "was used already", WAIT).await?;
+    ensure!(status(app, &large).await? == WithdrawalStatus::Pending);
+    ensure!(withdrawals::find_any(app, &large)
+        .await?
+        .approved_at
+        .is_none());
+    b.goto(&format!("{base}/console/withdrawals")).await?;
+    review(&b, &large, "first look", "approve", Some((&alice, &clock))).await?;
     ensure!(status(app, &large).await? == WithdrawalStatus::Pending);
     let main = b.text("main").await?;
     ensure!(main.contains("1 of 2: alice"), "{main}");
@@ -230,8 +392,8 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         "{main}"
     );
     sign_out(&b).await?;
-    sign_in(&b, &base, "console", &bob).await?;
-    review(&b, &large, "second look", "approve").await?;
+    sign_in(&b, &base, "console", &bob, &clock).await?;
+    review(&b, &large, "second look", "approve", Some((&bob, &clock))).await?;
     ensure!(
         status(app, &large).await? != WithdrawalStatus::Pending,
         "two approvers complete it"
@@ -266,7 +428,7 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     sign_out(&b).await?;
 
     // An admin's pages: operators and invitations, one callback's attempts.
-    sign_in(&b, &base, "console", &ada).await?;
+    sign_in(&b, &base, "console", &ada, &clock).await?;
     for (path, shot) in [
         (
             format!("/console/operators?merchant_id={}", m.id),
@@ -283,7 +445,7 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     sign_out(&b).await?;
 
     // A viewer sees no decision, and a post made anyway is refused.
-    sign_in(&b, &base, "console", &vera).await?;
+    sign_in(&b, &base, "console", &vera, &clock).await?;
     ensure!(
         b.script("return document.querySelectorAll('button[value=approve]').length")
             .await?
@@ -339,6 +501,10 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         status(app, &third).await? == WithdrawalStatus::Pending,
         "nothing changed"
     );
+    // Signing in again asks for a code only: the authenticator is set up.
+    b.goto(&format!("{base}/console/withdrawals")).await?;
+    sign_out(&b).await?;
+    sign_in(&b, &base, "console", &alice, &clock).await?;
     b.quit().await?;
     Ok(())
 }
@@ -402,7 +568,7 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
     b.click("main button[type=submit]").await?;
     b.wait_for_text("main", "Your password is set", WAIT)
         .await?;
-    sign_in(&b, &base, "portal", "owner@shop.example.test").await?;
+    sign_in(&b, &base, "portal", "owner@shop.example.test", &clock).await?;
     ensure!(b.url().await?.ends_with("/portal/orders"));
     checked(&b, "orders.png").await?;
     b.click("main table a").await?;

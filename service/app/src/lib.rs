@@ -32,6 +32,7 @@ pub mod payment_sync;
 pub mod people;
 pub mod retention;
 pub mod reveals;
+pub mod second_factor;
 pub mod suspension;
 pub mod web_sessions;
 pub mod withdrawals;

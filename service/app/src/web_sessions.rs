@@ -43,8 +43,13 @@ pub enum Who {
 /// A live session: whom it names, and the token its forms must carry.
 #[derive(Clone, Debug)]
 pub struct Session {
+    /// The session's key: the keyed hash of its cookie, never the cookie.
+    pub id: String,
     pub who: Who,
     pub csrf: String,
+    /// Its operator must prove a second factor and has not yet: the
+    /// session opens nothing but that page and the sign-out.
+    pub second_factor_pending: bool,
 }
 
 impl Session {
@@ -178,6 +183,7 @@ pub async fn sign_in(
         created_at: now,
         last_seen_at: now,
         ended_at: None,
+        second_factor_at: None,
     };
     let old = replacing.map(|t| app.vault.lookup_hash(t));
     app.db
@@ -230,7 +236,7 @@ async fn counted(
         .await?)
 }
 
-async fn record_failure(
+pub(crate) async fn record_failure(
     app: &App,
     realm: SessionRealm,
     account: String,
@@ -313,7 +319,18 @@ pub async fn current(
                         if now - row.last_seen_at >= TOUCH_SECONDS {
                             s.touch_web_session(&id, now).await?;
                         }
-                        Ok(Some(Session { who, csrf }))
+                        let second_factor_pending = match &who {
+                            Who::Operator(op) => {
+                                op.role.needs_second_factor() && row.second_factor_at.is_none()
+                            }
+                            Who::Owner(_) => false,
+                        };
+                        Ok(Some(Session {
+                            id,
+                            who,
+                            csrf,
+                            second_factor_pending,
+                        }))
                     }
                     _ => {
                         s.end_web_session(&id, now).await?;

@@ -15,6 +15,13 @@ impl Role {
         }
     }
 
+    /// Whether a person of this role proves a second factor in the console
+    /// (at sign-in, and again before approving): whoever may decide a money
+    /// action, a withdrawal or a change request, does.
+    pub fn needs_second_factor(self) -> bool {
+        self.may(Action::ApproveWithdrawal) || self.may(Action::ApproveChangeRequest)
+    }
+
     /// Whether it may more than `other` (a raise, when it replaces it).
     pub fn outranks(self, other: Role) -> bool {
         self.rank() > other.rank()
@@ -137,6 +144,14 @@ pub fn approvals_needed(amount_units: i64, threshold_units: Option<i64>) -> usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn everyone_who_may_decide_a_money_action_proves_a_second_factor() {
+        assert!(!Role::Viewer.needs_second_factor());
+        for role in [Role::Support, Role::Approver, Role::Admin] {
+            assert!(role.needs_second_factor(), "{role:?}");
+        }
+    }
 
     #[test]
     fn each_role_may_what_the_ones_below_may() {

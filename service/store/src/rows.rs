@@ -14,11 +14,13 @@ use crate::domain::status::{
     AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus,
     DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, MerchantStatus,
     NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus,
-    PayoutMethod, Role, SessionRealm, StatementStatus, WithdrawalStatus,
+    PayoutMethod, Role, StatementStatus, WithdrawalStatus,
 };
 mod changes;
+mod sessions;
 pub use changes::ChangeRequestRow;
 use diesel::prelude::*;
+pub use sessions::{LoginFailureRow, SecondFactorRow, SecretRevealRow, WebSessionRow};
 
 /// The columns a row type reads, in its fields' order: what every query
 /// selects (and every `RETURNING` returns), read back through the row's
@@ -753,40 +755,4 @@ pub struct BillingCursor {
     pub billing_period: Option<BillingPeriod>,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
     pub billed_until: Option<i64>,
-}
-
-/// A console or portal session, known by the keyed hash of its cookie.
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = web_sessions, treat_none_as_default_value = false)]
-pub struct WebSessionRow {
-    pub id: String,
-    pub realm: SessionRealm,
-    pub subject_id: String,
-    pub merchant_id: Option<String>,
-    pub created_at: i64,
-    pub last_seen_at: i64,
-    pub ended_at: Option<i64>,
-}
-
-/// A secret a form post issued, kept for the page the post redirects to:
-/// known by the keyed hash of its one-time handle, bound to the session
-/// (the keyed hash of its form token), encrypted under the master key.
-#[derive(Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = secret_reveals, treat_none_as_default_value = false)]
-pub struct SecretRevealRow {
-    pub id: String,
-    pub session: String,
-    pub ciphertext: String,
-    pub created_at: i64,
-}
-
-/// One failed sign-in: the keyed hash of the email tried, and the address.
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = login_failures, treat_none_as_default_value = false)]
-pub struct LoginFailureRow {
-    pub id: String,
-    pub realm: SessionRealm,
-    pub account: String,
-    pub address: String,
-    pub at: i64,
 }

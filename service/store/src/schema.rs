@@ -437,6 +437,7 @@ diesel::table! {
 }
 
 diesel::joinable!(operator_tokens -> operators (operator_id));
+diesel::joinable!(operator_second_factors -> operators (id));
 diesel::joinable!(owner_invitations -> merchant_owners (owner_id));
 
 diesel::table! {
@@ -448,6 +449,17 @@ diesel::table! {
         created_at -> BigInt,
         last_seen_at -> BigInt,
         ended_at -> Nullable<BigInt>,
+        second_factor_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    operator_second_factors (id) {
+        id -> Text,
+        secret_sealed -> Text,
+        created_at -> BigInt,
+        enrolled_at -> Nullable<BigInt>,
+        last_step -> Nullable<BigInt>,
     }
 }
 
@@ -531,4 +543,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     secret_reveals,
     change_requests,
     vault_keys,
+    operator_second_factors,
 );

@@ -37,6 +37,7 @@ pub const BUILD_INFO: &str = "payments_build_info";
 pub const READY: &str = "payments_ready";
 pub const REFUSED_AT_CAPACITY: &str = "payments_requests_refused_at_capacity_total";
 pub const SIGN_IN_FAILURES: &str = "payments_sign_in_failures_total";
+pub const SECOND_FACTOR_REFUSED: &str = "payments_second_factor_refused_total";
 
 /// Bucket bounds, in seconds, of every `_seconds` histogram: from a fast
 /// request (1 ms) to a callback attempt at its longest timeout (60 s).
@@ -62,6 +63,18 @@ pub fn install() -> Option<&'static PrometheusHandle> {
         .as_ref()
 }
 
+/// The console's and the portal's refusals of people.
+fn describe_sign_ins() {
+    describe_counter!(
+        SIGN_IN_FAILURES,
+        "Console and portal sign-ins refused, by realm and reason (credentials, too_many_attempts, busy)."
+    );
+    describe_counter!(
+        SECOND_FACTOR_REFUSED,
+        "Console authenticator codes refused, by when (sign_in, approval) and reason (wrong, used, too_many_attempts)."
+    );
+}
+
 /// The scrape: every metric in Prometheus's text format.
 pub fn render() -> Option<String> {
     let handle = install()?;
@@ -74,10 +87,7 @@ fn describe() {
         REFUSED_AT_CAPACITY,
         "Requests answered 503 at once because their surface (payment API, operator API, pages) had as many in flight as it takes."
     );
-    describe_counter!(
-        SIGN_IN_FAILURES,
-        "Console and portal sign-ins refused, by realm and reason (credentials, too_many_attempts, busy)."
-    );
+    describe_sign_ins();
     describe_counter!(
         HTTP_REQUESTS,
         "HTTP requests answered, by operation id and status class."
@@ -245,6 +255,10 @@ pub fn refused_at_capacity(surface: &'static str) {
 
 pub fn sign_in_refused(realm: &'static str, reason: &'static str) {
     counter!(SIGN_IN_FAILURES, "realm" => realm, "reason" => reason).increment(1);
+}
+
+pub fn second_factor_refused(when: &'static str, reason: &'static str) {
+    counter!(SECOND_FACTOR_REFUSED, "when" => when, "reason" => reason).increment(1);
 }
 
 pub fn worker_run(worker: &'static str, ok: bool) {

@@ -8,7 +8,7 @@ use payments_service::app::merchants::Merchant;
 use payments_service::app::people::{self, NewOperator};
 use payments_service::app::withdrawals::{self, NewWithdrawal, Withdrawal};
 use payments_service::app::App;
-use payments_service::clock::Clock;
+use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::routing::Profile;
 use payments_service::domain::status::Role;
 use payments_testing::TestService;
@@ -93,15 +93,87 @@ pub fn form_body(pairs: &[(&str, &str)]) -> String {
 
 pub const FORM: &str = "application/x-www-form-urlencoded";
 
+/// The authenticator keys the console showed at enrolment, by email: what
+/// each person's phone would hold.
+static KEYS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Remembers `email`'s authenticator key (as the enrolment page showed it,
+/// in groups).
+pub fn keep_key(email: &str, shown: &str) {
+    let key: String = shown.split_whitespace().collect();
+    if let Ok(mut keys) = KEYS.lock() {
+        keys.retain(|(e, _)| e != email);
+        keys.push((email.to_string(), key));
+    }
+}
+
+/// The code `email`'s authenticator shows at `at` (Unix seconds).
+pub fn code_of(email: &str, at: i64) -> Result<String> {
+    let key = KEYS
+        .lock()
+        .map_err(|_| anyhow::anyhow!("keys lock"))?
+        .iter()
+        .find(|(e, _)| e == email)
+        .map(|(_, k)| k.clone())
+        .with_context(|| format!("{email} has not enrolled an authenticator"))?;
+    let secret = totp_rs::Secret::try_from_base32(&key).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let totp = totp_rs::Builder::new()
+        .with_secret(secret)
+        .build()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(totp.generate(u64::try_from(at)?).to_string())
+}
+
+/// The next code of `email`'s authenticator: the clock (the service's,
+/// stopped) moves on one 30-second step first, since a step's code is
+/// accepted once.
+pub fn fresh_code(clock: &ManualClock, email: &str) -> Result<String> {
+    clock.advance(30);
+    code_of(email, clock.unix())
+}
+
+/// The key on an enrolment page, if it is one.
+pub fn shown_key(page: &str) -> Option<String> {
+    let (_, rest) = page.split_once("id=\"totp-secret\">")?;
+    Some(rest.split('<').next()?.to_string())
+}
+
 /// A browser-less session: signs in with a form post and keeps the cookie.
 pub struct Http {
     pub base: String,
     pub client: reqwest::Client,
     pub cookie: String,
+    pub email: String,
+    /// The service's clock, which the console's codes are checked on.
+    pub clock: ManualClock,
 }
 
 impl Http {
-    pub async fn sign_in(base: &str, realm: &str, email: &str, password: &str) -> Result<Http> {
+    /// Signs in with the password and, where the console asks for it, the
+    /// second factor (enrolling it the first time, as a person would).
+    pub async fn sign_in(
+        base: &str,
+        realm: &str,
+        email: &str,
+        password: &str,
+        clock: &ManualClock,
+    ) -> Result<Http> {
+        let http = Self::with_password(base, realm, email, password, clock).await?;
+        if realm == "console" {
+            http.second_factor().await?;
+        }
+        Ok(http)
+    }
+
+    /// Signs in with the password only: a console session that may still
+    /// have its second factor to prove.
+    pub async fn with_password(
+        base: &str,
+        realm: &str,
+        email: &str,
+        password: &str,
+        clock: &ManualClock,
+    ) -> Result<Http> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
@@ -125,7 +197,42 @@ impl Http {
             base: base.into(),
             client,
             cookie,
+            email: email.into(),
+            clock: clock.clone(),
         })
+    }
+
+    /// Proves the second factor if the console asks for one.
+    async fn second_factor(&self) -> Result<()> {
+        let page = self.get("/console/second-factor").await?;
+        if page.status() == 303 {
+            return Ok(());
+        }
+        let text = page.text().await?;
+        if let Some(key) = shown_key(&text) {
+            keep_key(&self.email, &key);
+        }
+        let csrf = self.csrf("/console/second-factor").await?;
+        let code = self.code()?;
+        let r = self
+            .post(
+                "/console/second-factor",
+                &[("csrf", &csrf), ("code", &code)],
+            )
+            .await?;
+        if r.status() != 303 {
+            bail!(
+                "the second factor answered {}: {}",
+                r.status(),
+                r.text().await?
+            );
+        }
+        Ok(())
+    }
+
+    /// A fresh code of this person's authenticator (for an approval).
+    pub fn code(&self) -> Result<String> {
+        fresh_code(&self.clock, &self.email)
     }
 
     pub async fn get(&self, path: &str) -> Result<reqwest::Response> {
@@ -157,6 +264,41 @@ impl Http {
             .body(form_body(form))
             .send()
             .await?)
+    }
+}
+
+/// Where this test program's log lines go, from the first call on: the
+/// service's, in process, as an operator's log collector would read them.
+pub fn logs() -> Arc<Mutex<Vec<u8>>> {
+    static LOGS: std::sync::OnceLock<Arc<Mutex<Vec<u8>>>> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let sink = buffer.clone();
+        let writer = move || Captured(sink.clone());
+        let _ = tracing::subscriber::set_global_default(
+            tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::INFO)
+                .with_ansi(false)
+                .with_writer(writer)
+                .finish(),
+        );
+        buffer
+    })
+    .clone()
+}
+
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut held) = self.0.lock() {
+            held.extend_from_slice(bytes);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

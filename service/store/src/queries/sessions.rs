@@ -74,6 +74,32 @@ pub trait SessionQueries: Send {
     /// Deletes at most `limit` of the sessions last used before `before`
     /// (long ended: no session outlives `ABSOLUTE_SECONDS`); how many.
     async fn forget_sessions_before(&mut self, before: i64, limit: i64) -> StoreResult<usize>;
+
+    /// Records that the session `id` proved its operator's second factor.
+    async fn pass_second_factor(&mut self, id: &str, at: i64) -> StoreResult<()>;
+
+    /// The operator's second factor, enrolled or under way.
+    async fn second_factor(&mut self, operator_id: &str) -> StoreResult<Option<SecondFactorRow>>;
+
+    /// Starts an enrolment with `row` unless the operator has a second
+    /// factor already (enrolled, or one under way that a reload shows
+    /// again); the operator's second factor after it.
+    async fn begin_second_factor(&mut self, row: &SecondFactorRow) -> StoreResult<SecondFactorRow>;
+
+    /// Accepts a code of time step `step` for the operator: only a step
+    /// later than every one accepted before, so that two posts of one code,
+    /// even at once, are accepted once; `enrolled_at` is written with it
+    /// (the first code accepted ends enrolment). Whether it was accepted.
+    async fn accept_second_factor_step(
+        &mut self,
+        operator_id: &str,
+        step: i64,
+        enrolled_at: i64,
+    ) -> StoreResult<bool>;
+
+    /// Forgets the operator's second factor (a lost phone): the next
+    /// sign-in enrols again. Whether there was one.
+    async fn reset_second_factor(&mut self, operator_id: &str) -> StoreResult<bool>;
 }
 
 macro_rules! impl_sessions {
@@ -261,6 +287,78 @@ macro_rules! impl_sessions {
                 limit: i64,
             ) -> StoreResult<usize> {
                 super::forget_oldest!(self.c(), web_sessions, last_seen_at, before, limit)
+            }
+
+            async fn pass_second_factor(&mut self, id: &str, at: i64) -> StoreResult<()> {
+                diesel::update(web_sessions::table.filter(web_sessions::id.eq(id)))
+                    .set(web_sessions::second_factor_at.eq(Some(at)))
+                    .execute(self.c())
+                    .await?;
+                Ok(())
+            }
+
+            async fn second_factor(
+                &mut self,
+                operator_id: &str,
+            ) -> StoreResult<Option<SecondFactorRow>> {
+                first_or_none!(
+                    self.c(),
+                    SecondFactorRow,
+                    operator_second_factors::table
+                        .filter(operator_second_factors::id.eq(operator_id)),
+                    "operator_second_factors",
+                    "id" = operator_id
+                )
+            }
+
+            async fn begin_second_factor(
+                &mut self,
+                row: &SecondFactorRow,
+            ) -> StoreResult<SecondFactorRow> {
+                diesel::insert_into(operator_second_factors::table)
+                    .values(row)
+                    .on_conflict_do_nothing()
+                    .execute(self.c())
+                    .await?;
+                Ok(operator_second_factors::table
+                    .filter(operator_second_factors::id.eq(&row.id))
+                    .select(crate::rows::columns::<SecondFactorRow>())
+                    .first(self.c())
+                    .await?)
+            }
+
+            async fn accept_second_factor_step(
+                &mut self,
+                operator_id: &str,
+                step: i64,
+                enrolled_at: i64,
+            ) -> StoreResult<bool> {
+                let changed = diesel::update(
+                    operator_second_factors::table
+                        .filter(operator_second_factors::id.eq(operator_id))
+                        .filter(
+                            operator_second_factors::last_step
+                                .is_null()
+                                .or(operator_second_factors::last_step.lt(step)),
+                        ),
+                )
+                .set((
+                    operator_second_factors::last_step.eq(Some(step)),
+                    operator_second_factors::enrolled_at.eq(Some(enrolled_at)),
+                ))
+                .execute(self.c())
+                .await?;
+                Ok(changed == 1)
+            }
+
+            async fn reset_second_factor(&mut self, operator_id: &str) -> StoreResult<bool> {
+                let deleted = diesel::delete(
+                    operator_second_factors::table
+                        .filter(operator_second_factors::id.eq(operator_id)),
+                )
+                .execute(self.c())
+                .await?;
+                Ok(deleted == 1)
             }
         }
     };

@@ -26,16 +26,19 @@ pub enum Sealed {
     Reveals,
     /// `vault_keys.sealed`: the lookup index's key.
     VaultKeys,
+    /// `operator_second_factors.secret_sealed`: operators' authenticator secrets.
+    SecondFactors,
 }
 
 impl Sealed {
-    pub const ALL: [Sealed; 6] = [
+    pub const ALL: [Sealed; 7] = [
         Sealed::ApiKeys,
         Sealed::CallbackSecrets,
         Sealed::CashierTokens,
         Sealed::PlatformEventBodies,
         Sealed::Reveals,
         Sealed::VaultKeys,
+        Sealed::SecondFactors,
     ];
 
     /// The table and the sealed column (every one keyed by `id`).
@@ -47,6 +50,7 @@ impl Sealed {
             Sealed::PlatformEventBodies => ("callback_deliveries", "body"),
             Sealed::Reveals => ("secret_reveals", "ciphertext"),
             Sealed::VaultKeys => ("vault_keys", "sealed"),
+            Sealed::SecondFactors => ("operator_second_factors", "secret_sealed"),
         }
     }
 
@@ -59,6 +63,7 @@ impl Sealed {
             Sealed::PlatformEventBodies => "callback_deliveries.body (platform events)",
             Sealed::Reveals => "secret_reveals.ciphertext",
             Sealed::VaultKeys => "vault_keys.sealed",
+            Sealed::SecondFactors => "operator_second_factors.secret_sealed",
         }
     }
 }
@@ -187,6 +192,9 @@ macro_rules! impl_vault {
                     ),
                     Sealed::Reveals => page!(c, secret_reveals, id, ciphertext, after, limit),
                     Sealed::VaultKeys => page!(c, vault_keys, id, sealed, after, limit),
+                    Sealed::SecondFactors => {
+                        page!(c, operator_second_factors, id, secret_sealed, after, limit)
+                    }
                 })
             }
 
@@ -211,6 +219,9 @@ macro_rules! impl_vault {
                     }
                     Sealed::Reveals => swap!(c, secret_reveals, id, ciphertext, id, old, new),
                     Sealed::VaultKeys => swap!(c, vault_keys, id, sealed, id, old, new),
+                    Sealed::SecondFactors => {
+                        swap!(c, operator_second_factors, id, secret_sealed, id, old, new)
+                    }
                 };
                 Ok(n == 1)
             }

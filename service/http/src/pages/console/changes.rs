@@ -24,9 +24,11 @@ fn decision_form(row: &ChangeRequestRow, csrf: &str, own: bool) -> String {
          <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Withdraw</button>"
             .to_string()
     } else {
-        "<button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
-         <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Reject</button>"
-            .to_string()
+        format!(
+            "{}<button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
+             <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Reject</button>",
+            super::second_factor::code_field(&row.id)
+        )
     };
     format!(
         "<form class=\"inline\" method=\"post\" action=\"{HERE}/{id}/decide\">{csrf}\
@@ -94,6 +96,7 @@ pub async fn console_decide_change(
 ) -> Result<http::Response<Body>, HttpError> {
     let request_id = rqctx.request_id.clone();
     let id = path.into_inner().id;
+    let from = crate::pages::web::address(&rqctx);
     post(
         &rqctx,
         &SECTIONS,
@@ -107,9 +110,11 @@ pub async fn console_decide_change(
                 Action::RejectChangeRequest
             };
             let app = &app;
+            let who = super::operator(&session)?;
             let (done, issued) = acting(&session, action, &request_id, |op| async move {
                 let remarks = remarks(&fields)?;
                 if approve {
+                    super::second_factor::approval_code(app, &who, &fields, &from).await?;
                     let (row, done) = change_requests::approve(app, &op, &id, remarks).await?;
                     let said = format!(
                         "Change request {} is approved and done: {}",

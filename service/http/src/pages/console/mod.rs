@@ -6,6 +6,7 @@
 mod changes;
 mod queues;
 mod records;
+mod second_factor;
 
 use crate::app::actor::Actor;
 use crate::app::people::Operator;
@@ -25,6 +26,7 @@ pub use changes::*;
 pub use queues::*;
 pub(crate) use queues::{amount as queues_amount, money as queues_money};
 pub use records::*;
+pub use second_factor::*;
 
 const REALM: SessionRealm = SessionRealm::Console;
 const STYLE: &str = include_str!("../../../assets/console.css");
@@ -121,6 +123,8 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(console_login_page))
         .and_then(|()| api.register(console_login))
         .and_then(|()| api.register(console_logout))
+        .and_then(|()| api.register(console_second_factor_page))
+        .and_then(|()| api.register(console_second_factor))
         .and_then(|()| api.register(console_withdrawals))
         .and_then(|()| api.register(console_review))
         .and_then(|()| api.register(console_bank))

@@ -132,10 +132,11 @@ pub async fn console_withdrawals(
                 format!(
                     "<form class=\"inline\" method=\"post\" action=\"/console/withdrawals/{no}/review\">{}\
                      <div><label for=\"remarks-{no}\">Remarks</label>\
-                     <input type=\"text\" id=\"remarks-{no}\" name=\"remarks\" maxlength=\"512\"></div>\
+                     <input type=\"text\" id=\"remarks-{no}\" name=\"remarks\" maxlength=\"512\"></div>{}\
                      <button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
                      <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Reject</button></form>",
-                    csrf_field(&session)
+                    csrf_field(&session),
+                    super::second_factor::code_field(&order.order_no)
                 )
             } else {
                 "<span class=\"muted\">Your role may not approve.</span>".to_string()
@@ -175,6 +176,7 @@ pub async fn console_review(
 ) -> Result<http::Response<Body>, HttpError> {
     let request_id = rqctx.request_id.clone();
     let order_no = path.into_inner().order_no;
+    let from = crate::pages::web::address(&rqctx);
     post(
         &rqctx,
         &SECTIONS,
@@ -188,9 +190,11 @@ pub async fn console_review(
                 Action::RejectWithdrawal
             };
             let app = &app;
+            let who = super::operator(&session)?;
             let order = acting(&session, action, &request_id, |op| async move {
                 let remarks = remarks(&fields)?;
                 if approve {
+                    super::second_factor::approval_code(app, &who, &fields, &from).await?;
                     withdrawals::approve_waiting_at_most(app, &op, &order_no, remarks).await
                 } else {
                     withdrawals::reject(app, &op, &order_no, remarks).await

@@ -1,6 +1,8 @@
 //! The two doors of every console and portal endpoint: a page needs a
 //! live session (else the sign-in page), and a post also needs to come
-//! from this service's page with the session's form token (else 403).
+//! from this service's page with the session's form token (else 403). A
+//! session whose operator has still to prove a second factor opens only
+//! that page and the sign-out; every other page sends it there.
 
 use crate::app::web_sessions::Session;
 use crate::app::App;
@@ -74,6 +76,7 @@ where
 {
     in_span(rqctx, async {
         let session = match session_of(rqctx, sections.realm).await {
+            Ok(Some(session)) if session.second_factor_pending => return to_second_factor(),
             Ok(Some(session)) => session,
             Ok(None) => return to_sign_in(sections.realm),
             Err(e) => return failed(sections.realm, e),
@@ -84,6 +87,14 @@ where
     })
     .await
 }
+
+/// Where a session still to prove its second factor goes.
+pub fn to_second_factor() -> Result<http::Response<Body>, HttpError> {
+    see_other(SECOND_FACTOR)
+}
+
+/// The console's page that asks for the second factor.
+pub const SECOND_FACTOR: &str = "/console/second-factor";
 
 /// A form post: from this service's page, in a live session, with its
 /// form token; the work gets the form's fields.
@@ -97,12 +108,44 @@ pub async fn post<F>(
 where
     F: Future<Output = Result<Reply, ApiError>>,
 {
+    post_in(rqctx, sections, current, body, false, work).await
+}
+
+/// `post`, for the two posts a session still to prove its second factor
+/// may make: the code itself, and signing out.
+pub async fn post_before_second_factor<F>(
+    rqctx: &RequestContext<Arc<App>>,
+    sections: &Sections,
+    current: &'static str,
+    body: UntypedBody,
+    work: impl FnOnce(Arc<App>, Session, HashMap<String, String>) -> F,
+) -> Result<http::Response<Body>, HttpError>
+where
+    F: Future<Output = Result<Reply, ApiError>>,
+{
+    post_in(rqctx, sections, current, body, true, work).await
+}
+
+async fn post_in<F>(
+    rqctx: &RequestContext<Arc<App>>,
+    sections: &Sections,
+    current: &'static str,
+    body: UntypedBody,
+    pending_may: bool,
+    work: impl FnOnce(Arc<App>, Session, HashMap<String, String>) -> F,
+) -> Result<http::Response<Body>, HttpError>
+where
+    F: Future<Output = Result<Reply, ApiError>>,
+{
     in_span(rqctx, async {
         if !same_origin(&rqctx.request) {
             tracing::warn!("a form post from another site refused");
             return forged(sections.realm);
         }
         let session = match session_of(rqctx, sections.realm).await {
+            Ok(Some(session)) if session.second_factor_pending && !pending_may => {
+                return to_second_factor()
+            }
             Ok(Some(session)) => session,
             Ok(None) => return to_sign_in(sections.realm),
             Err(e) => return failed(sections.realm, e),

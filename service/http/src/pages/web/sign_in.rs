@@ -7,7 +7,7 @@ use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::status::SessionRealm;
 use crate::observe::in_span;
-use crate::pages::web::guard::{post, Reply, Sections};
+use crate::pages::web::guard::{post_before_second_factor, Reply, Sections};
 use crate::pages::web::{
     address, cleared_cookie, cookie, cookie_name, failed, forged, form, frame, given, root,
     same_origin, session_cookie, session_of,
@@ -140,7 +140,7 @@ pub async fn sign_out(
 ) -> Result<http::Response<Body>, HttpError> {
     let realm = sections.realm;
     let token = cookie(&rqctx.request, cookie_name(realm));
-    post(
+    post_before_second_factor(
         rqctx,
         sections,
         "",
