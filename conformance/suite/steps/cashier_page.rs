@@ -86,7 +86,14 @@ async fn time_left_went_down(world: &mut PaymentsWorld, by: i64) {
     let before = world.time_left.expect("the time left was read before");
     let (_, text) = page(world);
     let now = seconds_left(text).unwrap_or_else(|| panic!("no time left shown: {text}"));
-    assert_eq!(now, before - by, "{text}");
+    // The clock the page counts on is the system's plus the sandbox's
+    // offset: the real seconds between the two reads count too (a loaded
+    // machine took one in CI), never more than a few.
+    let went = before - now;
+    assert!(
+        (by..=by + 5).contains(&went),
+        "went down by {went}, not {by} (and the real seconds between the two reads): {text}"
+    );
     world.time_left = Some(now);
 }
 
