@@ -6,6 +6,7 @@ checks afterwards. Standard library only.
   scale_out.py stream  BASE OPERATOR_TOKEN SECONDS CERT KEY OUT.json
   scale_out.py check   BASE OPERATOR_TOKEN STREAM.json RELEASED
   scale_out.py limit   BASE OPERATOR_TOKEN
+  scale_out.py allowlist BASE OPERATOR_TOKEN
   scale_out.py latency API_BASE OPERATOR_TOKEN COUNT CERT KEY
   scale_out.py busy    COMMAND...
   scale_out.py first-attempts < METRICS
@@ -15,7 +16,9 @@ it writes what was acknowledged and what the receiver got. `check` proves
 every acknowledged order exists, every acknowledged move was called back,
 no callback arrived twice except those an instance killed mid-attempt gave
 back (RELEASED), and the ledger adds up. `limit` proves a merchant's limit
-holds across the instances. `latency` proves every callback committed on an
+holds across the instances. `allowlist` proves a key restricted to one
+client address is refused from another through HAProxy, with the address
+the balancer forwarded, whatever `X-Forwarded-For` the client sends. `latency` proves every callback committed on an
 API-only instance arrives from a workers-only one and measures how soon
 (a figure: timing bounds are the bench's, not CI's).
 """
@@ -320,6 +323,54 @@ def limit(base, token):
         sys.exit(f"the rate limit did not hold across instances: {answers}")
 
 
+def call_from(source, method, url, headers):
+    """A request from the local address `source` (another loopback
+    address than the balancer's own, which the instances trust)."""
+    import http.client
+    import urllib.parse
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10,
+                                      source_address=(source, 0))
+    try:
+        conn.request(method, parts.path + ("?" + parts.query if parts.query else ""), headers=headers)
+        r = conn.getresponse()
+        return r.status, json.loads(r.read() or b"null")
+    finally:
+        conn.close()
+
+
+def allowlist(base, token):
+    op = Operator(base, token)
+    m = op.merchant("Scale-out allowlist")
+    status, keys = op("GET", f"/api/v1/operator/merchants/{m['merchant_id']}/api-keys")
+    assert status == 200, (status, keys)
+    key_id = keys["items"][0]["key_id"]
+    status, body = op("PUT", f"/api/v1/operator/merchants/{m['merchant_id']}/api-keys/{key_id}/restrictions",
+                      {"allowed_addresses": ["127.0.0.2"], "scope": "full"})
+    assert status == 200 and body["allowed_addresses"] == ["127.0.0.2/32"], (status, body)
+    merchant = Merchant(base, m["api_key"])
+    balance = lambda source, forged=None: call_from(
+        source, "GET", base + "/api/v1/merchant/balance",
+        {**merchant.headers(merchant.key), **({"x-forwarded-for": forged} if forged else {})})
+    # Every instance has it within the credential cache's second: asked
+    # until one refuses, for at most three seconds, then all must.
+    deadline = time.time() + 3
+    while balance("127.0.0.3")[0] != 403 and time.time() < deadline:
+        time.sleep(0.1)
+    answers = [balance("127.0.0.3") for _ in range(6)]
+    forged = [balance("127.0.0.3", "127.0.0.2") for _ in range(6)]
+    allowed = [balance("127.0.0.2")[0] for _ in range(6)]
+    refused = [s for s, b in answers + forged
+               if s == 403 and b.get("error_code") == "MERCHANT_DISABLED"
+               and "127.0.0.3" in b.get("message", "")]
+    print(f"allowlist: a key accepted from 127.0.0.2 only, through HAProxy: from 127.0.0.2 "
+          f"{allowed.count(200)} of 6 answered 200; from 127.0.0.3 {len(refused)} of 12 answered "
+          f"403 MERCHANT_DISABLED naming 127.0.0.3 (6 of them sending X-Forwarded-For: 127.0.0.2)")
+    if allowed.count(200) != 6 or len(refused) != 12:
+        sys.exit(f"the allowlist did not hold through the balancer: allowed {allowed}, "
+                 f"refused {answers}, forged {forged}")
+
+
 def latency(base, token, count, cert, key, rate=100):
     """`count` deposits completed by bank transfers at `rate` a second
     (a steady arrival rate, not a flood that saturates the two cores),
@@ -442,6 +493,8 @@ if __name__ == "__main__":
         check(args[0], args[1], args[2], int(args[3]))
     elif command == "limit":
         limit(args[0], args[1])
+    elif command == "allowlist":
+        allowlist(args[0], args[1])
     elif command == "latency":
         latency(args[0], args[1], int(args[2]), args[3], args[4])
     elif command == "busy":

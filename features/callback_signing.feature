@@ -1,5 +1,6 @@
 Feature: A merchant may have its callbacks signed the Standard Webhooks way
-  The customer's scheme (`seed`) stays the default, byte for byte: the
+  The MD5-key scheme (`seed`, which a request may also name `md5_key`
+  since operator 0.16.0) stays the default, byte for byte: the
   API key in X-API-Key, MD5 over the sorted fields. A merchant whose
   security team wants no key in any header chooses `standard_webhooks`
   through an operator: a callback secret of its own (whsec_..., shown
@@ -112,17 +113,22 @@ Feature: A merchant may have its callbacks signed the Standard Webhooks way
     Then the receiver gets 1 callback
     And the callback carries 1 signature, verifying with the newest 1 secret only
 
-  Scenario: Choosing seed again signs the seed way, and the secret is kept for a switch back
+  Scenario Outline: Choosing <name> again signs the MD5-key way, and the secret is kept for a switch back
     Given a callback receiver that answers 200
     And the merchant signs its callbacks with standard_webhooks
-    When an operator chooses "seed" callback signing for the merchant
+    When an operator chooses "<name>" callback signing for the merchant
     Then the answer shows no callback secret
     And an operator reading the merchant's callback signing sees "seed" with 1 secret
-    Given the merchant has created a deposit "SWH-9" of 100 THB with a callback
+    Given the merchant has created a deposit "<order>" of 100 THB with a callback
     When an operator completes the deposit
     Then the receiver gets 1 callback
     And the callback is signed with the merchant's key
     And the callback carries no Standard Webhooks header
+
+    Examples:
+      | name    | order    |
+      | seed    | SWH-9    |
+      | md5_key | SWH-9-MD |
 
   Scenario Outline: Bad signing settings are refused with the envelope and change nothing
     When an operator sends <method> "<path>" with the body <body>

@@ -78,3 +78,28 @@ Feature: People's pages: the home page, the operators' console and the owners' p
     Then the page answers 404
     When another site's page posts a form to "/portal/logout"
     Then the page answers 403
+
+  @platform_events
+  Scenario: What an owner does in the portal is in the whole audit trail, and apart from the operators' listing
+    Given a fresh merchant
+    And an operator has invited "owner" to own the merchant
+    When the invitee accepts the link with the password "correct horse battery"
+    Then the request succeeds
+    When the invitee signs in to the portal with the password "correct horse battery"
+    Then the browser is sent to "/portal"
+    When the invitee restricts the merchant's key to "203.0.113.0/24" in the portal
+    Then the browser is sent back to "/portal/keys"
+    When the merchant reads its balances
+    Then the request is refused with status 403 and error code "MERCHANT_DISABLED"
+    When the invitee restricts the merchant's key to "" in the portal
+    Then the browser is sent back to "/portal/keys"
+    When the merchant reads its balances
+    Then the request succeeds
+    When the invitee sets the callback timeout to 20 seconds in the portal
+    Then the browser is sent back to "/portal/settings"
+    And the whole audit trail of the merchant holds 1 "accept_owner_invitation" by the invitee as its owner
+    And the whole audit trail of the merchant holds 2 "restrict_api_key" by the invitee as its owner
+    And the whole audit trail of the merchant holds 1 "set_callback_timeout" by the invitee as its owner
+    And the whole audit trail of the merchant holds "invite_owner" by an operator
+    And the audit trail of the merchant holds 0 "set_callback_timeout" rows
+    And the audit trail of the merchant holds 0 "restrict_api_key" rows

@@ -91,6 +91,46 @@ Feature: Operators read orders and manage merchants
     When an operator revokes key "no-such-key" of the merchant
     Then the request is refused with status 404 and error code "API_KEY_NOT_FOUND"
 
+  Scenario: A key restricted to other addresses is refused, and works again from its own
+    When an operator restricts the merchant's key to "203.0.113.7/24 198.51.100.9"
+    Then the request succeeds
+    And the response lists the allowed addresses "198.51.100.9/32 203.0.113.0/24"
+    And the response field "scope" is "full"
+    When the merchant reads its balances
+    Then the request is refused with status 403 and error code "MERCHANT_DISABLED"
+    And the error message names "is not accepted from the address"
+    When the merchant creates a deposit "ALLOW-1" of 100 THB
+    Then the request is refused with status 403 and error code "MERCHANT_DISABLED"
+    When an operator restricts the merchant's key to the address the service saw and "203.0.113.0/24"
+    Then the request succeeds
+    When the merchant reads its balances
+    Then the request succeeds
+    When an operator restricts the merchant's key to ""
+    Then the request succeeds
+    And the response lists the allowed addresses ""
+    When an operator restricts the merchant's key to "10.0.0.0/33"
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    And the error message names "10.0.0.0/33"
+    When the merchant creates a deposit "ALLOW-2" of 100 THB
+    Then the request succeeds
+    And the audit trail of the merchant holds 3 "restrict_api_key" rows
+
+  Scenario: A read-only key reads but creates nothing, and a rotation keeps it read-only
+    When an operator makes the merchant's key read-only
+    Then the request succeeds
+    And the response field "scope" is "read_only"
+    When the merchant reads its balances
+    Then the request succeeds
+    When the merchant creates a deposit "RO-1" of 100 THB
+    Then the request is refused with status 403 and error code "MERCHANT_DISABLED"
+    And the error message names "may only read"
+    When an operator issues a new API key for the merchant
+    Then the request succeeds
+    When the merchant creates a deposit "RO-2" of 100 THB
+    Then the request is refused with status 403 and error code "MERCHANT_DISABLED"
+    When the merchant reads its balances
+    Then the request succeeds
+
   Scenario: A grace period beyond 30 days is refused
     When an operator issues a new API key for the merchant with a grace of 2592001 seconds
     Then the request is refused with status 400 and error code "INVALID_FIELD"

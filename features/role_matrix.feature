@@ -1,7 +1,7 @@
 Feature: Every operator action, taken by every role
   The operator API's roles are viewer, support, approver and admin, each
   allowed what the ones before it are and more (published in the operator
-  document's description since 0.7.0). This feature takes each of the 38 actions once
+  document's description since 0.7.0). This feature takes each of the 39 actions once
   with each of the four roles. A role below the action's is refused with
   403 ROLE_FORBIDDEN in the envelope before anything is looked up. A role
   that may take it gets past the role check and gets the action's own
@@ -85,6 +85,9 @@ Feature: Every operator action, taken by every role
       | revoke_api_key          | viewer   | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/revoke | {}                                                                                                       | 403    | ROLE_FORBIDDEN |
       | revoke_api_key          | support  | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/revoke | {}                                                                                                       | 403    | ROLE_FORBIDDEN |
       | revoke_api_key          | approver | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/revoke | {}                                                                                                       | 403    | ROLE_FORBIDDEN |
+      | restrict_api_key        | viewer   | PUT    | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/restrictions | {"allowed_addresses":[],"scope":"full"} | 403    | ROLE_FORBIDDEN |
+      | restrict_api_key        | support  | PUT    | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/restrictions | {"allowed_addresses":[],"scope":"full"} | 403    | ROLE_FORBIDDEN |
+      | restrict_api_key        | approver | PUT    | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/restrictions | {"allowed_addresses":[],"scope":"full"} | 403    | ROLE_FORBIDDEN |
       | read_operators          | viewer   | GET    | /api/v1/operator/operators                                           | -                                                                                                        | 403    | ROLE_FORBIDDEN |
       | read_operators          | support  | GET    | /api/v1/operator/operators                                           | -                                                                                                        | 403    | ROLE_FORBIDDEN |
       | read_operators          | approver | GET    | /api/v1/operator/operators                                           | -                                                                                                        | 403    | ROLE_FORBIDDEN |
@@ -167,6 +170,7 @@ Feature: Every operator action, taken by every role
       | set_merchant_status     | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/status                      | {"status":"active","reason":"matrix"}                                                                    | 200    | none                       |
       | read_api_keys           | admin    | GET    | /api/v1/operator/merchants/{merchant_id}/api-keys                    | -                                                                                                        | 200    | none                       |
       | revoke_api_key          | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/revoke | {}                                                                                                       | 404    | API_KEY_NOT_FOUND          |
+      | restrict_api_key        | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/api-keys/no-such-key/restrictions | {"allowed_addresses":[],"scope":"full"} | 404    | API_KEY_NOT_FOUND          |
       | read_operators          | admin    | GET    | /api/v1/operator/operators                                           | -                                                                                                        | 200    | none                       |
       | create_operator         | admin    | POST   | /api/v1/operator/operators                                           | {"name":"Matrix {unique}","email":"matrix-{unique}@example.test","role":"viewer"}                        | 200    | none                       |
       | change_operator         | admin    | PUT    | /api/v1/operator/operators/{operator_id}                             | {"name":"Renamed {unique}"}                                                                              | 200    | none                       |

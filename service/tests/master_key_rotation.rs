@@ -101,6 +101,8 @@ async fn a_rotation_reseals_every_secret_and_the_old_master_key_can_go() {
                     key_ciphertext: app.vault.encrypt(&key).unwrap(),
                     created_at: 1_700_000_000,
                     expires_at: None,
+                    allowed_addresses: None,
+                    scope: payments_service::domain::status::KeyScope::Full,
                 };
                 (key, row)
             })

@@ -606,7 +606,7 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
         checked(&b, shot).await?;
     }
     b.click("#grace option[value='3600']").await?;
-    b.click("main button[type=submit]").await?;
+    b.click("form[action='/portal/keys/rotate'] button").await?;
     b.wait_for_text("h1", "Your new API key", WAIT).await?;
     let new_key = b.text("#new-key").await?;
     checked(&b, "").await?;

@@ -71,8 +71,8 @@ async fn an_invitation_keeps_only_a_hash_a_sealed_body_and_is_accepted_once() ->
 
     // Two accepts of one link at once: one wins, the other finds it used.
     let (a, b) = tokio::join!(
-        owners::accept(app, &token, "correct horse battery".into()),
-        owners::accept(app, &token, "another long password".into()),
+        owners::accept(app, &token, "correct horse battery".into(), "test-accept-1"),
+        owners::accept(app, &token, "another long password".into(), "test-accept-2"),
     );
     let (won, lost) = match (a, b) {
         (Ok(won), Err(lost)) => (won, lost),

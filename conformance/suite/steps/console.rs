@@ -166,3 +166,132 @@ async fn opens_order(world: &mut PaymentsWorld) {
         .to_string();
     browser_opens(world, format!("/portal/orders/{order_no}")).await;
 }
+
+/// A form post of the invitee's portal session, as its own page makes it:
+/// the page's form token, the service's own origin.
+async fn portal_post(
+    world: &mut PaymentsWorld,
+    page_path: &str,
+    path: &str,
+    fields: &[(&str, &str)],
+) {
+    browser_opens(world, page_path.to_string()).await;
+    let (_, text) = page(world);
+    let csrf = text
+        .split_once("name=\"csrf\" value=\"")
+        .and_then(|(_, rest)| rest.split('"').next())
+        .expect("a form token on the page")
+        .to_string();
+    let base = harness().await.base_url();
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    form.append_pair("csrf", &csrf);
+    for (k, v) in fields {
+        form.append_pair(k, v);
+    }
+    let response = client()
+        .post(format!("{base}{path}"))
+        .header("origin", &base)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header(
+            "cookie",
+            world.web_cookie.clone().expect("a portal session"),
+        )
+        .body(form.finish())
+        .send()
+        .await
+        .expect("an answer");
+    keep_page(world, response).await;
+}
+
+#[when(expr = "the invitee restricts the merchant's key to {string} in the portal")]
+async fn owner_restricts(world: &mut PaymentsWorld, list: String) {
+    browser_opens(world, "/portal/keys".into()).await;
+    let (_, text) = page(world);
+    let key_id = text
+        .split_once("action=\"/portal/keys/restrict/")
+        .and_then(|(_, rest)| rest.split('"').next())
+        .expect("a key's form on the page")
+        .to_string();
+    let path = format!("/portal/keys/restrict/{key_id}");
+    portal_post(
+        world,
+        "/portal/keys",
+        &path,
+        &[("allowed_addresses", &list), ("scope", "full")],
+    )
+    .await;
+}
+
+#[when(expr = "the invitee sets the callback timeout to {int} seconds in the portal")]
+async fn owner_sets_timeout(world: &mut PaymentsWorld, seconds: i64) {
+    let seconds = seconds.to_string();
+    portal_post(
+        world,
+        "/portal/settings",
+        "/portal/settings",
+        &[("callback_timeout_seconds", &seconds)],
+    )
+    .await;
+}
+
+/// The merchant's rows of the whole trail (`audit-trail`, operator 0.16.0).
+async fn whole_trail(world: &mut PaymentsWorld) -> Vec<serde_json::Value> {
+    let merchant_id = world.merchant().id.clone();
+    let token = harness()
+        .await
+        .operator_token
+        .clone()
+        .expect("the suite's operator token");
+    let reply = super::people::send_as(
+        world,
+        &token,
+        "GET",
+        &format!("/api/v1/operator/audit-trail?target_id={merchant_id}&limit=200"),
+        None,
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body["items"].as_array().cloned().unwrap_or_default()
+}
+
+#[then(
+    expr = "the whole audit trail of the merchant holds {int} {string} by the invitee as its owner"
+)]
+async fn owner_in_trail(world: &mut PaymentsWorld, count: usize, action: String) {
+    let email = world.invitee.clone().expect("an invitee");
+    let rows = whole_trail(world).await;
+    let found: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["action"] == action.as_str())
+        .collect();
+    assert_eq!(found.len(), count, "{rows:#?}");
+    for row in found {
+        assert_eq!(row["actor_kind"], "owner", "{row}");
+        assert_eq!(row["role"], "owner", "{row}");
+        assert_eq!(row["actor_name"], email.as_str(), "{row}");
+        assert!(
+            row["actor_id"].as_str().is_some_and(|id| !id.is_empty()),
+            "{row}"
+        );
+        assert_eq!(row["target_type"], "merchant", "{row}");
+        assert!(!row.to_string().contains("token="), "no link in the trail");
+    }
+}
+
+#[then(expr = "the browser is sent back to {string}")]
+async fn sent_back(world: &mut PaymentsWorld, path: String) {
+    let (status, text) = page(world);
+    assert_eq!(status, 303, "{text}");
+    assert!(text.starts_with(&format!("Location: {path}")), "{text}");
+}
+
+#[then(expr = "the whole audit trail of the merchant holds {string} by an operator")]
+async fn operator_in_trail(world: &mut PaymentsWorld, action: String) {
+    let rows = whole_trail(world).await;
+    let row = rows
+        .iter()
+        .find(|r| r["action"] == action.as_str())
+        .unwrap_or_else(|| panic!("no {action} in {rows:#?}"));
+    assert_eq!(row["actor_kind"], "operator", "{row}");
+    assert_ne!(row["role"], "owner", "{row}");
+}

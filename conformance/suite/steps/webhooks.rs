@@ -14,10 +14,11 @@ use serde_json::Value;
 const WEBHOOK_HEADERS: [&str; 3] = ["webhook-id", "webhook-timestamp", "webhook-signature"];
 const SEED_HEADERS: [&str; 3] = ["x-api-key", "x-timestamp", "x-signature"];
 
-fn scheme_named(name: &str) -> op::CallbackSigningScheme {
+fn scheme_named(name: &str) -> op::CallbackSigningSchemeChoice {
     match name {
-        "seed" => op::CallbackSigningScheme::Seed,
-        "standard_webhooks" => op::CallbackSigningScheme::StandardWebhooks,
+        "md5_key" => op::CallbackSigningSchemeChoice::Md5Key,
+        "seed" => op::CallbackSigningSchemeChoice::Seed,
+        "standard_webhooks" => op::CallbackSigningSchemeChoice::StandardWebhooks,
         other => panic!("no scheme {other} in this suite"),
     }
 }

@@ -75,6 +75,8 @@ pub mod types {
     pub struct ApiKey {
         ///Whether a request signed with it is accepted now.
         pub active: bool,
+        ///The networks (CIDR, normalised: host bits cleared) a request signed with the key is accepted from, since 0.16.0; empty: from anywhere. From any other address the merchant API answers 403 `MERCHANT_DISABLED`. The address is the peer's, or, from one of the configured `trusted_proxies`, the one it forwarded in `X-Forwarded-For`; never a header a client sent directly.
+        pub allowed_addresses: ::std::vec::Vec<::std::string::String>,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///When it stops (or stopped) working; absent for a key with no end.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -82,12 +84,73 @@ pub mod types {
         ///The key's kind and its last four characters (`sk_live_…a1b2`): enough to tell keys apart, never enough to use one.
         pub hint: ::std::string::String,
         pub key_id: ::std::string::String,
+        ///What the key may do, since 0.16.0: `full`, or `read_only` (the queries, balances, listings and statements; every create is answered 403 `MERCHANT_DISABLED`). Later versions may add scopes: treat one you do not know as more limited than `full`.
+        pub scope: ::std::string::String,
     }
     ///`ApiKeyList`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ApiKeyList {
         ///Newest first.
         pub items: ::std::vec::Vec<ApiKey>,
+    }
+    ///Where a key is accepted from, and what it may do.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApiKeyRestrictions {
+        ///Networks (`203.0.113.0/24`, `2001:db8::/32`) or single addresses the key is accepted from; an empty list: from anywhere. At most 32.
+        pub allowed_addresses: ::std::vec::Vec<::std::string::String>,
+        pub scope: ApiKeyScope,
+    }
+    ///What a key may do: everything, or only read.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ApiKeyScope {
+        #[serde(rename = "full")]
+        Full,
+        #[serde(rename = "read_only")]
+        ReadOnly,
+    }
+    impl ::std::fmt::Display for ApiKeyScope {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Full => f.write_str("full"),
+                Self::ReadOnly => f.write_str("read_only"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ApiKeyScope {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "full" => Ok(Self::Full),
+                "read_only" => Ok(Self::ReadOnly),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ApiKeyScope {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ApiKeyScope {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///An action one person asked for, and a second person's decision on it.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -327,6 +390,44 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
+    }
+    ///One action of an operator or of a merchant's owner, as it was taken. Never changed after.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AuditTrailEntry {
+        ///The action's name: every name `AuditEvent.action` lists, `restrict_api_key` (since 0.16.0), and an owner's `accept_owner_invitation`, `issue_api_key`, `restrict_api_key` and `set_callback_timeout`.
+        pub action: ::std::string::String,
+        ///The operator's or the owner's id; absent for a configuration token.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub actor_id: ::std::option::Option<::std::string::String>,
+        ///Who acted: `operator` or `owner` (a merchant's owner, in the portal). Later versions may add kinds.
+        pub actor_kind: ::std::string::String,
+        ///The operator's name, or the owner's email.
+        pub actor_name: ::std::string::String,
+        ///The same after the action.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub after: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub audit_id: ::std::string::String,
+        ///A merchant's settings and fee rates, or an operator's name, email, role and status, before the action; absent for actions on orders.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub before: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        ///The request's `x-request-id`, as in the service's log.
+        pub request_id: ::std::string::String,
+        ///The operator's role (`viewer`, `support`, `approver`, `admin`), or `owner`.
+        pub role: ::std::string::String,
+        pub target_id: ::std::string::String,
+        ///What it was taken on: `merchant`, `operator`, `order`, `bank_transaction` or `callback_delivery`; an owner's actions are on their merchant. Later versions may add kinds.
+        pub target_type: ::std::string::String,
+    }
+    ///One page of the whole audit trail, newest first.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AuditTrailPage {
+        pub items: ::std::vec::Vec<AuditTrailEntry>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
     }
     ///`AutoApproval`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -960,11 +1061,11 @@ pub mod types {
     ///`CallbackSigningRequest`
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CallbackSigningRequest {
-        pub scheme: CallbackSigningScheme,
+        pub scheme: CallbackSigningSchemeChoice,
     }
     /**How the merchant's callbacks are signed.
 
-    - `seed` (the default): the customer's scheme, unchanged: headers `X-API-Key` (the merchant's API key itself), `X-Timestamp`, `X-Signature` (MD5 over the body's sorted fields with the API key appended).
+    - `seed` (the default): the MD5-key scheme of the merchant API's own requests, unchanged: headers `X-API-Key` (the merchant's API key itself), `X-Timestamp`, `X-Signature` (MD5 over the body's sorted fields with the API key appended). The value keeps the name it was published under; a request may name it `md5_key` (since 0.16.0).
     - `standard_webhooks`: the Standard Webhooks specification (standardwebhooks.com): headers `webhook-id` (the delivery record's id, the same on every attempt and on an operator's retry, for deduplication), `webhook-timestamp` (Unix seconds at the attempt), `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the merchant's callback secret; during a rotation's overlap one such signature per secret, separated by a space). No API key and no secret travels in any header.*/
     #[derive(
         ::schemars::JsonSchema,
@@ -1010,6 +1111,62 @@ pub mod types {
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for CallbackSigningScheme {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The scheme to sign the merchant's callbacks with (see `CallbackSigningScheme`): `md5_key` (since 0.16.0) and `seed` name the same MD5-key scheme; `standard_webhooks` the Standard Webhooks specification.
+    #[derive(
+        ::schemars::JsonSchema,
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CallbackSigningSchemeChoice {
+        #[serde(rename = "md5_key")]
+        Md5Key,
+        #[serde(rename = "seed")]
+        Seed,
+        #[serde(rename = "standard_webhooks")]
+        StandardWebhooks,
+    }
+    impl ::std::fmt::Display for CallbackSigningSchemeChoice {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Md5Key => f.write_str("md5_key"),
+                Self::Seed => f.write_str("seed"),
+                Self::StandardWebhooks => f.write_str("standard_webhooks"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CallbackSigningSchemeChoice {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "md5_key" => Ok(Self::Md5Key),
+                "seed" => Ok(Self::Seed),
+                "standard_webhooks" => Ok(Self::StandardWebhooks),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CallbackSigningSchemeChoice {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CallbackSigningSchemeChoice {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -3506,6 +3663,14 @@ pub struct RevokeApiKeyPath {
     /// The key's id, as `GET .../api-keys` lists it.
     pub key_id: String,
 }
+/// Path parameters of `restrict_api_key`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct RestrictApiKeyPath {
+    /// The merchant's id.
+    pub merchant_id: String,
+    /// The key's id, as `GET .../api-keys` lists it.
+    pub key_id: String,
+}
 /// Path parameters of `set_callback_timeout`.
 #[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
 pub struct SetCallbackTimeoutPath {
@@ -3643,6 +3808,20 @@ pub struct RevokeOperatorTokenPath {
 pub struct ListAuditEventsQuery {
     /// Only this operator's actions.
     pub operator_id: Option<String>,
+    /// Only this action (one of the names `action` lists).
+    pub action: Option<String>,
+    /// Only actions on this merchant, operator, order, bank transaction or delivery.
+    pub target_id: Option<String>,
+    /// Items per page, 1 to 200; 50 when omitted.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page; omitted for the first page.
+    pub cursor: Option<String>,
+}
+/// Query parameters of `list_audit_trail`.
+#[derive(Clone, Debug, ::serde::Deserialize, ::serde::Serialize, ::schemars::JsonSchema)]
+pub struct ListAuditTrailQuery {
+    /// Only this operator's or owner's actions.
+    pub actor_id: Option<String>,
     /// Only this action (one of the names `action` lists).
     pub action: Option<String>,
     /// Only actions on this merchant, operator, order, bank transaction or delivery.
@@ -4153,6 +4332,21 @@ pub trait OperatorApi {
         headers: ::payments_wire::server::BearerToken,
         path: ::dropshot::Path<RevokeApiKeyPath>,
     ) -> Result<::dropshot::HttpResponseOk<types::ApiKey>, ::dropshot::HttpError>;
+    /// Restrict one API key
+    ///
+    /// Sets where one key of the merchant is accepted from (`allowed_addresses`: networks or addresses; none: anywhere) and what it may do (`scope`: `full`, or `read_only`). A request signed with it from another address, or a create with a read-only key, is answered 403 `MERCHANT_DISABLED` by the merchant API, with a message saying which; every instance applies it within a second. A key issued later by a rotation keeps the restrictions of the newest working key. Since 0.16.0.
+    ///
+    /// Needs the role `admin`; recorded in the audit trail (`restrict_api_key`). The merchant's owner can do the same in the portal.
+    #[endpoint{method = PUT,
+    path = "/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/restrictions",
+    tags = ["merchants"],
+    }]
+    async fn restrict_api_key(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        path: ::dropshot::Path<RestrictApiKeyPath>,
+        body: ::payments_wire::server::SignedJson<types::ApiKeyRestrictions>,
+    ) -> Result<::dropshot::HttpResponseOk<types::ApiKey>, ::dropshot::HttpError>;
     /// Set the callback timeout
     ///
     /// How long one callback attempt to this merchant waits for an answer before it counts as failed (and is retried). 1 to 60 seconds; 10 for a new merchant.
@@ -4456,7 +4650,7 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::OperatorToken>, ::dropshot::HttpError>;
     /// List the audit trail
     ///
-    /// Every operator action that changed something, newest first, a page at a time: who, when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted.
+    /// Every operator action that changed something (operators' only: the whole trail, owners' actions too, is `GET /api/v1/operator/audit-trail`), newest first, a page at a time: who, when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted.
     ///
     /// Any role.
     #[endpoint{method = GET,
@@ -4468,6 +4662,20 @@ pub trait OperatorApi {
         headers: ::payments_wire::server::BearerToken,
         query: ::payments_wire::server::Query<ListAuditEventsQuery>,
     ) -> Result<::dropshot::HttpResponseOk<types::AuditEventPage>, ::dropshot::HttpError>;
+    /// List the whole audit trail
+    ///
+    /// Every action that changed something, an operator's or a merchant's owner's, newest first, a page at a time: who (`actor_kind`, `actor_id`, `actor_name`, `role`), when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted. Since 0.16.0.
+    ///
+    /// Any role.
+    #[endpoint{method = GET,
+    path = "/api/v1/operator/audit-trail",
+    tags = ["audit"],
+    }]
+    async fn list_audit_trail(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        query: ::payments_wire::server::Query<ListAuditTrailQuery>,
+    ) -> Result<::dropshot::HttpResponseOk<types::AuditTrailPage>, ::dropshot::HttpError>;
     /// List a merchant's owner invitations
     ///
     /// The merchant's owner invitations, newest first, a page at a time, each with its state (`expired` once a pending one's `expires_at` has passed). Never the link or its token.
@@ -5022,6 +5230,18 @@ where
     )?;
     api.register(
         ::dropshot::ApiEndpoint::new(
+            "restrict_api_key".to_string(),
+            <ServerImpl as OperatorApi>::restrict_api_key,
+            ::http::Method::PUT,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/restrictions",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Restrict one API key")
+        .tag("merchants"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
             "set_callback_timeout".to_string(),
             <ServerImpl as OperatorApi>::set_callback_timeout,
             ::http::Method::PUT,
@@ -5282,6 +5502,18 @@ where
             ::dropshot::ApiEndpointVersions::All,
         )
         .summary("List the audit trail")
+        .tag("audit"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "list_audit_trail".to_string(),
+            <ServerImpl as OperatorApi>::list_audit_trail,
+            ::http::Method::GET,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/audit-trail",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("List the whole audit trail")
         .tag("audit"),
     )?;
     api.register(

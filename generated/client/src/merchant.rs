@@ -2373,7 +2373,7 @@ Every error has the body `{request_id, error_code, message}`. The status and `er
 | 401 | `STALE_TIMESTAMP` | `x-timestamp` is outside the tolerated skew |
 | 401 | `UNKNOWN_API_KEY` | no merchant has this key |
 | 401 | `INVALID_SIGNATURE` | the signature does not match |
-| 403 | `MERCHANT_DISABLED` | the merchant is suspended by the platform (see below) |
+| 403 | `MERCHANT_DISABLED` | the merchant is suspended by the platform, or the key is not accepted from the request's address, or a read-only key asked for a create (see below; the message says which) |
 | 404 | `ORDER_NOT_FOUND` | no order of this merchant has that number |
 | 404 | `NOT_FOUND` | no endpoint has this path |
 | 405 | `METHOD_NOT_ALLOWED` | the path has no endpoint for this method; the `Allow` header lists those it has |
@@ -2389,6 +2389,8 @@ Every error has the body `{request_id, error_code, message}`. The status and `er
 | 503 | `SERVICE_UNAVAILABLE` | a dependency (the database) is unreachable, or the service is at one of its bounds (see Bounds); `Retry-After` gives the seconds to wait |
 
 A merchant the platform has suspended (for example while a leaked key is dealt with) hears 403 `MERCHANT_DISABLED` on every operation, once its request's signature is checked, until the platform reactivates it. Meanwhile its callbacks are held, none attempted and none spending an attempt, and its approved withdrawals are not sent to their channel; after reactivation the held callbacks are due at once, and the withdrawals go on.
+
+A key may be restricted (since 0.7.0, by the platform's operators or the merchant's owner in the portal): to the addresses it is accepted from (an allowlist of networks), and to reading (a read-only key may query orders, balances, listings and statements, and is refused every create). A request signed with a key from an address outside its allowlist, or a create signed with a read-only key, hears 403 `MERCHANT_DISABLED` too, once its signature is checked, with a message that says so and names the address the service saw. The address is the connection's, or, behind the platform's own proxies, the one they forwarded; a `X-Forwarded-For` a client sends itself is never believed. A new key issued by a rotation keeps the restrictions of the newest working key.
 
 Authentication is checked before the body's fields, so a request with both a bad signature and a bad field hears 401. What concerns the request as a whole (its path, method, content type, size and query string) is checked before authentication.
 
@@ -2419,7 +2421,7 @@ Each merchant has a token bucket (60 000 requests per minute with a burst of 200
 Each instance handles at most a configured number of the payment API's requests at once (512 unless configured); a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. Of those, at most a configured number are one merchant's (64 unless configured); a merchant's request past it is answered at once with 429 `RATE_LIMITED` and `Retry-After: 1`. A refused request's connection is closed. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed.
 
 
-Version: 0.6.2*/
+Version: 0.7.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2463,7 +2465,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.6.2"
+        "0.7.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -77,6 +77,8 @@ pub mod types {
     pub struct ApiKey {
         ///Whether a request signed with it is accepted now.
         pub active: bool,
+        ///The networks (CIDR, normalised: host bits cleared) a request signed with the key is accepted from, since 0.16.0; empty: from anywhere. From any other address the merchant API answers 403 `MERCHANT_DISABLED`. The address is the peer's, or, from one of the configured `trusted_proxies`, the one it forwarded in `X-Forwarded-For`; never a header a client sent directly.
+        pub allowed_addresses: ::std::vec::Vec<::std::string::String>,
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///When it stops (or stopped) working; absent for a key with no end.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -84,12 +86,72 @@ pub mod types {
         ///The key's kind and its last four characters (`sk_live_…a1b2`): enough to tell keys apart, never enough to use one.
         pub hint: ::std::string::String,
         pub key_id: ::std::string::String,
+        ///What the key may do, since 0.16.0: `full`, or `read_only` (the queries, balances, listings and statements; every create is answered 403 `MERCHANT_DISABLED`). Later versions may add scopes: treat one you do not know as more limited than `full`.
+        pub scope: ::std::string::String,
     }
     ///`ApiKeyList`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ApiKeyList {
         ///Newest first.
         pub items: ::std::vec::Vec<ApiKey>,
+    }
+    ///Where a key is accepted from, and what it may do.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ApiKeyRestrictions {
+        ///Networks (`203.0.113.0/24`, `2001:db8::/32`) or single addresses the key is accepted from; an empty list: from anywhere. At most 32.
+        pub allowed_addresses: ::std::vec::Vec<::std::string::String>,
+        pub scope: ApiKeyScope,
+    }
+    ///What a key may do: everything, or only read.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ApiKeyScope {
+        #[serde(rename = "full")]
+        Full,
+        #[serde(rename = "read_only")]
+        ReadOnly,
+    }
+    impl ::std::fmt::Display for ApiKeyScope {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Full => f.write_str("full"),
+                Self::ReadOnly => f.write_str("read_only"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ApiKeyScope {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "full" => Ok(Self::Full),
+                "read_only" => Ok(Self::ReadOnly),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ApiKeyScope {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ApiKeyScope {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///An action one person asked for, and a second person's decision on it.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -327,6 +389,44 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
+    }
+    ///One action of an operator or of a merchant's owner, as it was taken. Never changed after.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AuditTrailEntry {
+        ///The action's name: every name `AuditEvent.action` lists, `restrict_api_key` (since 0.16.0), and an owner's `accept_owner_invitation`, `issue_api_key`, `restrict_api_key` and `set_callback_timeout`.
+        pub action: ::std::string::String,
+        ///The operator's or the owner's id; absent for a configuration token.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub actor_id: ::std::option::Option<::std::string::String>,
+        ///Who acted: `operator` or `owner` (a merchant's owner, in the portal). Later versions may add kinds.
+        pub actor_kind: ::std::string::String,
+        ///The operator's name, or the owner's email.
+        pub actor_name: ::std::string::String,
+        ///The same after the action.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub after: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub audit_id: ::std::string::String,
+        ///A merchant's settings and fee rates, or an operator's name, email, role and status, before the action; absent for actions on orders.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub before: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        ///The request's `x-request-id`, as in the service's log.
+        pub request_id: ::std::string::String,
+        ///The operator's role (`viewer`, `support`, `approver`, `admin`), or `owner`.
+        pub role: ::std::string::String,
+        pub target_id: ::std::string::String,
+        ///What it was taken on: `merchant`, `operator`, `order`, `bank_transaction` or `callback_delivery`; an owner's actions are on their merchant. Later versions may add kinds.
+        pub target_type: ::std::string::String,
+    }
+    ///One page of the whole audit trail, newest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct AuditTrailPage {
+        pub items: ::std::vec::Vec<AuditTrailEntry>,
+        ///Pass as `cursor` for the next page; absent on the last page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
     }
     ///`AutoApproval`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -953,11 +1053,11 @@ pub mod types {
     ///`CallbackSigningRequest`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CallbackSigningRequest {
-        pub scheme: CallbackSigningScheme,
+        pub scheme: CallbackSigningSchemeChoice,
     }
     /**How the merchant's callbacks are signed.
 
-    - `seed` (the default): the customer's scheme, unchanged: headers `X-API-Key` (the merchant's API key itself), `X-Timestamp`, `X-Signature` (MD5 over the body's sorted fields with the API key appended).
+    - `seed` (the default): the MD5-key scheme of the merchant API's own requests, unchanged: headers `X-API-Key` (the merchant's API key itself), `X-Timestamp`, `X-Signature` (MD5 over the body's sorted fields with the API key appended). The value keeps the name it was published under; a request may name it `md5_key` (since 0.16.0).
     - `standard_webhooks`: the Standard Webhooks specification (standardwebhooks.com): headers `webhook-id` (the delivery record's id, the same on every attempt and on an operator's retry, for deduplication), `webhook-timestamp` (Unix seconds at the attempt), `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` under the merchant's callback secret; during a rotation's overlap one such signature per secret, separated by a space). No API key and no secret travels in any header.*/
     #[derive(
         ::serde::Deserialize,
@@ -1002,6 +1102,61 @@ pub mod types {
         }
     }
     impl ::std::convert::TryFrom<::std::string::String> for CallbackSigningScheme {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The scheme to sign the merchant's callbacks with (see `CallbackSigningScheme`): `md5_key` (since 0.16.0) and `seed` name the same MD5-key scheme; `standard_webhooks` the Standard Webhooks specification.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum CallbackSigningSchemeChoice {
+        #[serde(rename = "md5_key")]
+        Md5Key,
+        #[serde(rename = "seed")]
+        Seed,
+        #[serde(rename = "standard_webhooks")]
+        StandardWebhooks,
+    }
+    impl ::std::fmt::Display for CallbackSigningSchemeChoice {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Md5Key => f.write_str("md5_key"),
+                Self::Seed => f.write_str("seed"),
+                Self::StandardWebhooks => f.write_str("standard_webhooks"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for CallbackSigningSchemeChoice {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "md5_key" => Ok(Self::Md5Key),
+                "seed" => Ok(Self::Seed),
+                "standard_webhooks" => Ok(Self::StandardWebhooks),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CallbackSigningSchemeChoice {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CallbackSigningSchemeChoice {
         type Error = self::error::ConversionError;
         fn try_from(
             value: ::std::string::String,
@@ -3305,7 +3460,7 @@ Every request carries `authorization: Bearer <token>`: an operator's own API tok
 - `approver`: also approve, reject and resolve withdrawals, complete deposits by hand, and ingest and match bank transactions;
 - `admin`: also create merchants, change their settings, keys and signing, suspend and reactivate them, manage operators and their tokens, and invite, list, disable and enable merchants' owners.
 
-A configuration token acts as an `admin` under its configured name. An action the role does not allow is refused with 403 `ROLE_FORBIDDEN`. Every action that changes something is appended to the audit trail (`GET /api/v1/operator/audit-events`) in the transaction of the action, with its remarks; the trail is never changed after. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
+A configuration token acts as an `admin` under its configured name. An action the role does not allow is refused with 403 `ROLE_FORBIDDEN`. Every action that changes something is appended to the audit trail in the transaction of the action, with its remarks; the trail is never changed after. `GET /api/v1/operator/audit-trail` (since 0.16.0) lists every row, operators' and merchants' owners' (what an owner does in the portal: accepting the invitation, issuing or restricting an API key, setting the callback timeout); `GET /api/v1/operator/audit-events` lists the operators' rows only, as before. Errors have the body `{request_id, error_code, message}` with the codes listed per operation. Amounts in requests are JSON numbers or decimal strings, read exactly; amounts in responses are decimal strings with four fraction digits.
 
 A merchant's owners are invited by an admin (`POST /api/v1/operator/merchants/{merchant_id}/owner-invitations`); the link reaches them through the platform event `tenant_owner_invite`, posted to the configured `platform_events_url` and signed with the platform's own secret, and they accept it with `POST /api/v1/owner/invitations/accept`, the one operation here that takes no operator token.
 
@@ -3314,7 +3469,7 @@ Billing: every merchant is billed per period (a month unless set otherwise, `PUT
 Each instance handles at most a configured number of operator requests at once (64 unless configured), apart from the merchants' requests so that neither can crowd out the other; a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again.
 
 
-Version: 0.15.0*/
+Version: 0.16.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -3358,7 +3513,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.15.0"
+        "0.16.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -5342,6 +5497,78 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Restrict one API key
+
+    Sets where one key of the merchant is accepted from (`allowed_addresses`: networks or addresses; none: anywhere) and what it may do (`scope`: `full`, or `read_only`). A request signed with it from another address, or a create with a read-only key, is answered 403 `MERCHANT_DISABLED` by the merchant API, with a message saying which; every instance applies it within a second. A key issued later by a rotation keeps the restrictions of the newest working key. Since 0.16.0.
+
+    Needs the role `admin`; recorded in the audit trail (`restrict_api_key`). The merchant's owner can do the same in the portal.
+
+    Sends a `PUT` request to `/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/restrictions`
+
+    Arguments:
+    - `merchant_id`: The merchant's id.
+    - `key_id`: The key's id, as `GET .../api-keys` lists it.
+    - `body`
+    */
+    pub async fn restrict_api_key<'a>(
+        &'a self,
+        merchant_id: &'a str,
+        key_id: &'a str,
+        body: &'a types::ApiKeyRestrictions,
+    ) -> Result<ResponseValue<types::ApiKey>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/merchants/{}/api-keys/{}/restrictions",
+            self.baseurl,
+            encode_path(&merchant_id.to_string()),
+            encode_path(&key_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "restrict_api_key",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Set the callback timeout
 
     How long one callback attempt to this merchant waits for an answer before it counts as failed (and is retried). 1 to 60 seconds; 10 for a new merchant.
@@ -6785,7 +7012,7 @@ impl Client {
     }
     /**List the audit trail
 
-    Every operator action that changed something, newest first, a page at a time: who, when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted.
+    Every operator action that changed something (operators' only: the whole trail, owners' actions too, is `GET /api/v1/operator/audit-trail`), newest first, a page at a time: who, when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted.
 
     Any role.
 
@@ -6832,6 +7059,75 @@ impl Client {
             .build()?;
         let info = OperationInfo {
             operation_id: "list_audit_events",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List the whole audit trail
+
+    Every action that changed something, an operator's or a merchant's owner's, newest first, a page at a time: who (`actor_kind`, `actor_id`, `actor_name`, `role`), when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted. Since 0.16.0.
+
+    Any role.
+
+    Sends a `GET` request to `/api/v1/operator/audit-trail`
+
+    Arguments:
+    - `action`: Only this action (one of the names `action` lists).
+    - `actor_id`: Only this operator's or owner's actions.
+    - `cursor`: `next_cursor` of the previous page; omitted for the first page.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `target_id`: Only actions on this merchant, operator, order, bank transaction or delivery.
+    */
+    pub async fn list_audit_trail<'a>(
+        &'a self,
+        action: Option<&'a str>,
+        actor_id: Option<&'a str>,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        target_id: Option<&'a str>,
+    ) -> Result<ResponseValue<types::AuditTrailPage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/audit-trail", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("action", &action))
+            .query(&progenitor_client::QueryParam::new("actor_id", &actor_id))
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("target_id", &target_id))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_audit_trail",
         };
         match (crate::operator::sign_hook)(&self.inner, &mut request).await {
             Ok(_) => {}
@@ -7855,6 +8151,7 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/withdrawals/{order_no}",
     "/api/v1/operator/merchants/{merchant_id}/api-keys",
     "/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/revoke",
+    "/api/v1/operator/merchants/{merchant_id}/api-keys/{key_id}/restrictions",
     "/api/v1/operator/merchants/{merchant_id}/callback-timeout",
     "/api/v1/operator/bank-transactions/{transaction_id}/match",
     "/api/v1/operator/merchants/{merchant_id}/receiving-account",

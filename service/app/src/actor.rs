@@ -4,8 +4,8 @@
 //! authenticated, and no use case asks ambient state who is calling.
 
 use crate::domain::error::ApiError;
-use crate::domain::people::Action;
-use crate::domain::status::Role;
+use crate::domain::people::{Action, OwnerAction};
+use crate::domain::status::{AuditRole, Role};
 use crate::store::audit::{Approving, PendingAudit, Snapshot};
 use crate::store::rows::AuditRow;
 
@@ -72,11 +72,14 @@ pub struct Acting {
 #[derive(Clone, Debug)]
 pub enum Actor {
     Operator(Acting),
-    /// A merchant's owner, signed in to the portal.
+    /// A merchant's owner, signed in to the portal, taking `action` in one
+    /// request.
     Owner {
         id: String,
         email: String,
         merchant_id: String,
+        action: OwnerAction,
+        request_id: String,
     },
     /// A merchant, by its signed request.
     Merchant {
@@ -139,29 +142,60 @@ impl Actor {
     }
 
     /// The audit row this actor's change to `target` appends in the change's
-    /// own transaction (`Db::transaction_audited`): an operator's action
-    /// only; nobody else's change is an operator action.
+    /// own transaction (`Db::transaction_audited`): an operator's action or
+    /// an owner's; a merchant's signed requests and the service's own work
+    /// are not in the trail.
     pub fn audit(&self, target: Target, remarks: Option<&str>, now: i64) -> Option<PendingAudit> {
-        let acting = self.acting()?;
         let (target_type, target_id, snapshot) = target.parts();
-        Some(PendingAudit {
-            row: AuditRow {
-                id: crate::ids::ordered(),
-                created_at: now,
-                operator_id: acting.who.id.clone(),
-                operator_name: acting.who.name.clone(),
-                role: acting.who.role,
-                action: acting.action.name().to_string(),
-                target_type: target_type.to_string(),
-                target_id,
-                remarks: remarks.map(str::to_string),
-                request_id: acting.request_id.clone(),
-                before_state: None,
-                after_state: None,
-            },
-            snapshot,
-            approves: acting.approves.clone(),
-        })
+        let row = |operator_id: Option<String>,
+                   name: &str,
+                   role: AuditRole,
+                   action: &str,
+                   request_id: &str| AuditRow {
+            id: crate::ids::ordered(),
+            created_at: now,
+            operator_id,
+            operator_name: name.to_string(),
+            role,
+            action: action.to_string(),
+            target_type: target_type.to_string(),
+            target_id: target_id.clone(),
+            remarks: remarks.map(str::to_string),
+            request_id: request_id.to_string(),
+            before_state: None,
+            after_state: None,
+        };
+        match self {
+            Actor::Operator(acting) => Some(PendingAudit {
+                row: row(
+                    acting.who.id.clone(),
+                    &acting.who.name,
+                    acting.who.role.into(),
+                    acting.action.name(),
+                    &acting.request_id,
+                ),
+                snapshot,
+                approves: acting.approves.clone(),
+            }),
+            Actor::Owner {
+                id,
+                email,
+                action,
+                request_id,
+                ..
+            } => Some(PendingAudit {
+                row: row(
+                    Some(id.clone()),
+                    email,
+                    AuditRole::Owner,
+                    action.name(),
+                    request_id,
+                ),
+                snapshot,
+                approves: None,
+            }),
+            Actor::Merchant { .. } | Actor::System(_) => None,
+        }
     }
 }
 

@@ -21,7 +21,8 @@ pub async fn list(
 ) -> Result<Page<AuditRow>, ApiError> {
     if let Some(a) = &filter.action {
         let expiry = a == crate::domain::four_eyes::EXPIRED_ACTION;
-        if !expiry && Action::parse(a).is_none_or(|a| !a.writes()) {
+        let owners = crate::domain::people::OwnerAction::parse(a).is_some();
+        if !expiry && !owners && Action::parse(a).is_none_or(|a| !a.writes()) {
             return Err(ApiError::invalid_field(
                 "action",
                 "is not an audited action",

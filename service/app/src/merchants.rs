@@ -5,7 +5,7 @@
 use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::money;
-use crate::domain::status::{AutoApprovalMode, CallbackScheme, MerchantStatus};
+use crate::domain::status::{AutoApprovalMode, CallbackScheme, KeyScope, MerchantStatus};
 use crate::keys::new_api_key;
 use crate::store::error::Key;
 use crate::store::rows::{ApiKeyRow, FeeRow, MerchantChange, MerchantRow};
@@ -220,6 +220,8 @@ fn new_key_row(app: &App, merchant_id: &str, now: i64) -> Result<(String, ApiKey
             .map_err(|e| ApiError::Internal(e.to_string()))?,
         created_at: now,
         expires_at: None,
+        allowed_addresses: None,
+        scope: KeyScope::Full,
     };
     Ok((api_key, row))
 }
@@ -262,7 +264,7 @@ pub async fn issue_api_key(
 ) -> Result<IssuedKey, ApiError> {
     let grace_seconds = key_grace(app, grace_seconds)?;
     let now = app.now_unix();
-    let (api_key, key_row) = new_key_row(app, merchant_id, now)?;
+    let (api_key, mut key_row) = new_key_row(app, merchant_id, now)?;
     let id = merchant_id.to_string();
     let expires_at = now + grace_seconds;
     let rotated = app
@@ -277,6 +279,18 @@ pub async fn issue_api_key(
                 Box::pin(async move {
                     if tx.merchant_by_id(&id).await?.is_none() {
                         return Err(ApiError::MerchantNotFound(id));
+                    }
+                    // A rotation changes the secret, not where the key is
+                    // accepted from or what it may do: the new key keeps the
+                    // newest working key's restrictions.
+                    if let Some(newest) = tx
+                        .api_keys_of(&id)
+                        .await?
+                        .into_iter()
+                        .find(|k| k.expires_at.is_none_or(|e| e > now))
+                    {
+                        key_row.allowed_addresses = newest.allowed_addresses;
+                        key_row.scope = newest.scope;
                     }
                     // Keys issued in the same second as the new one must not
                     // count as older: expire first, insert after.

@@ -9,11 +9,13 @@
 use crate::actor::{Actor, Target};
 use crate::callbacks::{self, PlatformEvent};
 use crate::domain::error::ApiError;
+use crate::domain::people::OwnerAction;
 use crate::domain::status::{
-    InvitationReason, InvitationStatus, OrderKind, OwnerStatus, SessionRealm,
+    AuditRole, InvitationReason, InvitationStatus, OrderKind, OwnerStatus, SessionRealm,
 };
 use crate::domain::validate;
 use crate::listings::{self, Listing, Page};
+use crate::store::rows::AuditRow;
 pub use crate::store::rows::{InvitationRow, OwnerRow};
 use crate::store::{Store, StoreError, UniqueKey};
 use crate::{passwords, App};
@@ -134,7 +136,15 @@ pub struct Accepted {
 /// Accepts the invitation `token` names, setting the owner's password.
 /// Unknown, superseded, revoked, used or expired: refused, nothing
 /// changed.
-pub async fn accept(app: &App, token: &str, password: String) -> Result<Accepted, ApiError> {
+/// The invitation's owner chooses a password: the owner is active from
+/// then on, and the trail holds the acceptance as the owner's own action
+/// (`accept_owner_invitation`) in the same transaction.
+pub async fn accept(
+    app: &App,
+    token: &str,
+    password: String,
+    request_id: &str,
+) -> Result<Accepted, ApiError> {
     passwords::acceptable("password", &password)?;
     let hash = app.vault.lookup_hash(token);
     // Checked before the hash is computed, so that a wrong link costs no
@@ -147,6 +157,7 @@ pub async fn accept(app: &App, token: &str, password: String) -> Result<Accepted
     usable(found.as_ref(), app.now_unix())?;
     let password_hash = passwords::hash_off_thread(password).await?;
     let now = app.now_unix();
+    let request_id = request_id.to_string();
     app.db
         .transaction::<_, ApiError, _>(move |s| {
             Box::pin(async move {
@@ -155,6 +166,23 @@ pub async fn accept(app: &App, token: &str, password: String) -> Result<Accepted
                 s.end_invitation(&row.id, InvitationStatus::Accepted, now)
                     .await?;
                 s.activate_owner(&row.owner_id, &password_hash, now).await?;
+                let (target_type, target_id) =
+                    Target::Merchant(row.merchant_id.clone()).kind_and_id();
+                s.append_audit(&AuditRow {
+                    id: crate::ids::ordered(),
+                    created_at: now,
+                    operator_id: Some(row.owner_id.clone()),
+                    operator_name: row.email.clone(),
+                    role: AuditRole::Owner,
+                    action: OwnerAction::AcceptInvitation.name().to_string(),
+                    target_type: target_type.to_string(),
+                    target_id,
+                    remarks: None,
+                    request_id,
+                    before_state: None,
+                    after_state: None,
+                })
+                .await?;
                 Ok(Accepted {
                     owner_id: row.owner_id,
                     merchant_id: row.merchant_id,

@@ -67,12 +67,19 @@ impl Session {
         }
     }
 
-    /// The owner as the actor of what it does in the portal.
-    pub fn owner_actor(&self) -> Option<crate::actor::Actor> {
+    /// The owner as the actor taking `action` in the portal, in the
+    /// request `request_id`.
+    pub fn owner_actor(
+        &self,
+        action: crate::domain::people::OwnerAction,
+        request_id: &str,
+    ) -> Option<crate::actor::Actor> {
         self.owner().map(|o| crate::actor::Actor::Owner {
             id: o.id.clone(),
             email: o.email.clone(),
             merchant_id: o.merchant_id.clone(),
+            action,
+            request_id: request_id.to_string(),
         })
     }
 

@@ -35,6 +35,57 @@ pub fn client_address(peer: IpAddr, forwarded_for: Option<&str>, trusted: &[IpNe
         .unwrap_or(peer)
 }
 
+/// At most this many networks on one key's address allowlist.
+pub const ALLOWLIST_MAX: usize = 32;
+
+/// A key's address allowlist as given: each entry a network
+/// (`203.0.113.0/24`, `2001:db8::/32`) or one address, normalised (host
+/// bits cleared, an IPv4 address in IPv6 written as IPv4), without
+/// repeats, in order. Empty: from anywhere. An entry that is neither is
+/// refused, naming it.
+pub fn allowlist(given: &[String]) -> Result<Vec<IpNet>, String> {
+    if given.len() > ALLOWLIST_MAX {
+        return Err(format!(
+            "holds {} entries; at most {ALLOWLIST_MAX}",
+            given.len()
+        ));
+    }
+    let mut nets: Vec<IpNet> = Vec::new();
+    for entry in given {
+        let text = entry.trim();
+        let net = match text.parse::<IpNet>() {
+            Ok(net) => net,
+            Err(_) => match text.parse::<IpAddr>() {
+                Ok(ip) => IpNet::from(ip),
+                Err(_) => return Err(format!("`{text}` is not an address or a network (CIDR)")),
+            },
+        };
+        let net = match net {
+            IpNet::V6(v6) => match (v6.addr().to_ipv4_mapped(), v6.prefix_len()) {
+                (Some(v4), len) if len >= 96 => IpNet::new(IpAddr::V4(v4), len - 96)
+                    .map_err(|_| format!("`{text}` is not a network"))?,
+                _ => IpNet::V6(v6),
+            },
+            v4 => v4,
+        }
+        .trunc();
+        if !nets.contains(&net) {
+            nets.push(net);
+        }
+    }
+    nets.sort();
+    Ok(nets)
+}
+
+/// Whether `ip` may use a key whose allowlist is `nets` (empty: anywhere).
+pub fn allows(nets: &[IpNet], ip: IpAddr) -> bool {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    nets.is_empty() || nets.iter().any(|net| net.contains(&ip))
+}
+
 /// The `host:port` a callback URL is posted to, lowercased, with the
 /// scheme's port when none is written: one receiver, whatever path or
 /// spelling its merchants use. None for a URL without a host.
@@ -81,6 +132,30 @@ pub fn is_public(ip: IpAddr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_allowlist_is_normalised_and_holds_what_it_names_only() {
+        let given: Vec<String> = [
+            "203.0.113.7/24",
+            "198.51.100.5",
+            "::ffff:192.0.2.1",
+            "198.51.100.5/32",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let nets = allowlist(&given).unwrap();
+        let shown: Vec<String> = nets.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["192.0.2.1/32", "198.51.100.5/32", "203.0.113.0/24"]);
+        assert!(allows(&nets, "203.0.113.200".parse().unwrap()));
+        assert!(allows(&nets, "::ffff:203.0.113.9".parse().unwrap()));
+        assert!(!allows(&nets, "203.0.114.1".parse().unwrap()));
+        assert!(!allows(&nets, "127.0.0.1".parse().unwrap()));
+        assert!(allows(&[], "127.0.0.1".parse().unwrap()), "empty: anywhere");
+        let bad = allowlist(&["10.0.0.0/33".to_string()]).unwrap_err();
+        assert!(bad.contains("10.0.0.0/33"), "{bad}");
+        assert!(allowlist(&vec!["10.0.0.1".to_string(); ALLOWLIST_MAX + 1]).is_err());
+    }
 
     #[test]
     fn the_client_is_the_first_untrusted_hop_from_the_right() {

@@ -22,6 +22,13 @@ pub enum ApiError {
     InvalidSignature,
     #[error("the merchant is disabled")]
     MerchantDisabled,
+    /// A key with an address allowlist, from an address outside it
+    /// (answered as `MERCHANT_DISABLED`: the merchant may not act so).
+    #[error("this API key is not accepted from the address {0} (its allowlist names the addresses it is accepted from)")]
+    KeyNotAllowedFrom(String),
+    /// A create signed with a read-only key (also `MERCHANT_DISABLED`).
+    #[error("this API key may only read: a create needs a key of the full scope")]
+    KeyReadOnly,
     #[error("no {kind} order `{reference}` for this merchant")]
     OrderNotFound {
         kind: &'static str,
@@ -158,7 +165,9 @@ impl ApiError {
             ApiError::StaleTimestamp { .. } => "STALE_TIMESTAMP",
             ApiError::UnknownApiKey => "UNKNOWN_API_KEY",
             ApiError::InvalidSignature => "INVALID_SIGNATURE",
-            ApiError::MerchantDisabled => "MERCHANT_DISABLED",
+            ApiError::MerchantDisabled | ApiError::KeyNotAllowedFrom(_) | ApiError::KeyReadOnly => {
+                "MERCHANT_DISABLED"
+            }
             ApiError::OrderNotFound { .. } => "ORDER_NOT_FOUND",
             ApiError::DuplicateMerchantOrderNo(_) => "DUPLICATE_MERCHANT_ORDER_NO",
             ApiError::UnsupportedCurrency(_) => "UNSUPPORTED_CURRENCY",
@@ -239,6 +248,8 @@ mod tests {
             ApiError::UnknownApiKey,
             ApiError::InvalidSignature,
             ApiError::MerchantDisabled,
+            ApiError::KeyNotAllowedFrom("203.0.113.9".into()),
+            ApiError::KeyReadOnly,
             ApiError::OrderNotFound {
                 kind: "deposit",
                 reference: String::new(),
@@ -317,6 +328,8 @@ mod tests {
             | ApiError::UnknownApiKey
             | ApiError::InvalidSignature
             | ApiError::MerchantDisabled
+            | ApiError::KeyNotAllowedFrom(_)
+            | ApiError::KeyReadOnly
             | ApiError::OrderNotFound { .. }
             | ApiError::DuplicateMerchantOrderNo(_)
             | ApiError::UnsupportedCurrency(_)

@@ -102,6 +102,9 @@ actions! {
     /// an admin's to see as to issue.
     ReadApiKeys => "read_api_keys", Admin, false;
     RevokeApiKey => "revoke_api_key", Admin, true;
+    /// Where a key is accepted from (an address allowlist) and whether it
+    /// may only read.
+    RestrictApiKey => "restrict_api_key", Admin, true;
     /// Operators and their tokens: listing them is an admin's too, since
     /// it tells who can act.
     ReadOperators => "read_operators", Admin, false;
@@ -130,6 +133,41 @@ actions! {
     FileChangeRequest => "file_change_request", Support, true;
     ApproveChangeRequest => "approve_change_request", Support, true;
     RejectChangeRequest => "reject_change_request", Support, true;
+}
+
+/// What a merchant's owner does in the portal, as the audit trail names it
+/// (the operators' actions of the same names take the same use cases).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerAction {
+    /// Accepted an invitation: chose the password the portal signs in with.
+    AcceptInvitation,
+    /// Issued a new API key (a rotation).
+    IssueApiKey,
+    /// Set a key's address allowlist or scope.
+    RestrictApiKey,
+    SetCallbackTimeout,
+}
+
+impl OwnerAction {
+    pub const ALL: &'static [OwnerAction] = &[
+        OwnerAction::AcceptInvitation,
+        OwnerAction::IssueApiKey,
+        OwnerAction::RestrictApiKey,
+        OwnerAction::SetCallbackTimeout,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OwnerAction::AcceptInvitation => "accept_owner_invitation",
+            OwnerAction::IssueApiKey => Action::IssueApiKey.name(),
+            OwnerAction::RestrictApiKey => Action::RestrictApiKey.name(),
+            OwnerAction::SetCallbackTimeout => Action::SetCallbackTimeout.name(),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<OwnerAction> {
+        OwnerAction::ALL.iter().copied().find(|a| a.name() == name)
+    }
 }
 
 /// How many different approvers a withdrawal of `amount` needs: two at or

@@ -157,6 +157,51 @@ stored_as_text! {
 }
 
 stored_as_text! {
+    /// Who took an action of the audit trail: an operator of a role, or a
+    /// merchant's owner in the portal.
+    AuditRole in "role" {
+        Viewer => "viewer",
+        Support => "support",
+        Approver => "approver",
+        Admin => "admin",
+        Owner => "owner",
+    }
+}
+
+impl From<Role> for AuditRole {
+    fn from(role: Role) -> AuditRole {
+        match role {
+            Role::Viewer => AuditRole::Viewer,
+            Role::Support => AuditRole::Support,
+            Role::Approver => AuditRole::Approver,
+            Role::Admin => AuditRole::Admin,
+        }
+    }
+}
+
+impl AuditRole {
+    /// The operator's role, for an operator's row; `None` for an owner's.
+    pub fn of_operator(self) -> Option<Role> {
+        match self {
+            AuditRole::Viewer => Some(Role::Viewer),
+            AuditRole::Support => Some(Role::Support),
+            AuditRole::Approver => Some(Role::Approver),
+            AuditRole::Admin => Some(Role::Admin),
+            AuditRole::Owner => None,
+        }
+    }
+}
+
+stored_as_text! {
+    /// What a merchant's API key may do: everything, or only read (the
+    /// queries, balances and listings; every create refused).
+    KeyScope in "scope" {
+        Full => "full",
+        ReadOnly => "read_only",
+    }
+}
+
+stored_as_text! {
     /// Whether an operator's tokens (and, later, password) work.
     OperatorStatus in "status" {
         Active => "active",
@@ -362,6 +407,13 @@ mod tests {
         );
         round_trip(OrderType::ALL, OrderType::as_str, OrderType::parse);
         round_trip(Role::ALL, Role::as_str, Role::parse);
+        round_trip(AuditRole::ALL, AuditRole::as_str, AuditRole::parse);
+        round_trip(KeyScope::ALL, KeyScope::as_str, KeyScope::parse);
+        for role in Role::ALL {
+            assert_eq!(AuditRole::from(*role).of_operator(), Some(*role));
+            assert_eq!(AuditRole::from(*role).as_str(), role.as_str());
+        }
+        assert_eq!(AuditRole::Owner.of_operator(), None);
         round_trip(
             OperatorStatus::ALL,
             OperatorStatus::as_str,

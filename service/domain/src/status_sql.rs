@@ -8,10 +8,10 @@ use crate::four_eyes::ChangeRequestStatus;
 use crate::routing::Route;
 use crate::schedule::Outcome;
 use crate::status::{
-    AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus,
-    DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, MerchantStatus,
-    NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus,
-    PayoutMethod, Role, SessionRealm, StatementStatus, WithdrawalStatus,
+    AuditRole, AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme,
+    CallbackStatus, DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, KeyScope,
+    MerchantStatus, NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType,
+    OwnerStatus, PayoutMethod, Role, SessionRealm, StatementStatus, WithdrawalStatus,
 };
 use diesel::backend::Backend;
 use diesel::deserialize::{self, FromSql};
@@ -90,6 +90,8 @@ stored_as_text!(
     NotificationOutcome,
     Outcome,
     Role,
+    AuditRole,
+    KeyScope,
     OperatorStatus,
     OwnerStatus,
     InvitationStatus,

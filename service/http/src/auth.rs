@@ -1,14 +1,19 @@
 //! Authentication of a merchant request: headers present, timestamp fresh,
-//! key known, signature right, merchant enabled, in that order. Nothing here
-//! logs a key or a signature.
+//! key known, signature right, merchant enabled, the key accepted from the
+//! client's address and for what is asked, in that order. Nothing here logs
+//! a key or a signature.
 
 use crate::app::merchants::Merchant;
 use crate::app::App;
+use crate::domain::address;
 use crate::domain::error::ApiError;
 use crate::domain::status::MerchantStatus;
 use crate::keys::constant_time_eq;
+use dropshot::RequestContext;
 use payments_wire::server::{SignatureHeaders, HEADER_API_KEY, HEADER_SIGNATURE, HEADER_TIMESTAMP};
 use payments_wire::{SigningFields, SigningFieldsError};
+use std::net::IpAddr;
+use std::sync::Arc;
 
 /// A merchant's request, proven, with its place among the merchant's
 /// requests in flight (held until it is dropped).
@@ -16,6 +21,34 @@ pub struct Authenticated {
     pub merchant: Merchant,
     pub fields: SigningFields,
     pub place: crate::app::admission::Admitted,
+}
+
+/// The address a request came from: the peer's, or, from one of the
+/// `trusted_proxies`, the one it forwarded (`X-Forwarded-For`); a header
+/// an untrusted peer sent is never read.
+pub fn client_address(rqctx: &RequestContext<Arc<App>>) -> IpAddr {
+    let forwarded: Vec<&str> = rqctx
+        .request
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let forwarded = (!forwarded.is_empty()).then(|| forwarded.join(","));
+    address::client_address(
+        rqctx.request.remote_addr().ip(),
+        forwarded.as_deref(),
+        &rqctx.context().config.trusted_proxies,
+    )
+}
+
+/// What a request asks of its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asks {
+    /// A query, a balance, a listing, a statement.
+    Read,
+    /// A create.
+    Write,
 }
 
 /// Authenticates a request whose signed fields are `fields` (computed by the
@@ -26,6 +59,8 @@ pub async fn authenticate(
     app: &App,
     headers: &SignatureHeaders,
     fields: Result<SigningFields, SigningFieldsError>,
+    client: IpAddr,
+    asks: Asks,
 ) -> Result<Authenticated, ApiError> {
     let api_key = headers
         .api_key
@@ -76,6 +111,7 @@ pub async fn authenticate(
     if merchant.status == MerchantStatus::Suspended {
         return Err(ApiError::MerchantDisabled);
     }
+    crate::app::api_keys::admits(&signer.key, client, asks == Asks::Write)?;
     // Counted only once the request is proven to be the merchant's, so that
     // nobody else can spend its budget.
     let (per_minute, burst) = merchant.rate_limit.unwrap_or((

@@ -117,6 +117,20 @@ impl Spelled<CallbackScheme> for operator::types::CallbackSigningScheme {
     }
 }
 
+/// A request's choice of scheme: `md5_key` (operator 0.16.0) is the name
+/// the MD5-key scheme is asked for by now, `seed` the one it kept.
+impl Spelled<CallbackScheme> for operator::types::CallbackSigningSchemeChoice {
+    fn spelled(self) -> CallbackScheme {
+        match self {
+            operator::types::CallbackSigningSchemeChoice::Md5Key
+            | operator::types::CallbackSigningSchemeChoice::Seed => CallbackScheme::Seed,
+            operator::types::CallbackSigningSchemeChoice::StandardWebhooks => {
+                CallbackScheme::StandardWebhooks
+            }
+        }
+    }
+}
+
 spelled_as!(MerchantStatus => [operator::types::MerchantStatusValue] {
     Active => Active,
     Suspended => Suspended,

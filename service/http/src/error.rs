@@ -23,6 +23,8 @@ pub fn http_error(e: ApiError) -> HttpError {
         | ApiError::InvalidSignature
         | ApiError::UnknownOperatorToken => client(ClientErrorStatusCode::UNAUTHORIZED),
         ApiError::MerchantDisabled
+        | ApiError::KeyNotAllowedFrom(_)
+        | ApiError::KeyReadOnly
         | ApiError::RoleForbidden { .. }
         | ApiError::NotAPerson(_)
         | ApiError::SecondPersonRequired(_)

@@ -11,7 +11,7 @@ use crate::app::listings::Listing;
 use crate::app::merchants::Merchant;
 use crate::app::withdrawals::{self, NewWithdrawal, WithdrawalDetails};
 use crate::app::{self, App};
-use crate::auth::authenticate;
+use crate::auth::{authenticate, client_address, Asks};
 use crate::billing;
 use crate::domain::error::ApiError;
 use crate::domain::status::SessionStatus;
@@ -40,6 +40,7 @@ async fn as_merchant<T: Answer, F>(
     rqctx: &RequestContext<Arc<App>>,
     headers: &SignatureHeaders,
     fields: Result<SigningFields, SigningFieldsError>,
+    asks: Asks,
     work: impl FnOnce(Arc<App>, Merchant, SigningFields) -> F,
 ) -> Result<HttpResponseOk<T>, HttpError>
 where
@@ -47,7 +48,8 @@ where
 {
     answered(rqctx, async {
         let app = rqctx.context().clone();
-        let proven = authenticate(&app, headers, fields).await?;
+        let client = client_address(rqctx);
+        let proven = authenticate(&app, headers, fields, client, asks).await?;
         let _place = proven.place;
         // On the heap: an endpoint's work is a large future, and the
         // layers above would otherwise copy it on the worker's stack.
@@ -75,7 +77,7 @@ where
         Read::Query(query) => (query, headers.get_fields::<()>(None)),
     };
     let fields = Ok(fields);
-    as_merchant(rqctx, headers, fields, |app, merchant, _| {
+    as_merchant(rqctx, headers, fields, Asks::Read, |app, merchant, _| {
         work(app, merchant, input)
     })
     .await
@@ -107,10 +109,16 @@ where
     F: Future<Output = Result<T, ApiError>>,
 {
     let fields = body.signing_fields();
-    as_merchant(rqctx, headers, fields, |app, merchant, fields| async move {
-        let body = body.parse().map_err(body_error)?;
-        work(app, merchant, Signed { fields, body }).await
-    })
+    as_merchant(
+        rqctx,
+        headers,
+        fields,
+        Asks::Write,
+        |app, merchant, fields| async move {
+            let body = body.parse().map_err(body_error)?;
+            work(app, merchant, Signed { fields, body }).await
+        },
+    )
     .await
 }
 
@@ -183,7 +191,7 @@ impl MerchantApi for MerchantApiImpl {
         let path = path.into_inner();
         let fields = Ok(headers.get_fields(Some(&path)));
         let query = query.into_inner();
-        as_merchant(&rqctx, &headers, fields, |app, merchant, _| {
+        as_merchant(&rqctx, &headers, fields, Asks::Read, |app, merchant, _| {
             get_statement(app, merchant, path, query)
         })
         .await
@@ -194,13 +202,19 @@ impl MerchantApi for MerchantApiImpl {
         headers: SignatureHeaders,
     ) -> Result<HttpResponseOk<types::BalanceList>, HttpError> {
         let fields = Ok(headers.get_fields::<()>(None));
-        as_merchant(&rqctx, &headers, fields, |app, merchant, _| async move {
-            let items = balances::list(&app, &merchant.id).await?;
-            Ok(types::BalanceList {
-                items: items.iter().map(balance_item).collect(),
-                merchant_id: merchant.id,
-            })
-        })
+        as_merchant(
+            &rqctx,
+            &headers,
+            fields,
+            Asks::Read,
+            |app, merchant, _| async move {
+                let items = balances::list(&app, &merchant.id).await?;
+                Ok(types::BalanceList {
+                    items: items.iter().map(balance_item).collect(),
+                    merchant_id: merchant.id,
+                })
+            },
+        )
         .await
     }
 }

@@ -11,10 +11,10 @@ use super::schema::*;
 use crate::domain::routing::Route;
 use crate::domain::schedule::Outcome;
 use crate::domain::status::{
-    AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme, CallbackStatus,
-    DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, MerchantStatus,
-    NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType, OwnerStatus,
-    PayoutMethod, Role, StatementStatus, WithdrawalStatus,
+    AuditRole, AutoApprovalMode, BankTransactionStatus, BillingPeriod, CallbackScheme,
+    CallbackStatus, DeliveryStatus, DepositStatus, InvitationReason, InvitationStatus, KeyScope,
+    MerchantStatus, NotificationKind, NotificationOutcome, OperatorStatus, OrderKind, OrderType,
+    OwnerStatus, PayoutMethod, Role, StatementStatus, WithdrawalStatus,
 };
 mod changes;
 mod sessions;
@@ -76,6 +76,10 @@ pub struct ApiKeyRow {
     pub key_ciphertext: String,
     pub created_at: i64,
     pub expires_at: Option<i64>,
+    /// The networks it is accepted from, comma-separated and normalised
+    /// (`domain::address::allowlist`); `None` for anywhere.
+    pub allowed_addresses: Option<String>,
+    pub scope: KeyScope,
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
@@ -693,9 +697,12 @@ pub struct ApprovalRow {
 pub struct AuditRow {
     pub id: String,
     pub created_at: i64,
+    /// The operator's id (absent for a configuration token), or the
+    /// owner's, for an owner's row.
     pub operator_id: Option<String>,
+    /// The operator's name, or the owner's email.
     pub operator_name: String,
-    pub role: Role,
+    pub role: AuditRole,
     pub action: String,
     pub target_type: String,
     pub target_id: String,

@@ -28,6 +28,8 @@ diesel::table! {
         key_ciphertext -> Text,
         created_at -> BigInt,
         expires_at -> Nullable<BigInt>,
+        allowed_addresses -> Nullable<Text>,
+        scope -> Text,
     }
 }
 

@@ -428,7 +428,7 @@ pub(crate) async fn expire_due(s: &mut dyn Store, now: i64) -> Result<(), ApiErr
                 created_at: now,
                 operator_id: Some(row.requested_by.clone()),
                 operator_name: row.requested_by_name.clone(),
-                role,
+                role: role.into(),
                 action: EXPIRED_ACTION.to_string(),
                 target_type: target_type.to_string(),
                 target_id,
@@ -512,6 +512,7 @@ async fn created_merchant(app: &App, merchant: &str, operator: &str) -> Result<b
             operator_id: Some(operator.to_string()),
             action: Some(Action::CreateMerchant.name().to_string()),
             target_id: Some(merchant.to_string()),
+            operators_only: true,
         },
     )
     .await?;

@@ -35,16 +35,17 @@ use merchant_api::operator::{
     ApproveApprovalRequestPath, ApproveChangeRequestPath, ApproveWithdrawalPath, CancelDepositPath,
     ChangeOperatorPath, CompleteDepositPath, InviteOwnerPath, IssueApiKeyPath,
     IssueBillingStatementPath, IssueCallbackSecretPath, IssueOperatorTokenPath, ListApiKeysPath,
-    ListApprovalRequestsQuery, ListAuditEventsQuery, ListBankTransactionsQuery,
-    ListBillingStatementsQuery, ListCallbackDeliveriesQuery, ListChangeRequestsQuery,
-    ListChannelNotificationsQuery, ListDepositsQuery, ListMerchantsQuery, ListOperatorTokensPath,
-    ListOperatorsQuery, ListOwnerInvitationsPath, ListOwnerInvitationsQuery, ListOwnersPath,
-    ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi, ReadApprovalRequestPath,
-    ReadBillingStatementDocumentPath, ReadBillingStatementPath, ReadCallbackDeliveryPath,
-    ReadCallbackSigningPath, ReadCashierSessionPath, ReadChangeRequestPath, ReadDepositPath,
-    ReadWithdrawalPath, ReissueBillingStatementPath, RejectApprovalRequestPath,
-    RejectChangeRequestPath, RejectWithdrawalPath, ResendOwnerInvitationPath,
-    ResolveWithdrawalPath, RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
+    ListApprovalRequestsQuery, ListAuditEventsQuery, ListAuditTrailQuery,
+    ListBankTransactionsQuery, ListBillingStatementsQuery, ListCallbackDeliveriesQuery,
+    ListChangeRequestsQuery, ListChannelNotificationsQuery, ListDepositsQuery, ListMerchantsQuery,
+    ListOperatorTokensPath, ListOperatorsQuery, ListOwnerInvitationsPath,
+    ListOwnerInvitationsQuery, ListOwnersPath, ListWithdrawalsQuery, MatchBankTransactionPath,
+    OperatorApi, ReadApprovalRequestPath, ReadBillingStatementDocumentPath,
+    ReadBillingStatementPath, ReadCallbackDeliveryPath, ReadCallbackSigningPath,
+    ReadCashierSessionPath, ReadChangeRequestPath, ReadDepositPath, ReadWithdrawalPath,
+    ReissueBillingStatementPath, RejectApprovalRequestPath, RejectChangeRequestPath,
+    RejectWithdrawalPath, ResendOwnerInvitationPath, ResolveWithdrawalPath, RestrictApiKeyPath,
+    RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
     RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath, SetCallbackSigningPath,
     SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath, SetOwnerStatusPath,
     SetRateLimitPath, SetReceivingAccountPath, VouchOperatorPath,
@@ -280,6 +281,15 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<RevokeApiKeyPath>,
     ) -> Result<HttpResponseOk<types::ApiKey>, HttpError> {
         api_keys::revoke_api_key(rqctx, headers, path).await
+    }
+
+    async fn restrict_api_key(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<RestrictApiKeyPath>,
+        body: SignedJson<types::ApiKeyRestrictions>,
+    ) -> Result<HttpResponseOk<types::ApiKey>, HttpError> {
+        api_keys::restrict_api_key(rqctx, headers, path, body).await
     }
 
     async fn read_callback_signing(
@@ -546,6 +556,14 @@ impl OperatorApi for OperatorApiImpl {
         query: Query<ListAuditEventsQuery>,
     ) -> Result<HttpResponseOk<types::AuditEventPage>, HttpError> {
         audit::list_audit_events(rqctx, headers, query).await
+    }
+
+    async fn list_audit_trail(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListAuditTrailQuery>,
+    ) -> Result<HttpResponseOk<types::AuditTrailPage>, HttpError> {
+        audit::list_audit_trail(rqctx, headers, query).await
     }
 
     async fn list_owner_invitations(

@@ -138,7 +138,11 @@ pub(super) async fn accept_owner_invitation(
     body: SignedJson<types::AcceptOwnerInvitationRequest>,
 ) -> Result<HttpResponseOk<types::AcceptedOwner>, HttpError> {
     let app = rqctx.context().clone();
-    answered(&rqctx, async move { accept(&app, parse(&body)?).await }).await
+    let request_id = rqctx.request_id.clone();
+    answered(&rqctx, async move {
+        accept(&app, parse(&body)?, &request_id).await
+    })
+    .await
 }
 
 fn view(app: &App, row: &InvitationRow) -> Result<types::OwnerInvitation, ApiError> {
@@ -213,8 +217,9 @@ pub async fn revoke(
 pub async fn accept(
     app: &App,
     req: types::AcceptOwnerInvitationRequest,
+    request_id: &str,
 ) -> Result<types::AcceptedOwner, ApiError> {
-    let accepted = owners::accept(app, &req.token, req.password).await?;
+    let accepted = owners::accept(app, &req.token, req.password, request_id).await?;
     reshape(&serde_json::json!({
         "owner_id": accepted.owner_id,
         "merchant_id": accepted.merchant_id,

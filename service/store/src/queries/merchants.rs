@@ -2,7 +2,7 @@
 
 use super::{first_or_none, insert_one};
 use crate::dialect::Dialect;
-use crate::domain::status::MerchantStatus;
+use crate::domain::status::{KeyScope, MerchantStatus};
 use crate::error::Key;
 use crate::paging::ListFilter;
 use crate::rows::*;
@@ -73,6 +73,16 @@ pub trait MerchantQueries: Send {
         merchant_id: &str,
         key_id: &str,
         at: i64,
+    ) -> StoreResult<Option<ApiKeyRow>>;
+
+    /// Sets where one key of the merchant is accepted from and what it may
+    /// do; the key as it is then, or None when the merchant has no such key.
+    async fn restrict_api_key(
+        &mut self,
+        merchant_id: &str,
+        key_id: &str,
+        allowed_addresses: Option<&str>,
+        scope: KeyScope,
     ) -> StoreResult<Option<ApiKeyRow>>;
 
     /// Gives every key of the merchant that has no expiry, or a later one,
@@ -272,6 +282,34 @@ macro_rules! impl_merchants {
                 .execute(self.c())
                 .await?;
                 if n > 0 {
+                    self.done.merchant_written = true;
+                }
+                Ok(mine
+                    .select(crate::rows::columns::<ApiKeyRow>())
+                    .first(self.c())
+                    .await
+                    .optional()?)
+            }
+
+            async fn restrict_api_key(
+                &mut self,
+                merchant_id: &str,
+                key_id: &str,
+                allowed_addresses: Option<&str>,
+                scope: KeyScope,
+            ) -> StoreResult<Option<ApiKeyRow>> {
+                let mine = api_keys::table
+                    .filter(api_keys::id.eq(key_id))
+                    .filter(api_keys::merchant_id.eq(merchant_id));
+                let n = diesel::update(mine)
+                    .set((
+                        api_keys::allowed_addresses.eq(allowed_addresses),
+                        api_keys::scope.eq(scope),
+                    ))
+                    .execute(self.c())
+                    .await?;
+                if n > 0 {
+                    // The credential cache forgets the merchant's keys.
                     self.done.merchant_written = true;
                 }
                 Ok(mine

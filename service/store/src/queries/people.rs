@@ -1,7 +1,7 @@
 //! Operators, their tokens, withdrawal approvals and the audit trail.
 
 use super::{first_or_none, insert_one};
-use crate::domain::status::WithdrawalStatus;
+use crate::domain::status::{AuditRole, WithdrawalStatus};
 use crate::paging::ListFilter;
 use crate::rows::*;
 use crate::schema::*;
@@ -16,6 +16,9 @@ pub struct AuditFilter {
     pub operator_id: Option<String>,
     pub action: Option<String>,
     pub target_id: Option<String>,
+    /// Operators' rows only, not owners' (the trail of operator 0.15.0
+    /// and before, whose `role` names operators' roles alone).
+    pub operators_only: bool,
 }
 
 #[async_trait]
@@ -292,6 +295,9 @@ macro_rules! impl_people {
                 }
                 if let Some(t) = &filter.target_id {
                     q = q.filter(audit_events::target_id.eq(t.clone()));
+                }
+                if filter.operators_only {
+                    q = q.filter(audit_events::role.ne(AuditRole::Owner));
                 }
                 Ok(crate::paging::newest_after!(q, audit_events, id, page)
                     .select(crate::rows::columns::<AuditRow>())

@@ -187,6 +187,7 @@ pub async fn console_audit(
             operator_id: given(&fields, "operator_id"),
             action: given(&fields, "action"),
             target_id: given(&fields, "target_id"),
+            operators_only: false,
         };
         let listed = trail::list(&app, listing(&fields, None), filter.clone()).await?;
         let rows: Vec<Vec<String>> = listed

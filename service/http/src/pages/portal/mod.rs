@@ -3,6 +3,7 @@
 //! page reads through the session's merchant, so another merchant's order
 //! number is simply not found.
 
+mod keys;
 mod pages;
 
 use crate::app::owners;
@@ -17,6 +18,7 @@ use crate::pages::{escape, html, respond, see_other};
 use dropshot::{endpoint, Body, HttpError, RequestContext, UntypedBody};
 use std::sync::Arc;
 
+pub use keys::*;
 pub use pages::*;
 
 const REALM: SessionRealm = SessionRealm::Portal;
@@ -41,10 +43,15 @@ fn merchant_of(session: &Session) -> Result<String, ApiError> {
         .ok_or_else(|| ApiError::Internal("a portal session names no owner".into()))
 }
 
-/// The session's owner, as the actor of what it does here.
-fn owner_of(session: &Session) -> Result<crate::app::actor::Actor, ApiError> {
+/// The session's owner, as the actor taking `action` here in the request
+/// `request_id` (what the audit trail names).
+fn owner_of(
+    session: &Session,
+    action: crate::domain::people::OwnerAction,
+    request_id: &str,
+) -> Result<crate::app::actor::Actor, ApiError> {
     session
-        .owner_actor()
+        .owner_actor(action, request_id)
         .ok_or_else(|| ApiError::Internal("a portal session names no owner".into()))
 }
 
@@ -147,7 +154,7 @@ pub async fn portal_accept(
                 Some("The two passwords differ."),
             );
         }
-        match owners::accept(rqctx.context(), &token, password).await {
+        match owners::accept(rqctx.context(), &token, password, &rqctx.request_id).await {
             Ok(accepted) => {
                 tracing::info!(
                     merchant_id = accepted.merchant_id,
@@ -189,6 +196,7 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(portal_statement_document))
         .and_then(|()| api.register(portal_keys))
         .and_then(|()| api.register(portal_rotate_key))
+        .and_then(|()| api.register(portal_restrict_key))
         .and_then(|()| api.register(portal_new_key))
         .and_then(|()| api.register(portal_settings))
         .and_then(|()| api.register(portal_set_timeout))

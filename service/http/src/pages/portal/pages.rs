@@ -8,6 +8,7 @@ use crate::app::{
 use crate::channels::egress::coarse;
 use crate::domain::error::ApiError;
 use crate::domain::money::from_units;
+use crate::domain::people::OwnerAction;
 use crate::pages::console::queues_money as money;
 use crate::pages::escape;
 use crate::pages::web::guard::{page, post, Reply};
@@ -491,116 +492,6 @@ pub async fn portal_statement_document(
     .await
 }
 
-fn keys_form(session: &crate::app::web_sessions::Session) -> String {
-    format!(
-        "<form method=\"post\" action=\"/portal/keys/rotate\">{}\
-         <div class=\"field\"><label for=\"grace\">Your current keys keep working for</label>\
-         <select id=\"grace\" name=\"grace_seconds\"><option value=\"3600\">1 hour</option>\
-         <option value=\"86400\" selected>1 day</option><option value=\"604800\">7 days</option>\
-         <option value=\"0\">no time: revoke them now</option></select></div>\
-         <button type=\"submit\">Issue a new key</button></form>",
-        csrf_field(session)
-    )
-}
-
-#[endpoint { method = GET, path = "/portal/keys", unpublished = true }]
-pub async fn portal_keys(
-    rqctx: RequestContext<Arc<App>>,
-) -> Result<http::Response<Body>, HttpError> {
-    page(
-        &rqctx,
-        &SECTIONS,
-        "/portal/keys",
-        |_app, session, _| async move {
-            let body = format!(
-                "<p>A new key works at once. It is shown once, on the next page: store it then. \
-             Your other keys keep working for the time you choose, then stop.</p>{}",
-                keys_form(&session)
-            );
-            Reply::page("API keys", body)
-        },
-    )
-    .await
-}
-
-/// Issues the key and sends the browser to the page that shows it, with
-/// a one-time handle: a reload of that page issues nothing
-/// (`app::reveals`). The handle travels as `token`, the query parameter
-/// the request log masks (`telemetry::redact::path`).
-#[endpoint { method = POST, path = "/portal/keys/rotate", unpublished = true }]
-pub async fn portal_rotate_key(
-    rqctx: RequestContext<Arc<App>>,
-    body: UntypedBody,
-) -> Result<http::Response<Body>, HttpError> {
-    post(
-        &rqctx,
-        &SECTIONS,
-        "/portal/keys",
-        body,
-        |app, session, fields| async move {
-            let merchant = merchant_of(&session)?;
-            let grace = given(&fields, "grace_seconds")
-                .map(|g| {
-                    g.parse::<i64>().map_err(|_| {
-                        ApiError::invalid_field(
-                            "grace_seconds",
-                            "must be a whole number of seconds",
-                        )
-                    })
-                })
-                .transpose()?;
-            let issued =
-                merchants::issue_api_key(&app, &owner_of(&session)?, &merchant, grace).await?;
-            tracing::info!(merchant_id = merchant, "an owner issued an API key");
-            let handle = crate::app::reveals::keep(&app, &session.csrf, &issued.api_key).await?;
-            let until = issued
-                .previous_keys_expire_at
-                .map(|t| format!("&until={t}"))
-                .unwrap_or_default();
-            Ok(Reply::Go(format!("/portal/keys/new?token={handle}{until}")))
-        },
-    )
-    .await
-}
-
-/// The key a post just issued, shown once.
-#[endpoint { method = GET, path = "/portal/keys/new", unpublished = true }]
-pub async fn portal_new_key(
-    rqctx: RequestContext<Arc<App>>,
-) -> Result<http::Response<Body>, HttpError> {
-    page(
-        &rqctx,
-        &SECTIONS,
-        "/portal/keys",
-        |app, session, fields| async move {
-            let handle = given(&fields, "token").unwrap_or_default();
-            let back = "<p><a href=\"/portal/keys\">Back to API keys</a></p>";
-            let Some(key) = crate::app::reveals::take(&app, &session.csrf, &handle).await? else {
-                return Reply::page(
-                    "Your new API key",
-                    format!(
-                    "<p role=\"alert\">This key was shown once already, and is not shown again. \
-                     It works: if you did not copy it, issue another key.</p>{back}"
-                ),
-                );
-            };
-            let until = given(&fields, "until")
-                .and_then(|t| t.parse::<i64>().ok())
-                .map(|t| format!("<p>Your previous keys stop working at {}.</p>", when(t)))
-                .unwrap_or_default();
-            Reply::page(
-                "Your new API key",
-                format!(
-                "<p class=\"notice\" role=\"status\">Copy this key now; it is not shown again.</p>\
-                 <p class=\"secret\" id=\"new-key\">{}</p>{until}{back}",
-                escape(&key)
-            ),
-            )
-        },
-    )
-    .await
-}
-
 #[endpoint { method = GET, path = "/portal/settings", unpublished = true }]
 pub async fn portal_settings(
     rqctx: RequestContext<Arc<App>>,
@@ -629,6 +520,7 @@ pub async fn portal_set_timeout(
     rqctx: RequestContext<Arc<App>>,
     body: UntypedBody,
 ) -> Result<http::Response<Body>, HttpError> {
+    let request_id = rqctx.request_id.clone();
     post(
         &rqctx,
         &SECTIONS,
@@ -640,7 +532,7 @@ pub async fn portal_set_timeout(
                 .ok_or_else(|| {
                     ApiError::invalid_field("callback_timeout_seconds", "must be between 1 and 60")
                 })?;
-            let owner = owner_of(&session)?;
+            let owner = owner_of(&session, OwnerAction::SetCallbackTimeout, &request_id)?;
             merchants::set_callback_timeout(&app, &owner, &merchant_of(&session)?, seconds).await?;
             Ok(Reply::Go("/portal/settings?done=Saved.".into()))
         },

@@ -285,20 +285,7 @@ pub fn when(t: i64) -> String {
 /// The client's address: the peer's, or, from a trusted proxy, the one it
 /// forwarded (`trusted_proxies`).
 pub fn address(rqctx: &RequestContext<Arc<App>>) -> String {
-    let forwarded: Vec<&str> = rqctx
-        .request
-        .headers()
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    let forwarded = (!forwarded.is_empty()).then(|| forwarded.join(","));
-    crate::domain::address::client_address(
-        rqctx.request.remote_addr().ip(),
-        forwarded.as_deref(),
-        &rqctx.context().config.trusted_proxies,
-    )
-    .to_string()
+    crate::auth::client_address(rqctx).to_string()
 }
 
 /// A JSON document's fields as a definition list (nested values as JSON).

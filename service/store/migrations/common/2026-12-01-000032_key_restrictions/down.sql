@@ -1,0 +1,2 @@
+ALTER TABLE api_keys DROP COLUMN scope;
+ALTER TABLE api_keys DROP COLUMN allowed_addresses;
