@@ -193,6 +193,13 @@ impl From<DieselError> for StoreError {
                 _,
             )
             | DieselError::BrokenTransactionManager => StoreError::unavailable(e),
+            // The service never opens a read-only transaction: a server that
+            // refuses a write as read-only is a standby, reached before a
+            // failover or a switchover moved the balancer to the new
+            // primary. Nothing was written; the request may be sent again.
+            DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, _) => {
+                StoreError::unavailable(e)
+            }
             DieselError::DatabaseError(DatabaseErrorKind::Unknown, ref info)
                 if server_going_away(info.message()) =>
             {
@@ -227,17 +234,26 @@ fn unknown_value(source: &Source) -> Option<String> {
     })
 }
 
-/// PostgreSQL's messages for SQLSTATE class 57P (operator intervention:
-/// the server is shutting down, starting up, or ended the session).
+/// The messages of a server going away: PostgreSQL's for SQLSTATE class
+/// 57P (operator intervention: shutting down, starting up, in recovery,
+/// or the session ended, the postmaster gone included), and PgBouncer's
+/// while the server behind it cannot be reached (a failover in progress).
 /// diesel's `DatabaseErrorInformation` carries no SQLSTATE, only a kind,
 /// and files these under `Unknown`; their messages are fixed by the
 /// server, so they are matched exactly, and only under that kind.
 fn server_going_away(message: &str) -> bool {
     [
         "terminating connection due to administrator command",
+        "terminating connection due to unexpected postmaster exit",
         "the database system is shutting down",
         "the database system is starting up",
         "the database system is in recovery mode",
+        // PgBouncer's.
+        "server login has been failing, try again later",
+        "query_wait_timeout",
+        "server conn crashed?",
+        "pgbouncer cannot connect to server",
+        "no more connections allowed",
     ]
     .iter()
     .any(|m| message.starts_with(m))

@@ -72,6 +72,43 @@ fn a_broken_connection_is_unavailable_and_keeps_its_source() {
 }
 
 #[test]
+fn a_standby_that_refuses_a_write_is_unavailable_not_a_fault() {
+    // What PostgreSQL answers a write on a server in recovery (SQLSTATE
+    // 25006), as a connection still open to the old primary hears it after
+    // a switchover.
+    let e = StoreError::from(DieselError::DatabaseError(
+        DatabaseErrorKind::ReadOnlyTransaction,
+        Box::new("cannot execute INSERT in a read-only transaction".to_string()),
+    ));
+    assert!(matches!(e, StoreError::Unavailable { .. }), "{e:?}");
+}
+
+#[test]
+fn a_server_going_away_behind_the_pooler_is_unavailable() {
+    // What the service heard in .ci/ha while the leader died: the
+    // server's last words, and PgBouncer's until a new leader answers.
+    for message in [
+        "terminating connection due to unexpected postmaster exit",
+        "server login has been failing, try again later (server_login_retry)",
+        "query_wait_timeout",
+    ] {
+        let e = StoreError::from(DieselError::DatabaseError(
+            DatabaseErrorKind::Unknown,
+            Box::new(message.to_string()),
+        ));
+        assert!(
+            matches!(e, StoreError::Unavailable { .. }),
+            "{message}: {e:?}"
+        );
+    }
+    let other = StoreError::from(DieselError::DatabaseError(
+        DatabaseErrorKind::Unknown,
+        Box::new("column \"nope\" does not exist".to_string()),
+    ));
+    assert!(matches!(other, StoreError::Other { .. }));
+}
+
+#[test]
 fn an_unknown_stored_value_names_table_row_and_column() {
     let read: StoreResult<()> = Err(StoreError::from(DieselError::DeserializationError(
         Box::new(UnknownStoredValue {
