@@ -5563,6 +5563,12 @@ impl Client {
             404u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
             500u16..=599u16 => Err(Error::ErrorResponse(
                 ResponseValue::from_response(response).await?,
             )),

@@ -192,6 +192,49 @@ fn blessed_versions(dir: &Path, name: &str) -> Result<Vec<(Version, PathBuf)>> {
     Ok(versions)
 }
 
+/// The documents the service itself answers (`channel` is the protocol it
+/// calls, answered by a channel's adapter).
+const SERVED: &[&str] = &["merchant", "operator", "sandbox", "channel-notifications"];
+
+/// The refusals the server answers for any body before a handler runs
+/// (`payments_wire::server`): a body too large, of another media type, or
+/// not the operation's JSON. An operation that takes a body and leaves one
+/// out answers a status its document never named (Schemathesis' ST103).
+const BODY_REFUSALS: &[&str] = &["400", "413", "415"];
+
+fn undocumented_body_refusals(name: &str, doc: &Value) -> Vec<String> {
+    let mut missing = Vec::new();
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
+        return missing;
+    };
+    for (path, item) in paths {
+        let Some(item) = item.as_object() else {
+            continue;
+        };
+        for (method, op) in item {
+            if op.get("requestBody").is_none() {
+                continue;
+            }
+            let responses = op.get("responses");
+            let absent: Vec<&str> = BODY_REFUSALS
+                .iter()
+                .copied()
+                .filter(|code| responses.and_then(|r| r.get(*code)).is_none())
+                .collect();
+            if !absent.is_empty() {
+                missing.push(format!(
+                    "{name}.json: {} {path} takes a body but does not document {}, which the \
+                     server answers for any body (too large, another media type, not this \
+                     operation's JSON)",
+                    method.to_uppercase(),
+                    absent.join(", ")
+                ));
+            }
+        }
+    }
+    missing
+}
+
 /// What `check` found for one document.
 struct Verdict {
     changes: Vec<Change>,
@@ -207,6 +250,9 @@ fn check(dir: &Path) -> Result<Vec<(&'static str, Verdict)>> {
     let mut failures = Vec::new();
     for name in DOCUMENTS {
         let doc = Document::load(dir, name)?;
+        if SERVED.contains(name) {
+            failures.extend(undocumented_body_refusals(name, &doc.working));
+        }
         match judge(&doc, &changelog) {
             Ok(verdict) => verdicts.push((*name, verdict)),
             Err(e) => failures.push(format!("{e:#}")),
