@@ -126,10 +126,16 @@ pub async fn prompt(app: &App, operator: &Operator) -> Result<Prompt, ApiError> 
         enrolled_at: None,
         last_step: None,
     };
+    // Read first: an enrolled operator's sign-in writes nothing here.
     let row = app
         .db
         .transaction::<_, ApiError, _>(move |s| {
-            Box::pin(async move { Ok(s.begin_second_factor(&fresh).await?) })
+            Box::pin(async move {
+                Ok(match s.second_factor(&fresh.id).await? {
+                    Some(row) => row,
+                    None => s.begin_second_factor(&fresh).await?,
+                })
+            })
         })
         .await?;
     if row.enrolled_at.is_some() {
