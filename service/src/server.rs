@@ -218,13 +218,14 @@ pub struct Stopped {
     pub claims_released: usize,
 }
 
-pub fn start(app: Arc<App>) -> Result<Service> {
+/// The server of the API (or, for an instance with only the workers
+/// role, of its health and metrics), on `bind`.
+fn api_server(app: &Arc<App>, metrics_on_api: bool) -> Result<dropshot::HttpServer<Arc<App>>> {
     let bind: SocketAddr = app
         .config
         .bind
         .parse()
         .with_context(|| format!("bind address `{}`", app.config.bind))?;
-    let metrics_on_api = app.config.metrics_bind.is_none();
     let profile = app.config.profile;
     // dropshot's records (one per request) join the service's own log
     // stream and make the request metrics.
@@ -241,11 +242,24 @@ pub fn start(app: Arc<App>) -> Result<Service> {
         default_request_body_max_bytes: app.config.request_body_max_bytes,
         ..Default::default()
     };
-    let server = ServerBuilder::new(served()?, app.clone(), log)
+    // Connections past the bound are answered 503 as they are accepted
+    // (the patched dropshot in vendor/dropshot), so a crowd of them costs
+    // what the bound allows, not what the crowd brings.
+    let connections = dropshot::ConnectionLimit {
+        permits: Arc::new(tokio::sync::Semaphore::new(app.config.connections_at_once)),
+        refusal: Arc::new(observe::connection_refusal(app.config.connections_at_once)),
+    };
+    ServerBuilder::new(served()?, app.clone(), log)
         .config(config)
         .version_policy(Gate::policy(routes))
+        .connection_limit(connections)
         .start()
-        .map_err(|e| anyhow!("starting the HTTP server on {bind}: {e}"))?;
+        .map_err(|e| anyhow!("starting the HTTP server on {bind}: {e}"))
+}
+
+pub fn start(app: Arc<App>) -> Result<Service> {
+    let metrics_on_api = app.config.metrics_bind.is_none();
+    let server = api_server(&app, metrics_on_api)?;
     let ops_server = match &app.config.metrics_bind {
         Some(addr) => {
             let addr: SocketAddr = addr

@@ -98,6 +98,9 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("DATABASE_POOL_WAIT_MS") {
         c.database_pool_wait_ms = v.parse().context("PAYMENTS_DATABASE_POOL_WAIT_MS")?;
     }
+    if let Some(v) = var("CONNECTIONS_AT_ONCE") {
+        c.connections_at_once = v.parse().context("PAYMENTS_CONNECTIONS_AT_ONCE")?;
+    }
     if let Some(v) = var("TRUSTED_PROXIES") {
         c.trusted_proxies = super::file::proxies(v.split(','))?;
     }

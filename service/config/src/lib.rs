@@ -359,6 +359,10 @@ pub struct Config {
     pub approval_dispatch_wait_ms: u64,
     /// Requests handled at once per surface; past it, 503 at once.
     pub requests_in_flight: InFlightConfig,
+    /// Connections the API's server holds open at once, per instance; one
+    /// past it is answered 503 at once and closed, unread: a crowd of
+    /// connections costs a bounded amount of memory.
+    pub connections_at_once: usize,
     /// Sign-in password checks (Argon2id, 19 MiB each) running at once,
     /// per instance…
     pub password_checks_at_once: usize,

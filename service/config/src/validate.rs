@@ -76,6 +76,17 @@ impl Config {
         {
             bail!("requests_in_flight: payments, operators, pages and per_merchant must each be 1 to 100000");
         }
+        let most_in_flight = f.payments + f.operators + f.pages;
+        if !(16..=100_000).contains(&self.connections_at_once) {
+            bail!("connections_at_once must be between 16 and 100000");
+        }
+        if self.connections_at_once < most_in_flight {
+            bail!(
+                "connections_at_once ({}) is below the requests the surfaces take at once \
+                 (requests_in_flight: {most_in_flight}): the surfaces' own bounds would never be reached",
+                self.connections_at_once
+            );
+        }
         if self.callback_in_flight_per_merchant == 0 || self.callback_in_flight_per_host == 0 {
             bail!("callback_in_flight_per_merchant and callback_in_flight_per_host must be at least 1");
         }

@@ -194,3 +194,30 @@ fn forward(level: slog::Level, message: &str, f: &Fields) {
         slog::Level::Trace => emit!(trace),
     }
 }
+
+/// What a connection past `connections_at_once` is answered, written as it
+/// is accepted, before anything is read of it: the service's 503 with
+/// `Retry-After`, in its envelope, and the connection closed. Built here,
+/// not by the server, so it reads as every other refusal at a bound.
+pub fn connection_refusal(
+    at_once: usize,
+) -> impl Fn(std::net::SocketAddr) -> bytes::Bytes + Send + Sync + 'static {
+    move |_| {
+        metrics::refused_at_capacity("connections");
+        let request_id = uuid::Uuid::new_v4().to_string();
+        let body = serde_json::json!({
+            "request_id": request_id,
+            "error_code": ApiError::AtCapacity("connections").code(),
+            "message": format!(
+                "the service holds as many connections as it takes at once ({at_once}); retry later"
+            ),
+        })
+        .to_string();
+        bytes::Bytes::from(format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+             content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\
+             x-request-id: {request_id}\r\n\r\n{body}",
+            body.len()
+        ))
+    }
+}

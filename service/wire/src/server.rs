@@ -301,25 +301,67 @@ where
         if declared.is_some_and(|n| n > limit as u64) {
             return Err(too_large());
         }
-        let collected = http_body_util::Limited::new(request.into_body(), limit)
-            .collect()
-            .await
-            .map_err(|e| {
-                if e.is::<http_body_util::LengthLimitError>() {
-                    too_large()
-                } else {
-                    refusal(
-                        "INVALID_BODY",
-                        ClientErrorStatusCode::BAD_REQUEST,
-                        "the body could not be read".into(),
-                    )
-                }
-            })?;
-        Ok(SignedJson::from_bytes(collected.to_bytes().to_vec()))
+        let within = std::time::Duration::from_secs(BODY_READ_SECONDS);
+        match read_body(request.into_body(), limit, within).await {
+            Ok(bytes) => Ok(SignedJson::from_bytes(bytes.to_vec())),
+            Err(BodyRead::TooLarge) => Err(too_large()),
+            Err(BodyRead::Broken) => Err(refusal(
+                "INVALID_BODY",
+                ClientErrorStatusCode::BAD_REQUEST,
+                "the body could not be read".into(),
+            )),
+            Err(BodyRead::Slow) => {
+                let mut err = refusal(
+                    "INVALID_BODY",
+                    ClientErrorStatusCode::BAD_REQUEST,
+                    format!(
+                        "the body did not arrive whole within {BODY_READ_SECONDS} seconds of the request's head"
+                    ),
+                );
+                // What is left of it is not read: the connection goes.
+                let _ = err.add_header(hyper::header::CONNECTION, "close");
+                Err(err)
+            }
+        }
     }
 
     fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
         <dropshot::TypedBody<T> as ExclusiveExtractor>::metadata(content_type)
+    }
+}
+
+/// How long a request's body may take to arrive whole once its head has:
+/// a client that trickles a body holds a connection (of a bounded number)
+/// and nothing else bounds it. The head has hyper's 30 s; the body the same.
+pub const BODY_READ_SECONDS: u64 = 30;
+
+/// Why a body was not read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BodyRead {
+    /// Longer than the limit.
+    TooLarge,
+    /// The connection broke or the framing was wrong.
+    Broken,
+    /// Not whole within the time allowed.
+    Slow,
+}
+
+/// Reads `body` whole: at most `limit` bytes, within `within`.
+pub async fn read_body<B>(
+    body: B,
+    limit: usize,
+    within: std::time::Duration,
+) -> Result<bytes::Bytes, BodyRead>
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let collect = http_body_util::Limited::new(body, limit).collect();
+    match tokio::time::timeout(within, collect).await {
+        Err(_) => Err(BodyRead::Slow),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(BodyRead::TooLarge),
+        Ok(Err(_)) => Err(BodyRead::Broken),
     }
 }
 
@@ -378,5 +420,53 @@ where
 
     fn metadata(content_type: ApiEndpointBodyContentType) -> ExtractorMetadata {
         <dropshot::Query<T> as SharedExtractor>::metadata(content_type)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::Full;
+    use hyper::body::Frame;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use std::time::Duration;
+
+    /// A body whose first part arrives and whose rest never does.
+    struct Trickle(Option<bytes::Bytes>);
+
+    impl hyper::body::Body for Trickle {
+        type Data = bytes::Bytes;
+        type Error = std::io::Error;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<bytes::Bytes>, std::io::Error>>> {
+            match self.0.take() {
+                Some(part) => Poll::Ready(Some(Ok(Frame::data(part)))),
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stops_arriving_is_refused_when_its_time_is_up() {
+        let started = tokio::time::Instant::now();
+        let body = Trickle(Some(bytes::Bytes::from_static(b"{\"amount\"")));
+        let read = read_body(body, 1024, Duration::from_secs(BODY_READ_SECONDS)).await;
+        assert_eq!(read, Err(BodyRead::Slow));
+        // The paused clock moved exactly the time allowed.
+        assert_eq!(started.elapsed(), Duration::from_secs(BODY_READ_SECONDS));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_whole_body_is_read_and_a_long_one_refused() {
+        let whole = Full::new(bytes::Bytes::from_static(b"{}"));
+        let read = read_body(whole, 1024, Duration::from_secs(1)).await;
+        assert_eq!(read.as_deref(), Ok(&b"{}"[..]));
+        let long = Full::new(bytes::Bytes::from(vec![b'x'; 2048]));
+        let read = read_body(long, 1024, Duration::from_secs(1)).await;
+        assert_eq!(read, Err(BodyRead::TooLarge));
     }
 }

@@ -1,0 +1,98 @@
+//! Issue 55: the service holds at most `connections_at_once` connections
+//! open. One past it is answered at once, before anything is read of it,
+//! with the service's 503 (`SERVICE_UNAVAILABLE`, `Retry-After: 1`, in the
+//! envelope) and closed; once a connection goes, its place serves again.
+
+use payments_service::clock::ManualClock;
+use payments_service::config::InFlightConfig;
+use payments_service::Profile;
+use payments_testing::TestService;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const AT_ONCE: usize = 16;
+
+/// What the service answers on a new connection to `addr` to a plain
+/// `GET /healthz`, whole (the service closes or answers `close`).
+async fn ask(addr: &str) -> String {
+    let mut conn = TcpStream::connect(addr).await.expect("a connection");
+    conn.write_all(b"GET /healthz HTTP/1.1\r\nhost: t\r\nconnection: close\r\n\r\n")
+        .await
+        .expect("the request written");
+    let mut answer = Vec::new();
+    conn.read_to_end(&mut answer)
+        .await
+        .expect("the answer read");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serves_again() {
+    let service = TestService::start_with(
+        Profile::Sandbox,
+        Arc::new(ManualClock::at(1_800_000_000)),
+        |c| {
+            c.connections_at_once = AT_ONCE;
+            c.requests_in_flight = InFlightConfig {
+                payments: 8,
+                operators: 4,
+                pages: 4,
+                per_merchant: 4,
+            };
+        },
+    )
+    .await
+    .unwrap();
+    let addr = service.base_url().trim_start_matches("http://").to_string();
+
+    // Every place held by a connection that has sent nothing yet. Each is
+    // answered once it is served (the last one's answer proves the server
+    // took all of them before the one past the bound).
+    let mut held = Vec::new();
+    for _ in 0..AT_ONCE {
+        let mut conn = TcpStream::connect(&addr).await.unwrap();
+        conn.write_all(b"GET /healthz HTTP/1.1\r\nhost: t\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = [0u8; 12];
+        conn.read_exact(&mut head).await.unwrap();
+        assert_eq!(
+            &head, b"HTTP/1.1 200",
+            "a connection within the bound is served"
+        );
+        held.push(conn);
+    }
+
+    let refused = ask(&addr).await;
+    let (head, body) = refused.split_once("\r\n\r\n").expect("a head and a body");
+    assert!(head.starts_with("HTTP/1.1 503 "), "{head}");
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("\r\nretry-after: 1"), "{head}");
+    assert!(head.contains("\r\nconnection: close"), "{head}");
+    let body: serde_json::Value = serde_json::from_str(body).expect("the envelope");
+    assert_eq!(body["error_code"], "SERVICE_UNAVAILABLE");
+    assert!(body["request_id"].as_str().is_some_and(|id| !id.is_empty()));
+    assert!(
+        body["message"].as_str().unwrap().contains("16"),
+        "the message names the bound: {body}"
+    );
+
+    // One connection goes; the server frees its place when it sees the
+    // close, and a new connection is served again.
+    drop(held.pop());
+    let served = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let answer = ask(&addr).await;
+            if answer.starts_with("HTTP/1.1 200") {
+                return answer;
+            }
+            assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("a freed place serves again");
+    assert!(served.contains("\r\n\r\n"));
+}
