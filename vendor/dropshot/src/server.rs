@@ -157,17 +157,36 @@ impl ConnectionLimit {
 }
 
 /// PATCHED (payments): answers a connection past the limit and closes it.
-/// What the client sent is read (and dropped) until it closes or a second
-/// passes, so that the close is a FIN after the answer, not a reset that
-/// would discard the answer unread.
+/// The request's head is read first (and dropped): an HTTP client still
+/// writing its request takes an answer that comes before it as a broken
+/// connection, not as an answer. Then the answer, and what else the client
+/// sends is read (and dropped) until it closes, so that the close is a FIN
+/// after the answer, not a reset that would discard it unread. A second in
+/// all, and a few bytes of memory, for each.
 async fn refuse(mut sock: TcpStream, answer: bytes::Bytes) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const HEAD_MOST: usize = 16 * 1024;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+        let mut sink = [0u8; 512];
+        let mut seen = Vec::with_capacity(sink.len() + 3);
+        let mut read = 0usize;
+        while read < HEAD_MOST {
+            let n = sock.read(&mut sink).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            read += n;
+            // The last three bytes of the read before, and this one.
+            let keep = seen.len().min(3);
+            seen.drain(..seen.len() - keep);
+            seen.extend_from_slice(&sink[..n]);
+            if seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                break;
+            }
+        }
         sock.write_all(&answer).await?;
         sock.shutdown().await?;
-        let mut sink = [0u8; 512];
-        let mut read = 0usize;
-        while read < 65536 {
+        while read < 4 * HEAD_MOST {
             match sock.read(&mut sink).await? {
                 0 => break,
                 n => read += n,
