@@ -218,6 +218,12 @@ pub struct Stopped {
     pub claims_released: usize,
 }
 
+/// Connections that may wait to be accepted (std's listener takes 128;
+/// the kernel caps this at `net.core.somaxconn`): a crowd that connects at
+/// once waits there a moment to be answered, instead of having its
+/// handshakes dropped and retried a second or more later.
+const LISTEN_BACKLOG: i32 = 4096;
+
 /// The server of the API (or, for an instance with only the workers
 /// role, of its health and metrics), on `bind`.
 fn api_server(app: &Arc<App>, metrics_on_api: bool) -> Result<dropshot::HttpServer<Arc<App>>> {
@@ -253,6 +259,7 @@ fn api_server(app: &Arc<App>, metrics_on_api: bool) -> Result<dropshot::HttpServ
         .config(config)
         .version_policy(Gate::policy(routes))
         .connection_limit(connections)
+        .listen_backlog(LISTEN_BACKLOG)
         .start()
         .map_err(|e| anyhow!("starting the HTTP server on {bind}: {e}"))
 }

@@ -12,6 +12,11 @@
 //!         emails, from 127.0.0.1); meanwhile the operator `email` signs in
 //!         from 127.0.0.2 with the right password, as a person would: once,
 //!         and again after `Retry-After` when told to wait.
+//!     abuse_bench steady <base> <api-key> <rate> <seconds> <tag>
+//!         the steady creates alone, printing their figures: the two above
+//!         run it as a process of its own, so that its requests are not
+//!         queued behind the crowd's thousands of tasks in one runtime
+//!         (which measured the load generator, not the service).
 //!     abuse_bench hold <port>
 //!         a callback receiver that reads each request and never answers:
 //!         the caller's timeout ends every attempt.
@@ -51,11 +56,16 @@ async fn main() -> Result<()> {
             )
             .await
         }
+        ["steady", base, key, rate, seconds, tag] => {
+            let tally = steady(merchant(base, key)?, rate.parse()?, seconds.parse()?, tag).await;
+            println!("{}", tally.figures());
+            Ok(())
+        }
         ["hold", port] => hold(port.parse()?).await,
         _ => bail!(
             "usage: abuse_bench flood <base> <crowd-key> <api-key> <connections> <rate> <seconds> \
              | sign-ins <base> <api-key> <attempts> <rate> <seconds> <email> <password> \
-             | hold <port>"
+             | steady <base> <api-key> <rate> <seconds> <tag> | hold <port>"
         ),
     }
 }
@@ -115,8 +125,61 @@ fn kind_of<T, E>(result: &Result<T, m_client::Error<E>>) -> String {
         Ok(_) => "2xx".into(),
         Err(e) => match e.status() {
             Some(status) => status.as_u16().to_string(),
-            None => "no answer".into(),
+            None => match e {
+                m_client::Error::CommunicationError(e) => no_answer(e),
+                _ => "no answer".into(),
+            },
         },
+    }
+}
+
+/// Why a request got no answer: it never connected, it ran out of time, or
+/// the connection broke under it.
+fn no_answer(e: &reqwest::Error) -> String {
+    let why = if e.is_connect() {
+        "connect"
+    } else if e.is_timeout() {
+        "timeout"
+    } else {
+        "broken"
+    };
+    format!("no answer ({why})")
+}
+
+/// The steady creates as a process of their own (`abuse_bench steady`):
+/// their figures, once they are all answered.
+struct SteadyProcess(tokio::process::Child);
+
+impl SteadyProcess {
+    fn start(base: &str, key: &str, rate: u32, seconds: u64, tag: &str) -> Result<SteadyProcess> {
+        let me = std::env::current_exe()?;
+        let child = tokio::process::Command::new(me)
+            .args([
+                "steady",
+                base,
+                key,
+                &rate.to_string(),
+                &seconds.to_string(),
+                tag,
+            ])
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .context("starting the steady load's process")?;
+        Ok(SteadyProcess(child))
+    }
+
+    async fn figures(self) -> Result<Value> {
+        let out = self.0.wait_with_output().await?;
+        if !out.status.success() {
+            bail!("the steady load's process failed: {}", out.status);
+        }
+        let text = String::from_utf8(out.stdout)?;
+        let last = text
+            .lines()
+            .last()
+            .context("the steady load printed nothing")?;
+        Ok(serde_json::from_str(last)?)
     }
 }
 
@@ -152,11 +215,13 @@ async fn flood(
     seconds: u64,
 ) -> Result<()> {
     eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone");
-    let alone = steady(merchant(base, key)?, rate, seconds, "alone").await;
+    let alone = SteadyProcess::start(base, key, rate, seconds, "alone")?
+        .figures()
+        .await?;
     // The crowd's client: its own pool, so each of its requests opens a
     // connection of its own (none is idle while all are in flight).
     let crowd = merchant(base, crowd_key)?;
-    let beside = tokio::spawn(steady(merchant(base, key)?, rate, seconds, "beside"));
+    let beside = SteadyProcess::start(base, key, rate, seconds, "beside")?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     eprintln!("abuse_bench: {n} connections at once, each a signed create");
     let go = Arc::new(tokio::sync::Barrier::new(n + 1));
@@ -176,12 +241,12 @@ async fn flood(
     }
     go.wait().await;
     let tally = Tally::of(burst).await;
-    let beside = beside.await.context("the steady load beside the crowd")?;
+    let beside = beside.figures().await?;
     println!(
         "{}",
         json!({
-            "alone": alone.figures(),
-            "beside": beside.figures(),
+            "alone": alone,
+            "beside": beside,
             "crowd": tally.figures(),
         })
     );
@@ -198,8 +263,10 @@ async fn sign_ins(
     password: &str,
 ) -> Result<()> {
     eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone");
-    let alone = steady(merchant(base, key)?, rate, seconds, "alone").await;
-    let beside = tokio::spawn(steady(merchant(base, key)?, rate, seconds, "beside"));
+    let alone = SteadyProcess::start(base, key, rate, seconds, "alone")?
+        .figures()
+        .await?;
+    let beside = SteadyProcess::start(base, key, rate, seconds, "beside")?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     eprintln!("abuse_bench: {n} wrong-password sign-ins at once");
     let login = format!("{base}/console/login");
@@ -225,7 +292,7 @@ async fn sign_ins(
                 .await;
             let kind = match answered {
                 Ok(r) => r.status().as_u16().to_string(),
-                Err(_) => "no answer".to_string(),
+                Err(e) => no_answer(&e),
             };
             (started.elapsed(), kind)
         });
@@ -235,12 +302,12 @@ async fn sign_ins(
     tokio::time::sleep(Duration::from_millis(200)).await;
     let operator = operator_signs_in(&login, email, password).await?;
     let tally = Tally::of(burst).await;
-    let beside = beside.await.context("the steady load beside the crowd")?;
+    let beside = beside.figures().await?;
     println!(
         "{}",
         json!({
-            "alone": alone.figures(),
-            "beside": beside.figures(),
+            "alone": alone,
+            "beside": beside,
             "crowd": tally.figures(),
             "operator": operator,
         })

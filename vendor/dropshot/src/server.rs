@@ -156,17 +156,37 @@ impl ConnectionLimit {
     }
 }
 
+/// PATCHED (payments): a listener as `std::net::TcpListener::bind` makes
+/// it (`SO_REUSEADDR` on Unix), with `backlog` connections waiting to be
+/// accepted instead of std's 128: a crowd that connects at once then waits
+/// in the kernel to be accepted (and answered), instead of having its
+/// handshakes dropped and retried seconds later.
+fn bind_with_backlog(
+    addr: SocketAddr,
+    backlog: i32,
+) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket =
+        Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    #[cfg(unix)]
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog)?;
+    Ok(socket.into())
+}
+
 /// PATCHED (payments): answers a connection past the limit and closes it.
 /// The request's head is read first (and dropped): an HTTP client still
 /// writing its request takes an answer that comes before it as a broken
 /// connection, not as an answer. Then the answer, and what else the client
 /// sends is read (and dropped) until it closes, so that the close is a FIN
-/// after the answer, not a reset that would discard it unread. A second in
-/// all, and a few bytes of memory, for each.
+/// after the answer, not a reset that would discard it unread. Five seconds
+/// at most in all (a crowd's client may be slow to write), and about a
+/// kilobyte of memory, for each.
 async fn refuse(mut sock: TcpStream, answer: bytes::Bytes) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const HEAD_MOST: usize = 16 * 1024;
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), async {
         let mut sink = [0u8; 512];
         let mut seen = Vec::with_capacity(sink.len() + 3);
         let mut read = 0usize;
@@ -237,11 +257,14 @@ impl<C: ServerContext> HttpServerStarter<C> {
         tls: Option<ConfigTls>,
         version_policy: VersionPolicy,
         connection_limit: Option<ConnectionLimit>,
+        listen_backlog: Option<i32>,
     ) -> Result<HttpServerStarter<C>, BuildError> {
         let tcp = {
-            let std_listener = std::net::TcpListener::bind(
-                &config.bind_address,
-            )
+            // PATCHED (payments): a backlog of the caller's (std's is 128).
+            let std_listener = match listen_backlog {
+                None => std::net::TcpListener::bind(&config.bind_address),
+                Some(backlog) => bind_with_backlog(config.bind_address, backlog),
+            }
             .map_err(|e| BuildError::bind_error(e, config.bind_address))?;
             std_listener.set_nonblocking(true).map_err(|e| {
                 BuildError::generic_system(e, "setting non-blocking")
@@ -1259,6 +1282,7 @@ pub struct ServerBuilder<C: ServerContext> {
     version_policy: VersionPolicy,
     tls: Option<ConfigTls>,
     connection_limit: Option<ConnectionLimit>,
+    listen_backlog: Option<i32>,
 }
 
 impl<C: ServerContext> ServerBuilder<C> {
@@ -1281,7 +1305,16 @@ impl<C: ServerContext> ServerBuilder<C> {
             version_policy: VersionPolicy::Unversioned,
             tls: Default::default(),
             connection_limit: None,
+            listen_backlog: None,
         }
+    }
+
+    /// PATCHED (payments): how many connections may wait to be accepted
+    /// (the kernel caps it, at `net.core.somaxconn` on Linux); std's 128
+    /// when not given, as upstream.
+    pub fn listen_backlog(mut self, backlog: i32) -> Self {
+        self.listen_backlog = Some(backlog);
+        self
     }
 
     /// PATCHED (payments): bounds the connections held open at once (see
@@ -1349,6 +1382,7 @@ impl<C: ServerContext> ServerBuilder<C> {
             self.tls,
             self.version_policy,
             self.connection_limit,
+            self.listen_backlog,
         )
     }
 }
