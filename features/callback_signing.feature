@@ -3,8 +3,9 @@ Feature: A merchant may have its callbacks signed the Standard Webhooks way
   since operator 0.16.0) stays the default, byte for byte: the
   API key in X-API-Key, MD5 over the sorted fields. A merchant whose
   security team wants no key in any header chooses `standard_webhooks`
-  through an operator: a callback secret of its own (whsec_..., shown
-  once), headers webhook-id (the delivery's id, the same on every attempt),
+  through an operator, once two admins have issued its callback secret
+  (whsec_..., shown once to the second; since operator 0.16.0 choosing the
+  scheme issues none), headers webhook-id (the delivery's id, the same on every attempt),
   webhook-timestamp and webhook-signature. Each callback here is verified
   with the specification's own library (the `standardwebhooks` crate). A
   rotation gives the older secrets an overlap during which a callback
@@ -22,10 +23,14 @@ Feature: A merchant may have its callbacks signed the Standard Webhooks way
     And the callback carries no Standard Webhooks header
     And an operator reading the merchant's callback signing sees "seed" with 0 secrets
 
-  Scenario: Choosing standard_webhooks creates a callback secret, shown once
+  Scenario: The first callback secret is two admins' too: standard_webhooks needs one issued first
     When an operator chooses "standard_webhooks" callback signing for the merchant
+    Then the request is refused with status 403 and error code "ROLE_FORBIDDEN"
+    And the error message names "issue_callback_secret"
+    And an operator reading the merchant's callback signing sees "seed" with 0 secrets
+    When an operator issues a new callback secret with an overlap of 0 seconds
     Then the answer shows a new callback secret once
-    And an operator reading the merchant's callback signing sees "standard_webhooks" with 1 secret
+    And an operator reading the merchant's callback signing sees "seed" with 1 secret
     When an operator chooses "standard_webhooks" callback signing for the merchant
     Then the answer shows no callback secret
     And an operator reading the merchant's callback signing sees "standard_webhooks" with 1 secret

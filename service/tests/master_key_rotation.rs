@@ -42,16 +42,20 @@ async fn a_rotation_reseals_every_secret_and_the_old_master_key_can_go() {
     let app = before.service.app().clone();
     let merchant = before.new_merchant("Rotation Co").await.unwrap();
     let merchant_id = merchant.merchant.id.clone();
-    let secret = signing::set_scheme(
+    let secret = signing::issue_secret(&app, &SET_UP, &merchant_id, Some(0))
+        .await
+        .unwrap()
+        .0
+        .new_secret
+        .expect("a first secret is shown once");
+    signing::set_scheme(
         &app,
         &SET_UP,
         &merchant_id,
         CallbackScheme::StandardWebhooks,
     )
     .await
-    .unwrap()
-    .new_secret
-    .expect("a first secret is shown once");
+    .unwrap();
     let operator = people::create(
         &app,
         &SET_UP,

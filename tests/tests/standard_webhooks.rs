@@ -38,7 +38,16 @@ async fn a_delivered_callback_verifies_with_the_standard_webhooks_crate() {
     let receiver = Receiver::start().await.unwrap();
     receiver.otherwise(Answer::Status(200));
     let created = service.new_merchant("Standard").await.unwrap();
-    let signing = signing::set_scheme(
+    let (issued, _) = signing::issue_secret(
+        &app,
+        &payments_testing::SET_UP,
+        &created.merchant.id,
+        Some(0),
+    )
+    .await
+    .unwrap();
+    let secret = issued.new_secret.expect("the first secret, shown once");
+    signing::set_scheme(
         &app,
         &payments_testing::SET_UP,
         &created.merchant.id,
@@ -46,7 +55,6 @@ async fn a_delivered_callback_verifies_with_the_standard_webhooks_crate() {
     )
     .await
     .unwrap();
-    let secret = signing.new_secret.expect("the first secret, shown once");
 
     let new = payments_testing::new_deposit("SW-1", Decimal::from(100), "THB", Some(&receiver.url));
     let order = deposits::create(&app, &created.merchant, new)

@@ -1051,7 +1051,7 @@ pub mod types {
     ///A merchant's callback signing: its scheme and the callback secrets that sign `standard_webhooks` callbacks now, newest first.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct CallbackSigning {
-        ///Present only when this request created the merchant's first callback secret (`whsec_` and base64 of 32 random bytes). It is shown only in this response.
+        ///Never present since operator 0.16.0: choosing a scheme issues no secret (a merchant's secrets are issued through an approval request, `issue_callback_secret`, whose approval shows each once). Before 0.16.0, present when this request created the merchant's first callback secret.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub callback_secret: ::std::option::Option<::std::string::String>,
         pub merchant_id: ::std::string::String,
@@ -4490,7 +4490,7 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::CallbackSigning>, ::dropshot::HttpError>;
     /// Choose how a merchant's callbacks are signed
     ///
-    /// Sets the scheme every later attempt of the merchant's callbacks is signed with, retries of earlier events included (their body stays the same). Choosing `standard_webhooks` for a merchant that has no callback secret yet creates one and shows it only in this response; the merchant must have it before the next callback arrives. Choosing `seed` keeps the secrets for a later switch back.
+    /// Sets the scheme every later attempt of the merchant's callbacks is signed with, retries of earlier events included (their body stays the same). Choosing `standard_webhooks` needs a callback secret that signs now: since 0.16.0 a merchant without one is refused 403 `ROLE_FORBIDDEN` (the message names `issue_callback_secret`), since the first secret is two admins' as every later one is (file `issue_callback_secret` as an approval request; the second admin's approval shows it). Before 0.16.0 this choice issued the first secret to the one admin who chose. Choosing `seed` keeps the secrets for a later switch back.
     ///
     /// Needs the role `admin` or above; recorded in the audit trail.
     #[endpoint{method = PUT,

@@ -82,6 +82,11 @@ pub enum ApiError {
     /// person's: it is filed as a change request for a second to approve.
     #[error("{0} moves money, so one person may not take it alone: file it as a change request (POST /api/v1/operator/change-requests) for a second person to approve")]
     SecondPersonRequired(&'static str),
+    /// A merchant's first callback secret is issued as every later one is,
+    /// by two admins: choosing `standard_webhooks` without one would show
+    /// it to the one admin who chose.
+    #[error("the merchant has no callback secret yet, and choosing standard_webhooks would show its first one to one admin: file `issue_callback_secret` as an approval request (POST /api/v1/operator/approval-requests), whose second admin's approval shows the secret, then choose the scheme")]
+    FirstCallbackSecret,
     /// A configuration token is nobody in particular: it neither files nor
     /// decides a change request.
     #[error("a configuration token is for bootstrap and is nobody in particular: file and decide change requests with an operator's own token")]
@@ -189,6 +194,7 @@ impl ApiError {
             // that is nobody in particular may not take the second place.
             ApiError::NotAPerson(_) => "ROLE_FORBIDDEN",
             ApiError::SecondPersonRequired(_)
+            | ApiError::FirstCallbackSecret
             | ApiError::TokenIsNobody
             | ApiError::OwnChangeRequest(_)
             | ApiError::NotVouched(_)
@@ -282,6 +288,7 @@ mod tests {
             ApiError::AlreadyApproved(String::new()),
             ApiError::NotAPerson(String::new()),
             ApiError::SecondPersonRequired("x"),
+            ApiError::FirstCallbackSecret,
             ApiError::TokenIsNobody,
             ApiError::OwnChangeRequest(String::new()),
             ApiError::NotVouched(String::new()),
@@ -347,6 +354,7 @@ mod tests {
             | ApiError::AlreadyApproved(_)
             | ApiError::NotAPerson(_)
             | ApiError::SecondPersonRequired(_)
+            | ApiError::FirstCallbackSecret
             | ApiError::TokenIsNobody
             | ApiError::OwnChangeRequest(_)
             | ApiError::NotVouched(_)

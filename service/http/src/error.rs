@@ -28,6 +28,7 @@ pub fn http_error(e: ApiError) -> HttpError {
         | ApiError::RoleForbidden { .. }
         | ApiError::NotAPerson(_)
         | ApiError::SecondPersonRequired(_)
+        | ApiError::FirstCallbackSecret
         | ApiError::TokenIsNobody
         | ApiError::OwnChangeRequest(_)
         | ApiError::NotVouched(_)

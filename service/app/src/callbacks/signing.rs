@@ -262,8 +262,8 @@ fn view(
     }
 }
 
-/// Chooses the merchant's scheme. Choosing `standard_webhooks` without a
-/// secret that signs now creates one, returned this once.
+/// Chooses the merchant's scheme. `standard_webhooks` needs a secret that
+/// signs now: the first is issued by `issue_secret`, through two admins.
 pub async fn set_scheme(
     app: &App,
     actor: &Actor,
@@ -344,11 +344,13 @@ async fn change(
                     // Secrets that no longer sign are dropped: nothing reads them.
                     secrets.retain(|s| s.signs_at(now));
                     let (scheme, add, previous_end) = match change {
-                        Change::Scheme(scheme) => {
-                            let add =
-                                scheme == CallbackScheme::StandardWebhooks && secrets.is_empty();
-                            (scheme, add, None)
+                        // The first secret is two admins' as every later
+                        // one is (issue_secret, through an approval): the
+                        // scheme's choice never issues one.
+                        Change::Scheme(CallbackScheme::StandardWebhooks) if secrets.is_empty() => {
+                            return Err(ApiError::FirstCallbackSecret);
                         }
+                        Change::Scheme(scheme) => (scheme, false, None),
                         Change::Rotate { overlap } => {
                             let mut ended = false;
                             for s in secrets.iter_mut().filter(|s| s.expires_at.is_none()) {
