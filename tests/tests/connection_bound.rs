@@ -1,5 +1,5 @@
 //! Issue 55: the service holds at most `connections_at_once` connections
-//! open. One past it is answered at once, before anything is read of it,
+//! open. One past it is answered as soon as its request's head arrives,
 //! with the service's 503 (`SERVICE_UNAVAILABLE`, `Retry-After: 1`, in the
 //! envelope) and closed; once a connection goes, its place serves again.
 

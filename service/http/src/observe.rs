@@ -195,8 +195,8 @@ fn forward(level: slog::Level, message: &str, f: &Fields) {
     }
 }
 
-/// What a connection past `connections_at_once` is answered, written as it
-/// is accepted, before anything is read of it: the service's 503 with
+/// What a connection past `connections_at_once` is answered, written once
+/// its request's head has arrived (the body is not read): the service's 503 with
 /// `Retry-After`, in its envelope, and the connection closed. Built here,
 /// not by the server, so it reads as every other refusal at a bound.
 pub fn connection_refusal(
