@@ -187,30 +187,37 @@ impl SteadyProcess {
 /// whatever the ones before are doing (an open loop: a slow answer does
 /// not slow the arrivals).
 async fn steady(client: m_client::Client, rate: u32, seconds: u64, tag: &str) -> Tally {
-    let n = u64::from(rate) * seconds;
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate)));
     let run = std::process::id();
     // A second of the same creates first, not counted: the connections,
     // the key's lookup and the database's pages are warm before anything
     // is timed, so "alone" is the service's own pace and not a cold start.
-    let mut warming = tokio::task::JoinSet::new();
-    for i in 0..rate {
-        tick.tick().await;
-        let client = client.clone();
-        let no = format!("W{run}-{tag}-{i}");
-        warming.spawn(async move {
-            let _ = client
-                .create_deposit(&conformance::requests::deposit(&no, "100", "THB"))
-                .await;
-        });
-    }
+    let warming = paced(
+        &client,
+        &mut tick,
+        u64::from(rate),
+        &format!("W{run}-{tag}"),
+    )
+    .await;
     warming.join_all().await;
     tick.reset();
+    let n = u64::from(rate) * seconds;
+    Tally::of(paced(&client, &mut tick, n, &format!("S{run}-{tag}")).await).await
+}
+
+/// `count` creates, one on each of `tick`'s ticks, numbered `prefix-i`:
+/// each answer's time and kind, as they come.
+async fn paced(
+    client: &m_client::Client,
+    tick: &mut tokio::time::Interval,
+    count: u64,
+    prefix: &str,
+) -> tokio::task::JoinSet<(Duration, String)> {
     let mut sent = tokio::task::JoinSet::new();
-    for i in 0..n {
+    for i in 0..count {
         tick.tick().await;
         let client = client.clone();
-        let no = format!("S{run}-{tag}-{i}");
+        let no = format!("{prefix}-{i}");
         sent.spawn(async move {
             let started = Instant::now();
             let made = client
@@ -219,7 +226,7 @@ async fn steady(client: m_client::Client, rate: u32, seconds: u64, tag: &str) ->
             (started.elapsed(), kind_of(&made))
         });
     }
-    Tally::of(sent).await
+    sent
 }
 
 /// The steady creates alone once more, after the crowd: a run alone on
