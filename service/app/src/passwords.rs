@@ -3,7 +3,7 @@
 //! the algorithm OWASP recommends first), stored only as the PHC string,
 //! which carries its own salt and parameters.
 
-use crate::admission::Bounded;
+use crate::admission::{Admitted, Bounded};
 use crate::domain::error::ApiError;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -39,9 +39,52 @@ pub fn hash(password: &str) -> Result<String, ApiError> {
 }
 
 pub async fn hash_off_thread(password: String) -> Result<String, ApiError> {
-    tokio::task::spawn_blocking(move || hash(&password))
+    behind_requests(move || hash(&password)).await?
+}
+
+/// How far below the request workers a password's hashing runs: a nice of
+/// 10 weighs about a tenth of theirs, so when a request wakes a worker the
+/// kernel runs it before the hash, and the hash has the cores the requests
+/// leave. A crowd of sign-ins then slows sign-ins, not payments (issue 55).
+pub const NICE: i32 = 10;
+
+/// Runs `work` on a thread of its own at `NICE`, and its result when done.
+/// A thread per call, not tokio's blocking pool: a pool thread made nicer
+/// cannot be made less nice again without privilege, and the pool runs
+/// SQLite's queries too. The callers bound how many run at once (`Checks`,
+/// or a signed-in person setting a password), and a thread costs
+/// microseconds beside a hash's tens of milliseconds.
+async fn behind_requests<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let (done, result) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("password-check".into())
+        .spawn(move || {
+            lower_this_threads_priority();
+            let _ = done.send(work());
+        })
+        .map_err(|e| ApiError::Internal(format!("starting a password check: {e}")))?;
+    result
         .await
-        .map_err(|e| ApiError::Internal(format!("the password hasher stopped: {e}")))?
+        .map_err(|e| ApiError::Internal(format!("the password checker stopped: {e}")))
+}
+
+/// `NICE` more than the calling thread had (at most 19), for that thread
+/// only: on Linux a nice value is a thread's, not the process's. Where it
+/// cannot be set the work runs as it is; the bounds on checks at once
+/// still hold.
+fn lower_this_threads_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getpriority_process, setpriority_process};
+        let me = Some(rustix::thread::gettid());
+        let lowered =
+            getpriority_process(me).and_then(|now| setpriority_process(me, (now + NICE).min(19)));
+        if let Err(e) = lowered {
+            tracing::debug!(error = %e, "a password check runs at the workers' priority");
+        }
+    }
 }
 
 /// Whether `password` is the one `stored` was made from (the crate
@@ -70,6 +113,15 @@ pub struct Checks {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Busy;
 
+/// A place among the checks admitted, taken before a sign-in does any
+/// other work: a sign-in that finds none is refused before it reads or
+/// writes the database, so a crowd of sign-ins costs the database what the
+/// places allow, not what the crowd brings.
+pub struct Place {
+    running: Arc<Semaphore>,
+    admitted: Admitted,
+}
+
 impl Checks {
     pub fn new(at_once: usize, waiting: usize) -> Checks {
         Checks {
@@ -83,30 +135,46 @@ impl Checks {
         self.admitted.in_flight()
     }
 
-    /// Runs `work` off the async workers once a place is free; `Busy` at
-    /// once when none is and the queue is full. The place is held by the
-    /// blocking work itself, so a caller that goes away does not free it
-    /// while the hash still runs.
+    /// A place, or `Busy` at once when every place is taken.
+    pub fn place(&self) -> Result<Place, Busy> {
+        let admitted = self.admitted.admit().ok_or(Busy)?;
+        Ok(Place {
+            running: self.running.clone(),
+            admitted,
+        })
+    }
+
+    /// Runs `work` once a place is free; `Busy` at once when none is and
+    /// the queue is full.
     pub async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<Result<T, Busy>, ApiError> {
-        let Some(admitted) = self.admitted.admit() else {
-            return Ok(Err(Busy));
-        };
-        let place = self
-            .running
-            .clone()
+        match self.place() {
+            Ok(place) => place.run(work).await.map(Ok),
+            Err(busy) => Ok(Err(busy)),
+        }
+    }
+}
+
+impl Place {
+    /// Runs `work` off the async workers when one of the running places is
+    /// free. The place is held by the work itself, so a caller that goes
+    /// away does not free it while the hash still runs.
+    pub async fn run<T: Send + 'static>(
+        self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let Place { running, admitted } = self;
+        let place = running
             .acquire_owned()
             .await
             .map_err(|e| ApiError::Internal(format!("the password checks are closed: {e}")))?;
-        tokio::task::spawn_blocking(move || {
+        behind_requests(move || {
             let _held = (place, admitted);
             work()
         })
         .await
-        .map(Ok)
-        .map_err(|e| ApiError::Internal(format!("the password checker stopped: {e}")))
     }
 }
 
@@ -151,6 +219,28 @@ mod tests {
         assert_eq!(second.await.unwrap().unwrap(), Ok("second"));
         assert_eq!(checks.run(|| "fourth").await.unwrap(), Ok("fourth"));
         assert_eq!(checks.admitted(), 0);
+    }
+
+    /// The nice value of the thread that runs this, from the kernel's own
+    /// account of it (`/proc/thread-self/stat`, field 19).
+    #[cfg(target_os = "linux")]
+    fn this_threads_nice() -> i32 {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+        // The command name (field 2) may hold spaces; fields after it don't.
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        after_name.split(' ').nth(16).unwrap().parse().unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_check_runs_below_the_request_workers_and_leaves_them_as_they_were() {
+        let workers = this_threads_nice();
+        let checks = Checks::new(1, 1);
+        let checking = checks.run(this_threads_nice).await.unwrap().unwrap();
+        assert_eq!(checking, (workers + NICE).min(19));
+        assert_eq!(this_threads_nice(), workers);
+        let hashing = behind_requests(this_threads_nice).await.unwrap();
+        assert_eq!(hashing, (workers + NICE).min(19));
     }
 
     #[test]

@@ -111,13 +111,13 @@ fn decoy_hash() -> &'static str {
     })
 }
 
-/// Which of `hashes` `password` matches, checked behind the bounded gate.
+/// Which of `hashes` `password` matches, checked in `place`.
 async fn verify_off_thread(
-    app: &App,
+    place: passwords::Place,
     password: String,
     hashes: Vec<String>,
-) -> Result<Result<Option<usize>, passwords::Busy>, ApiError> {
-    app.password_checks
+) -> Result<Option<usize>, ApiError> {
+    place
         .run(move || {
             if hashes.is_empty() {
                 let _ = passwords::verify(&password, decoy_hash());
@@ -147,6 +147,12 @@ pub async fn sign_in(
     let account = app
         .vault
         .lookup_hash(&format!("{}:{email}", realm.as_str()));
+    // A place to check the password first: past the checks' bound the
+    // answer is at once, before the database is read or written.
+    let Ok(place) = app.password_checks.place() else {
+        metrics::sign_in_refused(realm.as_str(), "busy");
+        return Ok(Err(Refused::Busy));
+    };
     let now = app.now_unix();
     let since = now - FAILURE_WINDOW_SECONDS;
     let (failures, candidates) = counted(app, realm, &email, &account, address, since).await?;
@@ -158,16 +164,7 @@ pub async fn sign_in(
     // Counted as a failure before the hash is checked, so that attempts
     // made at once see each other; taken back if the password is right.
     let failure = record_failure(app, realm, account, address, now).await?;
-    let matched = match verify_off_thread(app, password, hashes).await {
-        Ok(Ok(matched)) => matched,
-        Ok(Err(passwords::Busy)) => {
-            // Nothing was checked: the attempt is not a failure.
-            forgive(app, failure).await?;
-            metrics::sign_in_refused(realm.as_str(), "busy");
-            return Ok(Err(Refused::Busy));
-        }
-        Err(e) => return Err(e),
-    };
+    let matched = verify_off_thread(place, password, hashes).await?;
     let Some(who) = matched
         .and_then(|i| candidates.into_iter().nth(i))
         .map(|(w, _)| w)
