@@ -68,7 +68,13 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
     let channels =
         Channels::from_config(&config.channels, &config.public_base_url, config.profile)?;
     let courier = crate::delivery::courier::Courier::new(&config)?;
-    let admission = crate::app::admission::Admission::new(config.requests_in_flight);
+    let admission = crate::app::admission::Admission::new(
+        config.requests_in_flight,
+        config
+            .requests_in_flight
+            .running_per_merchant_of(config.database_pool_size),
+        std::time::Duration::from_millis(config.database_pool_wait_ms),
+    );
     let password_checks = crate::app::passwords::Checks::new(
         config.password_checks_at_once,
         config.password_checks_waiting,

@@ -40,6 +40,7 @@ async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serve
                 operators: 4,
                 pages: 4,
                 per_merchant: 4,
+                running_per_merchant: None,
             };
         },
     )

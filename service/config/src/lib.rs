@@ -143,6 +143,20 @@ pub struct InFlightConfig {
     /// signature is checked): one merchant's flood keeps to its share of
     /// the database's connections, and the others' requests go on.
     pub per_merchant: usize,
+    /// Of one merchant's requests in flight, at most this many run at once
+    /// (half of `database_pool_size` unless set); the rest wait their turn,
+    /// up to `database_pool_wait_ms`. So one merchant's crowd never holds
+    /// every database connection, and another merchant's request finds one
+    /// free instead of queueing behind the crowd.
+    pub running_per_merchant: Option<usize>,
+}
+
+impl InFlightConfig {
+    /// One merchant's requests running at once, on a database pool of
+    /// `pool` connections: as configured, or half the pool (at least one).
+    pub fn running_per_merchant_of(&self, pool: usize) -> usize {
+        self.running_per_merchant.unwrap_or((pool / 2).max(1))
+    }
 }
 
 impl Default for InFlightConfig {
@@ -152,6 +166,7 @@ impl Default for InFlightConfig {
             operators: 64,
             pages: 128,
             per_merchant: 64,
+            running_per_merchant: None,
         }
     }
 }

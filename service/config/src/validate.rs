@@ -76,6 +76,14 @@ impl Config {
         {
             bail!("requests_in_flight: payments, operators, pages and per_merchant must each be 1 to 100000");
         }
+        if let Some(running) = f.running_per_merchant {
+            if !(1..=f.per_merchant).contains(&running) {
+                bail!(
+                    "requests_in_flight.running_per_merchant must be 1 to per_merchant ({})",
+                    f.per_merchant
+                );
+            }
+        }
         let most_in_flight = f.payments + f.operators + f.pages;
         if !(16..=100_000).contains(&self.connections_at_once) {
             bail!("connections_at_once must be between 16 and 100000");

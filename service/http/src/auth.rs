@@ -3,6 +3,7 @@
 //! client's address and for what is asked, in that order. Nothing here logs
 //! a key or a signature.
 
+use crate::app::admission::NotAdmitted;
 use crate::app::merchants::Merchant;
 use crate::app::App;
 use crate::domain::address;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 pub struct Authenticated {
     pub merchant: Merchant,
     pub fields: SigningFields,
-    pub place: crate::app::admission::Admitted,
+    pub place: crate::app::admission::MerchantPlace,
 }
 
 /// The address a request came from: the peer's, or, from one of the
@@ -54,7 +55,10 @@ pub enum Asks {
 /// Authenticates a request whose signed fields are `fields` (computed by the
 /// caller from the body or the path and query), and counts it among its
 /// merchant's requests in flight: past `requests_in_flight.per_merchant`
-/// it is refused at once with 429 and `Retry-After: 1`.
+/// it is refused at once with 429 and `Retry-After: 1`; then it waits for
+/// its turn among the merchant's requests running
+/// (`running_per_merchant`), and one whose turn does not come within
+/// `database_pool_wait_ms` is answered 503.
 pub async fn authenticate(
     app: &App,
     headers: &SignatureHeaders,
@@ -122,7 +126,11 @@ pub async fn authenticate(
     let place = app
         .admission
         .admit_merchant(&merchant.id)
-        .ok_or(ApiError::RateLimited { retry_after: 1 })?;
+        .await
+        .map_err(|why| match why {
+            NotAdmitted::InFlight => ApiError::RateLimited { retry_after: 1 },
+            NotAdmitted::Running => ApiError::AtCapacity("merchant's share of the payment API"),
+        })?;
     Ok(Authenticated {
         merchant,
         fields,
