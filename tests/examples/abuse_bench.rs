@@ -17,6 +17,10 @@
 //!         run it as a process of its own, so that its requests are not
 //!         queued behind the crowd's thousands of tasks in one runtime
 //!         (which measured the load generator, not the service).
+//!     abuse_bench crowd-creates <base> <crowd-key> <connections>
+//!     abuse_bench crowd-sign-ins <login-url> <attempts>
+//!         the crowds of the first two, each a process of its own run at
+//!         nice 19 (`CROWD_NICE`), printing `sending` as they send.
 //!     abuse_bench hold <port>
 //!         a callback receiver that reads each request and never answers:
 //!         the caller's timeout ends every attempt.
@@ -61,11 +65,15 @@ async fn main() -> Result<()> {
             println!("{}", tally.figures());
             Ok(())
         }
+        ["crowd-creates", base, crowd_key, n] => crowd_creates(base, crowd_key, n.parse()?).await,
+        ["crowd-sign-ins", login, n] => crowd_sign_ins(login, n.parse()?).await,
         ["hold", port] => hold(port.parse()?).await,
         _ => bail!(
             "usage: abuse_bench flood <base> <crowd-key> <api-key> <connections> <rate> <seconds> \
              | sign-ins <base> <api-key> <attempts> <rate> <seconds> <email> <password> \
-             | steady <base> <api-key> <rate> <seconds> <tag> | hold <port>"
+             | steady <base> <api-key> <rate> <seconds> <tag> \
+             | crowd-creates <base> <crowd-key> <connections> | crowd-sign-ins <login-url> <attempts> \
+             | hold <port>"
         ),
     }
 }
@@ -146,41 +154,87 @@ fn no_answer(e: &reqwest::Error) -> String {
     format!("no answer ({why})")
 }
 
-/// The steady creates as a process of their own (`abuse_bench steady`):
-/// their figures, once they are all answered.
-struct SteadyProcess(tokio::process::Child);
+/// A load run as a process of its own (this program with other
+/// arguments): its figures, the JSON line it prints last.
+struct LoadProcess {
+    child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
 
-impl SteadyProcess {
-    fn start(base: &str, key: &str, rate: u32, seconds: u64, tag: &str) -> Result<SteadyProcess> {
+/// How much nicer than the service and the steady load a crowd's process
+/// runs. On this bench's two shared cores, a crowd's own client (thousands
+/// of connections opened, written and read at once) otherwise takes CPU
+/// the service and the steady load would have, and the ratio measured the
+/// load generator; a real crowd's clients run on machines of their own.
+/// The service still meets every request the crowd sends.
+const CROWD_NICE: &str = "19";
+
+impl LoadProcess {
+    /// `abuse_bench <args>`, at `nice` more than this process when given.
+    fn start(nice: Option<&str>, args: &[&str]) -> Result<LoadProcess> {
         let me = std::env::current_exe()?;
-        let child = tokio::process::Command::new(me)
-            .args([
-                "steady",
-                base,
-                key,
-                &rate.to_string(),
-                &seconds.to_string(),
-                tag,
-            ])
+        let mut command = match nice {
+            Some(n) => {
+                let mut c = tokio::process::Command::new("nice");
+                c.args(["-n", n]).arg(me);
+                c
+            }
+            None => tokio::process::Command::new(me),
+        };
+        let mut child = command
+            .args(args)
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .context("starting the steady load's process")?;
-        Ok(SteadyProcess(child))
+            .with_context(|| format!("starting the load `{}`", args[0]))?;
+        let stdout = child.stdout.take().context("the load's output")?;
+        let lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+        Ok(LoadProcess { child, lines })
     }
 
-    async fn figures(self) -> Result<Value> {
-        let out = self.0.wait_with_output().await?;
-        if !out.status.success() {
-            bail!("the steady load's process failed: {}", out.status);
+    /// Waits for the crowd to send: its line `sending`.
+    async fn sending(&mut self) -> Result<()> {
+        while let Some(line) = self.lines.next_line().await? {
+            if line == "sending" {
+                return Ok(());
+            }
         }
-        let text = String::from_utf8(out.stdout)?;
-        let last = text
-            .lines()
-            .last()
-            .context("the steady load printed nothing")?;
-        Ok(serde_json::from_str(last)?)
+        bail!("the crowd ended before it sent")
     }
+
+    async fn figures(mut self) -> Result<Value> {
+        let mut last = None;
+        while let Some(line) = self.lines.next_line().await? {
+            last = Some(line);
+        }
+        let status = self.child.wait().await?;
+        if !status.success() {
+            bail!("a load's process failed: {status}");
+        }
+        let last = last.context("the load printed nothing")?;
+        Ok(serde_json::from_str(&last)?)
+    }
+}
+
+/// The steady creates as a process of their own (`abuse_bench steady`).
+fn steady_process(
+    base: &str,
+    key: &str,
+    rate: u32,
+    seconds: u64,
+    tag: &str,
+) -> Result<LoadProcess> {
+    LoadProcess::start(
+        None,
+        &[
+            "steady",
+            base,
+            key,
+            &rate.to_string(),
+            &seconds.to_string(),
+            tag,
+        ],
+    )
 }
 
 /// Creates at `rate` a second for `seconds`, each sent on its tick
@@ -235,7 +289,7 @@ async fn paced(
 /// runs alone, the one that flatters the crowd's effect least.
 async fn alone_again(base: &str, key: &str, rate: u32, seconds: u64) -> Result<Value> {
     eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone again");
-    SteadyProcess::start(base, key, rate, seconds, "after")?
+    steady_process(base, key, rate, seconds, "after")?
         .figures()
         .await
 }
@@ -249,17 +303,39 @@ async fn flood(
     seconds: u64,
 ) -> Result<()> {
     eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone");
-    let alone = SteadyProcess::start(base, key, rate, seconds, "alone")?
+    let alone = steady_process(base, key, rate, seconds, "alone")?
         .figures()
         .await?;
-    // The crowd's client: its own pool, so each of its requests opens a
-    // connection of its own (none is idle while all are in flight).
-    let crowd = merchant(base, crowd_key)?;
-    let beside = SteadyProcess::start(base, key, rate, seconds, "beside")?;
+    let beside = steady_process(base, key, rate, seconds, "beside")?;
     // Past the steady load's warming second (and its process's start), so
     // the crowd meets timed requests.
     tokio::time::sleep(Duration::from_secs(2)).await;
     eprintln!("abuse_bench: {n} connections at once, each a signed create");
+    let crowd = LoadProcess::start(
+        Some(CROWD_NICE),
+        &["crowd-creates", base, crowd_key, &n.to_string()],
+    )?;
+    let tally = crowd.figures().await?;
+    let beside = beside.figures().await?;
+    let alone_after = alone_again(base, key, rate, seconds).await?;
+    println!(
+        "{}",
+        json!({
+            "alone": alone,
+            "alone_after": alone_after,
+            "beside": beside,
+            "crowd": tally,
+        })
+    );
+    Ok(())
+}
+
+/// `n` connections opened together, each sending one create signed with
+/// `crowd_key`: prints `sending` as they go, then their figures.
+async fn crowd_creates(base: &str, crowd_key: &str, n: usize) -> Result<()> {
+    // Its own pool, so each request opens a connection of its own (none is
+    // idle while all are in flight).
+    let crowd = merchant(base, crowd_key)?;
     let go = Arc::new(tokio::sync::Barrier::new(n + 1));
     let run = std::process::id();
     let mut burst = tokio::task::JoinSet::new();
@@ -276,18 +352,8 @@ async fn flood(
         });
     }
     go.wait().await;
-    let tally = Tally::of(burst).await;
-    let beside = beside.figures().await?;
-    let alone_after = alone_again(base, key, rate, seconds).await?;
-    println!(
-        "{}",
-        json!({
-            "alone": alone,
-            "alone_after": alone_after,
-            "beside": beside,
-            "crowd": tally.figures(),
-        })
-    );
+    println!("sending");
+    println!("{}", Tally::of(burst).await.figures());
     Ok(())
 }
 
@@ -301,15 +367,42 @@ async fn sign_ins(
     password: &str,
 ) -> Result<()> {
     eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone");
-    let alone = SteadyProcess::start(base, key, rate, seconds, "alone")?
+    let alone = steady_process(base, key, rate, seconds, "alone")?
         .figures()
         .await?;
-    let beside = SteadyProcess::start(base, key, rate, seconds, "beside")?;
+    let beside = steady_process(base, key, rate, seconds, "beside")?;
     // Past the steady load's warming second (and its process's start), so
     // the crowd meets timed requests.
     tokio::time::sleep(Duration::from_secs(2)).await;
     eprintln!("abuse_bench: {n} wrong-password sign-ins at once");
     let login = format!("{base}/console/login");
+    let mut crowd = LoadProcess::start(
+        Some(CROWD_NICE),
+        &["crowd-sign-ins", &login, &n.to_string()],
+    )?;
+    crowd.sending().await?;
+    // The operator, a moment into the crowd, from an address of their own.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let operator = operator_signs_in(&login, email, password).await?;
+    let tally = crowd.figures().await?;
+    let beside = beside.figures().await?;
+    let alone_after = alone_again(base, key, rate, seconds).await?;
+    println!(
+        "{}",
+        json!({
+            "alone": alone,
+            "alone_after": alone_after,
+            "beside": beside,
+            "crowd": tally,
+            "operator": operator,
+        })
+    );
+    Ok(())
+}
+
+/// `n` console sign-ins at `login`, together, with unknown emails and
+/// wrong passwords: prints `sending` as they go, then their figures.
+async fn crowd_sign_ins(login: &str, n: usize) -> Result<()> {
     let crowd = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(60))
@@ -317,7 +410,7 @@ async fn sign_ins(
     let go = Arc::new(tokio::sync::Barrier::new(n + 1));
     let mut burst = tokio::task::JoinSet::new();
     for i in 0..n {
-        let (crowd, go, login) = (crowd.clone(), go.clone(), login.clone());
+        let (crowd, go, login) = (crowd.clone(), go.clone(), login.to_string());
         burst.spawn(async move {
             go.wait().await;
             let started = Instant::now();
@@ -338,22 +431,8 @@ async fn sign_ins(
         });
     }
     go.wait().await;
-    // The operator, a moment into the crowd, from an address of their own.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let operator = operator_signs_in(&login, email, password).await?;
-    let tally = Tally::of(burst).await;
-    let beside = beside.figures().await?;
-    let alone_after = alone_again(base, key, rate, seconds).await?;
-    println!(
-        "{}",
-        json!({
-            "alone": alone,
-            "alone_after": alone_after,
-            "beside": beside,
-            "crowd": tally.figures(),
-            "operator": operator,
-        })
-    );
+    println!("sending");
+    println!("{}", Tally::of(burst).await.figures());
     Ok(())
 }
 
