@@ -294,14 +294,18 @@ async fn alone_again(base: &str, key: &str, rate: u32, seconds: u64) -> Result<V
         .await
 }
 
-async fn flood(
-    base: &str,
-    crowd_key: &str,
-    key: &str,
-    n: usize,
-    rate: u32,
-    seconds: u64,
-) -> Result<()> {
+/// The steady creates alone, then beside a crowd (`crowd`: this program's
+/// arguments, run at `CROWD_NICE`), then alone again; `during` runs once
+/// the crowd sends, and its figures, if any, are kept under `during_key`.
+async fn around_a_crowd<Fut>(
+    (base, key, rate, seconds): (&str, &str, u32, u64),
+    crowd: &[&str],
+    during_key: &str,
+    during: impl FnOnce() -> Fut,
+) -> Result<Value>
+where
+    Fut: std::future::Future<Output = Result<Option<Value>>>,
+{
     eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone");
     let alone = steady_process(base, key, rate, seconds, "alone")?
         .figures()
@@ -310,23 +314,41 @@ async fn flood(
     // Past the steady load's warming second (and its process's start), so
     // the crowd meets timed requests.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    eprintln!("abuse_bench: {n} connections at once, each a signed create");
-    let crowd = LoadProcess::start(
-        Some(CROWD_NICE),
-        &["crowd-creates", base, crowd_key, &n.to_string()],
-    )?;
+    eprintln!("abuse_bench: the crowd ({})", crowd.join(" "));
+    let mut crowd = LoadProcess::start(Some(CROWD_NICE), crowd)?;
+    crowd.sending().await?;
+    let meanwhile = during().await?;
     let tally = crowd.figures().await?;
     let beside = beside.figures().await?;
     let alone_after = alone_again(base, key, rate, seconds).await?;
-    println!(
-        "{}",
-        json!({
-            "alone": alone,
-            "alone_after": alone_after,
-            "beside": beside,
-            "crowd": tally,
-        })
-    );
+    let mut figures = json!({
+        "alone": alone,
+        "alone_after": alone_after,
+        "beside": beside,
+        "crowd": tally,
+    });
+    if let Some(v) = meanwhile {
+        figures[during_key] = v;
+    }
+    Ok(figures)
+}
+
+async fn flood(
+    base: &str,
+    crowd_key: &str,
+    key: &str,
+    n: usize,
+    rate: u32,
+    seconds: u64,
+) -> Result<()> {
+    let figures = around_a_crowd(
+        (base, key, rate, seconds),
+        &["crowd-creates", base, crowd_key, &n.to_string()],
+        "",
+        || async { Ok(None) },
+    )
+    .await?;
+    println!("{figures}");
     Ok(())
 }
 
@@ -366,37 +388,20 @@ async fn sign_ins(
     email: &str,
     password: &str,
 ) -> Result<()> {
-    eprintln!("abuse_bench: {rate} creates/s for {seconds} s alone");
-    let alone = steady_process(base, key, rate, seconds, "alone")?
-        .figures()
-        .await?;
-    let beside = steady_process(base, key, rate, seconds, "beside")?;
-    // Past the steady load's warming second (and its process's start), so
-    // the crowd meets timed requests.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    eprintln!("abuse_bench: {n} wrong-password sign-ins at once");
     let login = format!("{base}/console/login");
-    let mut crowd = LoadProcess::start(
-        Some(CROWD_NICE),
+    let figures = around_a_crowd(
+        (base, key, rate, seconds),
         &["crowd-sign-ins", &login, &n.to_string()],
-    )?;
-    crowd.sending().await?;
-    // The operator, a moment into the crowd, from an address of their own.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let operator = operator_signs_in(&login, email, password).await?;
-    let tally = crowd.figures().await?;
-    let beside = beside.figures().await?;
-    let alone_after = alone_again(base, key, rate, seconds).await?;
-    println!(
-        "{}",
-        json!({
-            "alone": alone,
-            "alone_after": alone_after,
-            "beside": beside,
-            "crowd": tally,
-            "operator": operator,
-        })
-    );
+        "operator",
+        || async {
+            // The operator, a moment into the crowd, from an address of
+            // their own.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            operator_signs_in(&login, email, password).await.map(Some)
+        },
+    )
+    .await?;
+    println!("{figures}");
     Ok(())
 }
 
