@@ -143,18 +143,6 @@ impl Checks {
             admitted,
         })
     }
-
-    /// Runs `work` once a place is free; `Busy` at once when none is and
-    /// the queue is full.
-    pub async fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<Result<T, Busy>, ApiError> {
-        match self.place() {
-            Ok(place) => place.run(work).await.map(Ok),
-            Err(busy) => Ok(Err(busy)),
-        }
-    }
 }
 
 impl Place {
@@ -182,6 +170,18 @@ impl Place {
 mod tests {
     use super::*;
 
+    /// What a sign-in does with the checks: a place, then `work` in it;
+    /// `Busy` at once when no place is left.
+    async fn run<T: Send + 'static>(
+        checks: &Checks,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<Result<T, Busy>, ApiError> {
+        match checks.place() {
+            Ok(place) => place.run(work).await.map(Ok),
+            Err(busy) => Ok(Err(busy)),
+        }
+    }
+
     #[test]
     fn a_hash_verifies_its_password_only_and_holds_no_plain_text() {
         let stored = hash("correct horse battery").unwrap();
@@ -200,24 +200,24 @@ mod tests {
         let (release, hold) = std::sync::mpsc::channel::<()>();
         let first = tokio::spawn({
             let checks = checks.clone();
-            async move { checks.run(move || hold.recv().is_ok()).await }
+            async move { run(&checks, move || hold.recv().is_ok()).await }
         });
         while checks.admitted() < 1 {
             tokio::task::yield_now().await;
         }
         let second = tokio::spawn({
             let checks = checks.clone();
-            async move { checks.run(|| "second").await }
+            async move { run(&checks, || "second").await }
         });
         while checks.admitted() < 2 {
             tokio::task::yield_now().await;
         }
-        assert_eq!(checks.run(|| "third").await.unwrap(), Err(Busy));
+        assert_eq!(run(&checks, || "third").await.unwrap(), Err(Busy));
         assert_eq!(checks.admitted(), 2, "a refusal holds no place");
         release.send(()).unwrap();
         assert_eq!(first.await.unwrap().unwrap(), Ok(true));
         assert_eq!(second.await.unwrap().unwrap(), Ok("second"));
-        assert_eq!(checks.run(|| "fourth").await.unwrap(), Ok("fourth"));
+        assert_eq!(run(&checks, || "fourth").await.unwrap(), Ok("fourth"));
         assert_eq!(checks.admitted(), 0);
     }
 
@@ -236,7 +236,7 @@ mod tests {
     async fn a_check_runs_below_the_request_workers_and_leaves_them_as_they_were() {
         let workers = this_threads_nice();
         let checks = Checks::new(1, 1);
-        let checking = checks.run(this_threads_nice).await.unwrap().unwrap();
+        let checking = run(&checks, this_threads_nice).await.unwrap().unwrap();
         assert_eq!(checking, (workers + NICE).min(19));
         assert_eq!(this_threads_nice(), workers);
         let hashing = behind_requests(this_threads_nice).await.unwrap();
