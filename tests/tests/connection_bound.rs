@@ -2,6 +2,9 @@
 //! open. One past it is answered as soon as its request's head arrives,
 //! with the service's 503 (`SERVICE_UNAVAILABLE`, `Retry-After: 1`, in the
 //! envelope) and closed; once a connection goes, its place serves again.
+//! Of them, `connections_reserved_per_surface` are kept for each surface: a
+//! crowd on the pages that holds every shared one leaves the payment API
+//! and the operator API theirs.
 
 use payments_service::clock::ManualClock;
 use payments_service::config::InFlightConfig;
@@ -14,13 +17,30 @@ use tokio::net::TcpStream;
 
 const AT_ONCE: usize = 16;
 
+/// Requests in flight per surface: 16 in all, so `AT_ONCE` may be as low.
+const SMALL: InFlightConfig = InFlightConfig {
+    payments: 8,
+    operators: 4,
+    pages: 4,
+    per_merchant: 4,
+    running_per_merchant: None,
+};
+
 /// What the service answers on a new connection to `addr` to a plain
 /// `GET /healthz`, whole (the service closes or answers `close`).
 async fn ask(addr: &str) -> String {
+    ask_at(addr, "GET /healthz").await
+}
+
+/// The same, for `request` (`METHOD path`).
+async fn ask_at(addr: &str, request: &str) -> String {
     let mut conn = TcpStream::connect(addr).await.expect("a connection");
-    conn.write_all(b"GET /healthz HTTP/1.1\r\nhost: t\r\nconnection: close\r\n\r\n")
-        .await
-        .expect("the request written");
+    conn.write_all(
+        format!("{request} HTTP/1.1\r\nhost: t\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .expect("the request written");
     let mut answer = Vec::new();
     conn.read_to_end(&mut answer)
         .await
@@ -35,13 +55,8 @@ async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serve
         Arc::new(ManualClock::at(1_800_000_000)),
         |c| {
             c.connections_at_once = AT_ONCE;
-            c.requests_in_flight = InFlightConfig {
-                payments: 8,
-                operators: 4,
-                pages: 4,
-                per_merchant: 4,
-                running_per_merchant: None,
-            };
+            c.connections_reserved_per_surface = 0;
+            c.requests_in_flight = SMALL;
         },
     )
     .await
@@ -51,20 +66,7 @@ async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serve
     // Every place held by a connection that has sent nothing yet. Each is
     // answered once it is served (the last one's answer proves the server
     // took all of them before the one past the bound).
-    let mut held = Vec::new();
-    for _ in 0..AT_ONCE {
-        let mut conn = TcpStream::connect(&addr).await.unwrap();
-        conn.write_all(b"GET /healthz HTTP/1.1\r\nhost: t\r\n\r\n")
-            .await
-            .unwrap();
-        let mut head = [0u8; 12];
-        conn.read_exact(&mut head).await.unwrap();
-        assert_eq!(
-            &head, b"HTTP/1.1 200",
-            "a connection within the bound is served"
-        );
-        held.push(conn);
-    }
+    let mut held = hold(&addr, AT_ONCE).await;
 
     // An HTTP client (hyper's, as merchants' clients are) reads the
     // refusal as the answer to its request, a create with its body.
@@ -115,4 +117,60 @@ async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serve
     .await
     .expect("a freed place serves again");
     assert!(served.contains("\r\n\r\n"));
+}
+
+/// `n` connections to `addr`, each served one `GET /healthz` (a page's
+/// surface) and held open.
+async fn hold(addr: &str, n: usize) -> Vec<TcpStream> {
+    let mut held = Vec::new();
+    for _ in 0..n {
+        let mut conn = TcpStream::connect(addr).await.unwrap();
+        conn.write_all(b"GET /healthz HTTP/1.1\r\nhost: t\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = [0u8; 12];
+        conn.read_exact(&mut head).await.unwrap();
+        assert_eq!(
+            &head,
+            b"HTTP/1.1 200",
+            "connection {} is served",
+            held.len() + 1
+        );
+        held.push(conn);
+    }
+    held
+}
+
+#[tokio::test]
+async fn a_crowd_on_the_pages_leaves_the_payment_api_and_the_operator_api_their_kept_connections() {
+    const KEPT: usize = 4;
+    let service = TestService::start_with(
+        Profile::Sandbox,
+        Arc::new(ManualClock::at(1_800_000_000)),
+        |c| {
+            c.connections_at_once = 2 * AT_ONCE;
+            c.connections_reserved_per_surface = KEPT;
+            c.requests_in_flight = SMALL;
+        },
+    )
+    .await
+    .unwrap();
+    let addr = service.base_url().trim_start_matches("http://").to_string();
+
+    // The shared connections and the pages' kept ones, all held by pages.
+    let _held = hold(&addr, 2 * AT_ONCE - 2 * KEPT).await;
+    let page = ask(&addr).await;
+    assert!(
+        page.starts_with("HTTP/1.1 503"),
+        "the pages have none left: {page}"
+    );
+
+    // A merchant's request and an operator's are served: answered by
+    // their handlers (unsigned, so refused as such), not by the bound.
+    let merchant = ask_at(&addr, "POST /api/v1/merchant/orders/deposit").await;
+    assert!(merchant.starts_with("HTTP/1.1 4"), "{merchant}");
+    assert!(!merchant.contains("SERVICE_UNAVAILABLE"), "{merchant}");
+    let operator = ask_at(&addr, "GET /api/v1/operator/withdrawals").await;
+    assert!(operator.starts_with("HTTP/1.1 4"), "{operator}");
+    assert!(!operator.contains("SERVICE_UNAVAILABLE"), "{operator}");
 }

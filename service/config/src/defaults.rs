@@ -70,6 +70,7 @@ impl Config {
             trusted_proxies: Vec::new(),
             requests_in_flight: Default::default(),
             connections_at_once: 1024,
+            connections_reserved_per_surface: 64,
             approval_dispatch_wait_ms: 2_000,
             // Argon2id takes a core while it runs: never more than half.
             password_checks_at_once: std::thread::available_parallelism()

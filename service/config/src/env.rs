@@ -101,6 +101,11 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("CONNECTIONS_AT_ONCE") {
         c.connections_at_once = v.parse().context("PAYMENTS_CONNECTIONS_AT_ONCE")?;
     }
+    if let Some(v) = var("CONNECTIONS_RESERVED_PER_SURFACE") {
+        c.connections_reserved_per_surface = v
+            .parse()
+            .context("PAYMENTS_CONNECTIONS_RESERVED_PER_SURFACE")?;
+    }
     if let Some(v) = var("TRUSTED_PROXIES") {
         c.trusted_proxies = super::file::proxies(v.split(','))?;
     }

@@ -378,6 +378,12 @@ pub struct Config {
     /// past it is answered 503 at once and closed, unread: a crowd of
     /// connections costs a bounded amount of memory.
     pub connections_at_once: usize,
+    /// Of `connections_at_once`, this many kept for each surface (the
+    /// payment API, the operator API, the pages): a connection past the
+    /// shared rest is served if the surface its first request names has
+    /// one of its own free. A crowd on one surface that holds every shared
+    /// connection leaves the others theirs.
+    pub connections_reserved_per_surface: usize,
     /// Sign-in password checks (Argon2id, 19 MiB each) running at once,
     /// per instance…
     pub password_checks_at_once: usize,

@@ -95,6 +95,14 @@ impl Config {
                 self.connections_at_once
             );
         }
+        if self.connections_reserved_per_surface * 3 > self.connections_at_once / 2 {
+            bail!(
+                "connections_reserved_per_surface ({}) kept for each of the three surfaces may take \
+                 at most half of connections_at_once ({})",
+                self.connections_reserved_per_surface,
+                self.connections_at_once
+            );
+        }
         if self.callback_in_flight_per_merchant == 0 || self.callback_in_flight_per_host == 0 {
             bail!("callback_in_flight_per_merchant and callback_in_flight_per_host must be at least 1");
         }

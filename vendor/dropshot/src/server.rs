@@ -136,10 +136,24 @@ pub struct HttpServerStarter<C: ServerContext> {
 /// served only while it holds one of `permits`; past them it is answered
 /// `refusal(remote_addr)` (raw bytes, an HTTP response) without being read
 /// as HTTP, and closed.
+///
+/// With a `reserve`, a plain-HTTP connection past `permits` is looked at
+/// first: its request line is peeked at (not read, so the server still
+/// reads it whole) and handed to `reserve`, which may give it a permit of
+/// another kind (the caller's: kept for the part of the server that line
+/// names), and it is then served as any other. So a crowd on one part of
+/// the server, holding every shared permit, leaves the others theirs.
 #[derive(Clone)]
 pub struct ConnectionLimit {
     pub permits: Arc<tokio::sync::Semaphore>,
     pub refusal: Arc<dyn Fn(SocketAddr) -> bytes::Bytes + Send + Sync>,
+    pub reserve: Option<
+        Arc<
+            dyn Fn(&[u8]) -> Option<tokio::sync::OwnedSemaphorePermit>
+                + Send
+                + Sync,
+        >,
+    >,
 }
 
 impl std::fmt::Debug for ConnectionLimit {
@@ -154,6 +168,40 @@ impl ConnectionLimit {
     fn admit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         self.permits.clone().try_acquire_owned().ok()
     }
+}
+
+/// PATCHED (payments): the request line of a connection past the limit,
+/// peeked at (left in the socket for the server to read), or `None` when
+/// it closes, sends no line break within the first kilobyte, or takes more
+/// than five seconds to send one.
+async fn peek_request_line(sock: &TcpStream) -> Option<Vec<u8>> {
+    const LINE_MOST: usize = 1024;
+    tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        let mut line = vec![0u8; LINE_MOST];
+        let mut had = 0;
+        loop {
+            let n = sock.peek(&mut line).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            if let Some(end) = line[..n].windows(2).position(|w| w == b"\r\n") {
+                line.truncate(end);
+                return Some(line);
+            }
+            if n == LINE_MOST {
+                return None;
+            }
+            // A peek returns at once while any byte waits unread: without
+            // new bytes since the last, wait for them rather than spin.
+            if n == had {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            had = n;
+        }
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// PATCHED (payments): a listener as `std::net::TcpListener::bind` makes
@@ -426,8 +474,36 @@ impl<C: ServerContext> HttpServerStarter<C> {
                                 Some(limit) => match limit.admit() {
                                     Some(permit) => Some(permit),
                                     None => {
-                                        let answer = (limit.refusal)(remote_addr);
-                                        tokio::spawn(refuse(sock, answer));
+                                        let Some(reserve) = limit.reserve.clone() else {
+                                            let answer = (limit.refusal)(remote_addr);
+                                            tokio::spawn(refuse(sock, answer));
+                                            continue;
+                                        };
+                                        let refusal = limit.refusal.clone();
+                                        // Served from the reserve its
+                                        // request line names, if it has
+                                        // a permit free; refused if not.
+                                        let handler = make_service
+                                            .make_http_request_handler(remote_addr);
+                                        let builder = builder.clone();
+                                        let watcher = graceful.watcher();
+                                        tokio::spawn(async move {
+                                            let permit = peek_request_line(&sock)
+                                                .await
+                                                .and_then(|line| reserve(&line));
+                                            let Some(permit) = permit else {
+                                                let answer = refusal(remote_addr);
+                                                return refuse(sock, answer).await;
+                                            };
+                                            let fut = builder
+                                                .serve_connection_with_upgrades(
+                                                    TokioIo::new(sock),
+                                                    handler,
+                                                )
+                                                .into_owned();
+                                            let _ = watcher.watch(fut).await;
+                                            drop(permit);
+                                        });
                                         continue;
                                     }
                                 },
