@@ -11,6 +11,7 @@
 //! The layers are re-exported under the names they had as modules, for the
 //! in-process service (`payments-testing`) and the tests.
 
+pub mod connections;
 pub mod server;
 
 pub use payments_app as app;

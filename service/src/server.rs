@@ -1,11 +1,11 @@
 //! Assembling and starting the service: configuration to a running HTTP
 //! server, with the published spec served beside the API.
 
-use crate::app::admission::Budget;
 use crate::app::App;
 use crate::channels::Channels;
 use crate::clock::Clock;
 use crate::config::{Config, OperatorConfig};
+use crate::connections;
 use crate::domain::routing::Profile;
 use crate::http::gate::{Gate, Routes};
 use crate::http::observe;
@@ -231,28 +231,6 @@ pub struct Stopped {
 /// handshakes dropped and retried a second or more later.
 const LISTEN_BACKLOG: i32 = 4096;
 
-/// Connections kept for each surface, past the shared ones: a connection
-/// takes one of its surface's (from its request line) when the shared are
-/// all held, so a crowd on the pages leaves the payment API connections.
-type Reserve = Arc<dyn Fn(&[u8]) -> Option<tokio::sync::OwnedSemaphorePermit> + Send + Sync>;
-
-fn surface_reserve(kept: usize) -> Reserve {
-    let [payments, operators, pages] =
-        [(); 3].map(|()| Arc::new(tokio::sync::Semaphore::new(kept)));
-    Arc::new(move |line: &[u8]| {
-        // `METHOD SP request-target SP HTTP-version`; a line that is not
-        // one is refused as any connection past the bound.
-        let target = line.split(|b| *b == b' ').nth(1)?;
-        let path = std::str::from_utf8(target).ok()?;
-        let kept = match Budget::of_path(path) {
-            Budget::Payments => &payments,
-            Budget::Operators => &operators,
-            Budget::Pages => &pages,
-        };
-        kept.clone().try_acquire_owned().ok()
-    })
-}
-
 /// The server of the API (or, for an instance with only the workers
 /// role, of its health and metrics), on `bind`.
 fn api_server(app: &Arc<App>, metrics_on_api: bool) -> Result<dropshot::HttpServer<Arc<App>>> {
@@ -286,7 +264,8 @@ fn api_server(app: &Arc<App>, metrics_on_api: bool) -> Result<dropshot::HttpServ
             app.config.connections_at_once - 3 * kept,
         )),
         refusal: Arc::new(observe::connection_refusal(app.config.connections_at_once)),
-        reserve: (kept > 0).then(|| surface_reserve(kept)),
+        reserve: (kept > 0).then(|| connections::surface_reserve(kept)),
+        per_client: connections::per_address(&app.config),
     };
     ServerBuilder::new(served()?, app.clone(), log)
         .config(config)

@@ -4,7 +4,9 @@
 //! envelope) and closed; once a connection goes, its place serves again.
 //! Of them, `connections_reserved_per_surface` are kept for each surface: a
 //! crowd on the pages that holds every shared one leaves the payment API
-//! and the operator API theirs.
+//! and the operator API theirs. And one address holds at most
+//! `connections_per_address` of them, so one host's crowd leaves the rest to
+//! others.
 
 use payments_service::clock::ManualClock;
 use payments_service::config::InFlightConfig;
@@ -48,20 +50,45 @@ async fn ask_at(addr: &str, request: &str) -> String {
     String::from_utf8_lossy(&answer).into_owned()
 }
 
-#[tokio::test]
-async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serves_again() {
+/// A sandbox holding at most `at_once` connections, `kept` of them for
+/// each surface and `per_address` for one address; and its `host:port`.
+async fn start(at_once: usize, kept: usize, per_address: usize) -> (TestService, String) {
     let service = TestService::start_with(
         Profile::Sandbox,
         Arc::new(ManualClock::at(1_800_000_000)),
         |c| {
-            c.connections_at_once = AT_ONCE;
-            c.connections_reserved_per_surface = 0;
+            c.connections_at_once = at_once;
+            c.connections_reserved_per_surface = kept;
+            c.connections_per_address = per_address;
             c.requests_in_flight = SMALL;
         },
     )
     .await
     .unwrap();
     let addr = service.base_url().trim_start_matches("http://").to_string();
+    (service, addr)
+}
+
+/// Asks until a connection is served again (a freed place is freed when
+/// the server sees the close), within ten seconds; its answer.
+async fn served_again(addr: &str) -> String {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let answer = ask(addr).await;
+            if answer.starts_with("HTTP/1.1 200") {
+                return answer;
+            }
+            assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("a freed place serves again")
+}
+
+#[tokio::test]
+async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serves_again() {
+    let (_service, addr) = start(AT_ONCE, 0, 0).await;
 
     // Every place held by a connection that has sent nothing yet. Each is
     // answered once it is served (the last one's answer proves the server
@@ -75,10 +102,7 @@ async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serve
         .build()
         .unwrap();
     let refused = client
-        .post(format!(
-            "{}/api/v1/merchant/orders/deposit",
-            service.base_url()
-        ))
+        .post(format!("http://{addr}/api/v1/merchant/orders/deposit"))
         .header("content-type", "application/json")
         .body(r#"{"merchant_order_no":"C-1","amount":"100","currency_code":"THB"}"#)
         .send()
@@ -104,18 +128,7 @@ async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serve
     // One connection goes; the server frees its place when it sees the
     // close, and a new connection is served again.
     drop(held.pop());
-    let served = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let answer = ask(&addr).await;
-            if answer.starts_with("HTTP/1.1 200") {
-                return answer;
-            }
-            assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("a freed place serves again");
+    let served = served_again(&addr).await;
     assert!(served.contains("\r\n\r\n"));
 }
 
@@ -144,18 +157,7 @@ async fn hold(addr: &str, n: usize) -> Vec<TcpStream> {
 #[tokio::test]
 async fn a_crowd_on_the_pages_leaves_the_payment_api_and_the_operator_api_their_kept_connections() {
     const KEPT: usize = 4;
-    let service = TestService::start_with(
-        Profile::Sandbox,
-        Arc::new(ManualClock::at(1_800_000_000)),
-        |c| {
-            c.connections_at_once = 2 * AT_ONCE;
-            c.connections_reserved_per_surface = KEPT;
-            c.requests_in_flight = SMALL;
-        },
-    )
-    .await
-    .unwrap();
-    let addr = service.base_url().trim_start_matches("http://").to_string();
+    let (_service, addr) = start(2 * AT_ONCE, KEPT, 0).await;
 
     // The shared connections and the pages' kept ones, all held by pages.
     let _held = hold(&addr, 2 * AT_ONCE - 2 * KEPT).await;
@@ -173,4 +175,34 @@ async fn a_crowd_on_the_pages_leaves_the_payment_api_and_the_operator_api_their_
     let operator = ask_at(&addr, "GET /api/v1/operator/withdrawals").await;
     assert!(operator.starts_with("HTTP/1.1 4"), "{operator}");
     assert!(!operator.contains("SERVICE_UNAVAILABLE"), "{operator}");
+}
+
+#[tokio::test]
+async fn one_address_holds_at_most_its_share_and_another_address_is_served() {
+    const PER_ADDRESS: usize = 4;
+    let (_service, addr) = start(AT_ONCE, 0, PER_ADDRESS).await;
+
+    let held = hold(&addr, PER_ADDRESS).await;
+    let refused = ask(&addr).await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(refused.contains("SERVICE_UNAVAILABLE"), "{refused}");
+    assert!(refused.contains("one address may (4)"), "{refused}");
+
+    // From another address on the same machine, served.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+    let mut other = socket.connect(addr.parse().unwrap()).await.unwrap();
+    other
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: t\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    other.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // The first address's connection goes; its place serves it again.
+    drop(held);
+    let served = served_again(&addr).await;
+    assert!(served.contains("\r\n\r\n"));
 }

@@ -71,6 +71,7 @@ impl Config {
             requests_in_flight: Default::default(),
             connections_at_once: 1024,
             connections_reserved_per_surface: 64,
+            connections_per_address: 128,
             approval_dispatch_wait_ms: 2_000,
             // Argon2id takes a core while it runs: never more than half.
             password_checks_at_once: std::thread::available_parallelism()

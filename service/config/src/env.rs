@@ -101,6 +101,9 @@ pub(super) fn apply(c: &mut Config) -> Result<()> {
     if let Some(v) = var("CONNECTIONS_AT_ONCE") {
         c.connections_at_once = v.parse().context("PAYMENTS_CONNECTIONS_AT_ONCE")?;
     }
+    if let Some(v) = var("CONNECTIONS_PER_ADDRESS") {
+        c.connections_per_address = v.parse().context("PAYMENTS_CONNECTIONS_PER_ADDRESS")?;
+    }
     if let Some(v) = var("CONNECTIONS_RESERVED_PER_SURFACE") {
         c.connections_reserved_per_surface = v
             .parse()

@@ -384,6 +384,10 @@ pub struct Config {
     /// one of its own free. A crowd on one surface that holds every shared
     /// connection leaves the others theirs.
     pub connections_reserved_per_surface: usize,
+    /// Of `connections_at_once`, at most this many from one address (not
+    /// counting `trusted_proxies`); 0 for no such bound. One host's crowd
+    /// then holds its share, not every connection.
+    pub connections_per_address: usize,
     /// Sign-in password checks (Argon2id, 19 MiB each) running at once,
     /// per instance…
     pub password_checks_at_once: usize,

@@ -103,6 +103,13 @@ impl Config {
                 self.connections_at_once
             );
         }
+        if self.connections_per_address > self.connections_at_once {
+            bail!(
+                "connections_per_address ({}) must be at most connections_at_once ({}); 0 for no bound per address",
+                self.connections_per_address,
+                self.connections_at_once
+            );
+        }
         if self.callback_in_flight_per_merchant == 0 || self.callback_in_flight_per_host == 0 {
             bail!("callback_in_flight_per_merchant and callback_in_flight_per_host must be at least 1");
         }

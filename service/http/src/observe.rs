@@ -204,20 +204,34 @@ pub fn connection_refusal(
 ) -> impl Fn(std::net::SocketAddr) -> bytes::Bytes + Send + Sync + 'static {
     move |_| {
         metrics::refused_at_capacity("connections");
-        let request_id = uuid::Uuid::new_v4().to_string();
-        let body = serde_json::json!({
-            "request_id": request_id,
-            "error_code": ApiError::AtCapacity("connections").code(),
-            "message": format!(
-                "the service holds as many connections as it takes at once ({at_once}); retry later"
-            ),
-        })
-        .to_string();
-        bytes::Bytes::from(format!(
-            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-             content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\
-             x-request-id: {request_id}\r\n\r\n{body}",
-            body.len()
+        refusal(format!(
+            "the service holds as many connections as it takes at once ({at_once}); retry later"
         ))
     }
+}
+
+/// What a connection from an address that already holds
+/// `connections_per_address` is answered, as `connection_refusal`'s.
+pub fn address_refusal(most: usize) -> bytes::Bytes {
+    metrics::refused_at_capacity("connections per address");
+    refusal(format!(
+        "this address holds as many connections as one address may ({most}); retry later"
+    ))
+}
+
+/// The 503 a connection is refused with, whole: `message` in the envelope.
+fn refusal(message: String) -> bytes::Bytes {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let body = serde_json::json!({
+        "request_id": request_id,
+        "error_code": ApiError::AtCapacity("connections").code(),
+        "message": message,
+    })
+    .to_string();
+    bytes::Bytes::from(format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\
+         x-request-id: {request_id}\r\n\r\n{body}",
+        body.len()
+    ))
 }

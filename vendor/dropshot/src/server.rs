@@ -143,10 +143,24 @@ pub struct HttpServerStarter<C: ServerContext> {
 /// another kind (the caller's: kept for the part of the server that line
 /// names), and it is then served as any other. So a crowd on one part of
 /// the server, holding every shared permit, leaves the others theirs.
+///
+/// With a `per_client`, every connection is first offered to it by its
+/// peer's address: it answers what the connection holds while open (the
+/// caller's count of that address's connections), or the bytes to refuse
+/// it with (an HTTP response, written as `refusal`'s are; a TLS
+/// connection is closed unanswered). So one address's crowd holds at
+/// most its share of `permits`.
 #[derive(Clone)]
 pub struct ConnectionLimit {
     pub permits: Arc<tokio::sync::Semaphore>,
     pub refusal: Arc<dyn Fn(SocketAddr) -> bytes::Bytes + Send + Sync>,
+    pub per_client: Option<
+        Arc<
+            dyn Fn(SocketAddr) -> Result<Box<dyn Send>, bytes::Bytes>
+                + Send
+                + Sync,
+        >,
+    >,
     pub reserve: Option<
         Arc<
             dyn Fn(&[u8]) -> Option<tokio::sync::OwnedSemaphorePermit>
@@ -167,6 +181,17 @@ impl std::fmt::Debug for ConnectionLimit {
 impl ConnectionLimit {
     fn admit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         self.permits.clone().try_acquire_owned().ok()
+    }
+
+    /// What `remote_addr`'s connection holds while open, or its refusal.
+    fn admit_client(
+        &self,
+        remote_addr: SocketAddr,
+    ) -> Result<Option<Box<dyn Send>>, bytes::Bytes> {
+        match &self.per_client {
+            None => Ok(None),
+            Some(per_client) => per_client(remote_addr).map(Some),
+        }
     }
 }
 
@@ -434,13 +459,14 @@ impl<C: ServerContext> HttpServerStarter<C> {
                         tokio::select! {
                             Some(Ok(sock)) = https_acceptor.accept() => {
                                 let remote_addr = sock.remote_addr();
-                                // PATCHED (payments): past the limit a TLS
+                                // PATCHED (payments): past the limit (its
+                                // address's, or the server's) a TLS
                                 // connection is closed unanswered.
                                 let permit = match &connection_limit {
                                     None => None,
-                                    Some(limit) => match limit.admit() {
-                                        Some(permit) => Some(permit),
-                                        None => continue,
+                                    Some(limit) => match (limit.admit_client(remote_addr), limit.admit()) {
+                                        (Ok(client), Some(permit)) => Some((permit, client)),
+                                        _ => continue,
                                     },
                                 };
                                 let handler = make_service
@@ -468,11 +494,17 @@ impl<C: ServerContext> HttpServerStarter<C> {
                 None => loop {
                     tokio::select! {
                         (sock, remote_addr) = http_acceptor.accept() => {
-                            // PATCHED (payments): the connection limit.
+                            // PATCHED (payments): the connection limit,
+                            // its address's first.
                             let permit = match &connection_limit {
                                 None => None,
-                                Some(limit) => match limit.admit() {
-                                    Some(permit) => Some(permit),
+                                Some(limit) => match limit.admit_client(remote_addr) {
+                                    Err(answer) => {
+                                        tokio::spawn(refuse(sock, answer));
+                                        continue;
+                                    }
+                                    Ok(client) => match limit.admit() {
+                                    Some(permit) => Some((permit, client)),
                                     None => {
                                         let Some(reserve) = limit.reserve.clone() else {
                                             let answer = (limit.refusal)(remote_addr);
@@ -502,10 +534,11 @@ impl<C: ServerContext> HttpServerStarter<C> {
                                                 )
                                                 .into_owned();
                                             let _ = watcher.watch(fut).await;
-                                            drop(permit);
+                                            drop((permit, client));
                                         });
                                         continue;
                                     }
+                                    },
                                 },
                             };
                             let handler = make_service
