@@ -4,12 +4,12 @@
 //!     abuse_bench flood <base> <crowd-key> <api-key> <connections> <rate> <seconds>
 //!         a merchant's steady creates at `rate` a second for `seconds`
 //!         alone; then the same again while `connections` connections,
-//!         opened at once, each send one create signed by another merchant
-//!         (`crowd-key`).
+//!         opened at once from 127.0.0.4 (`CROWD_ADDRESS`), each send one
+//!         create signed by another merchant (`crowd-key`).
 //!     abuse_bench sign-ins <base> <api-key> <attempts> <rate> <seconds> <email> <password>
 //!         the same steady creates alone and then beside `attempts`
 //!         concurrent console sign-ins with wrong passwords (unknown
-//!         emails, from 127.0.0.1); meanwhile the operator `email` signs in
+//!         emails, from 127.0.0.4); meanwhile the operator `email` signs in
 //!         from 127.0.0.2 with the right password, as a person would: once,
 //!         and again after `Retry-After` when told to wait.
 //!     abuse_bench steady <base> <api-key> <rate> <seconds> <tag>
@@ -80,9 +80,16 @@ async fn main() -> Result<()> {
 
 /// A merchant client on a connection pool of its own.
 fn merchant(base: &str, key: &str) -> Result<m_client::Client> {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()?;
+    merchant_from(base, key, reqwest::Client::builder())
+}
+
+/// The same, on connections `builder` makes.
+fn merchant_from(
+    base: &str,
+    key: &str,
+    builder: reqwest::ClientBuilder,
+) -> Result<m_client::Client> {
+    let client = builder.timeout(Duration::from_secs(60)).build()?;
     Ok(m_client::Client::new_with_client(
         base,
         client,
@@ -168,6 +175,12 @@ struct LoadProcess {
 /// load generator; a real crowd's clients run on machines of their own.
 /// The service still meets every request the crowd sends.
 const CROWD_NICE: &str = "19";
+
+/// Where a crowd comes from: a host of its own, as a runaway client or a
+/// script is, and not the steady merchant's (127.0.0.1), so the service's
+/// bound on connections per address (`connections_per_address`) meets it
+/// as it would a real one.
+const CROWD_ADDRESS: &str = "127.0.0.4";
 
 impl LoadProcess {
     /// `abuse_bench <args>`, at `nice` more than this process when given.
@@ -357,7 +370,11 @@ async fn flood(
 async fn crowd_creates(base: &str, crowd_key: &str, n: usize) -> Result<()> {
     // Its own pool, so each request opens a connection of its own (none is
     // idle while all are in flight).
-    let crowd = merchant(base, crowd_key)?;
+    let crowd = merchant_from(
+        base,
+        crowd_key,
+        reqwest::Client::builder().local_address(Some(CROWD_ADDRESS.parse()?)),
+    )?;
     let go = Arc::new(tokio::sync::Barrier::new(n + 1));
     let run = std::process::id();
     let mut burst = tokio::task::JoinSet::new();
@@ -409,6 +426,7 @@ async fn sign_ins(
 /// wrong passwords: prints `sending` as they go, then their figures.
 async fn crowd_sign_ins(login: &str, n: usize) -> Result<()> {
     let crowd = reqwest::Client::builder()
+        .local_address(Some(CROWD_ADDRESS.parse()?))
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(60))
         .build()?;
