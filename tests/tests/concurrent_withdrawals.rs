@@ -48,10 +48,13 @@ async fn funded_merchant(service: &TestService, amount: i64) -> (Client, String)
 
 /// A service that lets one merchant have all of the race's requests in
 /// flight at once: what is tried here is the ledger under them, not the
-/// per-merchant bound (64 by default, past which a request is 429).
+/// per-merchant bound (64 by default, past which a request is 429), nor
+/// the bound per address (128 connections: the race's clients, one
+/// process here, stand for as many hosts).
 async fn racing_service() -> TestService {
     TestService::start_with(Profile::Sandbox, Arc::new(SystemClock), |c| {
         c.requests_in_flight.per_merchant = WITHDRAWALS;
+        c.connections_per_address = 0;
     })
     .await
     .unwrap()
