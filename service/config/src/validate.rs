@@ -69,6 +69,48 @@ impl Config {
         if self.approval_dispatch_wait_ms > 60_000 {
             bail!("approval_dispatch_wait_ms must be at most 60000");
         }
+        self.validate_bounds()?;
+        if self.callback_in_flight_per_merchant == 0 || self.callback_in_flight_per_host == 0 {
+            bail!("callback_in_flight_per_merchant and callback_in_flight_per_host must be at least 1");
+        }
+        if !(1..=64).contains(&self.password_checks_at_once) {
+            bail!("password_checks_at_once must be between 1 and 64");
+        }
+        if self.password_checks_waiting > 10_000 {
+            bail!("password_checks_waiting must be at most 10000");
+        }
+        if self.database_pgbouncer && !self.database_url.starts_with("postgres") {
+            bail!("database_pgbouncer is for a PostgreSQL URL through PgBouncer");
+        }
+        if let Some(owner) = &self.database_migrate_url {
+            if !owner.starts_with("postgres") || !self.database_url.starts_with("postgres") {
+                bail!("database_migrate_url is for PostgreSQL: the owning role's URL, beside a database_url for the service's own role");
+            }
+        }
+        if self.instance_id.is_empty()
+            || !self
+                .instance_id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        {
+            bail!(
+                "instance_id `{}` must be letters, digits, `-`, `_` or `.`",
+                self.instance_id
+            );
+        }
+        if let Some(bind) = &self.metrics_bind {
+            if bind.parse::<std::net::SocketAddr>().is_err() {
+                bail!(
+                    "metrics_bind `{bind}` is not an address and port (for example 127.0.0.1:9090)"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Requests in flight and connections: each bound in range, and the
+    /// connections' room for the surfaces' requests and kept shares.
+    fn validate_bounds(&self) -> Result<()> {
         let f = self.requests_in_flight;
         if [f.payments, f.operators, f.pages, f.per_merchant]
             .iter()
@@ -109,41 +151,6 @@ impl Config {
                 self.connections_per_address,
                 self.connections_at_once
             );
-        }
-        if self.callback_in_flight_per_merchant == 0 || self.callback_in_flight_per_host == 0 {
-            bail!("callback_in_flight_per_merchant and callback_in_flight_per_host must be at least 1");
-        }
-        if !(1..=64).contains(&self.password_checks_at_once) {
-            bail!("password_checks_at_once must be between 1 and 64");
-        }
-        if self.password_checks_waiting > 10_000 {
-            bail!("password_checks_waiting must be at most 10000");
-        }
-        if self.database_pgbouncer && !self.database_url.starts_with("postgres") {
-            bail!("database_pgbouncer is for a PostgreSQL URL through PgBouncer");
-        }
-        if let Some(owner) = &self.database_migrate_url {
-            if !owner.starts_with("postgres") || !self.database_url.starts_with("postgres") {
-                bail!("database_migrate_url is for PostgreSQL: the owning role's URL, beside a database_url for the service's own role");
-            }
-        }
-        if self.instance_id.is_empty()
-            || !self
-                .instance_id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-        {
-            bail!(
-                "instance_id `{}` must be letters, digits, `-`, `_` or `.`",
-                self.instance_id
-            );
-        }
-        if let Some(bind) = &self.metrics_bind {
-            if bind.parse::<std::net::SocketAddr>().is_err() {
-                bail!(
-                    "metrics_bind `{bind}` is not an address and port (for example 127.0.0.1:9090)"
-                );
-            }
         }
         Ok(())
     }
