@@ -464,10 +464,15 @@ impl<C: ServerContext> HttpServerStarter<C> {
                                 // connection is closed unanswered.
                                 let permit = match &connection_limit {
                                     None => None,
-                                    Some(limit) => match (limit.admit_client(remote_addr), limit.admit()) {
-                                        (Ok(client), Some(permit)) => Some((permit, client)),
-                                        _ => continue,
-                                    },
+                                    Some(limit) => {
+                                        let Ok(client) = limit.admit_client(remote_addr) else {
+                                            continue;
+                                        };
+                                        let Some(permit) = limit.admit() else {
+                                            continue;
+                                        };
+                                        Some((permit, client))
+                                    }
                                 };
                                 let handler = make_service
                                     .make_http_request_handler(remote_addr);
@@ -498,12 +503,15 @@ impl<C: ServerContext> HttpServerStarter<C> {
                             // its address's first.
                             let permit = match &connection_limit {
                                 None => None,
-                                Some(limit) => match limit.admit_client(remote_addr) {
-                                    Err(answer) => {
-                                        tokio::spawn(refuse(sock, answer));
-                                        continue;
-                                    }
-                                    Ok(client) => match limit.admit() {
+                                Some(limit) => {
+                                    let client = match limit.admit_client(remote_addr) {
+                                        Ok(client) => client,
+                                        Err(answer) => {
+                                            tokio::spawn(refuse(sock, answer));
+                                            continue;
+                                        }
+                                    };
+                                    match limit.admit() {
                                     Some(permit) => Some((permit, client)),
                                     None => {
                                         let Some(reserve) = limit.reserve.clone() else {
@@ -538,8 +546,8 @@ impl<C: ServerContext> HttpServerStarter<C> {
                                         });
                                         continue;
                                     }
-                                    },
-                                },
+                                    }
+                                }
                             };
                             let handler = make_service
                                 .make_http_request_handler(remote_addr);
