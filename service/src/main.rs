@@ -130,6 +130,18 @@ enum OperatorCommand {
 
 #[tokio::main]
 async fn main() {
+    // mimalloc asks the kernel for transparent huge pages. Then the heap
+    // grows 2 MiB at a time, each zeroed in one page fault on whichever
+    // thread first touches it (often a worker mid-request), and counted
+    // whole in the resident size. Beside 2,000 sign-ins (issue 55) peak
+    // memory was 88-91 MiB with them and 58-61 MiB without, and the steady
+    // merchant's p99 beside the crowd lower (bench/results/abuse.md). The
+    // flag is the process's: from here on every thread faults small pages
+    // (the 4 MiB touched before main stay as they are).
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::thread::disable_transparent_huge_pages(true) {
+        eprintln!("payments: huge pages stay on ({e})");
+    }
     if let Err(e) = run().await {
         // Once logging is set up, the failure is a log line in its format.
         if tracing::dispatcher::has_been_set() {
