@@ -332,21 +332,12 @@ async fn sign_in_answers_alike_limits_failures_and_sessions_end() -> Result<()> 
     let app = svc.service.app();
     let base = svc.base_url();
     let email = operator(app, "olga", Role::Approver).await?;
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?;
+    let client = no_redirects()?;
     let attempt = |who: String, password: &'static str| {
-        let client = client.clone();
-        let base = base.clone();
+        let (client, base) = (client.clone(), base.clone());
         async move {
-            let r = client
-                .post(format!("{base}/console/login"))
-                .header("content-type", web::FORM)
-                .body(web::form_body(&[("email", &who), ("password", password)]))
-                .send()
-                .await?;
-            let status = r.status().as_u16();
-            Ok::<_, anyhow::Error>((status, r.text().await?.replace(&who, "EMAIL")))
+            let (status, page) = console_sign_in(&client, &base, &who, password).await?;
+            Ok::<_, anyhow::Error>((status, page.replace(&who, "EMAIL")))
         }
     };
     let wrong = attempt(email.clone(), "not the password at all").await?;
@@ -524,4 +515,89 @@ async fn a_forgotten_authenticator_ends_the_sessions_and_the_next_sign_in_sets_u
     );
     ensure!(half.get("/console/withdrawals").await?.status() == 200);
     Ok(())
+}
+
+/// A lockout is remembered in memory once read (`app::lockouts`), so that
+/// a crowd past the limit costs no database read; remembered exactly: it
+/// ends the second the oldest failure leaves the window, not a second
+/// later, and an address's lockout holds whatever email it tries next.
+#[tokio::test]
+async fn a_lockout_remembered_ends_when_its_oldest_failure_ages_out() -> Result<()> {
+    use payments_service::app::web_sessions::{ADDRESS_FAILURES, FAILURE_WINDOW_SECONDS};
+    let clock = ManualClock::at_system_time();
+    let svc = service(Arc::new(clock.clone())).await?;
+    let app = svc.service.app();
+    let base = svc.base_url();
+    let email = operator(app, "lena", Role::Viewer).await?;
+    let client = no_redirects()?;
+    let attempt = |who: String, password: &'static str| {
+        let (client, base) = (client.clone(), base.clone());
+        async move { Ok::<_, anyhow::Error>(console_sign_in(&client, &base, &who, password).await?.0) }
+    };
+    // Five wrong passwords lock the account; the oldest is a second older.
+    attempt(email.clone(), "not the password at all").await?;
+    clock.advance(1);
+    for _ in 0..4 {
+        attempt(email.clone(), "not the password at all").await?;
+    }
+    for (when, expected) in [
+        (0, 429),
+        (FAILURE_WINDOW_SECONDS - 1, 429),
+        // The oldest failure has left the window: four remain, under five.
+        (1, 303),
+    ] {
+        clock.advance(when);
+        let status = attempt(email.clone(), PASSWORD).await?;
+        ensure!(
+            status == expected,
+            "after {when} s more: {status}, not {expected}"
+        );
+    }
+    ensure!(
+        app.lockouts.is_empty(),
+        "a sign-in that succeeded left its lockout remembered"
+    );
+
+    // An address past its limit is refused whatever it tries next, the
+    // right password of an account it never failed included.
+    clock.advance(FAILURE_WINDOW_SECONDS + 1);
+    let other = operator(app, "lars", Role::Viewer).await?;
+    for i in 0..ADDRESS_FAILURES {
+        let status = attempt(
+            format!("nobody{i}@ops.example.test"),
+            "not the password at all",
+        )
+        .await?;
+        ensure!(status == 401, "failure {i}: {status}");
+    }
+    ensure!(attempt(other.clone(), PASSWORD).await? == 429);
+    ensure!(
+        attempt(other, PASSWORD).await? == 429,
+        "remembered, still refused"
+    );
+    Ok(())
+}
+
+/// A client that shows a sign-in's redirect rather than following it.
+fn no_redirects() -> Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?)
+}
+
+/// One console sign-in form posted: its status and page.
+async fn console_sign_in(
+    client: &reqwest::Client,
+    base: &str,
+    email: &str,
+    password: &str,
+) -> Result<(u16, String)> {
+    let r = client
+        .post(format!("{base}/console/login"))
+        .header("content-type", web::FORM)
+        .body(web::form_body(&[("email", email), ("password", password)]))
+        .send()
+        .await?;
+    let status = r.status().as_u16();
+    Ok((status, r.text().await?))
 }

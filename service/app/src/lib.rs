@@ -22,6 +22,7 @@ pub mod ids;
 pub mod ledger;
 pub mod limits;
 pub mod listings;
+pub mod lockouts;
 pub mod master_keys;
 pub mod merchants;
 pub mod notifications;
@@ -80,6 +81,9 @@ pub struct App {
     pub credentials: credentials::Credentials,
     /// The bounded gate sign-in password checks pass.
     pub password_checks: passwords::Checks,
+    /// Accounts and addresses past their sign-in failure limit, refused
+    /// from memory until they can be under it again.
+    pub lockouts: lockouts::Lockouts,
     /// Requests in flight, per surface, against their bounds.
     pub admission: admission::Admission,
 }

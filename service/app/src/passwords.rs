@@ -145,21 +145,41 @@ impl Checks {
     }
 }
 
+/// A place whose turn has come: one of the `at_once`. A sign-in reads and
+/// writes the database in its turn as well as checking the hash, so a
+/// crowd of sign-ins holds at most `at_once` of the database's
+/// connections, and the payment API finds the rest free.
+pub struct Turn {
+    // Held, never read: dropping the turn gives both back.
+    _running: tokio::sync::OwnedSemaphorePermit,
+    _admitted: Admitted,
+}
+
 impl Place {
-    /// Runs `work` off the async workers when one of the running places is
-    /// free. The place is held by the work itself, so a caller that goes
-    /// away does not free it while the hash still runs.
+    /// Waits for one of the running places.
+    pub async fn turn(self) -> Result<Turn, ApiError> {
+        let Place { running, admitted } = self;
+        let running = running
+            .acquire_owned()
+            .await
+            .map_err(|e| ApiError::Internal(format!("the password checks are closed: {e}")))?;
+        Ok(Turn {
+            _running: running,
+            _admitted: admitted,
+        })
+    }
+}
+
+impl Turn {
+    /// Runs `work` off the async workers. The turn is held by the work
+    /// itself, so a caller that goes away does not free it while the hash
+    /// still runs.
     pub async fn run<T: Send + 'static>(
         self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, ApiError> {
-        let Place { running, admitted } = self;
-        let place = running
-            .acquire_owned()
-            .await
-            .map_err(|e| ApiError::Internal(format!("the password checks are closed: {e}")))?;
         behind_requests(move || {
-            let _held = (place, admitted);
+            let _held = self;
             work()
         })
         .await
@@ -170,14 +190,14 @@ impl Place {
 mod tests {
     use super::*;
 
-    /// What a sign-in does with the checks: a place, then `work` in it;
-    /// `Busy` at once when no place is left.
+    /// What a sign-in does with the checks: a place, its turn, then
+    /// `work` in it; `Busy` at once when no place is left.
     async fn run<T: Send + 'static>(
         checks: &Checks,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<Result<T, Busy>, ApiError> {
         match checks.place() {
-            Ok(place) => place.run(work).await.map(Ok),
+            Ok(place) => place.turn().await?.run(work).await.map(Ok),
             Err(busy) => Ok(Err(busy)),
         }
     }

@@ -199,7 +199,7 @@ pub async fn prove(
         metrics::second_factor_refused(when.as_str(), reason.as_str());
         Ok(Err(reason))
     };
-    if failures.0 >= ACCOUNT_FAILURES || failures.1 >= ADDRESS_FAILURES {
+    if failures.0.count >= ACCOUNT_FAILURES || failures.1.count >= ADDRESS_FAILURES {
         return refused(Refused::TooManyAttempts);
     }
     let Some(row) = row else {

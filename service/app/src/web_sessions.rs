@@ -13,7 +13,7 @@ use crate::domain::status::{OperatorStatus, OwnerStatus, SessionRealm};
 use crate::keys::constant_time_eq;
 use crate::passwords;
 use crate::people::Operator;
-use crate::store::rows::{LoginFailureRow, OwnerRow, WebSessionRow};
+use crate::store::rows::{FailureTally, LoginFailureRow, OwnerRow, WebSessionRow};
 use crate::telemetry::metrics;
 use crate::App;
 use base64::Engine;
@@ -111,21 +111,20 @@ fn decoy_hash() -> &'static str {
     })
 }
 
-/// Which of `hashes` `password` matches, checked in `place`.
+/// Which of `hashes` `password` matches, checked in `turn`.
 async fn verify_off_thread(
-    place: passwords::Place,
+    turn: passwords::Turn,
     password: String,
     hashes: Vec<String>,
 ) -> Result<Option<usize>, ApiError> {
-    place
-        .run(move || {
-            if hashes.is_empty() {
-                let _ = passwords::verify(&password, decoy_hash());
-                return None;
-            }
-            hashes.iter().position(|h| passwords::verify(&password, h))
-        })
-        .await
+    turn.run(move || {
+        if hashes.is_empty() {
+            let _ = passwords::verify(&password, decoy_hash());
+            return None;
+        }
+        hashes.iter().position(|h| passwords::verify(&password, h))
+    })
+    .await
 }
 
 fn csrf_of(app: &App, token: &str) -> String {
@@ -147,24 +146,39 @@ pub async fn sign_in(
     let account = app
         .vault
         .lookup_hash(&format!("{}:{email}", realm.as_str()));
+    let address_key = format!("{}:{address}", realm.as_str());
+    let keys = [account.as_str(), address_key.as_str()];
+    let now = app.now_unix();
+    // Past the limit already, as read before: refused from memory, so a
+    // crowd past it costs neither a place nor the database (`lockouts`).
+    if app.lockouts.holds(&keys, now) {
+        metrics::sign_in_refused(realm.as_str(), "too_many_attempts");
+        return Ok(Err(Refused::TooManyAttempts));
+    }
     // A place to check the password first: past the checks' bound the
     // answer is at once, before the database is read or written.
     let Ok(place) = app.password_checks.place() else {
         metrics::sign_in_refused(realm.as_str(), "busy");
         return Ok(Err(Refused::Busy));
     };
-    let now = app.now_unix();
+    // The database is read and written in the place's turn: a crowd of
+    // sign-ins holds no more of the pool than the checks that run at once.
+    let turn = place.turn().await?;
     let since = now - FAILURE_WINDOW_SECONDS;
     let (failures, candidates) = counted(app, realm, &email, &account, address, since).await?;
-    if failures.0 >= ACCOUNT_FAILURES || failures.1 >= ADDRESS_FAILURES {
+    if failures.0.count >= ACCOUNT_FAILURES || failures.1.count >= ADDRESS_FAILURES {
+        remember_lockouts(app, &keys, failures, 0, now);
         metrics::sign_in_refused(realm.as_str(), "too_many_attempts");
         return Ok(Err(Refused::TooManyAttempts));
     }
     let hashes = candidates.iter().map(|(_, h)| h.clone()).collect();
     // Counted as a failure before the hash is checked, so that attempts
     // made at once see each other; taken back if the password is right.
-    let failure = record_failure(app, realm, account, address, now).await?;
-    let matched = verify_off_thread(place, password, hashes).await?;
+    let failure = record_failure(app, realm, account.clone(), address, now).await?;
+    // This one may be the failure that reaches a limit: the attempts after
+    // it are refused from memory, and a right password forgets it below.
+    remember_lockouts(app, &keys, failures, 1, now);
+    let matched = verify_off_thread(turn, password, hashes).await?;
     let Some(who) = matched
         .and_then(|i| candidates.into_iter().nth(i))
         .map(|(w, _)| w)
@@ -173,6 +187,7 @@ pub async fn sign_in(
         metrics::sign_in_refused(realm.as_str(), "credentials");
         return Ok(Err(Refused::Credentials));
     };
+    app.lockouts.release(&keys);
     forgive(app, failure).await?;
     let token = new_token();
     let (subject_id, merchant_id) = match &who {
@@ -203,6 +218,29 @@ pub async fn sign_in(
     Ok(Ok(token))
 }
 
+/// Remembers the account (`keys[0]`) or the address (`keys[1]`) locked
+/// out when its failures, with `added` more recorded at `now`, reach its
+/// limit: until the oldest of them leaves the window, the first moment the
+/// count can fall (a failure at `t` counts while `now <= t + window`).
+fn remember_lockouts(
+    app: &App,
+    keys: &[&str; 2],
+    (account, address): (FailureTally, FailureTally),
+    added: i64,
+    now: i64,
+) {
+    for (key, tally, limit) in [
+        (keys[0], account, ACCOUNT_FAILURES),
+        (keys[1], address, ADDRESS_FAILURES),
+    ] {
+        if tally.count + added >= limit {
+            let oldest = tally.oldest.unwrap_or(now).min(now);
+            app.lockouts
+                .lock(key, oldest + FAILURE_WINDOW_SECONDS + 1, now);
+        }
+    }
+}
+
 /// Failures so far (for the account, from the address) and who may be
 /// signing in: the active operator, or every active owner, with `email`.
 async fn counted(
@@ -212,7 +250,7 @@ async fn counted(
     account: &str,
     address: &str,
     since: i64,
-) -> Result<((i64, i64), Vec<(Who, String)>), ApiError> {
+) -> Result<((FailureTally, FailureTally), Vec<(Who, String)>), ApiError> {
     let (acc, addr, who_email) = (account.to_string(), address.to_string(), email.to_string());
     Ok(app
         .db

@@ -20,7 +20,9 @@ mod changes;
 mod sessions;
 pub use changes::ChangeRequestRow;
 use diesel::prelude::*;
-pub use sessions::{LoginFailureRow, SecondFactorRow, SecretRevealRow, WebSessionRow};
+pub use sessions::{
+    FailureTally, LoginFailureRow, SecondFactorRow, SecretRevealRow, WebSessionRow,
+};
 
 /// The columns a row type reads, in its fields' order: what every query
 /// selects (and every `RETURNING` returns), read back through the row's

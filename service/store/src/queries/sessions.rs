@@ -61,7 +61,7 @@ pub trait SessionQueries: Send {
         account: &str,
         address: &str,
         since: i64,
-    ) -> StoreResult<(i64, i64)>;
+    ) -> StoreResult<(FailureTally, FailureTally)>;
 
     async fn insert_login_failure(&mut self, row: &LoginFailureRow) -> StoreResult<()>;
 
@@ -245,22 +245,29 @@ macro_rules! impl_sessions {
                 account: &str,
                 address: &str,
                 since: i64,
-            ) -> StoreResult<(i64, i64)> {
-                let of_account: i64 = login_failures::table
+            ) -> StoreResult<(FailureTally, FailureTally)> {
+                let tally = |(count, oldest): (i64, Option<i64>)| FailureTally { count, oldest };
+                let of_account = login_failures::table
                     .filter(login_failures::realm.eq(realm))
                     .filter(login_failures::account.eq(account))
                     .filter(login_failures::at.ge(since))
-                    .count()
+                    .select((
+                        diesel::dsl::count_star(),
+                        diesel::dsl::min(login_failures::at),
+                    ))
                     .get_result(self.c())
                     .await?;
-                let from_address: i64 = login_failures::table
+                let from_address = login_failures::table
                     .filter(login_failures::realm.eq(realm))
                     .filter(login_failures::address.eq(address))
                     .filter(login_failures::at.ge(since))
-                    .count()
+                    .select((
+                        diesel::dsl::count_star(),
+                        diesel::dsl::min(login_failures::at),
+                    ))
                     .get_result(self.c())
                     .await?;
-                Ok((of_account, from_address))
+                Ok((tally(of_account), tally(from_address)))
             }
 
             async fn insert_login_failure(&mut self, row: &LoginFailureRow) -> StoreResult<()> {

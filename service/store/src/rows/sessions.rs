@@ -58,6 +58,14 @@ pub struct SecretRevealRow {
     pub created_at: i64,
 }
 
+/// Failed sign-ins counted in a window: how many, and when the oldest of
+/// them was (unix seconds), the first moment the count can fall.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FailureTally {
+    pub count: i64,
+    pub oldest: Option<i64>,
+}
+
 /// One failed sign-in: the keyed hash of the email tried, and the address.
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = login_failures, treat_none_as_default_value = false)]
