@@ -189,6 +189,17 @@ pub async fn sign_in(
     };
     app.lockouts.release(&keys);
     forgive(app, failure).await?;
+    Ok(Ok(start_session(app, realm, who, replacing, now).await?))
+}
+
+/// A new session for `who`, ending the one `replacing` names: its cookie.
+async fn start_session(
+    app: &App,
+    realm: SessionRealm,
+    who: Who,
+    replacing: Option<&str>,
+    now: i64,
+) -> Result<String, ApiError> {
     let token = new_token();
     let (subject_id, merchant_id) = match &who {
         Who::Operator(op) => (op.id.clone().unwrap_or_default(), None),
@@ -215,7 +226,7 @@ pub async fn sign_in(
             })
         })
         .await?;
-    Ok(Ok(token))
+    Ok(token)
 }
 
 /// Remembers the account (`keys[0]`) or the address (`keys[1]`) locked
