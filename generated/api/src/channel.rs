@@ -306,6 +306,9 @@ pub mod types {
         ///Where to post this payment's notifications (an absolute URL).
         pub notify_url: ::std::string::String,
         pub order_no: OrderNo,
+        ///Where the channel's payment page sends the payer back to when the payment is over (a link "back to the merchant"; an absolute http(s) URL the merchant gave). Sent only when the merchant gave one: an adapter accepts the field and may show it, and its absence means the page offers no link back.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub return_url: ::std::option::Option<::std::string::String>,
     }
     ///`pending`: awaiting the payer. `matched`: the channel found the payment and will confirm it. `completed`: paid (`paid_amount`). `failed`: the payer's payment was declined. `expired`: not paid in time.
     #[derive(

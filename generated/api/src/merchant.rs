@@ -129,7 +129,7 @@ pub mod types {
         pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///`schedule`, or the name of the operator who issued it.
         pub issued_by: ::std::string::String,
-        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        ///`BS-<period start as YYYYMMDD>-<merchant code>-1` for a statement's first version (`BS-20261101-siam-games-1`); a correction keeps the number it corrects with its own version at the end (`BS-20261101-siam-games-2`). Unique. Statements issued before merchant 0.8.1 and operator 0.17.1 name the merchant's id where the code now stands, and their corrections keep that form.
         pub number: ::std::string::String,
         ///Exclusive, UTC.
         pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -393,6 +393,9 @@ pub mod types {
         pub payer_bank_cards: ::std::vec::Vec<
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         >,
+        ///Absolute http(s) URL, at most 2048 characters, of the merchant's page to send the payer back to when the payment is over: the cashier's paid and expired pages and the channel's payment page link to it as "back to the merchant". Production accepts only https. Without it those pages offer no link back. Signed like every other body field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub return_url: ::std::option::Option<::std::string::String>,
         ///The merchant's identifier of the paying or receiving user; at most 128 characters.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub user_id: ::std::option::Option<::std::string::String>,
@@ -473,6 +476,9 @@ pub mod types {
         ///Payer's mobile number; at most 32 characters.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub mobile: ::std::option::Option<::std::string::String>,
+        ///Absolute http(s) URL, at most 2048 characters, of the merchant's page to send the payer back to when the payment is over: the cashier's paid and expired pages and the channel's payment page link to it as "back to the merchant". Production accepts only https. Without it those pages offer no link back. Signed like every other body field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub return_url: ::std::option::Option<::std::string::String>,
         ///The merchant's identifier of the paying or receiving user; at most 128 characters.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub user_id: ::std::option::Option<::std::string::String>,

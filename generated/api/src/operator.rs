@@ -296,7 +296,7 @@ pub mod types {
     ///One operator action, as it was taken. Never changed after.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditEvent {
-        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`, `vouch_operator`, `file_change_request`, `reject_change_request` (an approved change request is recorded under the action it took, by the approver, its remarks the filer's), `expire_change_request` (since 0.15.0: a request no one decided within 24 hours, recorded when it is next read or listed, under the filer's name, on the request's target, its `request_id` `expiry-of-` and the request's id).
+        ///The action's name: `retry_callback`, `retry_callbacks` (since 0.17.0), `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`, `vouch_operator`, `file_change_request`, `reject_change_request` (an approved change request is recorded under the action it took, by the approver, its remarks the filer's), `expire_change_request` (since 0.15.0: a request no one decided within 24 hours, recorded when it is next read or listed, under the filer's name, on the request's target, its `request_id` `expiry-of-` and the request's id).
         pub action: ::std::string::String,
         ///The same after the action.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
@@ -394,7 +394,7 @@ pub mod types {
     ///One action of an operator or of a merchant's owner, as it was taken. Never changed after.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditTrailEntry {
-        ///The action's name: every name `AuditEvent.action` lists, `restrict_api_key` (since 0.16.0), and an owner's `accept_owner_invitation`, `issue_api_key`, `restrict_api_key` and `set_callback_timeout`.
+        ///The action's name: every name `AuditEvent.action` lists, `restrict_api_key` (since 0.16.0), and an owner's `accept_owner_invitation`, `issue_api_key`, `restrict_api_key`, `set_callback_timeout` and `retry_callback` (since 0.16.2: the owner sent one of its merchant's failed callbacks again from the portal).
         pub action: ::std::string::String,
         ///The operator's or the owner's id; absent for a configuration token.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -694,7 +694,7 @@ pub mod types {
         pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///`schedule`, or the name of the operator who issued it.
         pub issued_by: ::std::string::String,
-        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        ///`BS-<period start as YYYYMMDD>-<merchant code>-1` for a statement's first version (`BS-20261101-siam-games-1`); a correction keeps the number it corrects with its own version at the end (`BS-20261101-siam-games-2`). Unique. Statements issued before merchant 0.8.1 and operator 0.17.1 name the merchant's id where the code now stands, and their corrections keep that form.
         pub number: ::std::string::String,
         ///Exclusive, UTC.
         pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -729,7 +729,7 @@ pub mod types {
         pub document_url: ::std::string::String,
         pub event: BillingStatementIssuedEvent,
         pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        ///`BS-<period start as YYYYMMDD>-<merchant code>-1` for a statement's first version (`BS-20261101-siam-games-1`); a correction keeps the number it corrects with its own version at the end (`BS-20261101-siam-games-2`). Unique. Statements issued before merchant 0.8.1 and operator 0.17.1 name the merchant's id where the code now stands, and their corrections keep that form.
         pub number: ::std::string::String,
         ///Exclusive, UTC.
         pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -1039,6 +1039,32 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
+    }
+    ///Which failed deliveries to queue again; the filters combine, and none means every failed delivery (up to `limit`).
+    #[derive(
+        ::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default,
+    )]
+    pub struct CallbackRetryBatch {
+        ///Only deliveries created at or after this time, Unix seconds.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub created_from: ::std::option::Option<i64>,
+        ///Only deliveries created before this time, Unix seconds.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub created_to: ::std::option::Option<i64>,
+        ///At most this many, 1 to 1000; 1000 when omitted.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub limit: ::std::option::Option<i64>,
+        ///Only this merchant's deliveries.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub merchant_id: ::std::option::Option<::std::string::String>,
+    }
+    ///What a batch retry queued.
+    #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackRetryBatchResult {
+        ///Whether failed deliveries matching the filters remain beyond the limit.
+        pub more: bool,
+        ///How many failed deliveries were queued again.
+        pub retried: i64,
     }
     ///One of the merchant's callback secrets, without its value.
     #[derive(::schemars::JsonSchema, ::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -3708,6 +3734,12 @@ pub struct ListCallbackDeliveriesQuery {
     pub order_no: Option<String>,
     /// Only deliveries in this state (`SENDING`, `WAITING_RETRY`, `SUCCESS`, `FAILED`).
     pub status: Option<String>,
+    /// Only this merchant's deliveries (since 0.17.0).
+    pub merchant_id: Option<String>,
+    /// Only deliveries created at or after this time, Unix seconds (since 0.17.0).
+    pub created_from: Option<i64>,
+    /// Only deliveries created before this time, Unix seconds (since 0.17.0).
+    pub created_to: Option<i64>,
     /// Items per page, 1 to 200; 50 when omitted.
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page; omitted for the first page.
@@ -4428,7 +4460,7 @@ pub trait OperatorApi {
     ) -> Result<::dropshot::HttpResponseOk<types::ReceivingAccountAssignment>, ::dropshot::HttpError>;
     /// List callback deliveries
     ///
-    /// Delivery records, newest first: one per order event, for orders with a `callback_url`. Filters combine.
+    /// Delivery records, newest first: one per order event, for orders with a `callback_url`, and one per platform event. Filters combine.
     #[endpoint{method = GET,
     path = "/api/v1/operator/callbacks",
     tags = ["callbacks"],
@@ -4883,6 +4915,20 @@ pub trait OperatorApi {
         path: ::dropshot::Path<SetOwnerStatusPath>,
         body: ::payments_wire::server::SignedJson<types::SetOwnerStatusRequest>,
     ) -> Result<::dropshot::HttpResponseOk<types::Owner>, ::dropshot::HttpError>;
+    /// Retry failed callback deliveries in one batch
+    ///
+    /// Queues again, in one step, the failed deliveries (`FAILED`) that the filters match, oldest first, at most `limit` of them: each as `retry_callback_delivery` does (its attempt count back to 0, due now, the same body and signature). Deliveries in any other state are left as they are. `more` says whether failed deliveries matching the filters remain beyond the limit; call again to queue them. Since 0.17.0.
+    ///
+    /// Needs the role `support` or above; recorded in the audit trail as one `retry_callbacks` row for the batch, on the merchant when `merchant_id` is given, its remarks saying how many were queued.
+    #[endpoint{method = POST,
+    path = "/api/v1/operator/callback-retries",
+    tags = ["callbacks"],
+    }]
+    async fn retry_failed_callbacks(
+        rqctx: ::dropshot::RequestContext<Self::Context>,
+        headers: ::payments_wire::server::BearerToken,
+        body: ::payments_wire::server::SignedJson<types::CallbackRetryBatch>,
+    ) -> Result<::dropshot::HttpResponseOk<types::CallbackRetryBatchResult>, ::dropshot::HttpError>;
 }
 /// Registers every operation of the trait on `api`, so that one
 /// server can serve several traits.
@@ -5683,6 +5729,18 @@ where
         )
         .summary("Disable or re-enable a merchant's owner")
         .tag("owners"),
+    )?;
+    api.register(
+        ::dropshot::ApiEndpoint::new(
+            "retry_failed_callbacks".to_string(),
+            <ServerImpl as OperatorApi>::retry_failed_callbacks,
+            ::http::Method::POST,
+            ::dropshot::CONTENT_TYPE_JSON,
+            "/api/v1/operator/callback-retries",
+            ::dropshot::ApiEndpointVersions::All,
+        )
+        .summary("Retry failed callback deliveries in one batch")
+        .tag("callbacks"),
     )?;
     Ok(())
 }

@@ -289,6 +289,9 @@ pub mod types {
         ///Where to post this payment's notifications (an absolute URL).
         pub notify_url: ::std::string::String,
         pub order_no: OrderNo,
+        ///Where the channel's payment page sends the payer back to when the payment is over (a link "back to the merchant"; an absolute http(s) URL the merchant gave). Sent only when the merchant gave one: an adapter accepts the field and may show it, and its absence means the page offers no link back.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub return_url: ::std::option::Option<::std::string::String>,
     }
     ///`pending`: awaiting the payer. `matched`: the channel found the payment and will confirm it. `completed`: paid (`paid_amount`). `failed`: the payer's payment was declined. `expired`: not paid in time.
     #[derive(
@@ -486,7 +489,7 @@ How the payment service talks to a payment channel (a wallet, a payout provider)
 
 `path` is the request's path and query as this document writes the operation (parameters filled in, percent-encoded as sent), without the adapter's base URL; for a notification, the path of `notify_url`. `body` is the request body's exact bytes, empty for a `GET`. A receiver recomputes the signature over the bytes it received, compares in constant time, and refuses a timestamp more than 300 seconds from its clock; a refused request is answered 401 and changes nothing.
 
-Version: 0.1.2*/
+Version: 0.2.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -530,7 +533,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::ChannelSecret> for Client {
     fn api_version() -> &'static str {
-        "0.1.2"
+        "0.2.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

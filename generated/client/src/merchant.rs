@@ -131,7 +131,7 @@ pub mod types {
         pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///`schedule`, or the name of the operator who issued it.
         pub issued_by: ::std::string::String,
-        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        ///`BS-<period start as YYYYMMDD>-<merchant code>-1` for a statement's first version (`BS-20261101-siam-games-1`); a correction keeps the number it corrects with its own version at the end (`BS-20261101-siam-games-2`). Unique. Statements issued before merchant 0.8.1 and operator 0.17.1 name the merchant's id where the code now stands, and their corrections keep that form.
         pub number: ::std::string::String,
         ///Exclusive, UTC.
         pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -392,6 +392,9 @@ pub mod types {
         pub payer_bank_cards: ::std::vec::Vec<
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         >,
+        ///Absolute http(s) URL, at most 2048 characters, of the merchant's page to send the payer back to when the payment is over: the cashier's paid and expired pages and the channel's payment page link to it as "back to the merchant". Production accepts only https. Without it those pages offer no link back. Signed like every other body field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub return_url: ::std::option::Option<::std::string::String>,
         ///The merchant's identifier of the paying or receiving user; at most 128 characters.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub user_id: ::std::option::Option<::std::string::String>,
@@ -471,6 +474,9 @@ pub mod types {
         ///Payer's mobile number; at most 32 characters.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub mobile: ::std::option::Option<::std::string::String>,
+        ///Absolute http(s) URL, at most 2048 characters, of the merchant's page to send the payer back to when the payment is over: the cashier's paid and expired pages and the channel's payment page link to it as "back to the merchant". Production accepts only https. Without it those pages offer no link back. Signed like every other body field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub return_url: ::std::option::Option<::std::string::String>,
         ///The merchant's identifier of the paying or receiving user; at most 128 characters.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub user_id: ::std::option::Option<::std::string::String>,
@@ -2421,7 +2427,7 @@ Each merchant has a token bucket (60 000 requests per minute with a burst of 200
 Each instance handles at most a configured number of the payment API's requests at once (512 unless configured); a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. Of those, at most a configured number are one merchant's (64 unless configured); a merchant's request past it is answered at once with 429 `RATE_LIMITED` and `Retry-After: 1`. Of one merchant's, at most a configured number run at once (half the instance's database connections, 8 unless configured), so that one merchant's crowd leaves database connections to the others; the rest wait their turn in order, and one whose turn has not come within the database wait is answered 503 `SERVICE_UNAVAILABLE` with `Retry-After: 1`: nothing was done, and the same request may be sent again. A refused request's connection is closed. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed; a request whose body has not arrived whole within 30 seconds of its head is answered 400 `INVALID_BODY` (the message says so) and its connection closed. Each instance holds at most a configured number of connections open at once (1024 unless configured); a connection past it is answered as soon as its request's head has arrived, without its body being read, with 503 `SERVICE_UNAVAILABLE`, `Retry-After: 1` and `Connection: close`, and closed; one that sends no whole head within 5 seconds is closed unanswered. Of them, a configured number (64 unless configured) are kept for each of three surfaces (the payment API with channels and the sandbox, the operator API, the pages), so that a crowd on one leaves the others theirs: a connection is refused as above once the shared ones and those kept for the surface its request line names are all held. And one address holds at most a configured number of them (128 unless configured; the load balancers an operator names as trusted proxies are not counted so): a connection from an address that holds as many is refused as above.
 
 
-Version: 0.7.2*/
+Version: 0.8.1*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2465,7 +2471,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.7.2"
+        "0.8.1"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

@@ -296,7 +296,7 @@ pub mod types {
     ///One operator action, as it was taken. Never changed after.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditEvent {
-        ///The action's name: `retry_callback`, `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`, `vouch_operator`, `file_change_request`, `reject_change_request` (an approved change request is recorded under the action it took, by the approver, its remarks the filer's), `expire_change_request` (since 0.15.0: a request no one decided within 24 hours, recorded when it is next read or listed, under the filer's name, on the request's target, its `request_id` `expiry-of-` and the request's id).
+        ///The action's name: `retry_callback`, `retry_callbacks` (since 0.17.0), `cancel_deposit`, `approve_withdrawal`, `reject_withdrawal`, `resolve_withdrawal`, `complete_deposit`, `ingest_bank_transaction`, `match_bank_transaction`, `create_merchant`, `set_merchant_fee`, `set_auto_approval`, `set_rate_limit`, `set_callback_timeout`, `set_receiving_account`, `set_callback_signing`, `issue_callback_secret`, `issue_api_key`, `create_operator`, `change_operator`, `issue_operator_token`, `revoke_operator_token`, `invite_owner`, `resend_owner_invitation`, `revoke_owner_invitation`, `set_owner_status` (the last four name the merchant as their target; `set_owner_status` names the owner in its remarks), `revoke_api_key`, `set_merchant_status`, `vouch_operator`, `file_change_request`, `reject_change_request` (an approved change request is recorded under the action it took, by the approver, its remarks the filer's), `expire_change_request` (since 0.15.0: a request no one decided within 24 hours, recorded when it is next read or listed, under the filer's name, on the request's target, its `request_id` `expiry-of-` and the request's id).
         pub action: ::std::string::String,
         ///The same after the action.
         #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
@@ -393,7 +393,7 @@ pub mod types {
     ///One action of an operator or of a merchant's owner, as it was taken. Never changed after.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct AuditTrailEntry {
-        ///The action's name: every name `AuditEvent.action` lists, `restrict_api_key` (since 0.16.0), and an owner's `accept_owner_invitation`, `issue_api_key`, `restrict_api_key` and `set_callback_timeout`.
+        ///The action's name: every name `AuditEvent.action` lists, `restrict_api_key` (since 0.16.0), and an owner's `accept_owner_invitation`, `issue_api_key`, `restrict_api_key`, `set_callback_timeout` and `retry_callback` (since 0.16.2: the owner sent one of its merchant's failed callbacks again from the portal).
         pub action: ::std::string::String,
         ///The operator's or the owner's id; absent for a configuration token.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -690,7 +690,7 @@ pub mod types {
         pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///`schedule`, or the name of the operator who issued it.
         pub issued_by: ::std::string::String,
-        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        ///`BS-<period start as YYYYMMDD>-<merchant code>-1` for a statement's first version (`BS-20261101-siam-games-1`); a correction keeps the number it corrects with its own version at the end (`BS-20261101-siam-games-2`). Unique. Statements issued before merchant 0.8.1 and operator 0.17.1 name the merchant's id where the code now stands, and their corrections keep that form.
         pub number: ::std::string::String,
         ///Exclusive, UTC.
         pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -725,7 +725,7 @@ pub mod types {
         pub document_url: ::std::string::String,
         pub event: BillingStatementIssuedEvent,
         pub issued_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///`BS-<period start as YYYYMMDD>-<merchant_id>-<version>`; unique.
+        ///`BS-<period start as YYYYMMDD>-<merchant code>-1` for a statement's first version (`BS-20261101-siam-games-1`); a correction keeps the number it corrects with its own version at the end (`BS-20261101-siam-games-2`). Unique. Statements issued before merchant 0.8.1 and operator 0.17.1 name the merchant's id where the code now stands, and their corrections keep that form.
         pub number: ::std::string::String,
         ///Exclusive, UTC.
         pub period_end: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -1031,6 +1031,30 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
+    }
+    ///Which failed deliveries to queue again; the filters combine, and none means every failed delivery (up to `limit`).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    pub struct CallbackRetryBatch {
+        ///Only deliveries created at or after this time, Unix seconds.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub created_from: ::std::option::Option<i64>,
+        ///Only deliveries created before this time, Unix seconds.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub created_to: ::std::option::Option<i64>,
+        ///At most this many, 1 to 1000; 1000 when omitted.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub limit: ::std::option::Option<i64>,
+        ///Only this merchant's deliveries.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub merchant_id: ::std::option::Option<::std::string::String>,
+    }
+    ///What a batch retry queued.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct CallbackRetryBatchResult {
+        ///Whether failed deliveries matching the filters remain beyond the limit.
+        pub more: bool,
+        ///How many failed deliveries were queued again.
+        pub retried: i64,
     }
     ///One of the merchant's callback secrets, without its value.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -3469,7 +3493,7 @@ Billing: every merchant is billed per period (a month unless set otherwise, `PUT
 Each instance handles at most a configured number of operator requests at once (64 unless configured), apart from the merchants' requests so that neither can crowd out the other; a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. Each instance holds at most a configured number of connections open at once (1024 unless configured); a connection past it is answered as soon as its request's head has arrived, without its body being read, with 503 `SERVICE_UNAVAILABLE`, `Retry-After: 1` and `Connection: close`, and closed; one that sends no whole head within 5 seconds is closed unanswered. Of them, a configured number (64 unless configured) are kept for each of three surfaces (the payment API with channels and the sandbox, the operator API, the pages), so that a crowd on one leaves the others theirs: a connection is refused as above once the shared ones and those kept for the surface its request line names are all held. And one address holds at most a configured number of them (128 unless configured; the load balancers an operator names as trusted proxies are not counted so): a connection from an address that holds as many is refused as above. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed; a request whose body has not arrived whole within 30 seconds of its head is answered 400 `INVALID_BODY` (the message says so) and its connection closed.
 
 
-Version: 0.16.1*/
+Version: 0.17.1*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -3513,7 +3537,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.16.1"
+        "0.17.1"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -5950,20 +5974,26 @@ impl Client {
     }
     /**List callback deliveries
 
-    Delivery records, newest first: one per order event, for orders with a `callback_url`. Filters combine.
+    Delivery records, newest first: one per order event, for orders with a `callback_url`, and one per platform event. Filters combine.
 
     Sends a `GET` request to `/api/v1/operator/callbacks`
 
     Arguments:
+    - `created_from`: Only deliveries created at or after this time, Unix seconds (since 0.17.0).
+    - `created_to`: Only deliveries created before this time, Unix seconds (since 0.17.0).
     - `cursor`: `next_cursor` of the previous page; omitted for the first page.
     - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `merchant_id`: Only this merchant's deliveries (since 0.17.0).
     - `order_no`: Only this order's deliveries.
     - `status`: Only deliveries in this state (`SENDING`, `WAITING_RETRY`, `SUCCESS`, `FAILED`).
     */
     pub async fn list_callback_deliveries<'a>(
         &'a self,
+        created_from: Option<i64>,
+        created_to: Option<i64>,
         cursor: Option<&'a str>,
         limit: Option<i64>,
+        merchant_id: Option<&'a str>,
         order_no: Option<&'a str>,
         status: Option<&'a str>,
     ) -> Result<ResponseValue<types::CallbackDeliveryPage>, Error<types::Error>> {
@@ -5981,8 +6011,20 @@ impl Client {
                 ::reqwest::header::ACCEPT,
                 ::reqwest::header::HeaderValue::from_static("application/json"),
             )
+            .query(&progenitor_client::QueryParam::new(
+                "created_from",
+                &created_from,
+            ))
+            .query(&progenitor_client::QueryParam::new(
+                "created_to",
+                &created_to,
+            ))
             .query(&progenitor_client::QueryParam::new("cursor", &cursor))
             .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new(
+                "merchant_id",
+                &merchant_id,
+            ))
             .query(&progenitor_client::QueryParam::new("order_no", &order_no))
             .query(&progenitor_client::QueryParam::new("status", &status))
             .headers(header_map)
@@ -8095,6 +8137,73 @@ impl Client {
             .build()?;
         let info = OperationInfo {
             operation_id: "set_owner_status",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Retry failed callback deliveries in one batch
+
+    Queues again, in one step, the failed deliveries (`FAILED`) that the filters match, oldest first, at most `limit` of them: each as `retry_callback_delivery` does (its attempt count back to 0, due now, the same body and signature). Deliveries in any other state are left as they are. `more` says whether failed deliveries matching the filters remain beyond the limit; call again to queue them. Since 0.17.0.
+
+    Needs the role `support` or above; recorded in the audit trail as one `retry_callbacks` row for the batch, on the merchant when `merchant_id` is given, its remarks saying how many were queued.
+
+    Sends a `POST` request to `/api/v1/operator/callback-retries`
+
+    */
+    pub async fn retry_failed_callbacks<'a>(
+        &'a self,
+        body: &'a types::CallbackRetryBatch,
+    ) -> Result<ResponseValue<types::CallbackRetryBatchResult>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/callback-retries", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "retry_failed_callbacks",
         };
         match (crate::operator::sign_hook)(&self.inner, &mut request).await {
             Ok(_) => {}

@@ -401,10 +401,12 @@ Authenticated like the operator API, with `authorization: Bearer <token>`.
 
 A channel deposit's `payment_url` opens the simulator's payment page (`GET /sandbox/simulator/pay/{order_no}`, HTML, no authentication: the unguessable order number is the credential, as with a real channel's page). A person can pay the order (in full or another amount), make the payment fail, or abandon the page. Paying completes the order exactly like `pay_deposit`; a failed payment is the channel declining it, which cancels the order (`deposit.cancelled`); abandoning changes nothing, so the order expires at `expire_at`. The page posts its choice as a form to the same address.
 
+A sandbox configured with no `platform_events_url` is its own platform: it posts its platform events (an owner's invitation, a billing statement issued) to itself, at `POST /sandbox/platform-events` (not JSON API: a receiver, as the platform's would be), signed the Standard Webhooks way with a secret it keeps in its data directory (`platform-events.secret`); the receiver answers 204, or 401 `INVALID_SIGNATURE` to a post not signed with that secret or stamped more than 5 minutes from the sandbox's clock. The console's Platform events page lists them with their links, so an owner can be invited and accept with nothing configured. With a `platform_events_url`, they go there instead.
+
 The sandbox's requests count with the payment API's towards the instance's bound on requests at once; past it, or when no database connection is free within the configured wait, the answer is 503 `SERVICE_UNAVAILABLE` at once with a `Retry-After` header (seconds): nothing was done. Each instance holds at most a configured number of connections open at once (1024 unless configured); a connection past it is answered as soon as its request's head has arrived, without its body being read, with 503 `SERVICE_UNAVAILABLE`, `Retry-After: 1` and `Connection: close`, and closed; one that sends no whole head within 5 seconds is closed unanswered. Of them, a configured number (64 unless configured) are kept for each of three surfaces (the payment API with channels and the sandbox, the operator API, the pages), so that a crowd on one leaves the others theirs: a connection is refused as above once the shared ones and those kept for the surface its request line names are all held. And one address holds at most a configured number of them (128 unless configured; the load balancers an operator names as trusted proxies are not counted so): a connection from an address that holds as many is refused as above. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed; a request whose body has not arrived whole within 30 seconds of its head is answered 400 `INVALID_BODY` (the message says so) and its connection closed.
 
 
-Version: 0.4.2*/
+Version: 0.4.3*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -448,7 +450,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.4.2"
+        "0.4.3"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
