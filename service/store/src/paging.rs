@@ -24,6 +24,15 @@ pub struct ListFilter {
     pub created_to: Option<i64>,
     /// Only these actions (change requests only).
     pub actions: Option<Vec<String>>,
+    /// Only these kinds of order (callback deliveries only).
+    pub order_kinds: Option<Vec<String>>,
+    /// Only this currency (orders only).
+    pub currency: Option<String>,
+    /// Only amounts of at least this many stored units (orders only).
+    pub min_amount: Option<i64>,
+    /// Oldest first, resuming after the cursor (orders only): a work
+    /// queue is served in the order it arrived.
+    pub oldest_first: bool,
     pub after: Option<Cursor>,
     pub limit: i64,
 }
@@ -51,3 +60,21 @@ macro_rules! newest_after {
     }};
 }
 pub(crate) use newest_after;
+
+/// `newest_after`'s mirror: oldest first, resumed after `filter.after`.
+macro_rules! oldest_after {
+    ($query:expr, $table:ident, $key:ident, $filter:expr) => {{
+        let mut query = $query;
+        if let Some(c) = &$filter.after {
+            query = query.filter(
+                $table::created_at.gt(c.created_at).or($table::created_at
+                    .eq(c.created_at)
+                    .and($table::$key.gt(c.key.clone()))),
+            );
+        }
+        query
+            .order(($table::created_at.asc(), $table::$key.asc()))
+            .limit($filter.limit)
+    }};
+}
+pub(crate) use oldest_after;

@@ -131,6 +131,8 @@ pub struct DepositRow {
     pub match_amount: Option<i64>,
     /// An account order's receiving account's name at creation.
     pub account_name: Option<String>,
+    /// The merchant's page the payer goes back to when the payment is over.
+    pub return_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -354,6 +356,7 @@ pub struct CashierSessionRow {
     pub user_id: Option<String>,
     pub created_at: i64,
     pub expire_at: i64,
+    pub return_url: Option<String>,
 }
 
 /// Declares a named update: a changeset whose leading columns every

@@ -77,6 +77,7 @@ diesel::table! {
         updated_at -> BigInt,
         match_amount -> Nullable<BigInt>,
         account_name -> Nullable<Text>,
+        return_url -> Nullable<Text>,
     }
 }
 
@@ -265,6 +266,7 @@ diesel::table! {
         user_id -> Nullable<Text>,
         created_at -> BigInt,
         expire_at -> BigInt,
+        return_url -> Nullable<Text>,
     }
 }
 

@@ -97,6 +97,16 @@ pub trait CallbackQueries: Send {
     /// Resets a delivery not being sent to its first attempt, due `now`.
     async fn reset_callback(&mut self, id: &str, now: i64) -> StoreResult<bool>;
 
+    /// Queues again, as `reset_callback` does each, at most `limit` FAILED
+    /// deliveries that `filter` matches (merchant, creation times), oldest
+    /// first. How many.
+    async fn reset_failed_callbacks(
+        &mut self,
+        filter: &ListFilter,
+        now: i64,
+        limit: i64,
+    ) -> StoreResult<usize>;
+
     /// Gives back a claim whose attempt never started (the worker is
     /// stopping): WAITING_RETRY again, at its scheduled time, its attempt
     /// count unchanged. Only under the claim's own token.
@@ -402,6 +412,18 @@ macro_rules! impl_callbacks {
                 if let Some(st) = &filter.status {
                     q = q.filter(callback_deliveries::status.eq(st.clone()));
                 }
+                if let Some(m) = &filter.merchant_id {
+                    q = q.filter(callback_deliveries::merchant_id.eq(m.clone()));
+                }
+                if let Some(kinds) = &filter.order_kinds {
+                    q = q.filter(callback_deliveries::order_kind.eq_any(kinds.clone()));
+                }
+                if let Some(from) = filter.created_from {
+                    q = q.filter(callback_deliveries::created_at.ge(from));
+                }
+                if let Some(to) = filter.created_to {
+                    q = q.filter(callback_deliveries::created_at.lt(to));
+                }
                 Ok(newest_after!(q, callback_deliveries, id, filter)
                     .select(crate::rows::columns::<CallbackDeliveryRow>())
                     .load(self.c())
@@ -571,6 +593,55 @@ macro_rules! impl_callbacks {
                     self.done.callback_queued = true;
                 }
                 Ok(n == 1)
+            }
+
+            async fn reset_failed_callbacks(
+                &mut self,
+                filter: &ListFilter,
+                now: i64,
+                limit: i64,
+            ) -> StoreResult<usize> {
+                let mut q = callback_deliveries::table
+                    .filter(callback_deliveries::status.eq(DeliveryStatus::Failed))
+                    .into_boxed();
+                if let Some(m) = &filter.merchant_id {
+                    q = q.filter(callback_deliveries::merchant_id.eq(m.clone()));
+                }
+                if let Some(from) = filter.created_from {
+                    q = q.filter(callback_deliveries::created_at.ge(from));
+                }
+                if let Some(to) = filter.created_to {
+                    q = q.filter(callback_deliveries::created_at.lt(to));
+                }
+                let ids: Vec<String> = q
+                    .order((
+                        callback_deliveries::created_at.asc(),
+                        callback_deliveries::id.asc(),
+                    ))
+                    .limit(limit)
+                    .select(callback_deliveries::id)
+                    .load(self.c())
+                    .await?;
+                if ids.is_empty() {
+                    return Ok(0);
+                }
+                let n = diesel::update(
+                    callback_deliveries::table
+                        .filter(callback_deliveries::id.eq_any(ids))
+                        .filter(callback_deliveries::status.eq(DeliveryStatus::Failed)),
+                )
+                .set((
+                    callback_deliveries::status.eq(DeliveryStatus::WaitingRetry),
+                    callback_deliveries::attempts.eq(0),
+                    callback_deliveries::next_attempt_at.eq(Some(now)),
+                    callback_deliveries::updated_at.eq(now),
+                ))
+                .execute(self.c())
+                .await?;
+                if n > 0 {
+                    self.done.callback_queued = true;
+                }
+                Ok(n)
             }
 
             async fn release_callback(&mut self, id: &str, claim_token: &str) -> StoreResult<bool> {

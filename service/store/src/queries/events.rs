@@ -49,6 +49,15 @@ pub trait EventQueries: Send {
 
     async fn insert_balance_transaction(&mut self, row: &BalanceTransactionRow) -> StoreResult<()>;
 
+    /// One order's events and its balance lines, oldest first, at most
+    /// `limit` of each: what its timeline shows.
+    async fn order_history(
+        &mut self,
+        merchant_id: &str,
+        order_no: &str,
+        limit: i64,
+    ) -> StoreResult<(Vec<MerchantEventRow>, Vec<BalanceTransactionRow>)>;
+
     async fn balance_lines(
         &mut self,
         filter: &LinesFilter,
@@ -178,6 +187,31 @@ macro_rules! impl_events {
                     .execute(self.c())
                     .await?;
                 Ok(())
+            }
+
+            async fn order_history(
+                &mut self,
+                merchant_id: &str,
+                order_no: &str,
+                limit: i64,
+            ) -> StoreResult<(Vec<MerchantEventRow>, Vec<BalanceTransactionRow>)> {
+                let events = merchant_events::table
+                    .filter(merchant_events::merchant_id.eq(merchant_id))
+                    .filter(merchant_events::order_no.eq(order_no))
+                    .order(merchant_events::seq.asc())
+                    .limit(limit)
+                    .select(crate::rows::columns::<MerchantEventRow>())
+                    .load(self.c())
+                    .await?;
+                let lines = balance_transactions::table
+                    .filter(balance_transactions::merchant_id.eq(merchant_id))
+                    .filter(balance_transactions::order_no.eq(order_no))
+                    .order(balance_transactions::version.asc())
+                    .limit(limit)
+                    .select(crate::rows::columns::<BalanceTransactionRow>())
+                    .load(self.c())
+                    .await?;
+                Ok((events, lines))
             }
 
             async fn balance_lines(

@@ -165,6 +165,20 @@ use by_order_key;
 macro_rules! list_orders {
     ($conn:expr, $table:ident, $row:ty, $filter:expr) => {{
         let filter = $filter;
+        let q = crate::queries::filtered_orders!($table, filter);
+        let q = if filter.oldest_first {
+            crate::paging::oldest_after!(q, $table, order_no, filter)
+        } else {
+            crate::paging::newest_after!(q, $table, order_no, filter)
+        };
+        Ok(q.select(crate::rows::columns::<$row>()).load($conn).await?)
+    }};
+}
+/// An order table, boxed, with a listing's filters (not its cursor):
+/// what a page of it and its count share.
+macro_rules! filtered_orders {
+    ($table:ident, $filter:expr) => {{
+        let filter = $filter;
         let mut q = $table::table.into_boxed();
         if let Some(m) = &filter.merchant_id {
             q = q.filter($table::merchant_id.eq(m.clone()));
@@ -178,12 +192,16 @@ macro_rules! list_orders {
         if let Some(to) = filter.created_to {
             q = q.filter($table::created_at.lt(to));
         }
-        Ok(crate::paging::newest_after!(q, $table, order_no, filter)
-            .select(crate::rows::columns::<$row>())
-            .load($conn)
-            .await?)
+        if let Some(c) = &filter.currency {
+            q = q.filter($table::currency.eq(c.clone()));
+        }
+        if let Some(units) = filter.min_amount {
+            q = q.filter($table::amount.ge(units));
+        }
+        q
     }};
 }
+pub(crate) use filtered_orders;
 use list_orders;
 
 /// Writes a move (`DepositMove`, `WithdrawalMove`) to the order `$id` of

@@ -7,7 +7,9 @@ use crate::schema::*;
 use crate::StoreResult;
 
 use super::merchants::held_merchants;
-use super::{by_order_key, first_or_none, insert_one, list_orders, write_move, OrderKey};
+use super::{
+    by_order_key, filtered_orders, first_or_none, insert_one, list_orders, write_move, OrderKey,
+};
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -55,6 +57,9 @@ pub trait WithdrawalQueries: Send {
     async fn payouts_in_doubt(&mut self) -> StoreResult<Vec<(Option<String>, i64, Option<i64>)>>;
 
     async fn list_withdrawals(&mut self, filter: &ListFilter) -> StoreResult<Vec<WithdrawalRow>>;
+
+    /// How many withdrawals `filter` matches, every page together.
+    async fn count_withdrawals(&mut self, filter: &ListFilter) -> StoreResult<i64>;
 
     /// The amounts of a merchant's withdrawals in `currency` to one
     /// beneficiary account created at or after `since` and not rejected or
@@ -192,6 +197,13 @@ macro_rules! impl_withdrawals {
                 filter: &ListFilter,
             ) -> StoreResult<Vec<WithdrawalRow>> {
                 list_orders!(self.c(), withdrawal_orders, WithdrawalRow, filter)
+            }
+
+            async fn count_withdrawals(&mut self, filter: &ListFilter) -> StoreResult<i64> {
+                Ok(filtered_orders!(withdrawal_orders, filter)
+                    .count()
+                    .get_result(self.c())
+                    .await?)
             }
 
             async fn amounts_to_beneficiary(

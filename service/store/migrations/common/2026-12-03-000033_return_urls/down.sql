@@ -1,0 +1,2 @@
+ALTER TABLE cashier_sessions DROP COLUMN return_url;
+ALTER TABLE deposit_orders DROP COLUMN return_url;

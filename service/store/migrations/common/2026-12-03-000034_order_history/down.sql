@@ -1,0 +1,2 @@
+DROP INDEX balance_transactions_order;
+DROP INDEX merchant_events_order;
