@@ -39,10 +39,7 @@ impl Config {
             expiry_interval_seconds: 15,
             request_body_max_bytes: 64 * 1024,
             log_level: "info".into(),
-            log_format: match profile {
-                Profile::Sandbox => crate::telemetry::logs::LogFormat::Text,
-                Profile::Production => crate::telemetry::logs::LogFormat::Json,
-            },
+            log_format: default_log_format(profile),
             metrics_bind: None,
             shutdown_grace_seconds: 25,
             currencies: default_currencies(),
@@ -57,6 +54,7 @@ impl Config {
             default_fees: BTreeMap::new(),
             operators: Vec::new(),
             platform_events_url: None,
+            billing: default_billing(profile),
             platform_events_secret: None,
             owner_invitation_ttl_seconds: 24 * 60 * 60,
             rate_limit: RateLimitConfig {
@@ -111,6 +109,46 @@ fn default_routing() -> RoutingConfig {
     routing.default.insert("THB".into(), Route::Account);
     routing.default.insert("BDT".into(), Route::Channel);
     routing
+}
+
+/// Text for a person at a terminal in the sandbox, JSON lines for a
+/// collector in production.
+fn default_log_format(profile: Profile) -> crate::telemetry::logs::LogFormat {
+    match profile {
+        Profile::Sandbox => crate::telemetry::logs::LogFormat::Text,
+        Profile::Production => crate::telemetry::logs::LogFormat::Json,
+    }
+}
+
+/// Production bills with what its operators configure; the sandbox with an
+/// example.
+fn default_billing(profile: Profile) -> BillingConfig {
+    match profile {
+        Profile::Sandbox => sandbox_billing(),
+        Profile::Production => BillingConfig::default(),
+    }
+}
+
+/// A sandbox's statements read as a real one's would: an issuer with an
+/// address and a tax number, and a VAT on fees in each currency (Thailand's
+/// 7 %, Bangladesh's 15 %), all of it configuration a deployment replaces.
+fn sandbox_billing() -> BillingConfig {
+    let vat = |rate: i64| TaxConfig {
+        name: "VAT".into(),
+        rate_percent: Decimal::from(rate),
+    };
+    BillingConfig {
+        issuer: Some(PartyConfig {
+            legal_name: "Sandbox Payments Co., Ltd.".into(),
+            address: vec![
+                "99 Example Tower, 12th floor, Sathorn Road".into(),
+                "Bangkok 10120, Thailand".into(),
+            ],
+            tax_number: Some("0105599999999".into()),
+        }),
+        merchants: BTreeMap::new(),
+        tax: BTreeMap::from([("THB".to_string(), vat(7)), ("BDT".to_string(), vat(15))]),
+    }
 }
 
 /// The denominations a payer picks from on a cashier page, per currency.

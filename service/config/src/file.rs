@@ -48,6 +48,7 @@ pub(super) struct FileConfig {
     default_fees: Option<BTreeMap<String, DirectionRates>>,
     operators: Option<Vec<OperatorConfig>>,
     platform_events_url: Option<String>,
+    billing: Option<BillingConfig>,
     #[serde(default, deserialize_with = "crate::secret::optional")]
     platform_events_secret: Option<String>,
     owner_invitation_ttl_seconds: Option<i64>,
@@ -166,6 +167,7 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
         deposit_validity_seconds,
         validity,
         denominations,
+        billing,
         key_rotation_grace_seconds,
         payout_inquire_after_seconds,
         payout_in_doubt_after_seconds,
@@ -200,12 +202,11 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
         callback_allow_private_addresses,
         callback_allowed_private_hosts
     );
-    if let Some(v) = f.callback_max_attempts {
-        c.callback_schedule.max_attempts = v;
-    }
-    if let Some(v) = f.callback_retry_interval_seconds {
-        c.callback_schedule.retry_interval_seconds = v;
-    }
+    schedule(
+        c,
+        f.callback_max_attempts,
+        f.callback_retry_interval_seconds,
+    );
     if let Some(list) = f.trusted_proxies {
         c.trusted_proxies = proxies(list.iter().map(String::as_str))?;
     }
@@ -226,6 +227,16 @@ pub(super) fn apply(c: &mut Config, f: FileConfig) -> Result<()> {
         merge_currencies(&mut c.currencies, currencies)?;
     }
     Ok(())
+}
+
+/// The file's callback schedule keys, each over the profile's.
+fn schedule(c: &mut Config, max_attempts: Option<i32>, retry_interval_seconds: Option<i64>) {
+    if let Some(v) = max_attempts {
+        c.callback_schedule.max_attempts = v;
+    }
+    if let Some(v) = retry_interval_seconds {
+        c.callback_schedule.retry_interval_seconds = v;
+    }
 }
 
 /// Addresses or CIDR blocks: an address alone is a block of one.

@@ -204,6 +204,44 @@ pub struct DenominationConfig {
     pub merchants: BTreeMap<String, BTreeMap<String, Vec<String>>>,
 }
 
+/// What a billing statement says of who issues it, whom it bills and the
+/// tax on its fees. Nothing here is hard-coded for a country: Thailand's
+/// VAT or Bangladesh's is a rate configured per currency.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BillingConfig {
+    /// The platform, as the statement's issuer; unset, the document says
+    /// the issuer is not configured.
+    pub issuer: Option<PartyConfig>,
+    /// Each merchant's legal details, by merchant code; a merchant not
+    /// named is billed by its name alone.
+    #[serde(default)]
+    pub merchants: BTreeMap<String, PartyConfig>,
+    /// Tax charged on the fees, per currency (`[billing.tax.THB]`).
+    #[serde(default)]
+    pub tax: BTreeMap<String, TaxConfig>,
+}
+
+/// A legal person as a statement names it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartyConfig {
+    pub legal_name: String,
+    /// The postal address, one line an entry.
+    #[serde(default)]
+    pub address: Vec<String>,
+    pub tax_number: Option<String>,
+}
+
+/// A tax on fees: its name as the statement prints it (`VAT`) and its rate
+/// in percent, a decimal string (`"7"`), never a float.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaxConfig {
+    pub name: String,
+    pub rate_percent: Decimal,
+}
+
 /// What an instance runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Roles {
@@ -347,6 +385,8 @@ pub struct Config {
     /// (`tenant_owner_invite`) are posted to; never a merchant's. Unset,
     /// owners cannot be invited (the link would reach no one).
     pub platform_events_url: Option<String>,
+    /// Issuer, bill-to and tax of billing statements.
+    pub billing: BillingConfig,
     /// The platform events' own signing secret (Standard Webhooks,
     /// `whsec_` and base64); required with `platform_events_url`.
     pub platform_events_secret: Option<String>,

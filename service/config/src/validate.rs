@@ -14,7 +14,50 @@ impl Config {
         self.validate_schedules()?;
         self.validate_accounts_and_routes()?;
         self.validate_platform_events()?;
+        self.validate_billing()?;
         self.validate_channels()
+    }
+
+    /// Statements print these: each name present and of a length a page
+    /// holds, each tax for a configured currency at a rate from 0 to 100.
+    fn validate_billing(&self) -> Result<()> {
+        let b = &self.billing;
+        let parties = b
+            .issuer
+            .iter()
+            .map(|p| ("billing.issuer".to_string(), p))
+            .chain(
+                b.merchants
+                    .iter()
+                    .map(|(code, p)| (format!("billing.merchants.{code}"), p)),
+            );
+        for (key, party) in parties {
+            if party.legal_name.trim().is_empty() || party.legal_name.len() > 120 {
+                bail!("{key}.legal_name must be 1 to 120 characters");
+            }
+            if party.address.len() > 4 || party.address.iter().any(|l| l.len() > 120) {
+                bail!("{key}.address is at most 4 lines of at most 120 characters");
+            }
+            if party
+                .tax_number
+                .as_ref()
+                .is_some_and(|n| n.trim().is_empty() || n.len() > 40)
+            {
+                bail!("{key}.tax_number must be 1 to 40 characters");
+            }
+        }
+        for (currency, tax) in &b.tax {
+            if !self.currencies.contains_key(currency) {
+                bail!("billing.tax.{currency}: {currency} is not a configured currency");
+            }
+            if tax.name.trim().is_empty() || tax.name.len() > 40 {
+                bail!("billing.tax.{currency}.name must be 1 to 40 characters");
+            }
+            if tax.rate_percent < Decimal::ZERO || tax.rate_percent > Decimal::ONE_HUNDRED {
+                bail!("billing.tax.{currency}.rate_percent must be from 0 to 100 (a decimal string such as \"7\")");
+            }
+        }
+        Ok(())
     }
 
     fn validate_platform_events(&self) -> Result<()> {

@@ -65,13 +65,25 @@ pub fn rfc3339(at: i64) -> String {
         .unwrap_or_default()
 }
 
-/// A statement's number: its period's first day, its merchant, its
-/// version. Unique because (merchant, period start, version) is.
-pub fn number(merchant_id: &str, period_start: i64, version: i32) -> String {
+/// A statement's first number: its period's first day, its merchant's
+/// code, version 1 (`BS-20261101-siam-games-1`): short enough to quote on
+/// the phone, and unique because a code names one merchant and (merchant,
+/// period start, version) is unique.
+pub fn number(merchant_code: &str, period_start: i64) -> String {
     let day = DateTime::<Utc>::from_timestamp(period_start, 0)
         .map(|t| t.format("%Y%m%d").to_string())
         .unwrap_or_default();
-    format!("BS-{day}-{merchant_id}-{version}")
+    format!("BS-{day}-{merchant_code}-1")
+}
+
+/// The number of `version` of the statement numbered `number`: the same
+/// number with that version at its end. A correction keeps the number it
+/// corrects, so a statement's versions read as one family whatever the
+/// form its first number took (before issue 53 they named the merchant's
+/// id).
+pub fn numbered(number: &str, version: i32) -> String {
+    let family = number.rsplit_once('-').map_or(number, |(family, _)| family);
+    format!("{family}-{version}")
 }
 
 /// What one currency's lines charged in a period, in ledger units
@@ -210,6 +222,19 @@ mod tests {
             (1, 500_000, 10_000)
         );
         assert_eq!(t.total_fees, 70_000);
-        assert_eq!(number("m1", at(2026, 11, 1), 2), "BS-20261101-m1-2");
+        assert_eq!(
+            number("siam-games", at(2026, 11, 1)),
+            "BS-20261101-siam-games-1"
+        );
+        assert_eq!(
+            numbered("BS-20261101-siam-games-1", 2),
+            "BS-20261101-siam-games-2"
+        );
+        // A statement first numbered with its merchant's id keeps that form.
+        let old = "BS-20261101-0b9d5c1e-7a2f-4e3b-8c6d-1f2a3b4c5d6e-1";
+        assert_eq!(
+            numbered(old, 3),
+            "BS-20261101-0b9d5c1e-7a2f-4e3b-8c6d-1f2a3b4c5d6e-3"
+        );
     }
 }

@@ -59,7 +59,7 @@ pub fn rule(action: Action) -> (Rule, &'static str) {
         ApproveChangeRequest | RejectChangeRequest => (Alone, "is itself the second person's decision; never the filer's"),
         VouchOperator => (Alone, "is itself the second admin's word on an operator another made or raised"),
         RejectWithdrawal => (Alone, "returns the funds to the merchant's own balance; nothing leaves"),
-        RetryCallback | SetRateLimit | SetCallbackTimeout | SetCallbackSigning => (Alone, "how callbacks and requests are handled; moves no money"),
+        RetryCallback | RetryCallbacks | SetRateLimit | SetCallbackTimeout | SetCallbackSigning => (Alone, "how callbacks and requests are handled; moves no money"),
         CreateMerchant | SetMerchantStatus | RevokeApiKey | RevokeOperatorToken => (Alone, "creates a merchant with nothing, or takes powers away"),
         RestrictApiKey => (Alone, "narrows (or gives back) where and for what a key two people issued works; moves no money"),
         InviteOwner | ResendOwnerInvitation | RevokeOwnerInvitation | SetOwnerStatus => (Alone, "an owner reads and sets a merchant's own keys; moves no money"),

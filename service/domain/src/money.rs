@@ -68,8 +68,48 @@ pub fn validate_amount(
     Ok(normalized)
 }
 
+/// An amount as a document for people prints it: thousands grouped with
+/// commas, at least the currency's `digits` fraction digits and more only
+/// where the amount has them (a fee of 0.0125 is never shown as 0.01).
+pub fn grouped(amount: Decimal, digits: u32) -> String {
+    let normalized = amount.normalize();
+    let scale = normalized.scale().max(digits);
+    let mut fixed = normalized;
+    fixed.rescale(scale);
+    let text = fixed.abs().to_string();
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let mut out = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if !fraction.is_empty() {
+        out.push('.');
+        out.push_str(fraction);
+    }
+    match amount.is_sign_negative() && !fixed.is_zero() {
+        true => format!("-{out}"),
+        false => out,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn grouped_amounts_keep_every_digit_they_have() {
+        use super::grouped;
+        let d = |s: &str| s.parse::<rust_decimal::Decimal>().unwrap();
+        assert_eq!(grouped(d("101334.5600"), 2), "101,334.56");
+        assert_eq!(grouped(d("600000"), 2), "600,000.00");
+        assert_eq!(grouped(d("0.0125"), 2), "0.0125");
+        assert_eq!(grouped(d("999.5"), 2), "999.50");
+        assert_eq!(grouped(d("1234567.891"), 0), "1,234,567.891");
+        assert_eq!(grouped(d("-2500"), 2), "-2,500.00");
+        assert_eq!(grouped(d("0"), 2), "0.00");
+    }
+
     use super::*;
     use std::str::FromStr;
 

@@ -80,6 +80,8 @@ actions! {
     /// Any listing or single read, the ledger check included.
     Read => "read", Viewer, false;
     RetryCallback => "retry_callback", Support, true;
+    /// Failed deliveries queued again in one batch.
+    RetryCallbacks => "retry_callbacks", Support, true;
     CancelDeposit => "cancel_deposit", Support, true;
     ApproveWithdrawal => "approve_withdrawal", Approver, true;
     RejectWithdrawal => "reject_withdrawal", Approver, true;
@@ -146,6 +148,8 @@ pub enum OwnerAction {
     /// Set a key's address allowlist or scope.
     RestrictApiKey,
     SetCallbackTimeout,
+    /// Sent one of its merchant's failed callbacks again.
+    RetryCallback,
 }
 
 impl OwnerAction {
@@ -154,6 +158,7 @@ impl OwnerAction {
         OwnerAction::IssueApiKey,
         OwnerAction::RestrictApiKey,
         OwnerAction::SetCallbackTimeout,
+        OwnerAction::RetryCallback,
     ];
 
     pub fn name(self) -> &'static str {
@@ -162,6 +167,7 @@ impl OwnerAction {
             OwnerAction::IssueApiKey => Action::IssueApiKey.name(),
             OwnerAction::RestrictApiKey => Action::RestrictApiKey.name(),
             OwnerAction::SetCallbackTimeout => Action::SetCallbackTimeout.name(),
+            OwnerAction::RetryCallback => Action::RetryCallback.name(),
         }
     }
 

@@ -54,36 +54,51 @@ pub fn required_text(field: &str, value: String, max: usize) -> Result<String, A
 }
 
 pub fn callback_url(profile: Profile, value: Option<String>) -> Result<Option<String>, ApiError> {
-    const FIELD: &str = "callback_url";
+    merchant_url("callback_url", profile, value)
+}
+
+/// The merchant's page the payer is sent back to: the same rule as a
+/// callback URL, since production pages link only to https.
+pub fn return_url(profile: Profile, value: Option<String>) -> Result<Option<String>, ApiError> {
+    merchant_url("return_url", profile, value)
+}
+
+/// An absolute http(s) URL a merchant gives: https only in production, a
+/// host, no credentials, at most `CALLBACK_URL_MAX` characters.
+fn merchant_url(
+    field: &'static str,
+    profile: Profile,
+    value: Option<String>,
+) -> Result<Option<String>, ApiError> {
     let Some(raw) = value else { return Ok(None) };
     if raw.len() > CALLBACK_URL_MAX {
         return Err(ApiError::invalid_field(
-            FIELD,
+            field,
             format!("must be at most {CALLBACK_URL_MAX} characters"),
         ));
     }
     let url = url::Url::parse(&raw)
-        .map_err(|e| ApiError::invalid_field(FIELD, format!("must be an absolute URL ({e})")))?;
+        .map_err(|e| ApiError::invalid_field(field, format!("must be an absolute URL ({e})")))?;
     match (url.scheme(), profile) {
         ("https", _) | ("http", Profile::Sandbox) => {}
         ("http", Profile::Production) => {
             return Err(ApiError::invalid_field(
-                FIELD,
+                field,
                 "must use https in production",
             ))
         }
         (other, _) => {
             return Err(ApiError::invalid_field(
-                FIELD,
+                field,
                 format!("must use http or https, not `{other}`"),
             ))
         }
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(ApiError::invalid_field(FIELD, "must name a host"));
+        return Err(ApiError::invalid_field(field, "must name a host"));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(ApiError::invalid_field(FIELD, "must not carry credentials"));
+        return Err(ApiError::invalid_field(field, "must not carry credentials"));
     }
     Ok(Some(raw))
 }
@@ -209,5 +224,23 @@ mod tests {
         assert!(!ok(Profile::Sandbox, "ftp://example.com/cb"));
         assert!(!ok(Profile::Sandbox, "/relative"));
         assert!(!ok(Profile::Sandbox, "https://user:pw@example.com/"));
+    }
+
+    #[test]
+    fn return_urls_are_links_only_to_web_pages() {
+        let check = |p, u: &str| return_url(p, Some(u.to_string()));
+        assert!(check(Profile::Sandbox, "http://127.0.0.1:9000/done").is_ok());
+        assert!(check(Profile::Production, "https://shop.example/thanks?o=1").is_ok());
+        // A link on the payer's page: a script or data URL must never be one.
+        for bad in ["javascript:alert(1)", "data:text/html,x", "//shop.example/"] {
+            let e = check(Profile::Sandbox, bad).unwrap_err();
+            assert!(e.to_string().contains("return_url"), "{bad}: {e}");
+        }
+        assert!(check(Profile::Production, "http://shop.example/").is_err());
+        assert!(check(
+            Profile::Sandbox,
+            &format!("https://a.example/{}", "x".repeat(2048))
+        )
+        .is_err());
     }
 }
