@@ -37,6 +37,7 @@ pub struct NewSession {
     pub amount: Option<Decimal>,
     pub currency: String,
     pub callback_url: Option<String>,
+    pub return_url: Option<String>,
     pub extra_data: Option<String>,
     pub user_id: Option<String>,
     pub cards: Vec<SavedCard>,
@@ -52,6 +53,8 @@ pub struct Session {
     pub amount: Option<Decimal>,
     pub cards: Vec<SavedCard>,
     pub callback_url: Option<String>,
+    /// The merchant's page the payer goes back to when the payment is over.
+    pub return_url: Option<String>,
     pub extra_data: Option<String>,
     pub user_id: Option<String>,
     pub created_at: i64,
@@ -182,6 +185,7 @@ pub async fn create(app: &App, merchant: &Merchant, req: NewSession) -> Result<S
         extra_data: req.extra_data.clone(),
         user_id: req.user_id.clone(),
         created_at: now,
+        return_url: req.return_url.clone(),
         expire_at: now + app.config.validity_for(&merchant.code, &req.currency),
     };
     let insert = row.clone();
@@ -339,6 +343,7 @@ async fn order_for(
         amount,
         currency: session.currency.clone(),
         callback_url: session.callback_url.clone(),
+        return_url: session.return_url.clone(),
         extra_data: session.extra_data.clone(),
         user_id: session.user_id.clone(),
         payer: Payer {
@@ -398,6 +403,7 @@ fn from_row(app: &App, row: CashierSessionRow) -> Result<Session, ApiError> {
         amount: row.amount.map(from_units),
         cards,
         callback_url: row.callback_url,
+        return_url: row.return_url,
         extra_data: row.extra_data,
         user_id: row.user_id,
         created_at: row.created_at,

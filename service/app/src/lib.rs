@@ -31,10 +31,12 @@ pub mod owners;
 pub mod passwords;
 pub mod payment_sync;
 pub mod people;
+pub mod platform_inbox;
 pub mod retention;
 pub mod reveals;
 pub mod second_factor;
 pub mod suspension;
+pub mod timeline;
 pub mod web_sessions;
 pub mod withdrawals;
 

@@ -9,7 +9,8 @@ use crate::deposits::Deposit;
 use crate::domain::error::ApiError;
 use crate::domain::status::Role;
 use crate::domain::status::{
-    BankTransactionStatus, DeliveryStatus, DepositStatus, NotificationOutcome, WithdrawalStatus,
+    BankTransactionStatus, DeliveryStatus, DepositStatus, NotificationOutcome, OrderKind,
+    WithdrawalStatus,
 };
 use crate::merchants::{self, Merchant};
 use crate::notifications::Recorded;
@@ -35,6 +36,10 @@ pub struct Listing {
     pub channel_id: Option<String>,
     pub created_from: Option<i64>,
     pub created_to: Option<i64>,
+    pub currency: Option<String>,
+    /// At least this amount, in stored units.
+    pub min_amount: Option<i64>,
+    pub oldest_first: bool,
 }
 
 /// One page, and where the next resumes (none after the last).
@@ -68,6 +73,10 @@ impl Listing {
             created_from: self.created_from,
             created_to: self.created_to,
             actions: None,
+            order_kinds: None,
+            currency: self.currency,
+            min_amount: self.min_amount,
+            oldest_first: self.oldest_first,
         })
     }
 }
@@ -160,6 +169,15 @@ pub async fn deposits(app: &App, listing: Listing) -> Result<Page<(Deposit, Merc
     })
 }
 
+/// How many withdrawals a listing matches, every page together.
+pub async fn count_withdrawals(app: &App, listing: Listing) -> Result<i64, ApiError> {
+    let filter = listing.filter(WithdrawalStatus::ALL)?;
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.count_withdrawals(&filter).await }))
+        .await?)
+}
+
 pub async fn withdrawals(
     app: &App,
     listing: Listing,
@@ -198,7 +216,26 @@ pub async fn bank_transactions(
 }
 
 pub async fn callback_deliveries(app: &App, listing: Listing) -> Result<Page<Delivery>, ApiError> {
-    let filter = listing.filter(DeliveryStatus::ALL)?;
+    deliveries(app, listing.filter(DeliveryStatus::ALL)?).await
+}
+
+/// Platform events' deliveries (owner invitations, billing statements),
+/// newest first.
+pub async fn platform_deliveries(app: &App, listing: Listing) -> Result<Page<Delivery>, ApiError> {
+    let filter = ListFilter {
+        order_kinds: Some(
+            OrderKind::ALL
+                .iter()
+                .filter(|k| k.is_platform())
+                .map(|k| k.as_str().to_string())
+                .collect(),
+        ),
+        ..listing.filter(DeliveryStatus::ALL)?
+    };
+    deliveries(app, filter).await
+}
+
+async fn deliveries(app: &App, filter: ListFilter) -> Result<Page<Delivery>, ApiError> {
     let f = filter.clone();
     let rows = app
         .db

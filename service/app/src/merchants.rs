@@ -456,6 +456,15 @@ pub async fn find_row(app: &App, merchant_id: &str) -> Result<MerchantRow, ApiEr
         .ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))
 }
 
+/// The merchant whose code is `code`, if one is.
+pub async fn find_by_code(app: &App, code: &str) -> Result<Option<MerchantRow>, ApiError> {
+    let code = code.to_string();
+    Ok(app
+        .db
+        .run(|s| Box::pin(async move { s.merchant_by_code(&code).await }))
+        .await?)
+}
+
 /// The merchant's row, held until the transaction ends: a read-modify-write
 /// of a settings document starts here, so that two at once lose nothing.
 pub async fn locked_row(tx: &mut dyn Store, merchant_id: &str) -> Result<MerchantRow, ApiError> {

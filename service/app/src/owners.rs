@@ -139,6 +139,19 @@ pub struct Accepted {
 /// The invitation's owner chooses a password: the owner is active from
 /// then on, and the trail holds the acceptance as the owner's own action
 /// (`accept_owner_invitation`) in the same transaction.
+/// Whom a usable invitation link is for: the email and the merchant's
+/// name, for its page to say so. Refused as `accept` would refuse it.
+pub async fn invitation_for(app: &App, token: &str) -> Result<(String, String), ApiError> {
+    let hash = app.vault.lookup_hash(token);
+    let found = app
+        .db
+        .run(|s| Box::pin(async move { s.invitation_by_token(&hash).await }))
+        .await?;
+    let row = usable(found.as_ref(), app.now_unix())?.clone();
+    let merchant = crate::merchants::find_row(app, &row.merchant_id).await?;
+    Ok((row.email, merchant.name))
+}
+
 pub async fn accept(
     app: &App,
     token: &str,

@@ -9,6 +9,7 @@
 //! never edited; `reissue` supersedes it with the next version.
 
 pub mod document;
+mod typeset;
 
 use crate::actor::{Actor, Target};
 use crate::callbacks::{self, PlatformEvent};
@@ -48,13 +49,7 @@ impl Statement {
 
     /// The number of the version it replaced, if any.
     pub fn supersedes(&self) -> Option<String> {
-        (self.row.version > 1).then(|| {
-            billing::number(
-                &self.row.merchant_id,
-                self.row.period_start,
-                self.row.version - 1,
-            )
-        })
+        (self.row.version > 1).then(|| billing::numbered(&self.row.number, self.row.version - 1))
     }
 
     /// Where the platform reads its document (with an operator token).
@@ -76,8 +71,8 @@ struct Draft {
     version: i32,
     issued_by: String,
     remarks: Option<String>,
-    /// The statement this one supersedes (its id).
-    replaces: Option<String>,
+    /// The statement this one supersedes: its id and its number.
+    replaces: Option<(String, String)>,
 }
 
 /// The fees of each currency with lines in `[start, end)`. Not one
@@ -128,9 +123,9 @@ async fn issue(app: &App, by: &Actor, d: Draft) -> Result<Statement, ApiError> {
     let merchant = crate::merchants::find_row(app, &d.merchant_id).await?;
     let totals = totals(app, &d.merchant_id, d.start, d.end).await?;
     let now = app.now_unix();
-    let replaces = d.replaces.clone();
+    let replaces = d.replaces.as_ref().map(|(id, _)| id.clone());
     let remarks = d.remarks.clone();
-    let (statement, pdf) = prepare(d, &merchant.name, totals, now)?;
+    let (statement, pdf) = prepare(app, d, &merchant, totals, now)?;
     let event = match (
         app.config.platform_events_url.clone(),
         app.config.platform_events_secret.as_ref(),
@@ -164,28 +159,63 @@ async fn issue(app: &App, by: &Actor, d: Draft) -> Result<Statement, ApiError> {
     Ok(statement)
 }
 
+/// A configured party as the document names it.
+fn party(p: &crate::config::PartyConfig) -> document::Party<'_> {
+    document::Party {
+        legal_name: &p.legal_name,
+        address: &p.address,
+        tax_number: p.tax_number.as_deref(),
+    }
+}
+
 /// The statement's row and its PDF, before anything is written.
 fn prepare(
+    app: &App,
     d: Draft,
-    merchant_name: &str,
+    merchant: &crate::store::rows::MerchantRow,
     totals: Vec<CurrencyTotals>,
     now: i64,
 ) -> Result<(Statement, Vec<u8>), ApiError> {
-    let number = billing::number(&d.merchant_id, d.start, d.version);
-    let supersedes =
-        (d.version > 1).then(|| billing::number(&d.merchant_id, d.start, d.version - 1));
+    let (number, supersedes) = match &d.replaces {
+        Some((_, old)) => (billing::numbered(old, d.version), Some(old.clone())),
+        None => (billing::number(&merchant.code, d.start), None),
+    };
+    let config = &app.config.billing;
+    let charges: Vec<document::Charges<'_>> = totals
+        .iter()
+        .map(|t| document::Charges {
+            totals: t,
+            digits: app
+                .config
+                .currency(&t.currency)
+                .map_or(crate::domain::money::SCALE, |c| c.fraction_digits),
+            tax: config.tax.get(&t.currency).map(|x| document::Tax {
+                name: &x.name,
+                rate_percent: x.rate_percent,
+            }),
+        })
+        .collect();
     let pdf = document::render(
         &document::Heading {
             number: &number,
             version: d.version,
             supersedes: supersedes.as_deref(),
-            merchant_name,
+            issuer: config.issuer.as_ref().map(party),
+            bill_to: config.merchants.get(&merchant.code).map_or(
+                document::Party {
+                    legal_name: &merchant.name,
+                    address: &[],
+                    tax_number: None,
+                },
+                party,
+            ),
+            merchant_code: &merchant.code,
             merchant_id: &d.merchant_id,
             period_start: d.start,
             period_end: d.end,
             issued_at: now,
         },
-        &totals,
+        &charges,
     );
     let row = StatementRow {
         id: uuid::Uuid::new_v4().to_string(),
@@ -450,7 +480,7 @@ pub async fn reissue(
             version: old.version + 1,
             issued_by: by.name().to_string(),
             remarks,
-            replaces: Some(old.id),
+            replaces: Some((old.id, old.number)),
         },
     )
     .await

@@ -254,6 +254,107 @@ pub async fn retry(
     Ok(current)
 }
 
+/// An owner's retry of one of its merchant's callbacks that failed (every
+/// attempt used): `retry`, audited as the owner. Another merchant's record,
+/// or a platform event's, is not found; one that has not failed is refused.
+pub async fn retry_failed_of(
+    app: &App,
+    by: &Actor,
+    merchant_id: &str,
+    delivery_id: &str,
+) -> Result<CallbackDeliveryRow, ApiError> {
+    let row = find(app, delivery_id).await?;
+    if row.merchant_id != merchant_id || row.order_kind.is_platform() {
+        return Err(ApiError::DeliveryNotFound(delivery_id.to_string()));
+    }
+    if row.status != DeliveryStatus::Failed {
+        return Err(ApiError::InvalidStateTransition {
+            order_no: row.order_no,
+            status: row.status.to_string(),
+            action: "retry a callback that has not failed".into(),
+        });
+    }
+    retry(app, by, delivery_id).await
+}
+
+/// Which failed deliveries an operator queues again in one batch.
+#[derive(Clone, Debug, Default)]
+pub struct RetryBatch {
+    pub merchant_id: Option<String>,
+    pub created_from: Option<i64>,
+    pub created_to: Option<i64>,
+    pub limit: Option<i64>,
+}
+
+/// What a batch queued, and whether matching failed deliveries remain.
+pub struct Retried {
+    pub retried: usize,
+    pub more: bool,
+}
+
+/// The most deliveries one batch queues: a bound on one transaction.
+pub const BATCH_MOST: i64 = 1000;
+
+/// Queues again the failed deliveries `batch` matches, oldest first, at
+/// most its limit, each as `retry` does; one audit row for the whole batch
+/// (on the merchant when one is named) says how many, in the same commit.
+pub async fn retry_failed(app: &App, by: &Actor, batch: RetryBatch) -> Result<Retried, ApiError> {
+    let limit = batch.limit.unwrap_or(BATCH_MOST);
+    if !(1..=BATCH_MOST).contains(&limit) {
+        return Err(ApiError::invalid_field(
+            "limit",
+            format!("must be between 1 and {BATCH_MOST}"),
+        ));
+    }
+    if let (Some(from), Some(to)) = (batch.created_from, batch.created_to) {
+        if from >= to {
+            return Err(ApiError::invalid_field(
+                "created_to",
+                "must be after created_from",
+            ));
+        }
+    }
+    if let Some(m) = &batch.merchant_id {
+        crate::merchants::find_row(app, m).await?;
+    }
+    let filter = crate::store::paging::ListFilter {
+        merchant_id: batch.merchant_id.clone(),
+        created_from: batch.created_from,
+        created_to: batch.created_to,
+        status: Some(DeliveryStatus::Failed.to_string()),
+        limit: 1,
+        ..Default::default()
+    };
+    let target = match batch.merchant_id {
+        Some(m) => Target::Merchant(m),
+        // Every merchant's: the row names no one target.
+        None => Target::CallbackDelivery("*".into()),
+    };
+    let now = app.now_unix();
+    let by = by.clone();
+    app.db
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                let retried = s.reset_failed_callbacks(&filter, now, limit).await?;
+                let more = !s.list_callback_deliveries(&filter).await?.is_empty();
+                let remarks = format!(
+                    "queued again: {retried} failed {}{}",
+                    if retried == 1 {
+                        "delivery"
+                    } else {
+                        "deliveries"
+                    },
+                    if more { "; more remain" } else { "" }
+                );
+                if let Some(pending) = by.audit(target, Some(&remarks), now) {
+                    s.append_audit(&pending.row).await?;
+                }
+                Ok(Retried { retried, more })
+            })
+        })
+        .await
+}
+
 /// A record's attempts, oldest first.
 pub async fn history(app: &App, delivery_id: &str) -> Result<Vec<AttemptRecord>, ApiError> {
     let id = delivery_id.to_string();

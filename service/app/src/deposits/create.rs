@@ -135,6 +135,7 @@ fn new_row(
         created_at: now,
         updated_at: now,
         match_amount: None,
+        return_url: req.return_url.clone(),
     }
 }
 
@@ -199,6 +200,7 @@ impl Collection {
                     currency: currency.to_string(),
                     expire_at: crate::clock::from_unix(row.expire_at)
                         .map_err(|e| ApiError::Internal(e.to_string()))?,
+                    return_url: row.return_url.clone(),
                 };
                 let payment = channel
                     .create_payment(&ask)

@@ -82,6 +82,8 @@ pub struct NewDeposit {
     pub amount: Decimal,
     pub currency: String,
     pub callback_url: Option<String>,
+    /// The merchant's page the payer is sent back to when the payment is over.
+    pub return_url: Option<String>,
     pub extra_data: Option<String>,
     pub user_id: Option<String>,
     /// What the merchant says about the payer, all optional.
@@ -127,6 +129,7 @@ pub struct Deposit {
     /// An account order's receiving account, as its payer was shown it.
     pub account: Option<ShownAccount>,
     pub callback_url: Option<String>,
+    pub return_url: Option<String>,
     pub callback_status: CallbackStatus,
     pub callback_count: i64,
     pub user_id: Option<String>,
@@ -185,6 +188,7 @@ impl Deposit {
             channel_order_no: row.channel_order_no,
             payment_url: row.payment_url,
             callback_url: row.callback_url,
+            return_url: row.return_url,
             callback_status: row.callback_status,
             user_id: row.user_id,
             cashier_session_id: row.cashier_session_id,
