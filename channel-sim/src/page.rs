@@ -3,12 +3,13 @@
 //! amount, or decline. Paying completes the payment at the channel and
 //! notifies the service; declining tells the service nothing (the protocol
 //! has no such notification), so the order waits until it expires. HTML
-//! without script, every value escaped.
+//! without script, from `maud` templates that escape every value.
 
 use crate::records::Entry;
 use crate::{notify, Sim};
 use anyhow::anyhow;
 use dropshot::{endpoint, ApiDescription, Body, HttpError, Path, RequestContext, UntypedBody};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use merchant_api::channel::types as api;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -27,76 +28,73 @@ pub struct PagePath {
     channel_order_no: String,
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
+/// The page's own few rules, inline: the page loads nothing else.
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}\
+dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}dt{color:#555}\
+label{display:block;margin:1rem 0 .25rem}input{font-size:1.1rem;padding:.4rem;width:100%;box-sizing:border-box}\
+button{font-size:1.1rem;padding:.5rem 1rem;margin:1rem .5rem 0 0}";
 
 fn html(
     status: http::StatusCode,
     title: &str,
-    body: &str,
+    body: Markup,
 ) -> Result<http::Response<Body>, HttpError> {
-    let page = format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · Simulated wallet</title>\
-         <style>body{{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}}\
-         dl{{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem}}dt{{color:#555}}\
-         label{{display:block;margin:1rem 0 .25rem}}input{{font-size:1.1rem;padding:.4rem;width:100%;box-sizing:border-box}}\
-         button{{font-size:1.1rem;padding:.5rem 1rem;margin:1rem .5rem 0 0}}</style></head>\
-         <body><main><h1>{title}</h1>{body}</main></body></html>",
-        title = escape(title),
-    );
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · Simulated wallet" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body { main { h1 { (title) } (body) } }
+        }
+    };
     http::Response::builder()
         .status(status)
         .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
         .header(http::header::CACHE_CONTROL, "no-store")
-        .body(page.into())
+        .body(page.into_string().into())
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
 }
 
-fn order_details(request: &api::PaymentRequest, payment: &api::Payment) -> String {
-    format!(
-        "<dl><dt>Order</dt><dd id=\"order-no\">{}</dd><dt>Amount</dt><dd id=\"amount\">{} {}</dd>\
-         <dt>Status</dt><dd id=\"status\">{}</dd></dl>",
-        escape(request.order_no.as_str()),
-        escape(&request.amount.0.to_string()),
-        escape(request.currency_code.as_str()),
-        payment.status,
-    )
+fn order_details(request: &api::PaymentRequest, payment: &api::Payment) -> Markup {
+    html! {
+        dl {
+            dt { "Order" } dd #order-no { (request.order_no.as_str()) }
+            dt { "Amount" } dd #amount { (request.amount.0) " " (request.currency_code.as_str()) }
+            dt { "Status" } dd #status { (payment.status) }
+        }
+    }
 }
 
 /// What a payment page shows: the order, and the form while it is unpaid.
-fn show(sim: &Sim, channel_order_no: &str, message: Option<&str>) -> Result<String, HttpError> {
+fn show(sim: &Sim, channel_order_no: &str, message: Option<&str>) -> Result<Markup, HttpError> {
     let records = sim.records();
     let record = records
         .by_channel_no
         .get(channel_order_no)
         .and_then(|no| records.payments.get(no))
         .ok_or_else(|| not_found(channel_order_no))?;
-    let mut body = String::new();
-    if let Some(message) = message {
-        body.push_str(&format!(
-            "<p role=\"status\" id=\"message\">{}</p>",
-            escape(message)
-        ));
-    }
-    body.push_str(&order_details(&record.request, &record.payment));
-    if record.payment.status == api::PaymentStatus::Pending {
-        body.push_str(&format!(
-            "<form method=\"post\"><label for=\"paid\">Amount to pay ({currency})</label>\
-             <input id=\"paid\" name=\"amount\" inputmode=\"decimal\" autocomplete=\"off\" value=\"{amount}\">\
-             <button type=\"submit\" name=\"action\" value=\"pay\">Pay</button>\
-             <button type=\"submit\" name=\"action\" value=\"decline\">Decline</button></form>",
-            currency = escape(record.request.currency_code.as_str()),
-            amount = escape(&record.request.amount.0.normalize().to_string()),
-        ));
-    }
-    Ok(body)
+    let request = &record.request;
+    Ok(html! {
+        @if let Some(message) = message {
+            p role="status" #message { (message) }
+        }
+        (order_details(request, &record.payment))
+        @if record.payment.status == api::PaymentStatus::Pending {
+            form method="post" {
+                label for="paid" { "Amount to pay (" (request.currency_code.as_str()) ")" }
+                input #paid name="amount" inputmode="decimal" autocomplete="off" value=(request.amount.0.normalize());
+                button type="submit" name="action" value="pay" { "Pay" }
+                button type="submit" name="action" value="decline" { "Decline" }
+            }
+        } @else if let Some(back) = &request.return_url {
+            // The service checked it is an absolute http(s) URL.
+            p { a #return href=(back) { "Back to the merchant" } }
+        }
+    })
 }
 
 fn not_found(channel_order_no: &str) -> HttpError {
@@ -112,7 +110,7 @@ fn error_page(e: HttpError) -> Result<http::Response<Body>, HttpError> {
     html(
         status,
         "Cannot do that",
-        &format!("<p role=\"alert\">{}</p>", escape(&e.external_message)),
+        html! { p role="alert" { (e.external_message) } },
     )
 }
 
@@ -123,7 +121,7 @@ async fn payment_page(
 ) -> Result<http::Response<Body>, HttpError> {
     let channel_order_no = path.into_inner().channel_order_no;
     match show(rqctx.context(), &channel_order_no, None) {
-        Ok(body) => html(http::StatusCode::OK, "Pay with the simulated wallet", &body),
+        Ok(body) => html(http::StatusCode::OK, "Pay with the simulated wallet", body),
         Err(e) => error_page(e),
     }
 }
@@ -230,7 +228,7 @@ async fn payment_choice(
     let shown = pay(sim, &channel_order_no, body.as_bytes())
         .and_then(|message| show(sim, &channel_order_no, Some(&message)));
     match shown {
-        Ok(page) => html(http::StatusCode::OK, "Simulated wallet", &page),
+        Ok(page) => html(http::StatusCode::OK, "Simulated wallet", page),
         Err(e) => error_page(e),
     }
 }

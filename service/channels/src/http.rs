@@ -125,6 +125,7 @@ impl Channel for HttpChannel {
             currency_code: wire::CurrencyCode(ask.currency.clone()),
             notify_url: self.notify_url.clone(),
             expire_at: ask.expire_at,
+            return_url: ask.return_url.clone(),
         };
         let payment = outcome(self.client.create_payment(&request).await)?;
         Ok(ChannelPayment {

@@ -30,6 +30,8 @@ pub struct PaymentAsk {
     pub currency: String,
     /// After this the order no longer takes the payment.
     pub expire_at: DateTime<Utc>,
+    /// The merchant's page the channel's page links back to, if it gave one.
+    pub return_url: Option<String>,
 }
 
 /// An approved withdrawal to pay out.
