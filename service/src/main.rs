@@ -474,7 +474,7 @@ payments sandbox is running at {base}  (data in {data})
   reference:       {base}/docs
   console:         {base}/console  (operators: `payments operator create …`, then
                    `payments operator password --email …` sets the sign-in password)
-  portal:          {base}/portal   (merchant owners, by an operator's invitation)
+  portal:          {base}/portal   (merchant owners, by an operator's invitation){inbox}
 
 A first request, ready to paste (bash; needs curl and md5sum):
 
@@ -489,6 +489,16 @@ A first request, ready to paste (bash; needs curl and md5sum):
 Press Ctrl-C to stop (a second Ctrl-C stops at once).
 "#,
         data = config.data_dir.display(),
+        inbox = if config.platform_events_url.as_deref()
+            == Some(payments_service::app::platform_inbox::own_url(base).as_str())
+        {
+            format!(
+                "\n  invitations:     {base}/console/platform-events  (no platform_events_url: \
+                 the sandbox receives its own platform events; invite from a merchant's page)"
+            )
+        } else {
+            String::new()
+        },
         created = if created { "created " } else { "" },
         code = demo.merchant.code,
         id = demo.merchant.id,

@@ -1,7 +1,7 @@
 //! Assembling and starting the service: configuration to a running HTTP
 //! server, with the published spec served beside the API.
 
-use crate::app::App;
+use crate::app::{platform_inbox, App};
 use crate::channels::Channels;
 use crate::clock::Clock;
 use crate::config::{Config, OperatorConfig};
@@ -21,12 +21,7 @@ use std::time::Duration;
 
 /// Builds the shared state: master key, database (migrated), channels.
 pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<App>> {
-    if config.profile == Profile::Sandbox && config.operators.is_empty() {
-        config.operators.push(OperatorConfig {
-            name: SANDBOX_OPERATOR.into(),
-            token: load_or_create_secret(&config.data_dir, "operator.token")?,
-        });
-    }
+    sandbox_defaults(&mut config)?;
     if config.profile == Profile::Production && !config.operators.is_empty() {
         // Bootstrap only: a shared token is nobody in particular, so the
         // trail names only its configured name.
@@ -99,17 +94,50 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
     }))
 }
 
+/// What the sandbox makes for itself when it is not configured: an
+/// operator's token, and a platform (its own inbox) with its secret, each
+/// kept in the data directory across restarts.
+fn sandbox_defaults(config: &mut Config) -> Result<()> {
+    if config.profile != Profile::Sandbox {
+        return Ok(());
+    }
+    if config.operators.is_empty() {
+        config.operators.push(OperatorConfig {
+            name: SANDBOX_OPERATOR.into(),
+            token: load_or_create_secret(&config.data_dir, "operator.token", || {
+                format!("op_test_{}", hex::encode(uuid::Uuid::new_v4().as_bytes()))
+            })?,
+        });
+    }
+    // A sandbox with no platform address posts its platform events to
+    // itself (`app::platform_inbox`), so an owner can be invited on a first
+    // run; the secret stays in the data directory like the operator's token.
+    if config.platform_events_url.is_none() {
+        config.platform_events_url = Some(platform_inbox::own_url(&config.public_base_url));
+        config.platform_events_secret = Some(load_or_create_secret(
+            &config.data_dir,
+            "platform-events.secret",
+            platform_inbox::new_secret,
+        )?);
+    }
+    Ok(())
+}
+
 /// The operator the sandbox creates for itself when none is configured.
 pub const SANDBOX_OPERATOR: &str = "sandbox-operator";
 
 /// A random secret kept in the sandbox's data directory across restarts.
-fn load_or_create_secret(dir: &std::path::Path, file: &str) -> Result<String> {
+fn load_or_create_secret(
+    dir: &std::path::Path,
+    file: &str,
+    new: impl FnOnce() -> String,
+) -> Result<String> {
     let path = dir.join(file);
     if let Ok(existing) = std::fs::read_to_string(&path) {
         return Ok(existing.trim().to_string());
     }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let secret = format!("op_test_{}", hex::encode(uuid::Uuid::new_v4().as_bytes()));
+    let secret = new();
     std::fs::write(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
     Ok(secret)
 }

@@ -14,6 +14,7 @@ pub mod merchant;
 pub mod observe;
 pub mod operator;
 pub mod pages;
+pub mod platform_inbox;
 mod reconciliation;
 pub mod routes;
 pub mod sandbox;

@@ -33,6 +33,8 @@ pub fn api_description(profile: Profile, metrics_on_api: bool) -> Result<ApiDesc
         api.register(crate::pages::simulator::payment_page)
             .and_then(|()| api.register(crate::pages::simulator::payment_choice))
             .map_err(|e| anyhow!("simulator page: {e}"))?;
+        api.register(crate::platform_inbox::receive_platform_event)
+            .map_err(|e| anyhow!("platform events inbox: {e}"))?;
     }
     api.register(crate::pages::cashier::cashier_page)
         .and_then(|()| api.register(crate::pages::cashier::cashier_choice))

@@ -164,6 +164,7 @@ pub fn new_deposit(
         amount,
         currency: currency.into(),
         callback_url: callback_url.map(String::from),
+        return_url: None,
         extra_data: None,
         user_id: None,
         payer: payments_service::app::deposits::Payer::default(),

@@ -32,6 +32,7 @@ cancelled-heading = This payment was cancelled
 cancelled-body = The payment did not go through and nothing more is expected from you here. To try again, return to the merchant and start a new payment.
 expired-heading = This payment page has expired
 expired-body = The time to pay has run out. Do not transfer money for it any more. To pay, return to the merchant and start a new payment.
+back-to-merchant = Back to { $merchant }
 
 channel-missing = The payment page is not available. Please contact the merchant.
 channel-heading = Pay with { $wallet }
@@ -59,6 +60,7 @@ remark-exact = The amount includes a few extra cents that identify your payment:
 promptpay-heading = Or scan with your bank app
 promptpay-alt = PromptPay QR code: { $amount } THB to { $holder }
 promptpay-note = The QR code fills in the amount and the account: check that your bank app shows { $amount } THB and { $holder } before you confirm.
+promptpay-save = Save the QR code (PNG), to scan it from your bank app's gallery
 
 order = Order { $order }
 order-pay-before = Order { $order } · pay before { $deadline }

@@ -1,18 +1,18 @@
 //! Callback deliveries: listed, read with their attempts, and retried.
 
 use super::{acted_on_order, AsListing};
-use crate::app::callbacks::{AttemptRecord, Delivery};
+use crate::app::callbacks::{AttemptRecord, Delivery, RetryBatch};
 use crate::app::{listings, App};
 use crate::domain::error::ApiError;
 use crate::domain::people::Action;
 use crate::enums::Spelled;
-use crate::operator::auth::operate;
+use crate::operator::auth::{operate, operate_with};
 use crate::{time, time_opt};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::{
     types, ListCallbackDeliveriesQuery, ReadCallbackDeliveryPath, RetryCallbackDeliveryPath,
 };
-use payments_wire::server::{BearerToken, Query};
+use payments_wire::server::{BearerToken, Query, SignedJson};
 use std::sync::Arc;
 
 pub(super) async fn list_callback_deliveries(
@@ -32,6 +32,33 @@ pub(super) async fn list_callback_deliveries(
             next_cursor: page.next_cursor,
         })
     })
+    .await
+}
+
+pub(super) async fn retry_failed_callbacks(
+    rqctx: RequestContext<Arc<App>>,
+    headers: BearerToken,
+    body: SignedJson<types::CallbackRetryBatch>,
+) -> Result<HttpResponseOk<types::CallbackRetryBatchResult>, HttpError> {
+    operate_with(
+        &rqctx,
+        &headers,
+        Action::RetryCallbacks,
+        body,
+        |app, op, req| async move {
+            let batch = RetryBatch {
+                merchant_id: req.merchant_id,
+                created_from: req.created_from,
+                created_to: req.created_to,
+                limit: req.limit,
+            };
+            let done = crate::app::callbacks::retry_failed(&app, &op, batch).await?;
+            Ok(types::CallbackRetryBatchResult {
+                retried: i64::try_from(done.retried).unwrap_or(i64::MAX),
+                more: done.more,
+            })
+        },
+    )
     .await
 }
 

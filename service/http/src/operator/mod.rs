@@ -116,7 +116,21 @@ listing_from! {
     ListDepositsQuery => merchant_id,
     ListWithdrawalsQuery => merchant_id,
     ListBankTransactionsQuery => account_id,
-    ListCallbackDeliveriesQuery => order_no,
+}
+
+impl AsListing for ListCallbackDeliveriesQuery {
+    fn listing(self) -> Listing {
+        Listing {
+            limit: self.limit,
+            cursor: self.cursor,
+            status: self.status,
+            order_no: self.order_no,
+            merchant_id: self.merchant_id,
+            created_from: self.created_from,
+            created_to: self.created_to,
+            ..Listing::default()
+        }
+    }
 }
 
 impl OperatorApi for OperatorApiImpl {
@@ -467,6 +481,14 @@ impl OperatorApi for OperatorApiImpl {
         path: Path<RetryCallbackDeliveryPath>,
     ) -> Result<HttpResponseOk<types::CallbackDelivery>, HttpError> {
         callbacks::retry_callback_delivery(rqctx, headers, path).await
+    }
+
+    async fn retry_failed_callbacks(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        body: SignedJson<types::CallbackRetryBatch>,
+    ) -> Result<HttpResponseOk<types::CallbackRetryBatchResult>, HttpError> {
+        callbacks::retry_failed_callbacks(rqctx, headers, body).await
     }
 
     async fn list_channel_notifications(

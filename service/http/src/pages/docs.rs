@@ -7,6 +7,7 @@
 use super::respond_under;
 use crate::app::App;
 use dropshot::{endpoint, Body, HttpError, RequestContext};
+use maud::{html, Markup, DOCTYPE};
 use std::sync::Arc;
 
 const REDOC: &str = include_str!("../../../../vendor/redoc/redoc.standalone.js");
@@ -18,21 +19,26 @@ const DOCS_POLICY: &str =
      img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; \
      base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const PAGE: &str = r#"<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Merchant API reference</title>
-</head>
-<body>
-<noscript>This page needs JavaScript to render the contract. The contract itself is
-<a href="/api/v1/merchant/openapi.json">/api/v1/merchant/openapi.json</a>.</noscript>
-<redoc spec-url="/api/v1/merchant/openapi.json" required-props-first="true"></redoc>
-<script src="/docs/redoc.standalone.js"></script>
-</body>
-</html>
-"#;
+/// The page: Redoc reads the contract and renders it; without script,
+/// a link to the contract itself.
+fn page() -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                (crate::pages::head("Merchant API reference"))
+            }
+            body {
+                noscript {
+                    "This page needs JavaScript to render the contract. The contract itself is "
+                    a href="/api/v1/merchant/openapi.json" { "/api/v1/merchant/openapi.json" } "."
+                }
+                redoc spec-url="/api/v1/merchant/openapi.json" required-props-first="true" {}
+                script src="/docs/redoc.standalone.js" {}
+            }
+        }
+    }
+}
 
 /// The API reference page.
 #[endpoint { method = GET, path = "/docs", unpublished = true }]
@@ -44,7 +50,7 @@ pub async fn docs_page(
         "no-cache",
         http::StatusCode::OK,
         "text/html; charset=utf-8",
-        PAGE.to_string(),
+        page().into_string(),
     )
 }
 

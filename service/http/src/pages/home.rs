@@ -4,8 +4,9 @@
 
 use crate::app::App;
 use crate::domain::status::SessionRealm;
-use crate::pages::{html, web::frame};
+use crate::pages::{serve, web::framed};
 use dropshot::{endpoint, Body, ClientErrorStatusCode, HttpError, RequestContext};
+use maud::html;
 use std::sync::Arc;
 
 fn wants_html(request: &dropshot::RequestInfo) -> bool {
@@ -29,18 +30,21 @@ pub async fn home(rqctx: RequestContext<Arc<App>>) -> Result<http::Response<Body
             "no endpoint has this path".into(),
         ));
     }
-    let body = "<p>This is a merchant payment service.</p><ul>\
-        <li><a href=\"/docs\">API reference</a>: the contract merchants build against.</li>\
-        <li><a href=\"/console\">Operations console</a>: for operators.</li>\
-        <li><a href=\"/portal\">Merchant portal</a>: for merchant owners.</li></ul>";
+    let body = html! {
+        p { "This is a merchant payment service." }
+        ul {
+            li { a href="/docs" { "API reference" } ": the contract merchants build against." }
+            li { a href="/console" { "Operations console" } ": for operators." }
+            li { a href="/portal" { "Merchant portal" } ": for merchant owners." }
+        }
+    };
     // The console's frame and stylesheet, without a session.
-    let page = frame(
+    let page = framed(
         SessionRealm::Console,
+        "Merchant payment service",
         None,
         "Merchant payment service",
         body,
-    )
-    .replace("Operations console</a>", "Merchant payment service</a>")
-    .replace(" · Operations console</title>", "</title>");
-    html(http::StatusCode::OK, &page)
+    );
+    serve(http::StatusCode::OK, page)
 }

@@ -1,6 +1,8 @@
-//! What every HTML page the service serves shares: escaping and the
-//! response headers that keep a payer's page to itself (no framing, no
-//! outside scripts, no caching, no referrer leaking a token in the URL).
+//! What every HTML page the service serves shares: markup made by `maud`
+//! templates, which escape every value put in them (a page is `Markup`,
+//! never a string someone had to remember to escape), and the response
+//! headers that keep a payer's page to itself (no framing, no outside
+//! scripts, no caching, no referrer leaking a token in the URL).
 
 pub mod cashier;
 pub mod console;
@@ -12,25 +14,37 @@ pub mod simulator;
 pub mod web;
 
 use dropshot::{Body, HttpError};
+use maud::Markup;
 
 /// Scripts and styles only from this origin; forms post only here.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; \
      frame-ancestors 'none'";
 
-pub fn html(status: http::StatusCode, text: &str) -> Result<http::Response<Body>, HttpError> {
-    respond(status, "text/html; charset=utf-8", text.to_string())
+/// What every page's `head` starts with: its encoding, a phone's
+/// viewport, its title.
+pub fn head(title: &str) -> Markup {
+    maud::html! {
+        meta charset="utf-8";
+        meta name="viewport" content="width=device-width, initial-scale=1";
+        title { (title) }
+    }
+}
+
+/// A page: only markup a template made is served as HTML.
+pub fn serve(status: http::StatusCode, page: Markup) -> Result<http::Response<Body>, HttpError> {
+    respond(status, "text/html; charset=utf-8", page.into_string())
 }
 
 /// A page in one language: says which, and that the language depends on
 /// the request's `Accept-Language` (so no cache serves one payer's
 /// language to another).
-pub fn localized_html(
+pub fn serve_localized(
     status: http::StatusCode,
     language: &str,
-    text: &str,
+    page: Markup,
 ) -> Result<http::Response<Body>, HttpError> {
-    let mut response = html(status, text)?;
+    let mut response = serve(status, page)?;
     let headers = response.headers_mut();
     if let Ok(value) = http::HeaderValue::from_str(language) {
         headers.insert(http::header::CONTENT_LANGUAGE, value);
@@ -86,32 +100,4 @@ pub fn see_other(location: &str) -> Result<http::Response<Body>, HttpError> {
         .header(http::header::CACHE_CONTROL, "no-store")
         .body(Body::empty())
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
-}
-
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn markup_is_escaped() {
-        assert_eq!(
-            escape("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
-    }
 }

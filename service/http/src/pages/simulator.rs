@@ -10,8 +10,9 @@ use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::status::DepositStatus;
 use crate::observe::in_span;
-use crate::pages::{escape, html};
+use crate::pages::serve;
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
+use maud::{html, Markup, DOCTYPE};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -77,7 +78,7 @@ pub async fn payment_page(
         let app = rqctx.context();
         let order_no = path.into_inner().order_no;
         match simulated_order(app, &order_no).await {
-            Ok(order) => html(http::StatusCode::OK, &page(&order, None)),
+            Ok(order) => serve(http::StatusCode::OK, page(&order, None)),
             Err(e) => error_page(e),
         }
     })
@@ -124,7 +125,7 @@ pub async fn payment_choice(
         }
         .await;
         match outcome {
-            Ok((order, message)) => html(http::StatusCode::OK, &page(&order, Some(&message))),
+            Ok((order, message)) => serve(http::StatusCode::OK, page(&order, Some(&message))),
             Err(e) => error_page(e),
         }
     })
@@ -148,43 +149,50 @@ async fn simulated_order(app: &App, order_no: &str) -> Result<Deposit, ApiError>
     Ok(order)
 }
 
-fn page(order: &Deposit, message: Option<&str>) -> String {
+fn page(order: &Deposit, message: Option<&str>) -> Markup {
     let awaiting = matches!(
         order.status,
         DepositStatus::Pending | DepositStatus::Matched
     );
-    let mut body = format!(
-        "<h1>Sandbox payment</h1>\n<dl>\n<dt>Order</dt><dd id=\"order-no\">{}</dd>\n\
-         <dt>Amount</dt><dd id=\"amount\">{} {}</dd>\n\
-         <dt>Status</dt><dd id=\"status\">{}</dd>\n</dl>\n",
-        escape(&order.order_no),
-        order.amount,
-        escape(&order.currency),
-        order.status.as_str(),
-    );
-    if let Some(message) = message {
-        body.push_str(&format!(
-            "<p id=\"message\" role=\"status\">{}</p>\n",
-            escape(message)
-        ));
-    }
-    if awaiting {
-        body.push_str(&format!(
-            "<form method=\"post\">\n\
-             <label>Amount to pay <input name=\"amount\" id=\"pay-amount\" inputmode=\"decimal\" value=\"{}\"></label>\n\
-             <button name=\"action\" value=\"pay\" id=\"pay\">Pay</button>\n\
-             <button name=\"action\" value=\"fail\" id=\"fail\">Make the payment fail</button>\n\
-             <button name=\"action\" value=\"abandon\" id=\"abandon\">Abandon</button>\n\
-             </form>\n",
-            order.amount
-        ));
-    }
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Sandbox payment {}</title></head>\n<body>\n{body}</body></html>\n",
-        escape(&order.order_no)
+    document(
+        &format!("Sandbox payment {}", order.order_no),
+        html! {
+            h1 { "Sandbox payment" }
+            dl {
+                dt { "Order" } dd #order-no { (order.order_no) }
+                dt { "Amount" } dd #amount { (order.amount) " " (order.currency) }
+                dt { "Status" } dd #status { (order.status.as_str()) }
+            }
+            @if let Some(message) = message {
+                p #message role="status" { (message) }
+            }
+            @if awaiting {
+                form method="post" {
+                    label { "Amount to pay " input name="amount" #pay-amount inputmode="decimal" value=(order.amount); }
+                    button name="action" value="pay" #pay { "Pay" }
+                    button name="action" value="fail" #fail { "Make the payment fail" }
+                    button name="action" value="abandon" #abandon { "Abandon" }
+                }
+            } @else if let Some(back) = &order.return_url {
+                // The merchant's `return_url`, validated as an absolute
+                // http(s) URL when the order was made.
+                p { a #return href=(back) { "Back to the merchant" } }
+            }
+        },
     )
+}
+
+/// The page's document around its body.
+fn document(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                (crate::pages::head(title))
+            }
+            body { (body) }
+        }
+    }
 }
 
 fn error_page(e: ApiError) -> Result<http::Response<Body>, HttpError> {
@@ -194,13 +202,14 @@ fn error_page(e: ApiError) -> Result<http::Response<Body>, HttpError> {
         ApiError::InvalidField { .. } | ApiError::InvalidBody(_) => http::StatusCode::BAD_REQUEST,
         _ => return Err(crate::error::http_error(e)),
     };
-    html(
+    serve(
         status,
-        &format!(
-            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-             <title>Sandbox payment</title></head>\n<body>\n<h1>Sandbox payment</h1>\n\
-             <p id=\"error\" role=\"alert\">{}</p>\n</body></html>\n",
-            escape(&e.to_string())
+        document(
+            "Sandbox payment",
+            html! {
+                h1 { "Sandbox payment" }
+                p #error role="alert" { (e.to_string()) }
+            },
         ),
     )
 }

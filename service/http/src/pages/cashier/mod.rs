@@ -6,6 +6,7 @@
 //! token, and shows only what the payer needs to pay.
 
 mod instructions;
+mod qr_png;
 
 use crate::app::cashier::{self, Choice, Session};
 use crate::app::deposits::Deposit;
@@ -15,13 +16,13 @@ use crate::domain::status::DepositStatus;
 use crate::domain::status::SessionStatus;
 use crate::observe::in_span;
 use crate::pages::locale::Language;
-use crate::pages::{escape, localized_html, respond, see_other};
+use crate::pages::{respond, see_other, serve_localized};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, RequestInfo, UntypedBody};
 use instructions::{card_form, choose_form, instructions};
+use maud::{html, Markup, DOCTYPE};
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::fmt::Write as _;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -230,31 +231,8 @@ async fn render(
         Ok(c) => c.fraction_digits,
         Err(e) => return failure(lang, e),
     };
-    let mut body = String::new();
     let shown_amount = session.order.as_ref().map(|o| o.amount).or(session.amount);
-    if let Some(amount) = shown_amount {
-        let _ = writeln!(
-            body,
-            "<p class=\"amount\" id=\"amount\">{} <span class=\"currency\">{}</span></p>",
-            lang.amount(amount, digits),
-            escape(&session.currency)
-        );
-    }
-    let _ = writeln!(
-        body,
-        "<p class=\"status status-{}\" id=\"status\" role=\"status\" aria-live=\"polite\">{}</p>",
-        status.as_str(),
-        escape(&lang.text(status_text(status, session.order.as_ref())))
-    );
-    body.push_str(&time_left(lang, session, status, now));
-    if let Some(problem) = problem {
-        let _ = writeln!(
-            body,
-            "<p class=\"problem\" id=\"problem\" role=\"alert\">{}</p>",
-            escape(&lang.text(problem))
-        );
-    }
-    let code = section(app, lang, session, status, &merchant, digits, &mut body);
+    let (code, main) = section(app, lang, session, status, &merchant, digits);
     let code = if problem.is_some() && code == http::StatusCode::OK {
         http::StatusCode::BAD_REQUEST
     } else {
@@ -264,43 +242,81 @@ async fn render(
         Ok(footer) => footer,
         Err(e) => return failure(lang, e.into()),
     };
+    let sheet = html! {
+        main.sheet data-status-url={ "/cashier/" (session.token) "/status" } data-page=(page_state(app, session)) {
+            header {
+                p.merchant #merchant { (merchant.name) }
+                h1 { (lang.text("heading")) }
+            }
+            @if let Some(amount) = shown_amount {
+                p.amount #amount { (lang.amount(amount, digits)) " " span.currency { (session.currency) } }
+            }
+            p class={ "status status-" (status.as_str()) } #status role="status" aria-live="polite" {
+                (lang.text(status_text(status, session.order.as_ref())))
+            }
+            (time_left(lang, session, status, now))
+            @if let Some(problem) = problem {
+                p.problem #problem role="alert" { (lang.text(problem)) }
+            }
+            (main)
+            footer {
+                p #expires { (footer) }
+                noscript { p { a href=(address(&session.token, lang)) { (lang.text("check-again")) } } }
+            }
+        }
+    };
     let document = layout(
         lang,
         Some(&session.token),
         &lang.format("page-title", &[("merchant", &merchant.name)]),
-        &format!(
-            "<main class=\"sheet\" data-status-url=\"/cashier/{token}/status\" data-page=\"{state}\">\n\
-             <header>\n<p class=\"merchant\" id=\"merchant\">{merchant}</p>\n<h1>{heading}</h1>\n</header>\n\
-             {body}<footer><p id=\"expires\">{footer}</p>\n\
-             <noscript><p><a href=\"{again}\">{check}</a></p></noscript></footer>\n</main>\n",
-            token = escape(&session.token),
-            state = escape(&page_state(app, session)),
-            merchant = escape(&merchant.name),
-            heading = escape(&lang.text("heading")),
-            again = escape(&address(&session.token, lang)),
-            check = escape(&lang.text("check-again")),
-        ),
+        sheet,
     );
-    localized_html(code, lang.tag(), &document)
+    serve_localized(code, lang.tag(), document)
 }
 
 /// The time left to choose or to pay, while there is any: rendered here
 /// so it is right without JavaScript, counted down by the script (which
 /// reloads the page at zero, when the server shows what happened).
-fn time_left(lang: Language, session: &Session, status: SessionStatus, now: i64) -> String {
+fn time_left(lang: Language, session: &Session, status: SessionStatus, now: i64) -> Markup {
     let (deadline, label) = match (status, &session.order) {
         (SessionStatus::Open, _) => (session.expire_at, "time-left-choose"),
         (SessionStatus::OrderCreated, Some(order)) => (order.expire_at.timestamp(), "time-left"),
-        _ => return String::new(),
+        _ => return html! {},
     };
     let left = (deadline - now).max(0);
-    format!(
-        "<p class=\"time-left\" id=\"time-left-line\">{}: <time id=\"time-left\" datetime=\"PT{left}S\" \
-         data-seconds=\"{left}\" data-digits=\"{}\">{}</time></p>\n",
-        escape(&lang.text(label)),
-        lang.digit_set().iter().collect::<String>(),
-        lang.time_left(left)
-    )
+    html! {
+        p.time-left #time-left-line {
+            (lang.text(label)) ": "
+            time #time-left datetime={ "PT" (left) "S" } data-seconds=(left)
+                data-digits=(lang.digit_set().iter().collect::<String>()) { (lang.time_left(left)) }
+        }
+    }
+}
+
+/// What a final page says happened. Every final page leads back to the
+/// merchant where it said where to (`return_url`, validated as an
+/// absolute http(s) URL at creation).
+fn final_page(
+    lang: Language,
+    session: &Session,
+    merchant: &crate::app::merchants::Merchant,
+    kind: &str,
+    heading: String,
+    text: String,
+) -> Markup {
+    html! {
+        section class={ "outcome " (kind) } #outcome {
+            h2 { (heading) }
+            p { (text) }
+            @if let Some(url) = &session.return_url {
+                p.back {
+                    a.button.primary #return href=(url) {
+                        (lang.format("back-to-merchant", &[("merchant", &merchant.name)]))
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The page's main section for the session's state, and the status code
@@ -312,36 +328,36 @@ fn section(
     status: SessionStatus,
     merchant: &crate::app::merchants::Merchant,
     digits: u32,
-    body: &mut String,
-) -> http::StatusCode {
+) -> (http::StatusCode, Markup) {
     let action = address(&session.token, lang);
     let outcome = |kind: &str, heading: String, text: String| {
-        format!(
-            "<section class=\"outcome {kind}\" id=\"outcome\">\n<h2>{}</h2>\n<p>{}</p>\n</section>\n",
-            escape(&heading),
-            escape(&text)
-        )
+        final_page(lang, session, merchant, kind, heading, text)
     };
     match (status, &session.order) {
         (SessionStatus::Open, _) => {
             let amounts = app
                 .config
                 .denominations_for(&merchant.code, &session.currency);
-            body.push_str(&choose_form(lang, &action, session, &amounts, digits));
-            http::StatusCode::OK
+            (
+                http::StatusCode::OK,
+                choose_form(lang, &action, session, &amounts, digits),
+            )
         }
         (SessionStatus::OrderCreated, Some(order)) => {
-            if order.status == DepositStatus::Pending
+            let cards = order.status == DepositStatus::Pending
                 && order.payer_bank_code.is_none()
-                && !session.cards.is_empty()
-            {
-                body.push_str(&card_form(lang, &action, session));
-            }
-            body.push_str(&instructions(app, lang, order, digits));
-            http::StatusCode::OK
+                && !session.cards.is_empty();
+            (
+                http::StatusCode::OK,
+                html! {
+                    @if cards { (card_form(lang, &action, session)) }
+                    (instructions(app, lang, order, digits))
+                },
+            )
         }
-        (SessionStatus::Completed, Some(order)) => {
-            body.push_str(&outcome(
+        (SessionStatus::Completed, Some(order)) => (
+            http::StatusCode::OK,
+            outcome(
                 "done",
                 lang.text("paid-heading"),
                 lang.format(
@@ -352,25 +368,24 @@ fn section(
                         ("merchant", &merchant.name),
                     ],
                 ),
-            ));
-            http::StatusCode::OK
-        }
-        (SessionStatus::Cancelled, _) => {
-            body.push_str(&outcome(
+            ),
+        ),
+        (SessionStatus::Cancelled, _) => (
+            http::StatusCode::GONE,
+            outcome(
                 "over",
                 lang.text("cancelled-heading"),
                 lang.text("cancelled-body"),
-            ));
-            http::StatusCode::GONE
-        }
-        _ => {
-            body.push_str(&outcome(
+            ),
+        ),
+        _ => (
+            http::StatusCode::GONE,
+            outcome(
                 "over",
                 lang.text("expired-heading"),
                 lang.text("expired-body"),
-            ));
-            http::StatusCode::GONE
-        }
+            ),
+        ),
     }
 }
 
@@ -407,7 +422,7 @@ fn footer(
             &[("deadline", &lang.date_time(deadline, zone))],
         ),
     };
-    Ok(escape(&text))
+    Ok(text)
 }
 
 /// The catalogue's message id for the status line.
@@ -424,36 +439,32 @@ fn status_text(status: SessionStatus, order: Option<&Deposit>) -> &'static str {
 
 /// The document around a page's `main`; with the session's token, the
 /// language switcher too.
-fn layout(lang: Language, token: Option<&str>, title: &str, main: &str) -> String {
-    let switcher = token.map_or_else(String::new, |token| {
-        let links: Vec<String> =
-            Language::ALL
-                .iter()
-                .map(|other| {
-                    format!(
-                    "<a href=\"{}\" hreflang=\"{tag}\" lang=\"{tag}\" id=\"lang-{tag}\"{}>{}</a>",
-                    escape(&address(token, *other)),
-                    if *other == lang { " aria-current=\"true\"" } else { "" },
-                    escape(&other.text("language-name")),
-                    tag = other.tag(),
-                )
-                })
-                .collect();
-        format!(
-            "<nav class=\"languages\" aria-label=\"{}\">{}</nav>\n",
-            escape(&lang.text("languages-label")),
-            links.join(" ")
-        )
-    });
-    format!(
-        "<!doctype html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"referrer\" content=\"no-referrer\">\n<title>{}</title>\n\
-         <link rel=\"stylesheet\" href=\"/cashier-assets/cashier.css\">\n\
-         <script src=\"/cashier-assets/cashier.js\" defer></script>\n</head>\n<body>\n{switcher}{main}</body>\n</html>\n",
-        lang.tag(),
-        escape(title)
-    )
+fn layout(lang: Language, token: Option<&str>, title: &str, main: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang=(lang.tag()) {
+            head {
+                (crate::pages::head(title))
+                meta name="referrer" content="no-referrer";
+                link rel="stylesheet" href="/cashier-assets/cashier.css";
+                script src="/cashier-assets/cashier.js" defer {}
+            }
+            body {
+                @if let Some(token) = token {
+                    nav.languages aria-label=(lang.text("languages-label")) {
+                        @for (i, other) in Language::ALL.iter().enumerate() {
+                            @if i > 0 { " " }
+                            a href=(address(token, *other)) hreflang=(other.tag()) lang=(other.tag())
+                                id={ "lang-" (other.tag()) } aria-current=[(*other == lang).then_some("true")] {
+                                (other.text("language-name"))
+                            }
+                        }
+                    }
+                }
+                (main)
+            }
+        }
+    }
 }
 
 /// A page with only a heading and a paragraph.
@@ -464,20 +475,16 @@ fn notice(
     heading: &str,
     text: &str,
 ) -> Result<http::Response<Body>, HttpError> {
-    localized_html(
+    let main = html! {
+        main.sheet {
+            header { h1 { (lang.text(heading)) } }
+            section.outcome.over #outcome { p { (lang.text(text)) } }
+        }
+    };
+    serve_localized(
         code,
         lang.tag(),
-        &layout(
-            lang,
-            None,
-            &lang.text(title),
-            &format!(
-                "<main class=\"sheet\">\n<header>\n<h1>{}</h1>\n</header>\n\
-                 <section class=\"outcome over\" id=\"outcome\">\n<p>{}</p>\n</section>\n</main>\n",
-                escape(&lang.text(heading)),
-                escape(&lang.text(text))
-            ),
-        ),
+        layout(lang, None, &lang.text(title), main),
     )
 }
 
@@ -562,6 +569,7 @@ mod tests {
                 "suspended-title",
                 "suspended-heading",
                 "suspended-body",
+                "back-to-merchant",
             ] {
                 assert_ne!(language.text(id), id, "{} {id}", language.tag());
             }

@@ -3,38 +3,39 @@
 //! approving will do and decides. The one who filed a request sees it
 //! too, and may withdraw it, but never approve it.
 
-use super::queues::{approves, back, notice, remarks, IdPath};
+use super::queues::{approves, back, remarks, IdPath};
 use super::{acting, SECTIONS};
 use crate::app::change_requests::{self, ChangeRequestRow};
 use crate::app::listings::Listing;
 use crate::app::App;
 use crate::domain::people::Action;
-use crate::pages::escape;
 use crate::pages::web::guard::{page, post, Reply};
-use crate::pages::web::{csrf_field, given, paged_table, when};
+use crate::pages::web::{csrf_field, given, notice, paged_table, when};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
+use maud::{html, Markup};
 use std::sync::Arc;
 
 const HERE: &str = "/console/changes";
 
-fn decision_form(row: &ChangeRequestRow, csrf: &str, own: bool) -> String {
-    let id = escape(&row.id);
-    let buttons = if own {
-        "<p class=\"muted\">You filed this: a second person approves it.</p>\
-         <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Withdraw</button>"
-            .to_string()
-    } else {
-        format!(
-            "{}<button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
-             <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Reject</button>",
-            super::second_factor::code_field(&row.id)
-        )
-    };
-    format!(
-        "<form class=\"inline\" method=\"post\" action=\"{HERE}/{id}/decide\">{csrf}\
-         <div><label for=\"remarks-{id}\">Remarks</label>\
-         <input type=\"text\" id=\"remarks-{id}\" name=\"remarks\" maxlength=\"512\"></div>{buttons}</form>"
-    )
+fn decision_form(row: &ChangeRequestRow, csrf: &Markup, own: bool) -> Markup {
+    let id = &row.id;
+    html! {
+        form.inline method="post" action={ (HERE) "/" (id) "/decide" } {
+            (csrf)
+            div {
+                label for={ "remarks-" (id) } { "Remarks" }
+                input type="text" id={ "remarks-" (id) } name="remarks" maxlength="512";
+            }
+            @if own {
+                p.muted { "You filed this: a second person approves it." }
+                button type="submit" class="danger" name="decision" value="reject" { "Withdraw" }
+            } @else {
+                (super::second_factor::code_field(id))
+                button type="submit" name="decision" value="approve" { "Approve" }
+                button type="submit" class="danger" name="decision" value="reject" { "Reject" }
+            }
+        }
+    }
 }
 
 /// Pending change requests, each with what approving it will do.
@@ -53,35 +54,32 @@ pub async fn console_changes(
         let me = super::operator(&session)?;
         let may = me.role.may(Action::ApproveChangeRequest);
         let csrf = csrf_field(&session);
-        let rows: Vec<Vec<String>> = listed
+        let rows: Vec<Vec<Markup>> = listed
             .items
             .iter()
             .map(|row| {
                 let own = me.id.as_deref() == Some(row.requested_by.as_str());
-                let act = if may && me.id.is_some() {
-                    decision_form(row, &csrf, own)
-                } else {
-                    "<span class=\"muted\">Your role or sign-in may not decide.</span>".into()
-                };
                 vec![
-                    format!("{}<br><span class=\"muted\">{}</span>", escape(&row.action), escape(&row.target)),
-                    escape(&row.summary),
-                    format!(
-                        "{}{}",
-                        escape(&row.requested_by_name),
-                        row.remarks.as_deref().map(|r| format!("<br><span class=\"muted\">{}</span>", escape(r))).unwrap_or_default()
-                    ),
-                    when(row.requested_at),
-                    when(row.expires_at),
-                    act,
+                    html! { (row.action) br; span.muted { (row.target) } },
+                    html! { (row.summary) },
+                    html! {
+                        (row.requested_by_name)
+                        @if let Some(r) = &row.remarks { br; span.muted { (r) } }
+                    },
+                    html! { (when(row.requested_at)) },
+                    html! { (when(row.expires_at)) },
+                    match may && me.id.is_some() {
+                        true => decision_form(row, &csrf, own),
+                        false => html! { span.muted { "Your role or sign-in may not decide." } },
+                    },
                 ]
             })
             .collect();
-        let body = format!(
-            "{}<p>A money action (a deposit completed or cancelled, a transfer recorded or matched, a payout resolved, a merchant's fee, auto-approval, receiving account, API key or callback secret) is one person's request until a second, different person approves it here. Nothing moves before that.</p>{}",
-            notice(&fields),
-            paged_table("Change requests waiting for a second person", &["Action and target", "What approving does", "Filed by", "Filed", "Expires", "Decision"], &rows, HERE, &fields, listed.next_cursor.as_deref())
-        );
+        let body = html! {
+            (notice(&fields))
+            p { "A money action (a deposit completed or cancelled, a transfer recorded or matched, a payout resolved, a merchant's fee, auto-approval, receiving account, API key or callback secret) is one person's request until a second, different person approves it here. Nothing moves before that." }
+            (paged_table("Change requests waiting for a second person", &["Action and target", "What approving does", "Filed by", "Filed", "Expires", "Decision"], &rows, HERE, &fields, listed.next_cursor.as_deref()))
+        };
         Reply::page("Change requests", body)
     })
     .await
@@ -133,11 +131,11 @@ pub async fn console_decide_change(
                 // address a redirect would carry it in.
                 Some((what, value)) => Reply::page(
                     format!("New {what}"),
-                    format!(
-                        "<p>{}</p><p>The merchant's new {what}, shown this once (it is kept only encrypted or hashed): <code>{}</code></p><p>Give it to the merchant over a channel you trust. <a href=\"{HERE}\">Back to the change requests</a></p>",
-                        escape(&done),
-                        escape(&value)
-                    ),
+                    html! {
+                        p { (done) }
+                        p { "The merchant's new " (what) ", shown this once (it is kept only encrypted or hashed): " code { (value) } }
+                        p { "Give it to the merchant over a channel you trust. " a href=(HERE) { "Back to the change requests" } }
+                    },
                 ),
                 None => Ok(back(HERE, &done)),
             }

@@ -3,7 +3,10 @@
 //! `app::audit::acting`, so it lands in the audit trail like a request to
 //! the API; each listing is paged.
 
+mod callbacks;
 mod changes;
+mod platform_events;
+mod queue_filters;
 mod queues;
 mod records;
 mod second_factor;
@@ -22,7 +25,9 @@ use dropshot::{endpoint, Body, HttpError, RequestContext, UntypedBody};
 use std::future::Future;
 use std::sync::Arc;
 
+pub use callbacks::*;
 pub use changes::*;
+pub use platform_events::*;
 pub use queues::*;
 pub(crate) use queues::{amount as queues_amount, money as queues_money};
 pub use records::*;
@@ -42,6 +47,7 @@ pub(crate) const SECTIONS: Sections = Sections {
         ("/console/orders", "Orders"),
         ("/console/merchants", "Merchants"),
         ("/console/operators", "Operators"),
+        ("/console/platform-events", "Platform events"),
         ("/console/ledger", "Ledger"),
         ("/console/audit", "Audit trail"),
     ],
@@ -134,11 +140,14 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(console_changes))
         .and_then(|()| api.register(console_decide_change))
         .and_then(|()| api.register(console_callbacks))
+        .and_then(|()| api.register(console_retry_batch))
         .and_then(|()| api.register(console_callback))
         .and_then(|()| api.register(console_retry))
         .and_then(|()| api.register(console_orders))
         .and_then(|()| api.register(console_merchants))
         .and_then(|()| api.register(console_operators))
+        .and_then(|()| api.register(console_platform_events))
+        .and_then(|()| api.register(console_invite))
         .and_then(|()| api.register(console_ledger))
         .and_then(|()| api.register(console_audit))
         .map_err(|e| e.to_string())

@@ -11,10 +11,10 @@ use crate::domain::error::ApiError;
 use crate::domain::money::from_units;
 use crate::domain::people::Action;
 use crate::domain::validate;
-use crate::pages::escape;
 use crate::pages::web::guard::{page, post, Reply};
-use crate::pages::web::{csrf_field, given, paged_table, table, when};
+use crate::pages::web::{csrf_field, given, notice, paged_table, table, when};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
+use maud::{html, Markup};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -38,7 +38,7 @@ pub(crate) fn money(currency: &str, units: i64) -> String {
 
 /// An amount as the pages print it, with its currency.
 pub(crate) fn amount(currency: &str, amount: rust_decimal::Decimal) -> String {
-    format!("{} {:.4}", escape(currency), amount)
+    format!("{currency} {amount:.4}")
 }
 
 /// An amount as a person deciding on it reads it: the currency's own
@@ -51,23 +51,17 @@ pub(crate) fn grouped(app: &App, currency: &str, amount: rust_decimal::Decimal) 
         .map_or(4, |c| c.fraction_digits);
     // The cashier's CLDR formatter, in English.
     let shown = crate::pages::locale::Language::En.amount(amount, digits);
-    format!("{} {}", escape(currency), escape(&shown))
+    format!("{currency} {shown}")
 }
 
 /// An account number as an approver needs it: enough to recognise it (its
 /// last four characters), never the whole of it.
 fn masked(account: &str) -> String {
-    format!("•••• {}", escape(&validate::last4(account)))
+    format!("•••• {}", validate::last4(account))
 }
 
 pub(super) fn remarks(fields: &HashMap<String, String>) -> Result<Option<String>, ApiError> {
     validate::optional_text("remarks", given(fields, "remarks"), 512)
-}
-
-pub(super) fn notice(fields: &HashMap<String, String>) -> String {
-    given(fields, "done")
-        .map(|d| format!("<p class=\"notice\" role=\"status\">{}</p>", escape(&d)))
-        .unwrap_or_default()
 }
 
 /// Whether a decision form's button said approve (or reject).
@@ -115,53 +109,63 @@ pub async fn console_withdrawals(
 ) -> Result<http::Response<Body>, HttpError> {
     page(&rqctx, &SECTIONS, "/console/withdrawals", |app, session, fields| async move {
         let app = &*app;
-        let listed = listings::withdrawals(app, listing(&fields, Some("pending"))).await?;
+        let filters = super::queue_filters::form(app, &fields);
+        let Some(asked) = super::queue_filters::pending(app, &fields).await? else {
+            let body = html! {
+                (filters)
+                p role="status" { "No merchant has the code " (given(&fields, "merchant").unwrap_or_default()) "." }
+            };
+            return Reply::page("Withdrawals awaiting approval", body);
+        };
+        let count = listings::count_withdrawals(app, asked.clone()).await?;
+        let listed = listings::withdrawals(app, asked).await?;
         let may = super::operator(&session)?.role.may(Action::ApproveWithdrawal);
         let mut rows = Vec::new();
         for (order, merchant) in &listed.items {
             let given_by = approvals::of(app, &order.order_no).await?;
             let needed = approvals::needed(app, order)?;
-            let names: Vec<String> = given_by.iter().map(|a| escape(&a.approver_name)).collect();
-            let state = format!(
-                "{} of {needed}{}",
-                given_by.len(),
-                if names.is_empty() { String::new() } else { format!(": {}", names.join(", ")) }
-            );
-            let no = escape(&order.order_no);
-            let act = if may {
-                format!(
-                    "<form class=\"inline\" method=\"post\" action=\"/console/withdrawals/{no}/review\">{}\
-                     <div><label for=\"remarks-{no}\">Remarks</label>\
-                     <input type=\"text\" id=\"remarks-{no}\" name=\"remarks\" maxlength=\"512\"></div>{}\
-                     <button type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>\
-                     <button type=\"submit\" class=\"danger\" name=\"decision\" value=\"reject\">Reject</button></form>",
-                    csrf_field(&session),
-                    super::second_factor::code_field(&order.order_no)
-                )
-            } else {
-                "<span class=\"muted\">Your role may not approve.</span>".to_string()
-            };
+            let names: Vec<&str> = given_by.iter().map(|a| a.approver_name.as_str()).collect();
+            let no = &order.order_no;
             let to = &order.beneficiary;
             rows.push(vec![
-                format!("<a href=\"/console/orders?q={no}\">{no}</a>"),
-                escape(&merchant.name),
-                grouped(app, &order.currency, order.amount),
-                format!(
-                    "{}<br><span class=\"muted\">{} {}</span>",
-                    escape(&to.name),
-                    escape(&to.bank_code),
-                    masked(&to.account)
-                ),
-                when(order.created_at.timestamp()),
-                state,
-                act,
+                html! { a href={ "/console/orders?q=" (no) } { (no) } },
+                html! { (merchant.name) },
+                html! { (grouped(app, &order.currency, order.amount)) },
+                html! { (to.name) br; span.muted { (to.bank_code) " " (masked(&to.account)) } },
+                html! { (when(order.created_at.timestamp())) },
+                html! {
+                    (given_by.len()) " of " (needed)
+                    @if !names.is_empty() { ": " (names.join(", ")) }
+                },
+                match may {
+                    true => html! {
+                        form.inline method="post" action={ "/console/withdrawals/" (no) "/review" } {
+                            (csrf_field(&session))
+                            div {
+                                label for={ "remarks-" (no) } { "Remarks" }
+                                input type="text" id={ "remarks-" (no) } name="remarks" maxlength="512";
+                            }
+                            (super::second_factor::code_field(no))
+                            button type="submit" name="decision" value="approve" { "Approve" }
+                            button type="submit" class="danger" name="decision" value="reject" { "Reject" }
+                        }
+                    },
+                    false => html! { span.muted { "Your role may not approve." } },
+                },
             ]);
         }
-        let body = format!(
-            "{}{}",
-            notice(&fields),
-            paged_table("Withdrawals awaiting approval", &["Order", "Merchant", "Amount", "Beneficiary, bank and account", "Created", "Approvals", "Decision"], &rows, "/console/withdrawals", &fields, listed.next_cursor.as_deref())
-        );
+        let counted = match (count, super::queue_filters::any(&fields)) {
+            (1, false) => "1 withdrawal awaits approval".to_string(),
+            (1, true) => "1 withdrawal that matches awaits approval".to_string(),
+            (n, false) => format!("{n} withdrawals await approval"),
+            (n, true) => format!("{n} withdrawals that match await approval"),
+        };
+        let body = html! {
+            (notice(&fields))
+            (filters)
+            p.count role="status" { (counted) ", oldest first." }
+            (paged_table("Withdrawals awaiting approval, oldest first", &["Order", "Merchant", "Amount", "Beneficiary, bank and account", "Created", "Approvals", "Decision"], &rows, "/console/withdrawals", &fields, listed.next_cursor.as_deref()))
+        };
         Reply::page("Withdrawals awaiting approval", body)
     })
     .await
@@ -234,40 +238,42 @@ pub async fn console_bank(
     page(&rqctx, &SECTIONS, "/console/bank", |app, session, fields| async move {
         let listed = listings::bank_transactions(&app, listing(&fields, Some("unmatched"))).await?;
         let may = super::operator(&session)?.role.may(Action::MatchBankTransaction);
-        let rows: Vec<Vec<String>> = listed
+        let rows: Vec<Vec<Markup>> = listed
             .items
             .iter()
             .map(|t| {
-                let id = escape(&t.id);
-                let act = if may {
-                    format!(
-                        "<form class=\"inline\" method=\"post\" action=\"/console/bank/{id}/match\">{}\
-                         <div><label for=\"order-{id}\">Order number</label>\
-                         <input type=\"text\" id=\"order-{id}\" name=\"order_no\" required></div>\
-                         <div><label for=\"remarks-{id}\">Remarks</label>\
-                         <input type=\"text\" id=\"remarks-{id}\" name=\"remarks\" maxlength=\"512\"></div>\
-                         <button type=\"submit\">Match</button></form>",
-                        csrf_field(&session)
-                    )
-                } else {
-                    "<span class=\"muted\">Your role may not match.</span>".into()
-                };
+                let id = &t.id;
                 vec![
-                    escape(&t.bank_reference),
-                    escape(&t.account_id),
-                    money(&t.currency, t.amount),
-                    escape(t.payer_name.as_deref().unwrap_or("")),
-                    escape(t.remark.as_deref().unwrap_or("")),
-                    when(t.received_at),
-                    act,
+                    html! { (t.bank_reference) },
+                    html! { (t.account_id) },
+                    html! { (money(&t.currency, t.amount)) },
+                    html! { (t.payer_name.as_deref().unwrap_or("")) },
+                    html! { (t.remark.as_deref().unwrap_or("")) },
+                    html! { (when(t.received_at)) },
+                    match may {
+                        true => html! {
+                            form.inline method="post" action={ "/console/bank/" (id) "/match" } {
+                                (csrf_field(&session))
+                                div {
+                                    label for={ "order-" (id) } { "Order number" }
+                                    input type="text" id={ "order-" (id) } name="order_no" required;
+                                }
+                                div {
+                                    label for={ "remarks-" (id) } { "Remarks" }
+                                    input type="text" id={ "remarks-" (id) } name="remarks" maxlength="512";
+                                }
+                                button type="submit" { "Match" }
+                            }
+                        },
+                        false => html! { span.muted { "Your role may not match." } },
+                    },
                 ]
             })
             .collect();
-        let body = format!(
-            "{}{}",
-            notice(&fields),
-            paged_table("Unmatched bank transactions", &["Reference", "Account", "Amount", "Payer", "Remark", "Received", "Match"], &rows, "/console/bank", &fields, listed.next_cursor.as_deref())
-        );
+        let body = html! {
+            (notice(&fields))
+            (paged_table("Unmatched bank transactions", &["Reference", "Account", "Amount", "Payer", "Remark", "Received", "Match"], &rows, "/console/bank", &fields, listed.next_cursor.as_deref()))
+        };
         Reply::page("Unmatched bank transactions", body)
     })
     .await
@@ -316,56 +322,69 @@ pub async fn console_payouts(
     page(&rqctx, &SECTIONS, "/console/payouts", |app, session, fields| async move {
         let app = &*app;
         let doubt = withdrawals::payouts_in_doubt(app).await?;
-        let per_channel: Vec<Vec<String>> = doubt
+        let per_channel: Vec<Vec<Markup>> = doubt
             .iter()
             .map(|(channel, n, oldest)| {
-                vec![escape(channel), n.to_string(), format!("{oldest} s")]
+                vec![html! { (channel) }, html! { (n) }, html! { (oldest) " s" }]
             })
             .collect();
         let listed = listings::withdrawals(app, listing(&fields, Some("approved"))).await?;
         let may = super::operator(&session)?.role.may(Action::ResolveWithdrawal);
         let mut rows = Vec::new();
         for (order, merchant) in listed.items.iter().filter(|(o, _)| o.needs_manual_intervention) {
-            let no = escape(&order.order_no);
-            let act = if may {
-                format!(
-                    "<form class=\"inline\" method=\"post\" action=\"/console/payouts/{no}/resolve\">{}\
-                     <div><label for=\"outcome-{no}\">Outcome</label><select id=\"outcome-{no}\" name=\"outcome\" required>\
-                     <option value=\"\" selected disabled>Ask the channel first</option>\
-                     <option value=\"completed\">Paid</option><option value=\"failed\">Not paid</option></select></div>\
-                     <div><label for=\"ref-{no}\">Bank reference</label><input type=\"text\" id=\"ref-{no}\" name=\"bank_reference\" maxlength=\"128\"></div>\
-                     <div><label for=\"remarks-{no}\">Remarks</label><input type=\"text\" id=\"remarks-{no}\" name=\"remarks\" required maxlength=\"512\"></div>\
-                     <button type=\"submit\">Resolve</button></form>",
-                    csrf_field(&session)
-                )
-            } else {
-                "<span class=\"muted\">Your role may not resolve.</span>".into()
-            };
-            // What the operator quotes to the channel when asking what
-            // became of the payout.
-            let at_channel = match (&order.channel_id, &order.channel_order_no) {
-                (Some(channel), Some(theirs)) => format!("{} {}", escape(channel), escape(theirs)),
-                (Some(channel), None) => format!("{} <span class=\"muted\">(no number given)</span>", escape(channel)),
-                _ => "<span class=\"muted\">none</span>".into(),
-            };
+            let no = &order.order_no;
             rows.push(vec![
-                no.clone(),
-                escape(&merchant.name),
-                amount(&order.currency, order.amount),
-                at_channel,
-                escape(order.manual_reason.as_deref().unwrap_or("")),
-                act,
+                html! { (no) },
+                html! { (merchant.name) },
+                html! { (amount(&order.currency, order.amount)) },
+                // What the operator quotes to the channel when asking what
+                // became of the payout.
+                match (&order.channel_id, &order.channel_order_no) {
+                    (Some(channel), Some(theirs)) => html! { (channel) " " (theirs) },
+                    (Some(channel), None) => html! { (channel) " " span.muted { "(no number given)" } },
+                    _ => html! { span.muted { "none" } },
+                },
+                html! { (order.manual_reason.as_deref().unwrap_or("")) },
+                match may {
+                    true => resolve_form(&session, no),
+                    false => html! { span.muted { "Your role may not resolve." } },
+                },
             ]);
         }
-        let body = format!(
-            "{}{}{}",
-            notice(&fields),
-            table("In doubt per channel", &["Channel", "Payouts", "Oldest"], &per_channel),
-            paged_table("Set aside for an operator (this page of approved withdrawals)", &["Order", "Merchant", "Amount", "Channel and its order number", "Why", "Resolve"], &rows, "/console/payouts", &fields, listed.next_cursor.as_deref())
-        );
+        let body = html! {
+            (notice(&fields))
+            (table("In doubt per channel", &["Channel", "Payouts", "Oldest"], &per_channel))
+            (paged_table("Set aside for an operator (this page of approved withdrawals)", &["Order", "Merchant", "Amount", "Channel and its order number", "Why", "Resolve"], &rows, "/console/payouts", &fields, listed.next_cursor.as_deref()))
+        };
         Reply::page("Payouts in doubt", body)
     })
     .await
+}
+
+/// The form that files a payout's outcome, for a second person to approve.
+fn resolve_form(session: &crate::app::web_sessions::Session, no: &str) -> Markup {
+    html! {
+        form.inline method="post" action={ "/console/payouts/" (no) "/resolve" } {
+            (csrf_field(session))
+            div {
+                label for={ "outcome-" (no) } { "Outcome" }
+                select id={ "outcome-" (no) } name="outcome" required {
+                    option value="" selected disabled { "Ask the channel first" }
+                    option value="completed" { "Paid" }
+                    option value="failed" { "Not paid" }
+                }
+            }
+            div {
+                label for={ "ref-" (no) } { "Bank reference" }
+                input type="text" id={ "ref-" (no) } name="bank_reference" maxlength="128";
+            }
+            div {
+                label for={ "remarks-" (no) } { "Remarks" }
+                input type="text" id={ "remarks-" (no) } name="remarks" required maxlength="512";
+            }
+            button type="submit" { "Resolve" }
+        }
+    }
 }
 
 #[endpoint { method = POST, path = "/console/payouts/{order_no}/resolve", unpublished = true }]
@@ -424,45 +443,6 @@ pub async fn console_resolve(
     .await
 }
 
-/// Callbacks that failed or wait for their next attempt.
-#[endpoint { method = GET, path = "/console/callbacks", unpublished = true }]
-pub async fn console_callbacks(
-    rqctx: RequestContext<Arc<App>>,
-) -> Result<http::Response<Body>, HttpError> {
-    page(&rqctx, &SECTIONS, "/console/callbacks", |app, _session, fields| async move {
-        let status = given(&fields, "status").unwrap_or_else(|| "FAILED".into());
-        let listed = listings::callback_deliveries(&app, listing(&fields, Some(&status))).await?;
-        let rows: Vec<Vec<String>> = listed
-            .items
-            .iter()
-            .map(|d| {
-                vec![
-                    format!("<a href=\"/console/callbacks/{0}\">{0}</a>", escape(&d.id)),
-                    escape(&d.event),
-                    escape(&d.order_no),
-                    escape(&d.merchant_id),
-                    d.attempts.to_string(),
-                    d.next_attempt_at.map(when).unwrap_or_default(),
-                ]
-            })
-            .collect();
-        let mut options = String::new();
-        for s in ["FAILED", "WAITING_RETRY", "SENDING", "SUCCESS"] {
-            let selected = if s == status { " selected" } else { "" };
-            options.push_str(&format!("<option{selected}>{s}</option>"));
-        }
-        let body = format!(
-            "<form class=\"inline\" method=\"get\" action=\"/console/callbacks\">\
-             <div><label for=\"status\">Status</label><select id=\"status\" name=\"status\">{options}</select></div>\
-             <button type=\"submit\" class=\"secondary\">Show</button></form>{}{}",
-            notice(&fields),
-            paged_table("Callback deliveries", &["Delivery", "Event", "Order", "Merchant", "Attempts", "Next attempt"], &rows, "/console/callbacks", &fields, listed.next_cursor.as_deref())
-        );
-        Reply::page("Callbacks", body)
-    })
-    .await
-}
-
 /// One delivery: the body sent, each attempt and the receiver's answer.
 #[endpoint { method = GET, path = "/console/callbacks/{id}", unpublished = true }]
 pub async fn console_callback(
@@ -475,38 +455,38 @@ pub async fn console_callback(
         let row = callbacks::find(app, &id).await?;
         let history = callbacks::history(app, &id).await?;
         let shown = callbacks::shown_body(app, &row)?;
-        let attempts: Vec<Vec<String>> = history
+        let merchant = crate::app::merchants::find(app, &row.merchant_id).await?;
+        let attempts: Vec<Vec<Markup>> = history
             .iter()
             .map(|a| {
                 vec![
-                    a.attempt.to_string(),
-                    when(a.started_at),
-                    a.status_code.map(|c| c.to_string()).unwrap_or_default(),
-                    escape(a.error.as_deref().unwrap_or("")),
-                    format!("{} ms", a.duration_ms),
+                    html! { (a.attempt) },
+                    html! { (when(a.started_at)) },
+                    html! { @if let Some(c) = a.status_code { (c) } },
+                    html! { (a.error.as_deref().unwrap_or("")) },
+                    html! { (a.duration_ms) " ms" },
                 ]
             })
             .collect();
-        let retry = if super::operator(&session)?.role.may(Action::RetryCallback) {
-            format!(
-                "<form method=\"post\" action=\"/console/callbacks/{}/retry\">{}<button type=\"submit\">Retry now</button></form>",
-                escape(&row.id),
-                csrf_field(&session)
-            )
-        } else {
-            String::new()
+        let may = super::operator(&session)?.role.may(Action::RetryCallback);
+        let body = html! {
+            (notice(&fields))
+            dl.facts {
+                dt { "Event" } dd { (row.event) }
+                dt { "Merchant" } dd { a href={ "/console/merchants?merchant_id=" (merchant.id) } { (merchant.name) } " (" (merchant.code) ")" }
+                dt { "Order" } dd { a href={ "/console/orders?q=" (row.order_no) } { (row.order_no) } }
+                dt { "Status" } dd { (row.status.as_str()) }
+                dt { "Address" } dd { (row.callback_url) }
+                dt { "Body sent" } dd { pre { (shown) } }
+            }
+            (table("Attempts", &["Attempt", "Started", "Answer", "Error", "Took"], &attempts))
+            @if may {
+                form method="post" action={ "/console/callbacks/" (row.id) "/retry" } {
+                    (csrf_field(&session))
+                    button type="submit" { "Retry now" }
+                }
+            }
         };
-        let body = format!(
-            "{}<dl class=\"facts\"><dt>Event</dt><dd>{}</dd><dt>Order</dt><dd>{}</dd><dt>Status</dt><dd>{}</dd>\
-             <dt>Address</dt><dd>{}</dd><dt>Body sent</dt><dd><pre>{}</pre></dd></dl>{}{retry}",
-            notice(&fields),
-            escape(&row.event),
-            escape(&row.order_no),
-            escape(row.status.as_str()),
-            escape(&row.callback_url),
-            escape(&shown),
-            table("Attempts", &["Attempt", "Started", "Answer", "Error", "Took"], &attempts)
-        );
         Reply::page(format!("Callback {}", row.id), body)
     })
     .await

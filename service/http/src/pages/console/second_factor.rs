@@ -13,20 +13,22 @@ use crate::domain::error::ApiError;
 use crate::observe::in_span;
 use crate::pages::web::guard::{post_before_second_factor, Reply, SECOND_FACTOR};
 use crate::pages::web::{address, csrf_field, failed, frame, given, session_of, to_sign_in};
-use crate::pages::{escape, html, see_other};
+use crate::pages::{see_other, serve};
 use base64::Engine;
 use dropshot::{endpoint, Body, HttpError, RequestContext, UntypedBody};
+use maud::{html, Markup};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The code field of a form that approves a money action.
-pub(super) fn code_field(id: &str) -> String {
-    let id = escape(id);
-    format!(
-        "<div><label for=\"code-{id}\">Authenticator code (to approve)</label>\
-         <input type=\"text\" id=\"code-{id}\" name=\"code\" inputmode=\"numeric\" \
-         autocomplete=\"one-time-code\" pattern=\"[0-9 ]{{6,7}}\" maxlength=\"7\"></div>"
-    )
+pub(super) fn code_field(id: &str) -> Markup {
+    html! {
+        div {
+            label for={ "code-" (id) } { "Authenticator code (to approve)" }
+            input type="text" id={ "code-" (id) } name="code" inputmode="numeric"
+                autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7";
+        }
+    }
 }
 
 /// Before an approval: a fresh code from the approver's authenticator,
@@ -61,10 +63,33 @@ pub(super) async fn approval_code(
     }
 }
 
-fn code_input() -> &'static str {
-    "<div class=\"field\"><label for=\"code\">Code from your authenticator app</label>\
-     <input type=\"text\" id=\"code\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\" \
-     pattern=\"[0-9 ]{6,7}\" maxlength=\"7\" required autofocus></div>"
+fn code_input() -> Markup {
+    html! {
+        div.field {
+            label for="code" { "Code from your authenticator app" }
+            input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code"
+                pattern="[0-9 ]{6,7}" maxlength="7" required autofocus;
+        }
+    }
+}
+
+/// The enrolment link as a QR code an authenticator app scans.
+fn enrolment_qr(link: &str) -> Markup {
+    let Ok(code) = qrcode::QrCode::with_error_correction_level(link, qrcode::EcLevel::M) else {
+        return html! {};
+    };
+    let svg = code
+        .render::<qrcode::render::svg::Color>()
+        .min_dimensions(200, 200)
+        .quiet_zone(true)
+        .build();
+    let src = format!(
+        "data:image/svg+xml;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(svg)
+    );
+    html! {
+        img id="totp-qr" width="200" height="200" alt="QR code of the key below, for an authenticator app" src=(src);
+    }
 }
 
 /// The page: the enrolment or the code form, with a problem when there is one.
@@ -82,49 +107,38 @@ async fn prompt_page(
         Ok(prompt) => prompt,
         Err(e) => return failed(REALM, e),
     };
-    let alert = problem
-        .map(|p| format!("<p role=\"alert\">{}</p>", escape(p)))
-        .unwrap_or_default();
     let (title, intro) = match &prompt {
-        Prompt::Enrol { key, link } => {
-            let qr = qrcode::QrCode::with_error_correction_level(link, qrcode::EcLevel::M)
-                .map(|code| {
-                    let svg = code
-                        .render::<qrcode::render::svg::Color>()
-                        .min_dimensions(200, 200)
-                        .quiet_zone(true)
-                        .build();
-                    format!(
-                        "<img id=\"totp-qr\" width=\"200\" height=\"200\" alt=\"QR code of the key below, for an authenticator app\" \
-                         src=\"data:image/svg+xml;base64,{}\">",
-                        base64::engine::general_purpose::STANDARD.encode(svg)
-                    )
-                })
-                .unwrap_or_default();
-            (
-                "Set up your authenticator",
-                format!(
-                    "<p>Your role may approve money actions, so the console asks for a code from an authenticator app (such as Google Authenticator, Microsoft Authenticator or 1Password) each time you sign in and before each approval.</p>\
-                     <p>Scan this QR code with the app, or type the key into it. Then enter the six-digit code the app shows.</p>\
-                     <figure>{qr}<figcaption>Key: <code id=\"totp-secret\">{}</code> (six digits, every 30 seconds)</figcaption></figure>",
-                    escape(key)
-                ),
-            )
-        }
+        Prompt::Enrol { key, link } => (
+            "Set up your authenticator",
+            html! {
+                p { "Your role may approve money actions, so the console asks for a code from an authenticator app (such as Google Authenticator, Microsoft Authenticator or 1Password) each time you sign in and before each approval." }
+                p { "Scan this QR code with the app, or type the key into it. Then enter the six-digit code the app shows." }
+                figure {
+                    (enrolment_qr(link))
+                    figcaption { "Key: " code #totp-secret { (key) } " (six digits, every 30 seconds)" }
+                }
+            },
+        ),
         Prompt::Code => (
             "Enter your code",
-            "<p>Enter the six-digit code your authenticator app shows for the payments console.</p>".to_string(),
+            html! { p { "Enter the six-digit code your authenticator app shows for the payments console." } },
         ),
     };
-    let body = format!(
-        "{alert}{intro}<form method=\"post\" action=\"{SECOND_FACTOR}\">{}{}<button type=\"submit\">Continue</button></form>\
-         <form method=\"post\" action=\"/console/logout\">{}<button type=\"submit\" class=\"secondary\">Sign out</button></form>\
-         <p class=\"muted\">Lost your phone? An administrator resets your authenticator with <code>payments operator second-factor-reset</code>.</p>",
-        csrf_field(session),
-        code_input(),
-        csrf_field(session),
-    );
-    html(status, &frame(REALM, None, title, &body))
+    let body = html! {
+        @if let Some(p) = problem { p role="alert" { (p) } }
+        (intro)
+        form method="post" action=(SECOND_FACTOR) {
+            (csrf_field(session))
+            (code_input())
+            button type="submit" { "Continue" }
+        }
+        form method="post" action="/console/logout" {
+            (csrf_field(session))
+            button type="submit" class="secondary" { "Sign out" }
+        }
+        p.muted { "Lost your phone? An administrator resets your authenticator with " code { "payments operator second-factor-reset" } "." }
+    };
+    serve(status, frame(REALM, None, title, body))
 }
 
 #[endpoint { method = GET, path = "/console/second-factor", unpublished = true }]

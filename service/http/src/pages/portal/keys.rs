@@ -8,24 +8,52 @@ use crate::app::{api_keys, merchants, App};
 use crate::domain::error::ApiError;
 use crate::domain::people::OwnerAction;
 use crate::domain::status::KeyScope;
-use crate::pages::escape;
 use crate::pages::web::guard::{page, post, Reply};
-use crate::pages::web::{csrf_field, given, table, when};
+use crate::pages::web::{csrf_field, given, notice, table, when};
 use dropshot::{endpoint, Body, HttpError, Path, RequestContext, UntypedBody};
+use maud::{html, Markup};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
 
-fn keys_form(session: &crate::app::web_sessions::Session) -> String {
-    format!(
-        "<form method=\"post\" action=\"/portal/keys/rotate\">{}\
-         <div class=\"field\"><label for=\"grace\">Your current keys keep working for</label>\
-         <select id=\"grace\" name=\"grace_seconds\"><option value=\"3600\">1 hour</option>\
-         <option value=\"86400\" selected>1 day</option><option value=\"604800\">7 days</option>\
-         <option value=\"0\">no time: revoke them now</option></select></div>\
-         <button type=\"submit\">Issue a new key</button></form>",
-        csrf_field(session)
-    )
+fn keys_form(session: &crate::app::web_sessions::Session) -> Markup {
+    html! {
+        form method="post" action="/portal/keys/rotate" {
+            (csrf_field(session))
+            div.field {
+                label for="grace" { "Your current keys keep working for" }
+                select id="grace" name="grace_seconds" {
+                    option value="3600" { "1 hour" }
+                    option value="86400" selected { "1 day" }
+                    option value="604800" { "7 days" }
+                    option value="0" { "no time: revoke them now" }
+                }
+            }
+            button type="submit" { "Issue a new key" }
+        }
+    }
+}
+
+/// The form that sets where a working key is accepted from and what it may do.
+fn restrict_form(csrf: &Markup, k: &api_keys::KeyView) -> Markup {
+    let id = &k.id;
+    html! {
+        form.inline method="post" action={ "/portal/keys/restrict/" (id) } {
+            (csrf)
+            div {
+                label for={ "addresses-" (id) } { "Accepted from (networks or addresses, separated by spaces; empty: anywhere)" }
+                input type="text" id={ "addresses-" (id) } name="allowed_addresses" maxlength="2048" value=(k.allowed_addresses.join(" "));
+            }
+            div {
+                label for={ "scope-" (id) } { "It may" }
+                select id={ "scope-" (id) } name="scope" {
+                    option value="full" selected[k.scope == KeyScope::Full] { "read and create orders" }
+                    option value="read_only" selected[k.scope == KeyScope::ReadOnly] { "only read" }
+                }
+            }
+            button type="submit" class="secondary" { "Save" }
+        }
+    }
 }
 
 /// The merchant's keys, each with where it is accepted from and what it
@@ -41,53 +69,36 @@ pub async fn portal_keys(
         |app, session, fields| async move {
             let keys = api_keys::list(&app, &merchant_of(&session)?).await?;
             let csrf = csrf_field(&session);
-            let rows: Vec<Vec<String>> = keys
+            let rows: Vec<Vec<Markup>> = keys
                 .iter()
                 .map(|k| {
-                    let id = escape(&k.id);
-                    let restrict = if k.active {
-                        format!(
-                            "<form class=\"inline\" method=\"post\" action=\"/portal/keys/restrict/{id}\">{csrf}\
-                             <div><label for=\"addresses-{id}\">Accepted from (networks or addresses, separated by spaces; empty: anywhere)</label>\
-                             <input type=\"text\" id=\"addresses-{id}\" name=\"allowed_addresses\" maxlength=\"2048\" value=\"{}\"></div>\
-                             <div><label for=\"scope-{id}\">It may</label><select id=\"scope-{id}\" name=\"scope\">\
-                             <option value=\"full\"{}>read and create orders</option>\
-                             <option value=\"read_only\"{}>only read</option></select></div>\
-                             <button type=\"submit\" class=\"secondary\">Save</button></form>",
-                            escape(&k.allowed_addresses.join(" ")),
-                            if k.scope == KeyScope::Full { " selected" } else { "" },
-                            if k.scope == KeyScope::ReadOnly { " selected" } else { "" },
-                        )
-                    } else {
-                        "<span class=\"muted\">Stopped working.</span>".to_string()
-                    };
                     vec![
-                        format!("<code>{}</code>", escape(&k.hint)),
-                        when(k.created_at),
-                        k.expires_at.map(when).unwrap_or_else(|| "no end".into()),
-                        if k.allowed_addresses.is_empty() {
-                            "anywhere".into()
-                        } else {
-                            escape(&k.allowed_addresses.join(", "))
+                        html! { code { (k.hint) } },
+                        html! { (when(k.created_at)) },
+                        html! { (k.expires_at.map(when).unwrap_or_else(|| "no end".into())) },
+                        html! {
+                            @if k.allowed_addresses.is_empty() { "anywhere" }
+                            @else { (k.allowed_addresses.join(", ")) }
                         },
-                        escape(k.scope.as_str()),
-                        restrict,
+                        html! { (k.scope.as_str()) },
+                        match k.active {
+                            true => restrict_form(&csrf, k),
+                            false => html! { span.muted { "Stopped working." } },
+                        },
                     ]
                 })
                 .collect();
-            let done = given(&fields, "done")
-                .map(|d| format!("<p class=\"notice\" role=\"status\">{}</p>", escape(&d)))
-                .unwrap_or_default();
-            let body = format!(
-                "{done}{}<h2>A new key</h2><p>A new key works at once. It is shown once, on the next page: store it then. \
-                 Your other keys keep working for the time you choose, then stop. It keeps the newest key's restrictions.</p>{}",
-                table(
+            let body = html! {
+                (notice(&fields))
+                (table(
                     "Your API keys",
                     &["Key", "Issued", "Stops", "Accepted from", "Scope", "Restrict"],
                     &rows
-                ),
-                keys_form(&session)
-            );
+                ))
+                h2 { "A new key" }
+                p { "A new key works at once. It is shown once, on the next page: store it then. Your other keys keep working for the time you choose, then stop. It keeps the newest key's restrictions." }
+                (keys_form(&session))
+            };
             Reply::page("API keys", body)
         },
     )
@@ -224,27 +235,25 @@ pub async fn portal_new_key(
         "/portal/keys",
         |app, session, fields| async move {
             let handle = given(&fields, "token").unwrap_or_default();
-            let back = "<p><a href=\"/portal/keys\">Back to API keys</a></p>";
+            let back = html! { p { a href="/portal/keys" { "Back to API keys" } } };
             let Some(key) = crate::app::reveals::take(&app, &session.csrf, &handle).await? else {
                 return Reply::page(
                     "Your new API key",
-                    format!(
-                    "<p role=\"alert\">This key was shown once already, and is not shown again. \
-                     It works: if you did not copy it, issue another key.</p>{back}"
-                ),
+                    html! {
+                        p role="alert" { "This key was shown once already, and is not shown again. It works: if you did not copy it, issue another key." }
+                        (back)
+                    },
                 );
             };
-            let until = given(&fields, "until")
-                .and_then(|t| t.parse::<i64>().ok())
-                .map(|t| format!("<p>Your previous keys stop working at {}.</p>", when(t)))
-                .unwrap_or_default();
+            let until = given(&fields, "until").and_then(|t| t.parse::<i64>().ok());
             Reply::page(
                 "Your new API key",
-                format!(
-                "<p class=\"notice\" role=\"status\">Copy this key now; it is not shown again.</p>\
-                 <p class=\"secret\" id=\"new-key\">{}</p>{until}{back}",
-                escape(&key)
-            ),
+                html! {
+                    p.notice role="status" { "Copy this key now; it is not shown again." }
+                    p.secret #new-key { (key) }
+                    @if let Some(t) = until { p { "Your previous keys stop working at " (when(t)) "." } }
+                    (back)
+                },
             )
         },
     )

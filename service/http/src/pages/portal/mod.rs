@@ -14,8 +14,9 @@ use crate::domain::status::SessionRealm;
 use crate::observe::in_span;
 use crate::pages::web::guard::Sections;
 use crate::pages::web::{failed, forged, form, frame, given, query, same_origin, sign_in};
-use crate::pages::{escape, html, respond, see_other};
+use crate::pages::{respond, see_other, serve};
 use dropshot::{endpoint, Body, HttpError, RequestContext, UntypedBody};
+use maud::html;
 use std::sync::Arc;
 
 pub use keys::*;
@@ -100,27 +101,30 @@ pub async fn portal_logout(
 fn accept_form(
     status: http::StatusCode,
     token: &str,
+    whom: Option<&(String, String)>,
     problem: Option<&str>,
 ) -> Result<http::Response<Body>, HttpError> {
-    let alert = problem
-        .map(|p| format!("<p role=\"alert\">{}</p>", escape(p)))
-        .unwrap_or_default();
-    let body = format!(
-        "{alert}<p>Choose a password for the merchant portal: {} to {} characters.</p>\
-         <form method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"token\" value=\"{}\">\
-         <div class=\"field\"><label for=\"password\">New password</label>\
-         <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"new-password\" required minlength=\"{}\" maxlength=\"{}\"></div>\
-         <div class=\"field\"><label for=\"confirm\">The same password again</label>\
-         <input type=\"password\" id=\"confirm\" name=\"confirm\" autocomplete=\"new-password\" required></div>\
-         <button type=\"submit\">Set password</button></form>",
-        crate::app::passwords::MIN_CHARS,
-        crate::app::passwords::MAX_CHARS,
-        owners::ACCEPT_PATH,
-        escape(token),
-        crate::app::passwords::MIN_CHARS,
-        crate::app::passwords::MAX_CHARS,
-    );
-    html(status, &frame(REALM, None, "Accept your invitation", &body))
+    use crate::app::passwords::{MAX_CHARS, MIN_CHARS};
+    let body = html! {
+        @if let Some(p) = problem { p role="alert" { (p) } }
+        @if let Some((email, merchant)) = whom {
+            p { "You are invited as an owner of " strong { (merchant) } ", signing in as " strong { (email) } "." }
+        }
+        p { "Choose a password for the merchant portal: " (MIN_CHARS) " to " (MAX_CHARS) " characters." }
+        form method="post" action=(owners::ACCEPT_PATH) {
+            input type="hidden" name="token" value=(token);
+            div.field {
+                label for="password" { "New password" }
+                input type="password" id="password" name="password" autocomplete="new-password" required minlength=(MIN_CHARS) maxlength=(MAX_CHARS);
+            }
+            div.field {
+                label for="confirm" { "The same password again" }
+                input type="password" id="confirm" name="confirm" autocomplete="new-password" required;
+            }
+            button type="submit" { "Set password" }
+        }
+    };
+    serve(status, frame(REALM, None, "Accept your invitation", body))
 }
 
 /// The page an invitation link opens.
@@ -130,7 +134,10 @@ pub async fn portal_accept_page(
 ) -> Result<http::Response<Body>, HttpError> {
     in_span(&rqctx, async {
         let token = given(&query(&rqctx.request), "token").unwrap_or_default();
-        accept_form(http::StatusCode::OK, &token, None)
+        match owners::invitation_for(rqctx.context(), &token).await {
+            Ok(whom) => accept_form(http::StatusCode::OK, &token, Some(&whom), None),
+            Err(e) => failed(REALM, e),
+        }
     })
     .await
 }
@@ -151,6 +158,7 @@ pub async fn portal_accept(
             return accept_form(
                 http::StatusCode::BAD_REQUEST,
                 &token,
+                None,
                 Some("The two passwords differ."),
             );
         }
@@ -160,19 +168,21 @@ pub async fn portal_accept(
                     merchant_id = accepted.merchant_id,
                     "owner invitation accepted"
                 );
-                let body = format!(
-                    "<p class=\"notice\" role=\"status\">Your password is set. Sign in as {}.</p>\
-                     <p><a href=\"/portal/login\">Sign in</a></p>",
-                    escape(&accepted.email)
-                );
-                html(
+                let body = html! {
+                    p.notice role="status" { "Your password is set. Sign in as " (accepted.email) "." }
+                    p { a href="/portal/login" { "Sign in" } }
+                };
+                serve(
                     http::StatusCode::OK,
-                    &frame(REALM, None, "Invitation accepted", &body),
+                    frame(REALM, None, "Invitation accepted", body),
                 )
             }
-            Err(e @ ApiError::InvalidField { .. }) => {
-                accept_form(http::StatusCode::BAD_REQUEST, &token, Some(&e.to_string()))
-            }
+            Err(e @ ApiError::InvalidField { .. }) => accept_form(
+                http::StatusCode::BAD_REQUEST,
+                &token,
+                None,
+                Some(&e.to_string()),
+            ),
             Err(e) => failed(REALM, e),
         }
     })
@@ -190,6 +200,7 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(portal_accept))
         .and_then(|()| api.register(portal_orders))
         .and_then(|()| api.register(portal_order))
+        .and_then(|()| api.register(portal_retry_callback))
         .and_then(|()| api.register(portal_balances))
         .and_then(|()| api.register(portal_statements))
         .and_then(|()| api.register(portal_daily_csv))

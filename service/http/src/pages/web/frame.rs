@@ -2,10 +2,10 @@
 //! title, a skip link, the sections' navigation, who is signed in and the
 //! sign-out button.
 
-use crate::app::web_sessions::Session;
+use crate::app::web_sessions::{Session, Who};
 use crate::domain::status::SessionRealm;
-use crate::pages::escape;
 use crate::pages::web::{csrf_field, root};
+use maud::{html, Markup, DOCTYPE};
 
 /// The sections of a realm's navigation: (path, label, who may see it).
 pub struct Nav {
@@ -13,55 +13,79 @@ pub struct Nav {
     pub current: &'static str,
 }
 
+/// The product a realm's pages belong to, as their header names it.
+fn product(realm: SessionRealm) -> &'static str {
+    match realm {
+        SessionRealm::Console => "Operations console",
+        SessionRealm::Portal => "Merchant portal",
+    }
+}
+
 pub fn frame(
     realm: SessionRealm,
     nav: Option<(&Nav, &Session)>,
     title: &str,
-    body: &str,
-) -> String {
-    let (product, css) = match realm {
-        SessionRealm::Console => ("Operations console", "/console/style.css"),
-        SessionRealm::Portal => ("Merchant portal", "/portal/style.css"),
+    body: Markup,
+) -> Markup {
+    framed(realm, product(realm), nav, title, body)
+}
+
+/// `frame` under another product's name (the service's own home page).
+pub fn framed(
+    realm: SessionRealm,
+    product: &str,
+    nav: Option<(&Nav, &Session)>,
+    title: &str,
+    body: Markup,
+) -> Markup {
+    let css = match realm {
+        SessionRealm::Console => "/console/style.css",
+        SessionRealm::Portal => "/portal/style.css",
     };
-    let mut header = format!(
-        "<header><p class=\"product\"><a href=\"{}\">{product}</a></p>",
-        root(realm)
-    );
-    if let Some((nav, session)) = nav {
-        header.push_str("<nav aria-label=\"Sections\"><ul>");
-        for (path, label) in nav.sections {
-            let current = if *path == nav.current {
-                " aria-current=\"page\""
-            } else {
-                ""
-            };
-            header.push_str(&format!(
-                "<li><a href=\"{path}\"{current}>{}</a></li>",
-                escape(label)
-            ));
-        }
-        header.push_str("</ul></nav>");
-        let name = match &session.who {
-            crate::app::web_sessions::Who::Operator(op) => {
-                format!("{} ({})", op.name, op.role.as_str())
+    let window = match product == self::product(realm) {
+        true => format!("{title} · {product}"),
+        false => title.to_string(),
+    };
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                (crate::pages::head(&window))
+                link rel="stylesheet" href=(css);
             }
-            crate::app::web_sessions::Who::Owner(owner) => owner.email.clone(),
-        };
-        header.push_str(&format!(
-            "<form class=\"signout\" method=\"post\" action=\"{}/logout\">{}<span>{}</span> <button type=\"submit\">Sign out</button></form>",
-            root(realm),
-            csrf_field(session),
-            escape(&name)
-        ));
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header {
+                    p.product { a href=(root(realm)) { (product) } }
+                    @if let Some((nav, session)) = nav {
+                        nav aria-label="Sections" {
+                            ul {
+                                @for (path, label) in nav.sections {
+                                    li { a href=(path) aria-current=[(*path == nav.current).then_some("page")] { (label) } }
+                                }
+                            }
+                        }
+                        form.signout method="post" action={ (root(realm)) "/logout" } {
+                            (csrf_field(session))
+                            span { (signed_in(session)) }
+                            " "
+                            button type="submit" { "Sign out" }
+                        }
+                    }
+                }
+                main #main {
+                    h1 { (title) }
+                    (body)
+                }
+            }
+        }
     }
-    header.push_str("</header>");
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{} · {product}</title><link rel=\"stylesheet\" href=\"{css}\"></head>\
-         <body><a class=\"skip\" href=\"#main\">Skip to content</a>{header}\
-         <main id=\"main\"><h1>{}</h1>{body}</main></body></html>",
-        escape(title),
-        escape(title)
-    )
+}
+
+/// Who the header says is signed in.
+fn signed_in(session: &Session) -> String {
+    match &session.who {
+        Who::Operator(op) => format!("{} ({})", op.name, op.role.as_str()),
+        Who::Owner(owner) => owner.email.clone(),
+    }
 }

@@ -12,8 +12,9 @@ use crate::observe::in_span;
 use crate::pages::web::{
     failed, failed_in, forged, form, frame, query, same_origin, session_of, to_sign_in, Nav,
 };
-use crate::pages::{html, see_other};
+use crate::pages::{see_other, serve};
 use dropshot::{Body, HttpError, RequestContext, UntypedBody};
+use maud::Markup;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use std::sync::Arc;
 /// What an endpoint's work comes to.
 pub enum Reply {
     /// A page in the frame, with its section's navigation.
-    Page { title: String, body: String },
+    Page { title: String, body: Markup },
     /// Somewhere to go next (after a post: see the page again).
     Go(String),
     /// A response built whole (a download).
@@ -29,10 +30,10 @@ pub enum Reply {
 }
 
 impl Reply {
-    pub fn page(title: impl Into<String>, body: impl Into<String>) -> Result<Reply, ApiError> {
+    pub fn page(title: impl Into<String>, body: Markup) -> Result<Reply, ApiError> {
         Ok(Reply::Page {
             title: title.into(),
-            body: body.into(),
+            body,
         })
     }
 }
@@ -54,9 +55,9 @@ fn answer(
         current,
     };
     match reply {
-        Ok(Reply::Page { title, body }) => html(
+        Ok(Reply::Page { title, body }) => serve(
             http::StatusCode::OK,
-            &frame(sections.realm, Some((&nav, session)), &title, &body),
+            frame(sections.realm, Some((&nav, session)), &title, body),
         ),
         Ok(Reply::Go(to)) => see_other(&to),
         Ok(Reply::Raw(response)) => Ok(response),

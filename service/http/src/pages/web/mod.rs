@@ -6,18 +6,20 @@
 pub mod frame;
 pub mod guard;
 pub mod sign_in;
+pub mod timeline;
 
 use crate::app::web_sessions::{self, Session};
 use crate::app::App;
 use crate::domain::error::ApiError;
 use crate::domain::routing::Profile;
 use crate::domain::status::SessionRealm;
-use crate::pages::{escape, html};
+use crate::pages::serve;
 use dropshot::{Body, HttpError, RequestContext};
+use maud::{html, Markup};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use frame::{frame, Nav};
+pub use frame::{frame, framed, Nav};
 
 /// The cookie a realm's session travels in, scoped to the realm's path.
 pub fn cookie_name(realm: SessionRealm) -> &'static str {
@@ -154,12 +156,11 @@ pub fn problem_in(
     title: &str,
     detail: &str,
 ) -> Result<http::Response<Body>, HttpError> {
-    let body = format!(
-        "<p role=\"alert\">{}</p><p><a href=\"{}\">Back</a></p>",
-        escape(detail),
-        root(realm)
-    );
-    html(status, &frame(realm, nav, title, &body))
+    let body = html! {
+        p role="alert" { (detail) }
+        p { a href=(root(realm)) { "Back" } }
+    };
+    serve(status, frame(realm, nav, title, body))
 }
 
 pub fn problem(
@@ -202,55 +203,51 @@ pub fn forged(realm: SessionRealm) -> Result<http::Response<Body>, HttpError> {
     )
 }
 
-/// A table of `rows` under `headers`; each cell is HTML already escaped.
-pub fn table(caption: &str, headers: &[&str], rows: &[Vec<String>]) -> String {
+/// A table of `rows` under `headers`, each cell markup of its own.
+pub fn table(caption: &str, headers: &[&str], rows: &[Vec<Markup>]) -> Markup {
     if rows.is_empty() {
-        return format!("<p>{}: nothing to show.</p>", escape(caption));
+        return html! { p { (caption) ": nothing to show." } };
     }
-    let mut out = format!(
-        "<div class=\"scroll\" tabindex=\"0\" role=\"region\" aria-label=\"{0}\"><table><caption>{0}</caption><thead><tr>",
-        escape(caption)
-    );
-    for h in headers {
-        out.push_str(&format!("<th scope=\"col\">{}</th>", escape(h)));
-    }
-    out.push_str("</tr></thead><tbody>");
-    for row in rows {
-        out.push_str("<tr>");
-        for (i, cell) in row.iter().enumerate() {
-            // The column's name, shown above the cell where a phone's width
-            // reflows the table (console.css).
-            let label = headers
-                .get(i)
-                .map_or(String::new(), |h| format!(" data-label=\"{}\"", escape(h)));
-            out.push_str(&format!("<td{label}>{cell}</td>"));
+    html! {
+        div.scroll tabindex="0" role="region" aria-label=(caption) {
+            table {
+                caption { (caption) }
+                thead { tr { @for h in headers { th scope="col" { (h) } } } }
+                tbody {
+                    @for row in rows {
+                        tr {
+                            // The column's name, shown above the cell where a
+                            // phone's width reflows the table (console.css).
+                            @for (i, cell) in row.iter().enumerate() {
+                                td data-label=[headers.get(i)] { (cell) }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        out.push_str("</tr>");
     }
-    out.push_str("</tbody></table></div>");
-    out
 }
 
 /// One page of a listing: its table, then the link to the next page.
 pub fn paged_table(
     caption: &str,
     headers: &[&str],
-    rows: &[Vec<String>],
+    rows: &[Vec<Markup>],
     path: &str,
     fields: &HashMap<String, String>,
     next: Option<&str>,
-) -> String {
-    format!(
-        "{}{}",
-        table(caption, headers, rows),
-        pager(path, fields, next)
-    )
+) -> Markup {
+    html! {
+        (table(caption, headers, rows))
+        (pager(path, fields, next))
+    }
 }
 
 /// A link to the next page of a listing, keeping its filters.
-pub fn pager(path: &str, fields: &HashMap<String, String>, next: Option<&str>) -> String {
+pub fn pager(path: &str, fields: &HashMap<String, String>, next: Option<&str>) -> Markup {
     let Some(next) = next else {
-        return String::new();
+        return html! {};
     };
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     let mut keys: Vec<_> = fields.keys().filter(|k| *k != "cursor").collect();
@@ -259,19 +256,44 @@ pub fn pager(path: &str, fields: &HashMap<String, String>, next: Option<&str>) -
         query.append_pair(k, &fields[k]);
     }
     query.append_pair("cursor", next);
-    format!(
-        "<p><a class=\"next\" href=\"{}?{}\">Next page</a></p>",
-        escape(path),
-        escape(&query.finish())
-    )
+    html! {
+        p { a.next href={ (path) "?" (query.finish()) } { "Next page" } }
+    }
 }
 
 /// The hidden field every form carries.
-pub fn csrf_field(session: &Session) -> String {
-    format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        escape(&session.csrf)
-    )
+pub fn csrf_field(session: &Session) -> Markup {
+    html! { input type="hidden" name="csrf" value=(session.csrf); }
+}
+
+/// A filter's choice of an age: `ages` as (value, label, seconds) after a
+/// blank choice, the one the query asked for selected.
+pub fn age_select(
+    (id, name, label): (&str, &str, &str),
+    blank: &str,
+    ages: &[(&str, &str, i64)],
+    chosen: &str,
+) -> Markup {
+    html! {
+        div {
+            label for=(id) { (label) }
+            select id=(id) name=(name) {
+                option value="" { (blank) }
+                @for (v, label, _) in ages {
+                    option value=(v) selected[*v == chosen] { (label) }
+                }
+            }
+        }
+    }
+}
+
+/// The `done=` notice a page shows after a post sent it back there.
+pub fn notice(fields: &HashMap<String, String>) -> Markup {
+    html! {
+        @if let Some(done) = given(fields, "done") {
+            p.notice role="status" { (done) }
+        }
+    }
 }
 
 /// A time as UTC text.
@@ -288,23 +310,48 @@ pub fn address(rqctx: &RequestContext<Arc<App>>) -> String {
     crate::auth::client_address(rqctx).to_string()
 }
 
-/// A JSON document's fields as a definition list (nested values as JSON).
-pub fn facts(value: &serde_json::Value) -> String {
-    let mut out = String::from("<dl class=\"facts\">");
-    if let Some(map) = value.as_object() {
-        for (k, v) in map {
-            let shown = match v {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Null => String::new(),
-                other => other.to_string(),
-            };
-            out.push_str(&format!(
-                "<dt>{}</dt><dd>{}</dd>",
-                escape(k),
-                escape(&shown)
-            ));
+/// A record as a person reads it: each field named in words, nested
+/// records as nested lists, lists of records one under another, and empty
+/// fields left out (never JSON in a cell).
+pub fn facts(value: &serde_json::Value) -> Markup {
+    let shown = value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| !(v.is_null() || v.as_array().is_some_and(Vec::is_empty)));
+    html! {
+        dl.facts {
+            @for (k, v) in shown {
+                dt { (label(k)) }
+                dd { (fact(v)) }
+            }
         }
     }
-    out.push_str("</dl>");
-    out
+}
+
+/// `merchant_order_no` as `Merchant order no`.
+fn label(key: &str) -> String {
+    let words = key.replace('_', " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+fn fact(v: &serde_json::Value) -> Markup {
+    match v {
+        serde_json::Value::String(s) => html! { (s) },
+        serde_json::Value::Object(_) => facts(v),
+        serde_json::Value::Array(items) if items.iter().any(|i| i.is_object()) => html! {
+            ol.records { @for item in items { li { (fact(item)) } } }
+        },
+        serde_json::Value::Array(items) => html! {
+            @for (i, item) in items.iter().enumerate() {
+                @if i > 0 { ", " }
+                (fact(item))
+            }
+        },
+        other => html! { (other.to_string()) },
+    }
 }

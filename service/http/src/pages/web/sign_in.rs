@@ -12,8 +12,9 @@ use crate::pages::web::{
     address, cleared_cookie, cookie, cookie_name, failed, forged, form, frame, given, root,
     same_origin, session_cookie, session_of,
 };
-use crate::pages::{escape, html, see_other};
+use crate::pages::{see_other, serve};
 use dropshot::{Body, HttpError, RequestContext, UntypedBody};
+use maud::html;
 use std::sync::Arc;
 
 fn with_cookie(
@@ -35,26 +36,24 @@ pub fn form_page(
     problem: Option<&str>,
     email: &str,
 ) -> Result<http::Response<Body>, HttpError> {
-    let alert = problem
-        .map(|p| format!("<p role=\"alert\">{}</p>", escape(p)))
-        .unwrap_or_default();
-    let extra = match realm {
-        SessionRealm::Console => "",
-        SessionRealm::Portal => {
-            "<p class=\"muted\">New owner? Open the invitation link you were sent to set your password.</p>"
+    let body = html! {
+        @if let Some(p) = problem { p role="alert" { (p) } }
+        form method="post" action={ (root(realm)) "/login" } {
+            div.field {
+                label for="email" { "Email" }
+                input type="email" id="email" name="email" autocomplete="username" required value=(email);
+            }
+            div.field {
+                label for="password" { "Password" }
+                input type="password" id="password" name="password" autocomplete="current-password" required;
+            }
+            button type="submit" { "Sign in" }
+        }
+        @if realm == SessionRealm::Portal {
+            p.muted { "New owner? Open the invitation link you were sent to set your password." }
         }
     };
-    let body = format!(
-        "{alert}<form method=\"post\" action=\"{root}/login\">\
-         <div class=\"field\"><label for=\"email\">Email</label>\
-         <input type=\"email\" id=\"email\" name=\"email\" autocomplete=\"username\" required value=\"{}\"></div>\
-         <div class=\"field\"><label for=\"password\">Password</label>\
-         <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required></div>\
-         <button type=\"submit\">Sign in</button></form>{extra}",
-        escape(email),
-        root = root(realm)
-    );
-    html(status, &frame(realm, None, "Sign in", &body))
+    serve(status, frame(realm, None, "Sign in", body))
 }
 
 /// `GET …/login`: the form, or the realm's first page when signed in.
