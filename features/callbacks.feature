@@ -141,6 +141,19 @@ Feature: Callbacks are delivered as the seed promises
     And the receiver gets 2 callbacks
     And every attempt carried the same body and signature
 
+  Scenario: An operator retries a merchant's failed callbacks in one batch, recorded once
+    Given a callback receiver that answers 410 first, then 200
+    And the merchant has created a deposit "CBK-30" of 100 THB with a callback
+    When an operator completes the deposit
+    Then the delivery is "FAILED" after 1 attempt
+    And the merchant's deliveries list 1 "FAILED" record
+    When an operator retries the merchant's failed callbacks in one batch
+    Then the batch queued 1 delivery again, and none remain
+    And the delivery is "SUCCESS" after 1 attempt
+    And the receiver gets 2 callbacks
+    And the merchant's deliveries list 0 "FAILED" records
+    And the audit trail of the merchant holds 1 "retry_callbacks" row
+
   @production
   Scenario: Production does not call private addresses
     Given a callback receiver that answers 200

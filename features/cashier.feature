@@ -116,6 +116,23 @@ Feature: Hosted cashier sessions
     And the callback field "merchant_order_no" is "CS-13"
     And the callback is signed with the merchant's key
 
+  Scenario: A session's return_url is the way back from its final page
+    When the merchant creates a cashier session "CS-14" of 500 THB returning to "https://shop.example/thanks?o=CS-14&from=cashier"
+    And the merchant reads the session's deposit
+    And the payer opens the cashier page
+    Then the page offers no link back
+    When an operator cancels the deposit
+    And the payer opens the cashier page
+    Then the page answers 410
+    And the page links back to "https://shop.example/thanks?o=CS-14&from=cashier"
+    And the page says "Back to Conformance Merchant"
+
+  Scenario: A return_url that is not a web address is refused by name
+    When the merchant creates a cashier session "CS-15" of 100 THB returning to "javascript:alert(1)"
+    Then the request is refused with status 400 and error code "INVALID_FIELD"
+    And the error message names "return_url"
+    And no deposit "CS-15" exists
+
   Scenario: An unknown token shows a page that says so
     When the payer opens a cashier page whose token does not exist
     Then the page answers 404

@@ -22,6 +22,11 @@ Feature: Money through a channel's adapter
     And the response field "actual_amount" is "80.2500"
     And the BDT balance is "80.2500" available, "0.0000" frozen and "80.2500" in total
 
+  Scenario: The channel's page leads the payer back to the merchant's return_url once paid
+    Given the merchant has created a deposit "CH-9" of 100 BDT returning to "https://shop.example/done?o=CH-9"
+    When the payer pays 100 on the channel's page
+    Then the channel's page links back to "https://shop.example/done?o=CH-9"
+
   Scenario: A notification the channel sends twice changes nothing the second time
     Given the merchant has created a deposit "CH-3" of 100 BDT
     And the payer has paid 100 on the channel's page

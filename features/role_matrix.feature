@@ -1,7 +1,7 @@
 Feature: Every operator action, taken by every role
   The operator API's roles are viewer, support, approver and admin, each
   allowed what the ones before it are and more (published in the operator
-  document's description since 0.7.0). This feature takes each of the 39 actions once
+  document's description since 0.7.0). This feature takes each of the 40 actions once
   with each of the four roles. A role below the action's is refused with
   403 ROLE_FORBIDDEN in the envelope before anything is looked up. A role
   that may take it gets past the role check and gets the action's own
@@ -36,6 +36,7 @@ Feature: Every operator action, taken by every role
     Examples: refused, below the action's role
       | action                  | role     | method | path                                                                 | body                                                                                                     | status | code           |
       | retry_callback          | viewer   | POST   | /api/v1/operator/callbacks/no-such-delivery/retry                    | {}                                                                                                       | 403    | ROLE_FORBIDDEN |
+      | retry_callbacks         | viewer   | POST   | /api/v1/operator/callback-retries                                    | {"merchant_id":"{merchant_id}"}                                                                          | 403    | ROLE_FORBIDDEN |
       | cancel_deposit          | viewer   | POST   | /api/v1/operator/deposits/{order_no}/cancel                          | {"remarks":"payer asked"}                                                                                | 403    | ROLE_FORBIDDEN |
       | approve_withdrawal      | viewer   | POST   | /api/v1/operator/withdrawals/{order_no}/approve                      | {"remarks":"checked"}                                                                                    | 403    | ROLE_FORBIDDEN |
       | approve_withdrawal      | support  | POST   | /api/v1/operator/withdrawals/{order_no}/approve                      | {"remarks":"checked"}                                                                                    | 403    | ROLE_FORBIDDEN |
@@ -143,6 +144,9 @@ Feature: Every operator action, taken by every role
       | retry_callback          | support  | POST   | /api/v1/operator/callbacks/no-such-delivery/retry                    | {}                                                                                                       | 404    | DELIVERY_NOT_FOUND         |
       | retry_callback          | approver | POST   | /api/v1/operator/callbacks/no-such-delivery/retry                    | {}                                                                                                       | 404    | DELIVERY_NOT_FOUND         |
       | retry_callback          | admin    | POST   | /api/v1/operator/callbacks/no-such-delivery/retry                    | {}                                                                                                       | 404    | DELIVERY_NOT_FOUND         |
+      | retry_callbacks         | support  | POST   | /api/v1/operator/callback-retries                                    | {"merchant_id":"{merchant_id}"}                                                                          | 200    | none                       |
+      | retry_callbacks         | approver | POST   | /api/v1/operator/callback-retries                                    | {"merchant_id":"{merchant_id}"}                                                                          | 200    | none                       |
+      | retry_callbacks         | admin    | POST   | /api/v1/operator/callback-retries                                    | {"merchant_id":"{merchant_id}"}                                                                          | 200    | none                       |
       | cancel_deposit          | support  | POST   | /api/v1/operator/deposits/{order_no}/cancel                          | {"remarks":"payer asked"}                                                                                | 200    | none                       |
       | cancel_deposit          | approver | POST   | /api/v1/operator/deposits/{order_no}/cancel                          | {"remarks":"payer asked"}                                                                                | 200    | none                       |
       | cancel_deposit          | admin    | POST   | /api/v1/operator/deposits/{order_no}/cancel                          | {"remarks":"payer asked"}                                                                                | 200    | none                       |

@@ -21,6 +21,12 @@ Feature: The simulator channel's payment page
     When the payer opens the payment page
     Then the page offers no payment form
 
+  Scenario: Once paid, the page leads the payer back to the merchant's return_url
+    Given the merchant has created a deposit "SIM-2" of 100 BDT returning to "https://shop.example/done?o=SIM-2&x=1"
+    When the payer chooses "pay" on the payment page
+    Then the page answers 200
+    And the page links back to "https://shop.example/done?o=SIM-2&x=1"
+
   Scenario: Paying another amount credits what was paid
     When the payer pays 80.25 on the payment page
     Then the page answers 200

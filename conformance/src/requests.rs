@@ -14,6 +14,7 @@ pub fn deposit(merchant_order_no: &str, amount: &str, currency: &str) -> CreateD
         amount: amount_of(amount),
         currency_code: currency.to_string(),
         callback_url: None,
+        return_url: None,
         extra_data: None,
         user_id: None,
         account_holder: None,

@@ -281,7 +281,7 @@ async fn delivery_when(world: &PaymentsWorld, status: &str, attempts: i64) -> Va
     loop {
         let page = Reply::of(
             operator
-                .list_callback_deliveries(None, Some(10), Some(&order_no), None)
+                .list_callback_deliveries(None, None, None, Some(10), None, Some(&order_no), None)
                 .await,
         );
         let id = page.body["items"][0]["id"].as_str().map(String::from);
@@ -389,7 +389,7 @@ async fn no_record(world: &mut PaymentsWorld) {
             .await
             .operator()
             .unwrap()
-            .list_callback_deliveries(None, Some(10), Some(&order_no), None)
+            .list_callback_deliveries(None, None, None, Some(10), None, Some(&order_no), None)
             .await,
     );
     assert_eq!(page.body["items"], Value::Array(vec![]), "{}", page.body);
@@ -462,4 +462,61 @@ async fn verifier_reads(world: &mut PaymentsWorld, event: String) {
     )
     .unwrap_or_else(|e| panic!("a body with an unknown field must still verify: {e}"));
     assert_eq!(verified.event, event);
+}
+
+#[when("an operator retries the merchant's failed callbacks in one batch")]
+async fn operator_retries_batch(world: &mut PaymentsWorld) {
+    let batch = merchant_client::operator::types::CallbackRetryBatch {
+        merchant_id: Some(world.merchant().id.clone()),
+        created_from: None,
+        created_to: None,
+        limit: None,
+    };
+    let reply = Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .retry_failed_callbacks(&batch)
+            .await,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    world.reply = Some(reply);
+}
+
+#[then(expr = "the batch queued {int} delivery/deliveries again, and none remain")]
+async fn batch_queued(world: &mut PaymentsWorld, retried: i64) {
+    let body = &world.reply().body;
+    assert_eq!(body["retried"], retried, "{body}");
+    assert_eq!(body["more"], false, "{body}");
+}
+
+#[then(expr = "the merchant's deliveries list {int} {string} record(s)")]
+async fn merchant_deliveries(world: &mut PaymentsWorld, count: usize, status: String) {
+    let merchant_id = world.merchant().id.clone();
+    let page = Reply::of(
+        harness()
+            .await
+            .operator()
+            .unwrap()
+            .list_callback_deliveries(
+                None,
+                None,
+                None,
+                Some(50),
+                Some(&merchant_id),
+                None,
+                Some(&status),
+            )
+            .await,
+    );
+    let items = page.body["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), count, "{}", page.body);
+    assert!(
+        items
+            .iter()
+            .all(|d| d["merchant_id"] == merchant_id.as_str()),
+        "{}",
+        page.body
+    );
 }

@@ -45,6 +45,7 @@ async fn create(
     amount: Option<&str>,
     currency: &str,
     payer_cards: Vec<BTreeMap<String, String>>,
+    return_url: Option<&str>,
 ) {
     let callback_url = world.receiver.as_ref().map(|r| r.url.clone());
     let client = harness().await.client(world.merchant());
@@ -54,6 +55,7 @@ async fn create(
         amount: amount.map(|a| AmountNumber(a.parse().unwrap())),
         currency_code: currency.into(),
         callback_url,
+        return_url: return_url.map(String::from),
         extra_data: None,
         user_id: Some("payer-42".into()),
         payer_bank_cards: payer_cards,
@@ -75,12 +77,12 @@ async fn create_with_amount(
     amount: String,
     currency: String,
 ) {
-    create(world, &order, Some(&amount), &currency, Vec::new()).await;
+    create(world, &order, Some(&amount), &currency, Vec::new(), None).await;
 }
 
 #[when(expr = "the merchant creates a cashier session {string} in {word}")]
 async fn create_without_amount(world: &mut PaymentsWorld, order: String, currency: String) {
-    create(world, &order, None, &currency, Vec::new()).await;
+    create(world, &order, None, &currency, Vec::new(), None).await;
 }
 
 #[when(
@@ -92,7 +94,7 @@ async fn create_with_cards(
     currency: String,
     list: String,
 ) {
-    create(world, &order, None, &currency, cards(&list)).await;
+    create(world, &order, None, &currency, cards(&list), None).await;
 }
 
 #[when(
@@ -105,7 +107,41 @@ async fn create_with_amount_and_cards(
     currency: String,
     list: String,
 ) {
-    create(world, &order, Some(&amount), &currency, cards(&list)).await;
+    create(world, &order, Some(&amount), &currency, cards(&list), None).await;
+}
+
+#[when(
+    expr = "the merchant creates a cashier session {string} of {word} {word} returning to {string}"
+)]
+async fn create_returning(
+    world: &mut PaymentsWorld,
+    order: String,
+    amount: String,
+    currency: String,
+    return_url: String,
+) {
+    create(
+        world,
+        &order,
+        Some(&amount),
+        &currency,
+        Vec::new(),
+        Some(&return_url),
+    )
+    .await;
+}
+
+#[then(expr = "the page links back to {string}")]
+async fn links_back(world: &mut PaymentsWorld, url: String) {
+    let (_, text) = world.page.as_ref().expect("a page was requested");
+    let href = format!("id=\"return\" href=\"{}\"", url.replace('&', "&amp;"));
+    assert!(text.contains(&href), "no link back to {url}: {text}");
+}
+
+#[then("the page offers no link back")]
+async fn no_link_back(world: &mut PaymentsWorld) {
+    let (_, text) = world.page.as_ref().expect("a page was requested");
+    assert!(!text.contains("id=\"return\""), "a link back: {text}");
 }
 
 #[then(expr = "the cashier session is {string}")]

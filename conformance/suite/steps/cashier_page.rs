@@ -120,11 +120,21 @@ async fn shows_promptpay(world: &mut PaymentsWorld) {
         .unwrap_or_else(|| panic!("no PromptPay code: {text}"));
     conformance::promptpay::check(payload, &format!("{:.2}", amount), id, remark)
         .unwrap_or_else(|why| panic!("{why}: {payload}"));
+    // A PNG, which a bank app reads from a saved picture (an SVG it does
+    // not); the page's save button saves the same picture.
     let image = attribute(text, "id=\"promptpay-qr\"", "src").unwrap_or_default();
-    assert!(
-        image.starts_with("data:image/svg+xml;base64,"),
-        "the code is not an SVG image: {image}"
-    );
+    let png = image
+        .strip_prefix("data:image/png;base64,")
+        .and_then(|b| {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD.decode(b).ok()
+        })
+        .unwrap_or_else(|| panic!("the code is not a PNG image: {image}"));
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG: {image}");
+    let saved = attribute(text, "id=\"save-qr\"", "href").unwrap_or_default();
+    assert_eq!(saved, image, "the save button saves another picture");
+    let name = attribute(text, "id=\"save-qr\"", "download").unwrap_or_default();
+    assert!(name.ends_with(".png"), "saved as {name}");
 }
 
 #[then("the page shows no PromptPay QR code")]

@@ -86,6 +86,29 @@ async fn pays(world: &mut PaymentsWorld, amount: String) {
     assert_eq!(status, 200, "the channel's page took the payment");
 }
 
+#[then(expr = "the channel's page links back to {string}")]
+async fn channel_page_links_back(world: &mut PaymentsWorld, return_url: String) {
+    let url = world.created()["payment_url"]
+        .as_str()
+        .expect("a channel deposit's payment_url")
+        .to_string();
+    let page = harness()
+        .await
+        .http
+        .get(url)
+        .send()
+        .await
+        .expect("the channel's page answers")
+        .text()
+        .await
+        .unwrap_or_default();
+    let href = format!(
+        "id=\"return\" href=\"{}\"",
+        return_url.replace('&', "&amp;")
+    );
+    assert!(page.contains(&href), "no link back to {return_url}: {page}");
+}
+
 #[given(expr = "the payer has paid {word} on the channel's page")]
 async fn has_paid(world: &mut PaymentsWorld, amount: String) {
     pays(world, amount).await;

@@ -28,6 +28,23 @@ async fn has_created(world: &mut PaymentsWorld, order: String, amount: String, c
     world.created = Some(reply.body);
 }
 
+#[given(
+    expr = "the merchant has created a deposit {string} of {word} {word} returning to {string}"
+)]
+async fn has_created_returning(
+    world: &mut PaymentsWorld,
+    order: String,
+    amount: String,
+    currency: String,
+    return_url: String,
+) {
+    let mut body = request(&order, &amount, &currency, None);
+    body.return_url = Some(return_url);
+    let reply = create(world.merchant(), &body).await;
+    assert_eq!(reply.status, 200, "creating {order}: {}", reply.body);
+    world.created = Some(reply.body);
+}
+
 #[when(expr = "the merchant creates a deposit {string} of {word} {word}")]
 async fn creates(world: &mut PaymentsWorld, order: String, amount: String, currency: String) {
     world.reply = Some(create(world.merchant(), &request(&order, &amount, &currency, None)).await);

@@ -101,7 +101,7 @@ async fn not_attempted(world: &mut PaymentsWorld) {
     let operator = harness().await.operator().unwrap();
     let page = Reply::of(
         operator
-            .list_callback_deliveries(None, Some(10), Some(&order_no), None)
+            .list_callback_deliveries(None, None, None, Some(10), None, Some(&order_no), None)
             .await,
     );
     let id = page.body["items"][0]["id"]

@@ -339,7 +339,7 @@ async fn webhook_id_is_delivery(world: &mut PaymentsWorld) {
             .await
             .operator()
             .unwrap()
-            .list_callback_deliveries(None, Some(10), Some(&order_no), None)
+            .list_callback_deliveries(None, None, None, Some(10), None, Some(&order_no), None)
             .await,
     );
     let id = page.body["items"][0]["id"]
