@@ -322,9 +322,27 @@ fn poppler() -> Result<()> {
 async fn the_pdf_says_what_the_statement_says_and_renders() -> Result<()> {
     poppler()?;
     let clock = ManualClock::at(at(2026, 10, 31, 9));
-    let svc = TestService::start(Profile::Sandbox, Arc::new(clock.clone())).await?;
+    // The merchant's legal details, configured by its code.
+    let svc = TestService::start_with(Profile::Sandbox, Arc::new(clock.clone()), |c| {
+        c.billing.merchants.insert(
+            "siam-games".into(),
+            payments_service::config::PartyConfig {
+                legal_name: "Siam Games Co., Ltd.".into(),
+                address: vec!["7 Rama IV Road, Bangkok 10500".into()],
+                tax_number: Some("0105561234567".into()),
+            },
+        );
+    })
+    .await?;
     let app = svc.service.app().clone();
-    let m = svc.new_merchant("Siam Games (billing)").await?.merchant;
+    let m = merchants::create(
+        &app,
+        &payments_testing::SET_UP,
+        "siam-games",
+        "Siam Games (billing)",
+    )
+    .await?
+    .merchant;
     payments_service::app::fees::set(
         &app,
         &payments_testing::SET_UP,
@@ -358,6 +376,8 @@ async fn the_pdf_says_what_the_statement_says_and_renders() -> Result<()> {
         None,
     )
     .await?;
+    // A number a person can quote: the period and the merchant's code.
+    assert_eq!(s.row.number, "BS-20261101-siam-games-1");
     let pdf = billing::document(&app, Some(&m.id), &s.row.id).await?;
     assert_eq!(
         payments_service::app::billing::document::sha256_hex(&pdf),
@@ -380,21 +400,49 @@ async fn the_pdf_says_what_the_statement_says_and_renders() -> Result<()> {
     );
     let text = String::from_utf8(text.stdout)?;
     let t = &s.totals[0];
-    let money = |u: i64| payments_service::domain::money::from_units(u).to_string();
+    let grouped = |u: i64| {
+        payments_service::domain::money::grouped(payments_service::domain::money::from_units(u), 2)
+    };
+    // The sandbox's billing configuration: its issuer and THB's 7 % VAT.
+    let fees = payments_service::domain::money::from_units(t.total_fees);
+    let vat = (fees * dec("0.07"))
+        .round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    let due = payments_service::domain::money::grouped(fees + vat, 2);
+    let one_line = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = one_line(&text);
     for line in [
+        // The issuer, with its address and tax number.
+        "ISSUED BY Sandbox Payments Co., Ltd.".to_string(),
+        "Bangkok 10120, Thailand Tax ID: 0105599999999".to_string(),
         "Billing statement".to_string(),
-        format!("Number: {}", s.row.number),
-        format!("Merchant: Siam Games (billing) ({})", m.id),
-        "Period: 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z".to_string(),
-        "Issued at: 2026-12-02T00:00:00Z".to_string(),
-        "Currency THB".to_string(),
-        format!("Deposits: 3 completed, amount {}", money(t.deposit_amount)),
-        format!("Deposit fees: {}", money(t.deposit_fees)),
-        "Withdrawals: 0 completed, amount 0.0000".to_string(),
-        format!("Total fees: {} THB", money(t.total_fees)),
+        format!("Statement no. {}", s.row.number),
+        "Period: 1 November 2026 to 30 November 2026 (UTC)".to_string(),
+        "Date of issue: 2 December 2026".to_string(),
+        // Bill-to: the merchant by its name and code.
+        format!(
+            "BILL TO Siam Games Co., Ltd. 7 Rama IV Road, Bangkok 10500 Tax ID: 0105561234567 \
+             Merchant code siam-games (id {})",
+            m.id
+        ),
+        // The table, each amount grouped in THB's two digits.
+        "Fees in THB Orders Amount Fees".to_string(),
+        format!(
+            "Deposits completed 3 {} {}",
+            grouped(t.deposit_amount),
+            grouped(t.deposit_fees)
+        ),
+        "Withdrawals completed 0 0.00 0.00".to_string(),
+        format!("Fees {}", grouped(t.total_fees)),
+        // The tax line, and what is due with it.
+        format!(
+            "VAT 7% on fees {}",
+            payments_service::domain::money::grouped(vat, 2)
+        ),
+        format!("Total due THB {due}"),
+        "Page 1 of 1".to_string(),
     ] {
         assert!(
-            text.contains(&line),
+            flat.contains(&line),
             "the PDF's text lacks {line:?}:\n{text}"
         );
     }
@@ -404,7 +452,7 @@ async fn the_pdf_says_what_the_statement_says_and_renders() -> Result<()> {
     );
     let png = dir.join("page");
     let rendered = Command::new("pdftoppm")
-        .args(["-png", "-r", "80", "-f", "1", "-l", "1", "-singlefile"])
+        .args(["-png", "-r", "100", "-f", "1", "-l", "1", "-singlefile"])
         .arg(&file)
         .arg(&png)
         .status()?;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const PHONE: (u32, u32, u32) = (390, 844, 2);
-const DESKTOP: (u32, u32, u32) = (1280, 900, 1);
+const DESKTOP: (u32, u32, u32) = (1366, 900, 1);
 /// How long the page may take to notice a payment (it polls every 2 s).
 const LIVE: Duration = Duration::from_secs(20);
 
@@ -48,6 +48,18 @@ async fn session(
     currency: &str,
     cards: &[(&str, &str)],
 ) -> m::CashierSession {
+    session_returning(client, order, amount, currency, cards, None).await
+}
+
+/// A session whose final pages lead back to `return_url`.
+async fn session_returning(
+    client: &merchant_client::merchant::Client,
+    order: &str,
+    amount: Option<&str>,
+    currency: &str,
+    cards: &[(&str, &str)],
+    return_url: Option<&str>,
+) -> m::CashierSession {
     client
         .create_cashier_deposit(&m::CreateCashierDepositRequest {
             order_type: m::CreateCashierDepositRequestOrderType::Cashier,
@@ -55,6 +67,7 @@ async fn session(
             amount: amount.map(|a| AmountNumber(a.parse().unwrap())),
             currency_code: currency.into(),
             callback_url: None,
+            return_url: return_url.map(String::from),
             extra_data: None,
             user_id: None,
             payer_bank_cards: cards
@@ -256,5 +269,66 @@ async fn expired_and_unknown_tokens_show_pages_that_say_so() {
     b.goto(&unknown).await.unwrap();
     assert_eq!(b.text("h1").await.unwrap(), "Payment page not found");
     b.screenshot("phone-5-unknown-link.png").await.unwrap();
+    b.quit().await.unwrap();
+}
+
+/// Follows the page's "back to the merchant" link (WebDriver's click
+/// returns once the navigation it starts has loaded) and checks it lands on
+/// the merchant's `return_url`.
+async fn follow_return(b: &Browser, return_url: &str) {
+    b.click("#return").await.unwrap();
+    assert_eq!(b.url().await.unwrap(), return_url);
+}
+
+#[tokio::test]
+async fn the_payer_is_led_back_to_the_merchant_from_the_channel_paid_and_expired_pages() {
+    let clock = ManualClock::at_system_time();
+    let service = TestService::start(Profile::Sandbox, Arc::new(clock.clone()))
+        .await
+        .unwrap();
+    let merchant = service.new_merchant("Lotus Games").await.unwrap();
+    let client = merchant_client(&service, &merchant.api_key);
+    // Any page the browser can reach stands for the merchant's.
+    let back = format!("{}/healthz?shop=lotus&order=CB-RET-1", service.base_url());
+    let paid = session_returning(&client, "CB-RET-1", Some("1000"), "BDT", &[], Some(&back)).await;
+    // Made now: requests are signed on real time, which the clock leaves.
+    let late = session_returning(&client, "CB-RET-2", None, "THB", &[], Some(&back)).await;
+    let plain = session(&client, "CB-RET-3", None, "THB", &[]).await;
+    let b = open(&service, PHONE).await;
+
+    // The channel's page (the sandbox simulator), once paid.
+    b.goto(&paid.cashier_url).await.unwrap();
+    b.click("#pay").await.unwrap();
+    b.click("#pay").await.unwrap();
+    b.wait_for_text("#message", "Paid 1000", LIVE)
+        .await
+        .unwrap();
+    follow_return(&b, &back).await;
+
+    // The cashier's paid page.
+    b.goto(&paid.cashier_url).await.unwrap();
+    b.wait_for_text("#status", "Paid", LIVE).await.unwrap();
+    assert_eq!(b.text("#return").await.unwrap(), "Back to Lotus Games");
+    accessible(&b).await;
+    b.screenshot("phone-6-paid-back-to-merchant.png")
+        .await
+        .unwrap();
+    follow_return(&b, &back).await;
+
+    // The expired page: the way back is the only thing left to do.
+    clock.advance(1800);
+    b.goto(&late.cashier_url).await.unwrap();
+    assert!(b.text("h2").await.unwrap().contains("has expired"));
+    accessible(&b).await;
+    follow_return(&b, &back).await;
+
+    // Without a return_url the final pages offer no link.
+    b.goto(&plain.cashier_url).await.unwrap();
+    assert_eq!(
+        b.script("return document.querySelectorAll('#return').length;")
+            .await
+            .unwrap(),
+        0
+    );
     b.quit().await.unwrap();
 }

@@ -8,6 +8,7 @@
 #[allow(dead_code)] // each test binary uses its own part of this module
 mod browser;
 
+use base64::Engine;
 use browser::{Browser, Options};
 use merchant_client::merchant::types as m;
 use merchant_client::{Credentials, MerchantOrderNo};
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const PHONE: (u32, u32, u32, &str) = (390, 844, 2, "phone");
-const DESKTOP: (u32, u32, u32, &str) = (1280, 900, 1, "desktop");
+const DESKTOP: (u32, u32, u32, &str) = (1366, 900, 1, "desktop");
 const LIVE: Duration = Duration::from_secs(20);
 /// The sandbox's first THB account's PromptPay ID (a tax number no one holds).
 const SANDBOX_PROMPTPAY_TAX_ID: &str = "0000000000001";
@@ -128,6 +129,7 @@ async fn session(service: &TestService, merchant: &str, order: &str, currency: &
             amount: None,
             currency_code: currency.into(),
             callback_url: None,
+            return_url: None,
             extra_data: None,
             user_id: None,
             payer_bank_cards: Vec::new(),
@@ -213,6 +215,31 @@ async fn check_qr(b: &Browser, words: &Words) {
         .await
         .unwrap();
     assert_eq!(stated, payload.as_str());
+    // The saved picture is a PNG of the same payload: what a bank app's
+    // "scan from gallery" reads (issue 53).
+    let saved = b
+        .script(
+            "const a = document.querySelector('#save-qr');
+             return { name: a.getAttribute('download'), href: a.getAttribute('href') };",
+        )
+        .await
+        .unwrap();
+    assert!(saved["name"].as_str().unwrap().ends_with(".png"), "{saved}");
+    let encoded = saved["href"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("data:image/png;base64,")
+        .expect("a PNG data URL");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let image = image::load_from_memory(&bytes).unwrap().to_luma8();
+    let mut prepared = rqrr::PreparedImage::prepare(image);
+    let grids = prepared.detect_grids();
+    assert_eq!(grids.len(), 1, "one QR code in the saved PNG");
+    let (_, from_file) = grids[0].decode().expect("the saved QR code decodes");
+    assert_eq!(from_file, payload);
 }
 
 #[tokio::test]

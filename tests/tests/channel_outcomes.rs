@@ -556,6 +556,7 @@ async fn an_adapter_answering_a_redirect_is_an_unknown_outcome_not_a_followed_ca
             amount: Decimal::new(100, 0),
             currency: "THB".into(),
             expire_at: chrono::Utc::now(),
+            return_url: None,
         })
         .await;
     assert!(

@@ -29,6 +29,7 @@ fn payment(order_no: &str, amount: &str) -> cl::PaymentRequest {
         currency_code: cl::CurrencyCode("BDT".into()),
         notify_url: "https://payments.example.com/api/v1/channels/BKASH/notifications".into(),
         expire_at: "2026-11-25T10:30:00Z".parse().unwrap(),
+        return_url: None,
     }
 }
 

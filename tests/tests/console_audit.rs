@@ -138,19 +138,7 @@ async fn every_console_action_is_in_the_audit_trail_and_nothing_else() -> Result
     .await?
     .row
     .id;
-    let delivery = listings::callback_deliveries(
-        app,
-        Listing {
-            order_no: Some(deposit.order_no.clone()),
-            ..Listing::default()
-        },
-    )
-    .await?
-    .items
-    .first()
-    .context("the deposit's callback record")?
-    .id
-    .clone();
+    let delivery = web::first_delivery(app, &deposit.order_no).await?;
 
     let review = |no: &str| format!("/console/withdrawals/{no}/review");
     let w = "/console/withdrawals";

@@ -20,20 +20,49 @@ use payments_testing::fund;
 use std::sync::Arc;
 use web::{operator, pending, service, shots, DESKTOP, PASSWORD, PHONE};
 
-/// What every page must pass: one heading, a language, a label on every
-/// field, nothing fetched from another host, and axe-core's serious and
-/// critical rules; then its picture.
+/// What every page must pass, at a desktop's width and a phone's (issue 53):
+/// at the window's width, then at the other one (its picture named
+/// `NAME-phone.png` or `NAME-desktop.png`), and back. A shot already named
+/// for a width, or a page not photographed, is checked where it is.
 async fn checked(b: &Browser, shot: &str) -> Result<()> {
+    at_this_width(b, shot).await?;
+    if shot.is_empty() || shot.ends_with("-phone.png") || shot.ends_with("-desktop.png") {
+        return Ok(());
+    }
+    let width = b
+        .script("return window.innerWidth;")
+        .await?
+        .as_u64()
+        .unwrap_or(0);
+    let (other, back, name) = match width > u64::from(PHONE.0) {
+        true => (PHONE, DESKTOP, "phone"),
+        false => (DESKTOP, PHONE, "desktop"),
+    };
+    b.resize(other.0, other.1).await?;
+    at_this_width(b, &shot.replace(".png", &format!("-{name}.png"))).await?;
+    b.resize(back.0, back.1).await?;
+    Ok(())
+}
+
+/// One heading, a language, a label on every field, nothing fetched from
+/// another host, axe-core's serious and critical rules, and nothing wider
+/// than the window; then its picture.
+async fn at_this_width(b: &Browser, shot: &str) -> Result<()> {
     let report = b
         .script(
             "const unlabelled = [...document.querySelectorAll('input, select, textarea')]
                .filter(e => e.type !== 'hidden' && e.labels.length === 0).map(e => e.id || e.name);
              const foreign = performance.getEntriesByType('resource')
                .map(e => e.name).filter(n => !n.startsWith(location.origin));
+             const wide = document.documentElement.scrollWidth > window.innerWidth + 1;
              return { lang: document.documentElement.lang, h1: document.querySelectorAll('h1').length,
-                      unlabelled, foreign };",
+                      unlabelled, foreign, wide };",
         )
         .await?;
+    ensure!(
+        report["wide"] == false,
+        "{shot}: the page is wider than the window"
+    );
     ensure!(
         report["lang"] == "en" && report["h1"] == 1,
         "{shot}: {report}"
@@ -330,6 +359,41 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         !main.contains(&large_account),
         "the whole account is shown: {main}"
     );
+    ensure!(
+        main.contains("3 withdrawals await approval, oldest first"),
+        "{main}"
+    );
+    // The queue filters: an amount at least, a currency, a merchant's code.
+    b.goto(&format!(
+        "{base}/console/withdrawals?min_amount=1000&currency=THB&merchant={}",
+        m.code
+    ))
+    .await?;
+    let filtered = b.text("main").await?;
+    ensure!(
+        filtered.contains("1 withdrawal that matches awaits approval")
+            && filtered.contains(&large)
+            && !filtered.contains(&small)
+            && !filtered.contains(&third),
+        "{filtered}"
+    );
+    checked(&b, "withdrawals-filtered.png").await?;
+    b.goto(&format!(
+        "{base}/console/withdrawals?merchant=nobody-has-this"
+    ))
+    .await?;
+    ensure!(b
+        .text("main")
+        .await?
+        .contains("No merchant has the code nobody-has-this"));
+    b.goto(&format!("{base}/console/withdrawals?min_amount=1e3"))
+        .await?;
+    ensure!(
+        b.text("h1").await? == "Bad Request",
+        "{}",
+        b.text("main").await?
+    );
+    b.goto(&format!("{base}/console/withdrawals")).await?;
     checked(&b, "withdrawals.png").await?;
     b.resize(PHONE.0, PHONE.1).await?;
     checked(&b, "withdrawals-phone.png").await?;
@@ -393,6 +457,22 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
     );
     sign_out(&b).await?;
     sign_in(&b, &base, "console", &bob, &clock).await?;
+    // Bob finds the merchant by a part of its name, and its queue from its
+    // page: no id typed anywhere.
+    b.goto(&format!("{base}/console/merchants")).await?;
+    b.keys("#merchant-q", "Sons").await?;
+    b.click("form[action='/console/merchants'] button").await?;
+    b.wait_for_url("q=Sons", WAIT).await?;
+    b.click("main table a").await?;
+    b.wait_for_url("merchant_id=", WAIT).await?;
+    b.click("#merchant-withdrawals").await?;
+    b.wait_for_url("/console/withdrawals?merchant=", WAIT)
+        .await?;
+    let queue = b.text("main").await?;
+    ensure!(
+        queue.contains(&large) && queue.contains(&format!("SCB •••• {tail}")),
+        "{queue}"
+    );
     review(&b, &large, "second look", "approve", Some((&bob, &clock))).await?;
     ensure!(
         status(app, &large).await? != WithdrawalStatus::Pending,
@@ -406,6 +486,18 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         b.script("return document.querySelectorAll('main i').length")
             .await?
             == 0
+    );
+    // Its targets are found, not quoted: the approved order is a link to
+    // its page (a merchant or an operator is named, with a link).
+    ensure!(
+        b.script(
+            "return document.querySelectorAll('main td a[href^=\"/console/orders?q=\"]').length"
+        )
+        .await?
+        .as_i64()
+        .unwrap_or(0)
+            > 0,
+        "the trail links the orders it acted on"
     );
     checked(&b, "audit.png").await?;
     for (path, shot) in [
@@ -423,6 +515,26 @@ async fn operators_review_withdrawals_in_the_console_and_forgeries_are_refused()
         ("/console/operators", "operators-refused.png"),
     ] {
         b.goto(&format!("{base}{path}")).await?;
+        if shot == "order.png" {
+            // A record in words, its approvals one under another: never
+            // JSON in a cell.
+            let text = b.text("main").await?;
+            ensure!(
+                text.contains("Merchant order no") && !text.contains("{\"") && !text.contains("[{"),
+                "{text}"
+            );
+            // Its timeline: the state changes, the money frozen, and both
+            // approvals by name, oldest first.
+            let history = b.text("#timeline").await?;
+            let (first, second) = (
+                history.find("Approved by alice"),
+                history.find("Approved by bob"),
+            );
+            ensure!(
+                history.contains("Balance THB") && first.is_some() && first < second,
+                "{history}"
+            );
+        }
         checked(&b, shot).await?;
     }
     sign_out(&b).await?;
@@ -573,6 +685,12 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
     checked(&b, "orders.png").await?;
     b.click("main table a").await?;
     b.wait_for_text("main", "MINE-1", WAIT).await?;
+    // The platform's own figures are the operators', not the owner's.
+    let text = b.text("main").await?.to_lowercase();
+    ensure!(
+        !text.contains("profit") && !text.contains("channel cost"),
+        "{text}"
+    );
     checked(&b, "order.png").await?;
 
     // Another merchant's order is not found, whoever asks for it.
@@ -672,5 +790,196 @@ async fn an_owner_accepts_an_invitation_and_rotates_a_key_with_a_grace() -> Resu
         .send()
         .await?;
     ensure!(r.status() == 303, "an idle session answered {}", r.status());
+    Ok(())
+}
+
+/// Issue 53's first run: a sandbox with nothing configured (no platform
+/// address) invites an owner from the console, posts the invitation to its
+/// own inbox, lists it under Platform events with its link, and the owner
+/// accepts through that link and signs in.
+#[tokio::test]
+async fn a_first_run_invites_an_owner_through_the_consoles_platform_events() -> Result<()> {
+    let clock = ManualClock::at_system_time();
+    let svc = payments_testing::TestService::start_with(
+        payments_service::domain::routing::Profile::Sandbox,
+        Arc::new(clock.clone()),
+        |c| c.callback_worker = true,
+    )
+    .await?;
+    let app = svc.service.app();
+    let base = svc.base_url();
+    ensure!(
+        payments_service::app::platform_inbox::is_own(app),
+        "{:?}",
+        app.config.platform_events_url
+    );
+    let ada = operator(app, "ada", Role::Admin).await?;
+    let m = svc.new_merchant("First <b>Run</b> Shop").await?.merchant;
+
+    let b = Browser::start(DESKTOP.0, DESKTOP.1, DESKTOP.2, &shots("console")).await?;
+    sign_in(&b, &base, "console", &ada, &clock).await?;
+    b.goto(&format!("{base}/console/merchants?q=First")).await?;
+    b.click("main table a").await?;
+    b.wait_for_url("merchant_id=", WAIT).await?;
+    b.keys("#invite-email", "first.owner@shop.example.test")
+        .await?;
+    b.click("form[action='/console/invitations'] button")
+        .await?;
+    b.wait_for_text(
+        "main",
+        "Invitation sent to first.owner@shop.example.test",
+        WAIT,
+    )
+    .await?;
+    ensure!(b.url().await?.contains("/console/platform-events"));
+    ensure!(b.text("main").await?.contains("First <b>Run</b> Shop"));
+    // Posted to the sandbox itself and accepted there, signature checked.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !b.text("main table").await?.contains("SUCCESS") {
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the invitation was not delivered to the sandbox's own inbox: {}",
+            b.text("main").await?
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        b.goto(&format!("{base}/console/platform-events")).await?;
+    }
+    checked(&b, "platform-events.png").await?;
+    b.click("main table a").await?;
+    b.wait_for_text("main", "first.owner@shop.example.test", WAIT)
+        .await?;
+    ensure!(b.text("main").await?.contains("First <b>Run</b> Shop"));
+    checked(&b, "").await?;
+    b.keys("#password", PASSWORD).await?;
+    b.keys("#confirm", PASSWORD).await?;
+    b.click("main button[type=submit]").await?;
+    b.wait_for_text("main", "Your password is set", WAIT)
+        .await?;
+    sign_in(&b, &base, "portal", "first.owner@shop.example.test", &clock).await?;
+    ensure!(b.url().await?.ends_with("/portal/orders"));
+
+    // The owner finds an order by their own number and sends its failed
+    // callback again (a receiver that answers 404 fails it at once).
+    let new = payments_testing::new_deposit(
+        "SHOP-ORDER-7",
+        rust_decimal::Decimal::from(250),
+        "THB",
+        Some(&format!("{base}/no-receiver-here")),
+    );
+    let order = payments_service::app::deposits::create(app, &m, new).await?;
+    payments_service::app::deposits::complete(
+        app,
+        &payments_testing::SET_UP,
+        &order.order_no,
+        None,
+        None,
+    )
+    .await?;
+    let failed = || async {
+        let listing = payments_service::app::listings::Listing {
+            order_no: Some(order.order_no.clone()),
+            status: Some("FAILED".into()),
+            ..Default::default()
+        };
+        payments_service::app::listings::callback_deliveries(app, listing)
+            .await
+            .map(|p| p.items.len())
+            .unwrap_or(0)
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while failed().await == 0 {
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the callback never failed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    b.keys("#number", "SHOP-ORDER-7").await?;
+    b.click("form[action='/portal/orders'] button").await?;
+    b.wait_for_text("h1", &order.order_no, WAIT).await?;
+    // The order's timeline: completed, credited, and its callback with the
+    // failed attempt, in words an owner reads.
+    let history = b.text("#timeline").await?;
+    ensure!(
+        history.contains("Deposit completed")
+            && history.contains("Balance THB")
+            && history.contains("Callback deposit.completed queued")
+            && history.contains("Attempt 1"),
+        "{history}"
+    );
+    checked(&b, "").await?;
+    b.click("form[action$='/retry'] button").await?;
+    b.wait_for_text("main", "callback is being sent again", WAIT)
+        .await?;
+    let trail = payments_service::app::audit::list(
+        app,
+        Default::default(),
+        payments_service::app::audit::AuditFilter {
+            action: Some("retry_callback".into()),
+            ..Default::default()
+        },
+    )
+    .await?;
+    ensure!(
+        trail
+            .items
+            .iter()
+            .any(|a| a.operator_name == "first.owner@shop.example.test"),
+        "the owner's retry is not in the audit trail"
+    );
+    // An operator queues the merchant's failed callbacks again in one
+    // batch from the console, recorded once with its count.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while failed().await == 0 {
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the callback never failed again"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    b.goto(&format!("{base}/console/callbacks?merchant={}", m.code))
+        .await?;
+    ensure!(b
+        .text("main table")
+        .await?
+        .contains("First <b>Run</b> Shop"));
+    checked(&b, "callbacks-merchant.png").await?;
+    b.click("form[action='/console/callback-retries'] button")
+        .await?;
+    b.wait_for_text("main", "Queued again: 1 failed delivery.", WAIT)
+        .await?;
+    let batches = payments_service::app::audit::list(
+        app,
+        Default::default(),
+        payments_service::app::audit::AuditFilter {
+            action: Some("retry_callbacks".into()),
+            target_id: Some(m.id.clone()),
+            ..Default::default()
+        },
+    )
+    .await?;
+    ensure!(
+        batches.items.len() == 1
+            && batches.items[0].remarks.as_deref() == Some("queued again: 1 failed delivery"),
+        "{:?}",
+        batches.items
+    );
+    b.goto(&format!("{base}/portal/orders?number=NOT-MINE-1"))
+        .await?;
+    ensure!(b
+        .text("main")
+        .await?
+        .contains("No order of yours has the number NOT-MINE-1"));
+
+    // A link is accepted once: opened again, it says so.
+    let events = payments_service::app::platform_inbox::recent(app, 1).await?;
+    let link = events
+        .first()
+        .and_then(|e| e.body["link"].as_str())
+        .context("the invitation's link")?;
+    ensure!(link.starts_with(&base), "{link}");
+    let again = reqwest::get(link).await?;
+    ensure!(again.status() == 410, "{}", again.status());
+    ensure!(m.name.contains("Run"));
     Ok(())
 }

@@ -931,3 +931,56 @@ async fn retention_forgets_old_attempts_and_keeps_the_deliveries() {
     let ledger = payments_service::app::ledger::check(&app).await.unwrap();
     assert!(ledger.ok(), "{:?}", ledger.differences);
 }
+
+/// Issue 53: one batch retry queues at most 1000 failed deliveries (one
+/// transaction); a limit past the bound, or an empty time range, is 400
+/// before anything is read or written.
+#[tokio::test]
+async fn a_batch_retry_is_bounded_and_its_range_must_be_one() {
+    use payments_service::app::callbacks::{retry_failed, RetryBatch, BATCH_MOST};
+    use payments_service::domain::error::ApiError;
+    let clock = ManualClock::at(T0);
+    let service = TestService::start(Profile::Sandbox, Arc::new(clock))
+        .await
+        .unwrap();
+    let app = service.service.app();
+    let by = payments_testing::operator(payments_service::domain::people::Action::RetryCallbacks);
+    for limit in [0, BATCH_MOST + 1] {
+        let refused = retry_failed(
+            app,
+            &by,
+            RetryBatch {
+                limit: Some(limit),
+                ..RetryBatch::default()
+            },
+        )
+        .await;
+        assert!(
+            matches!(&refused, Err(ApiError::InvalidField { field, .. }) if field == "limit"),
+            "{limit}: {:?}",
+            refused.err()
+        );
+    }
+    let backwards = retry_failed(
+        app,
+        &by,
+        RetryBatch {
+            created_from: Some(T0),
+            created_to: Some(T0),
+            ..RetryBatch::default()
+        },
+    )
+    .await;
+    assert!(matches!(backwards, Err(ApiError::InvalidField { .. })));
+    let at_the_bound = retry_failed(
+        app,
+        &by,
+        RetryBatch {
+            limit: Some(BATCH_MOST),
+            ..RetryBatch::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!((at_the_bound.retried, at_the_bound.more), (0, false));
+}

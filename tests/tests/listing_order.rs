@@ -14,7 +14,7 @@ use payments_service::app::audit::{self, AuditFilter};
 use payments_service::app::listings::{self, Listing};
 use payments_service::app::people::{self, Operator};
 use payments_service::app::{owners, withdrawals};
-use payments_service::clock::ManualClock;
+use payments_service::clock::{Clock, ManualClock};
 use payments_service::domain::people::Action;
 use payments_service::domain::routing::Profile;
 use payments_service::domain::status::Role;
@@ -204,5 +204,68 @@ async fn each_orders_approvals_list_in_the_order_they_were_given_within_one_seco
             "order {i}'s approvals, first first"
         );
     }
+    Ok(())
+}
+
+/// Issue 53: the approvers' queue is served in the order it arrived, page
+/// by page, and its filters and count agree with each other.
+#[tokio::test]
+async fn the_approvers_queue_is_oldest_first_page_by_page_filtered_and_counted() -> Result<()> {
+    let clock = ManualClock::at(1_800_000_000);
+    let svc = TestService::start(Profile::Sandbox, Arc::new(clock.clone())).await?;
+    let app = svc.service.app();
+    let m = svc.new_merchant("Queue").await?.merchant;
+    fund(app, &m, "Q-FUND", Decimal::from(10_000_000), "THB").await?;
+    let mut made = Vec::new();
+    for i in 0..7 {
+        clock.advance(60);
+        let amount = Decimal::from(if i % 2 == 0 { 100 } else { 5000 });
+        let new = payments_testing::new_withdrawal(
+            &format!("Q-{i}"),
+            amount,
+            "THB",
+            &format!("12345678{i:02}"),
+        );
+        made.push(withdrawals::create(app, &m, new).await?.order_no);
+    }
+    let queue = |cursor: Option<String>| Listing {
+        limit: Some(3),
+        cursor,
+        status: Some("pending".into()),
+        oldest_first: true,
+        ..Listing::default()
+    };
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = listings::withdrawals(app, queue(cursor)).await?;
+        seen.extend(page.items.into_iter().map(|(w, _)| w.order_no));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, made, "oldest first, across pages of 3");
+    assert_eq!(listings::count_withdrawals(app, queue(None)).await?, 7);
+    let large = Listing {
+        min_amount: Some(5000 * 10_000),
+        merchant_id: Some(m.id.clone()),
+        currency: Some("THB".into()),
+        ..queue(None)
+    };
+    assert_eq!(listings::count_withdrawals(app, large.clone()).await?, 3);
+    let listed: Vec<String> = listings::withdrawals(app, large)
+        .await?
+        .items
+        .into_iter()
+        .map(|(w, _)| w.order_no)
+        .collect();
+    assert_eq!(listed, [made[1].clone(), made[3].clone(), made[5].clone()]);
+    // Waiting at least 150 s: made at +60, +120, +180 and +240 of +420.
+    let waiting = Listing {
+        created_to: Some(clock.unix() - 150),
+        ..queue(None)
+    };
+    assert_eq!(listings::count_withdrawals(app, waiting).await?, 4);
     Ok(())
 }

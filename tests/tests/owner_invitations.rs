@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use base64::Engine;
 use payments_service::app::listings::{self, Listing};
 use payments_service::app::{callbacks, owners, passwords};
-use payments_service::clock::OffsetClock;
+use payments_service::clock::{Clock, OffsetClock};
 use payments_service::domain::error::ApiError;
 use payments_service::domain::routing::Profile;
 use payments_service::domain::status::{InvitationStatus, OrderKind, OwnerStatus};
@@ -104,7 +104,18 @@ async fn an_invitation_keeps_only_a_hash_a_sealed_body_and_is_accepted_once() ->
 
 #[tokio::test]
 async fn without_a_platform_address_nobody_is_invited() -> Result<()> {
-    let svc = TestService::start(Profile::Sandbox, Arc::new(OffsetClock::default())).await?;
+    // A sandbox with none receives its own (below); a deployment with none
+    // is this one.
+    let svc = TestService::start_adjusting(
+        Profile::Sandbox,
+        Arc::new(OffsetClock::default()),
+        |_| {},
+        |app| {
+            app.config.platform_events_url = None;
+            app.config.platform_events_secret = None;
+        },
+    )
+    .await?;
     let app = svc.service.app();
     let m = svc.new_merchant("No platform").await?.merchant;
     let refused = owners::invite(
@@ -117,5 +128,84 @@ async fn without_a_platform_address_nobody_is_invited() -> Result<()> {
     assert!(matches!(refused, Err(ApiError::PlatformEventsUnconfigured)));
     let listed = owners::list(app, &m.id, Listing::default()).await?;
     assert!(listed.items.is_empty());
+    Ok(())
+}
+
+/// A sandbox with no platform address is its own platform: the invitation
+/// is queued to its inbox, which takes only posts signed with the secret it
+/// keeps in its data directory, stamped on its own clock.
+#[tokio::test]
+async fn a_sandbox_without_a_platform_address_receives_its_own_platform_events() -> Result<()> {
+    use payments_service::app::platform_inbox;
+    let clock = Arc::new(OffsetClock::default());
+    let svc = TestService::start(Profile::Sandbox, clock.clone()).await?;
+    let app = svc.service.app();
+    assert!(platform_inbox::is_own(app));
+    let secret = app
+        .config
+        .platform_events_secret
+        .clone()
+        .context("a secret")?;
+    let kept = std::fs::read_to_string(app.config.data_dir.join("platform-events.secret"))?;
+    assert_eq!(kept.trim(), secret);
+    let m = svc.new_merchant("Own platform").await?.merchant;
+    owners::invite(
+        app,
+        &payments_testing::SET_UP,
+        &m.id,
+        "owner@example.test".into(),
+    )
+    .await?;
+    let events = platform_inbox::recent(app, 10).await?;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].body["email"], "owner@example.test");
+    assert_eq!(events[0].body["tenant_name"], "Own platform");
+    let delivery = callbacks::find(app, &events[0].delivery_id).await?;
+    assert_eq!(
+        delivery.callback_url,
+        format!("{}/sandbox/platform-events", svc.base_url())
+    );
+
+    let post = |id: &str, at: i64, signature: String| {
+        reqwest::Client::new()
+            .post(format!("{}/sandbox/platform-events", svc.base_url()))
+            .header("webhook-id", id)
+            .header("webhook-timestamp", at.to_string())
+            .header("webhook-signature", signature)
+            .body(r#"{"event":"tenant_owner_invite"}"#)
+            .send()
+    };
+    let signed = |id: &str, at: i64| -> Result<String> {
+        Ok(standardwebhooks::Webhook::new(&secret)?.sign(
+            id,
+            at,
+            br#"{"event":"tenant_owner_invite"}"#,
+        )?)
+    };
+    // The sandbox's clock moved a day on: the events are stamped with it.
+    assert!(clock.advance_by(86_400));
+    let now = app.now_unix();
+    assert_eq!(
+        post("msg_1", now, signed("msg_1", now)?).await?.status(),
+        204
+    );
+    let forged = post(
+        "msg_1",
+        now,
+        "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=".into(),
+    )
+    .await?;
+    assert_eq!(forged.status(), 401);
+    let envelope: serde_json::Value = forged.json().await?;
+    assert_eq!(envelope["error_code"], "INVALID_SIGNATURE");
+    let other_id = post("msg_2", now, signed("msg_1", now)?).await?;
+    assert_eq!(other_id.status(), 401);
+    let stale = post("msg_3", now - 3600, signed("msg_3", now - 3600)?).await?;
+    assert_eq!(stale.status(), 401);
+    // The far ends of a timestamp are refused, never an overflow.
+    for at in [i64::MIN, i64::MAX] {
+        let extreme = post("msg_4", at, signed("msg_4", at)?).await?;
+        assert_eq!(extreme.status(), 401, "{at}");
+    }
     Ok(())
 }

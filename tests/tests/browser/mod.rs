@@ -357,6 +357,23 @@ impl Browser {
         }
     }
 
+    /// Waits until the page's address contains `part`: a click that
+    /// navigates may answer before the next page is there, and an element
+    /// found meanwhile is the old page's.
+    pub async fn wait_for_url(&self, part: &str, limit: Duration) -> Result<String> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let url = self.url().await.unwrap_or_default();
+            if url.contains(part) {
+                return Ok(url);
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!("the page is still {url:?}, not one with {part:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// A PNG of the whole page (not only the window), saved as `name`.
     pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
         let size = self

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 pub const PASSWORD: &str = "correct horse battery staple";
 pub const PHONE: (u32, u32, u32) = (390, 844, 2);
-pub const DESKTOP: (u32, u32, u32) = (1280, 900, 1);
+pub const DESKTOP: (u32, u32, u32) = (1366, 900, 1);
 
 const AXE_VERSION: &str = "4.14.1";
 /// The registry's published sha512 of the tarball, in hex.
@@ -136,6 +136,24 @@ pub fn fresh_code(clock: &ManualClock, email: &str) -> Result<String> {
 pub fn shown_key(page: &str) -> Option<String> {
     let (_, rest) = page.split_once("id=\"totp-secret\">")?;
     Some(rest.split('<').next()?.to_string())
+}
+
+/// The first callback record of an order (or an invitation, by its id):
+/// its id, once the change that queued it has committed.
+pub async fn first_delivery(app: &App, order_no: &str) -> Result<String> {
+    Ok(payments_service::app::listings::callback_deliveries(
+        app,
+        payments_service::app::listings::Listing {
+            order_no: Some(order_no.to_string()),
+            ..Default::default()
+        },
+    )
+    .await?
+    .items
+    .first()
+    .with_context(|| format!("a callback record of {order_no}"))?
+    .id
+    .clone())
 }
 
 /// A browser-less session: signs in with a form post and keeps the cookie.
