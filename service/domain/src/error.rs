@@ -44,6 +44,14 @@ pub enum ApiError {
         min: Decimal,
         max: Decimal,
     },
+    /// Every channel the routing table lists for the currency is closed to
+    /// this amount (its band or its own limit per order).
+    #[error("no channel takes {currency} {direction}s of {amount}")]
+    NoChannelForAmount {
+        currency: String,
+        direction: &'static str,
+        amount: Decimal,
+    },
     #[error("the available balance does not cover the amount and its fee")]
     InsufficientBalance,
     #[error("order `{order_no}` is `{status}`; {action} does not apply to it")]
@@ -176,7 +184,9 @@ impl ApiError {
             ApiError::OrderNotFound { .. } => "ORDER_NOT_FOUND",
             ApiError::DuplicateMerchantOrderNo(_) => "DUPLICATE_MERCHANT_ORDER_NO",
             ApiError::UnsupportedCurrency(_) => "UNSUPPORTED_CURRENCY",
-            ApiError::AmountOutOfRange { .. } => "AMOUNT_OUT_OF_RANGE",
+            ApiError::AmountOutOfRange { .. } | ApiError::NoChannelForAmount { .. } => {
+                "AMOUNT_OUT_OF_RANGE"
+            }
             ApiError::InsufficientBalance => "INSUFFICIENT_BALANCE",
             ApiError::InvalidStateTransition { .. } => "INVALID_STATE_TRANSITION",
             ApiError::UnknownOperatorToken => "UNKNOWN_OPERATOR_TOKEN",
@@ -278,6 +288,11 @@ mod tests {
                 min: Decimal::ONE,
                 max: Decimal::TEN,
             },
+            ApiError::NoChannelForAmount {
+                currency: String::new(),
+                direction: "deposit",
+                amount: Decimal::ONE,
+            },
             ApiError::InsufficientBalance,
             ApiError::InvalidStateTransition {
                 order_no: String::new(),
@@ -357,6 +372,7 @@ mod tests {
             | ApiError::DuplicateMerchantOrderNo(_)
             | ApiError::UnsupportedCurrency(_)
             | ApiError::AmountOutOfRange { .. }
+            | ApiError::NoChannelForAmount { .. }
             | ApiError::InsufficientBalance
             | ApiError::InvalidStateTransition { .. }
             | ApiError::UnknownOperatorToken

@@ -52,6 +52,7 @@ pub fn rule(action: Action) -> (Rule, &'static str) {
         SetMerchantFee => (SecondPerson, "changes what a merchant is credited and charged"),
         SetAutoApproval => (SecondPerson, "changes which payouts leave without a person (never past the threshold)"),
         SetReceivingAccount => (SecondPerson, "changes where payers send money"),
+        SetRouting => (SecondPerson, "changes which channels collect payers' money and pay merchants' payouts"),
         CreateOperator | ChangeOperator | IssueOperatorToken => (SecondAdminVouches, "changes who may act; one admin's new or raised operator, or one holding a token another issued, is not a second person until vouched for"),
         IssueApiKey => (SecondPerson, "gives a merchant's powers, its payouts included, to whoever holds the key"),
         IssueCallbackSecret => (SecondPerson, "whoever holds the secret can sign callbacks the merchant credits its payers on"),
@@ -108,6 +109,7 @@ mod tests {
             Action::SetMerchantFee,
             Action::SetAutoApproval,
             Action::SetReceivingAccount,
+            Action::SetRouting,
             Action::IssueApiKey,
             Action::IssueCallbackSecret,
         ] {

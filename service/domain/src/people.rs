@@ -95,6 +95,8 @@ actions! {
     SetRateLimit => "set_rate_limit", Admin, true;
     SetCallbackTimeout => "set_callback_timeout", Admin, true;
     SetReceivingAccount => "set_receiving_account", Admin, true;
+    /// Which channels a currency's deposits or payouts go to.
+    SetRouting => "set_routing", Admin, true;
     SetCallbackSigning => "set_callback_signing", Admin, true;
     IssueCallbackSecret => "issue_callback_secret", Admin, true;
     IssueApiKey => "issue_api_key", Admin, true;

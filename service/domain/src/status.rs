@@ -114,6 +114,8 @@ stored_as_text! {
     NotificationKind in "kind" {
         PaymentMatched => "payment.matched",
         PaymentCompleted => "payment.completed",
+        /// The payer's payment was declined at the channel.
+        PaymentFailed => "payment.failed",
         PayoutCompleted => "payout.completed",
         PayoutFailed => "payout.failed",
     }

@@ -50,3 +50,6 @@ crate::status::stored_as_text! {
         Channel => "channel",
     }
 }
+
+pub mod health;
+pub mod table;
