@@ -310,7 +310,7 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub return_url: ::std::option::Option<::std::string::String>,
     }
-    ///`pending`: awaiting the payer. `matched`: the channel found the payment and will confirm it. `completed`: paid (`paid_amount`). `failed`: the payer's payment was declined. `expired`: not paid in time.
+    ///`pending`: awaiting the payer. `matched`: the channel found the payment and will confirm it. `completed`: paid (`paid_amount`). `failed`: the payer's payment was declined; the service cancels a pending deposit (since channel-notifications 0.3.0 the adapter also posts `payment.failed`). `expired`: not paid in time.
     #[derive(
         ::schemars::JsonSchema,
         ::serde::Deserialize,
@@ -508,7 +508,7 @@ pub trait ChannelAdapterApi {
     type Context;
     /// Create a payment
     ///
-    /// Registers a payment of `amount` for the deposit `order_no` and answers where the payer pays (`payment_url`) and the channel's own reference (`channel_order_no`). The payer pays on the channel's page; the channel then notifies `notify_url` (`payment.matched` if it reports a match first, then `payment.completed` with the amount actually paid). A payment not completed by `expire_at` will not be credited to the order: money that arrives later is kept for an operator.
+    /// Registers a payment of `amount` for the deposit `order_no` and answers where the payer pays (`payment_url`) and the channel's own reference (`channel_order_no`). The payer pays on the channel's page; the channel then notifies `notify_url` (`payment.matched` if it reports a match first, then `payment.completed` with the amount actually paid; or `payment.failed` when the payer's payment is declined, which cancels the deposit). A payment not completed by `expire_at` will not be credited to the order: money that arrives later is kept for an operator.
     #[endpoint{method = POST,
     path = "/payments",
     tags = ["payments"],

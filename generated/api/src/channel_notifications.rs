@@ -152,7 +152,7 @@ pub mod types {
         pub duplicate: bool,
         pub notification_id: ::std::string::String,
     }
-    ///`payment.matched`: the channel found the payer's payment and will confirm it. `payment.completed`: paid (`amount` is what the payer actually paid). `payout.completed`: paid out. `payout.failed`: will not be paid (`reason`).
+    ///`payment.matched`: the channel found the payer's payment and will confirm it. `payment.completed`: paid (`amount` is what the payer actually paid). `payment.failed` (since 0.3.0): the payer's payment was declined at the channel; a pending deposit is cancelled (`deposit.cancelled`), one already matched, completed, expired or cancelled is left as it is. `payout.completed`: paid out. `payout.failed`: will not be paid (`reason`).
     #[derive(
         ::schemars::JsonSchema,
         ::serde::Deserialize,
@@ -171,6 +171,8 @@ pub mod types {
         PaymentMatched,
         #[serde(rename = "payment.completed")]
         PaymentCompleted,
+        #[serde(rename = "payment.failed")]
+        PaymentFailed,
         #[serde(rename = "payout.completed")]
         PayoutCompleted,
         #[serde(rename = "payout.failed")]
@@ -181,6 +183,7 @@ pub mod types {
             match *self {
                 Self::PaymentMatched => f.write_str("payment.matched"),
                 Self::PaymentCompleted => f.write_str("payment.completed"),
+                Self::PaymentFailed => f.write_str("payment.failed"),
                 Self::PayoutCompleted => f.write_str("payout.completed"),
                 Self::PayoutFailed => f.write_str("payout.failed"),
             }
@@ -192,6 +195,7 @@ pub mod types {
             match value {
                 "payment.matched" => Ok(Self::PaymentMatched),
                 "payment.completed" => Ok(Self::PaymentCompleted),
+                "payment.failed" => Ok(Self::PaymentFailed),
                 "payout.completed" => Ok(Self::PayoutCompleted),
                 "payout.failed" => Ok(Self::PayoutFailed),
                 _ => Err("invalid value".into()),

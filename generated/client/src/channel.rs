@@ -293,7 +293,7 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub return_url: ::std::option::Option<::std::string::String>,
     }
-    ///`pending`: awaiting the payer. `matched`: the channel found the payment and will confirm it. `completed`: paid (`paid_amount`). `failed`: the payer's payment was declined. `expired`: not paid in time.
+    ///`pending`: awaiting the payer. `matched`: the channel found the payment and will confirm it. `completed`: paid (`paid_amount`). `failed`: the payer's payment was declined; the service cancels a pending deposit (since channel-notifications 0.3.0 the adapter also posts `payment.failed`). `expired`: not paid in time.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -489,7 +489,7 @@ How the payment service talks to a payment channel (a wallet, a payout provider)
 
 `path` is the request's path and query as this document writes the operation (parameters filled in, percent-encoded as sent), without the adapter's base URL; for a notification, the path of `notify_url`. `body` is the request body's exact bytes, empty for a `GET`. A receiver recomputes the signature over the bytes it received, compares in constant time, and refuses a timestamp more than 300 seconds from its clock; a refused request is answered 401 and changes nothing.
 
-Version: 0.2.0*/
+Version: 0.2.1*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -533,7 +533,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::ChannelSecret> for Client {
     fn api_version() -> &'static str {
-        "0.2.0"
+        "0.2.1"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -550,7 +550,7 @@ impl ClientHooks<::payments_wire::client::ChannelSecret> for &Client {}
 impl Client {
     /**Create a payment
 
-    Registers a payment of `amount` for the deposit `order_no` and answers where the payer pays (`payment_url`) and the channel's own reference (`channel_order_no`). The payer pays on the channel's page; the channel then notifies `notify_url` (`payment.matched` if it reports a match first, then `payment.completed` with the amount actually paid). A payment not completed by `expire_at` will not be credited to the order: money that arrives later is kept for an operator.
+    Registers a payment of `amount` for the deposit `order_no` and answers where the payer pays (`payment_url`) and the channel's own reference (`channel_order_no`). The payer pays on the channel's page; the channel then notifies `notify_url` (`payment.matched` if it reports a match first, then `payment.completed` with the amount actually paid; or `payment.failed` when the payer's payment is declined, which cancels the deposit). A payment not completed by `expire_at` will not be credited to the order: money that arrives later is kept for an operator.
 
     Sends a `POST` request to `/payments`
 

@@ -1085,7 +1085,7 @@ pub mod types {
         pub payer_account_last4: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payer_bank_code: ::std::option::Option<::std::string::String>,
-        ///The payment instructions given when the order was created, as strings: `amount` and `currency_code`; for an account order `account_no`, `account_holder`, `bank_code`, `bank_name`, `bank_branch` (when the account has one), `promptpay_id` (when a THB account has a PromptPay ID: the cashier page then shows a PromptPay QR code) and `remark`; for a channel order `channel_code` and `payment_url`.
+        ///The payment instructions given when the order was created, as strings: `amount` and `currency_code`; for an account order `account_no`, `account_holder`, `bank_code`, `bank_name`, `bank_branch` (when the account has one), `promptpay_id` (when a THB account has a PromptPay ID: the cashier page then shows a PromptPay QR code) and `remark`; for a channel order `channel_code` and `payment_url`. Since 0.8.2 a channel order also says why it went to its channel: `routing_channel` (the channel's code), `routing_table` (which routing table chose it), `routing_rule` (how: the only channel for the amount, drawn by weight, first in the table's order, or a fallback), `routing_fallback_from` (channels that refused the payment or did not answer before, each with what it said, `; `-separated), `routing_skipped` (channels passed over and why: disabled, outside_band, over_order_limit, over_daily_limit, resting) and `routing_tried` (every channel asked, in order, comma-separated).
         pub payment_snapshot:
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -2392,7 +2392,7 @@ Every error has the body `{request_id, error_code, message}`. The status and `er
 | 422 | `NO_DENOMINATIONS` | a cashier session without `amount` in a currency with no denominations configured |
 | 429 | `RATE_LIMITED` | too many requests; `Retry-After` gives the seconds to wait |
 | 501 | `NOT_IMPLEMENTED` | the endpoint is not implemented in this build |
-| 503 | `SERVICE_UNAVAILABLE` | a dependency (the database) is unreachable, or the service is at one of its bounds (see Bounds); `Retry-After` gives the seconds to wait |
+| 503 | `SERVICE_UNAVAILABLE` | a dependency (the database, or every payment channel that could take a channel deposit: each refused it, did not answer, rests after failing, or is at its daily limit) is unreachable, or the service is at one of its bounds (see Bounds); `Retry-After` gives the seconds to wait |
 
 A merchant the platform has suspended (for example while a leaked key is dealt with) hears 403 `MERCHANT_DISABLED` on every operation, once its request's signature is checked, until the platform reactivates it. Meanwhile its callbacks are held, none attempted and none spending an attempt, and its approved withdrawals are not sent to their channel; after reactivation the held callbacks are due at once, and the withdrawals go on.
 
@@ -2427,7 +2427,7 @@ Each merchant has a token bucket (60 000 requests per minute with a burst of 200
 Each instance handles at most a configured number of the payment API's requests at once (512 unless configured); a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. Of those, at most a configured number are one merchant's (64 unless configured); a merchant's request past it is answered at once with 429 `RATE_LIMITED` and `Retry-After: 1`. Of one merchant's, at most a configured number run at once (half the instance's database connections, 8 unless configured), so that one merchant's crowd leaves database connections to the others; the rest wait their turn in order, and one whose turn has not come within the database wait is answered 503 `SERVICE_UNAVAILABLE` with `Retry-After: 1`: nothing was done, and the same request may be sent again. A refused request's connection is closed. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed; a request whose body has not arrived whole within 30 seconds of its head is answered 400 `INVALID_BODY` (the message says so) and its connection closed. Each instance holds at most a configured number of connections open at once (1024 unless configured); a connection past it is answered as soon as its request's head has arrived, without its body being read, with 503 `SERVICE_UNAVAILABLE`, `Retry-After: 1` and `Connection: close`, and closed; one that sends no whole head within 5 seconds is closed unanswered. Of them, a configured number (64 unless configured) are kept for each of three surfaces (the payment API with channels and the sandbox, the operator API, the pages), so that a crowd on one leaves the others theirs: a connection is refused as above once the shared ones and those kept for the surface its request line names are all held. And one address holds at most a configured number of them (128 unless configured; the load balancers an operator names as trusted proxies are not counted so): a connection from an address that holds as many is refused as above.
 
 
-Version: 0.8.1*/
+Version: 0.8.2*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2471,7 +2471,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.8.1"
+        "0.8.2"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()

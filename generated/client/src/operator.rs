@@ -1549,6 +1549,71 @@ pub mod types {
             value.parse()
         }
     }
+    ///`closed`: calls go through; `open`: the channel rests, passed over for new orders, until its rest is over; `trial`: the rest is over and the next call decides (a success closes the circuit, a failure opens it again).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum ChannelCircuit {
+        #[serde(rename = "closed")]
+        Closed,
+        #[serde(rename = "open")]
+        Open,
+        #[serde(rename = "trial")]
+        Trial,
+    }
+    impl ::std::fmt::Display for ChannelCircuit {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Closed => f.write_str("closed"),
+                Self::Open => f.write_str("open"),
+                Self::Trial => f.write_str("trial"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ChannelCircuit {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "closed" => Ok(Self::Closed),
+                "open" => Ok(Self::Open),
+                "trial" => Ok(Self::Trial),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChannelCircuit {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChannelCircuit {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A channel's health as the instance that answered sees it: its calls (creating a payment, dispatching a payout) in the window, and how many of them were refused or had no answer to trust. Each instance counts its own.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct ChannelHealth {
+        ///Calls in the window.
+        pub calls: i64,
+        pub channel_code: ::std::string::String,
+        pub circuit: ChannelCircuit,
+        ///Of them, refused or with no answer to trust.
+        pub failures: i64,
+    }
     ///A notification a channel's adapter posted, as recorded.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct ChannelNotification {
@@ -1865,7 +1930,7 @@ pub mod types {
         pub payer_account_last4: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub payer_bank_code: ::std::option::Option<::std::string::String>,
-        ///The payment instructions given when the order was created.
+        ///The payment instructions given when the order was created. Since 0.18.0 a channel order also says why it went to its channel, under the `routing_` keys `WithdrawalOrder.routing` describes (`routing_channel`, `routing_table`, `routing_rule`, `routing_fallback_from`, `routing_skipped`, `routing_tried`).
         pub payment_snapshot:
             ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -3007,6 +3072,197 @@ pub mod types {
             value.parse()
         }
     }
+    ///One channel an order may go to, as a table in force lists it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct RoutingCandidate {
+        ///The channel's code.
+        pub channel_code: ::std::string::String,
+        ///The most it is sent in one day (UTC), counted as orders are sent to it (a deposit as it is created, a payout as it is dispatched) and given back when it refuses one; absent: none.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub daily_limit: ::std::option::Option<::payments_wire::DecimalString>,
+        ///A disabled candidate is passed over.
+        pub enabled: bool,
+        ///The largest amount it takes; absent: any.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub max_amount: ::std::option::Option<::payments_wire::DecimalString>,
+        ///The smallest amount it takes; absent: any.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub min_amount: ::std::option::Option<::payments_wire::DecimalString>,
+        ///The channel's own limit on one order; absent: none.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub per_order_limit: ::std::option::Option<::payments_wire::DecimalString>,
+        ///What it was sent today (UTC) towards `daily_limit`; present only with a `daily_limit`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub used_today: ::std::option::Option<::payments_wire::DecimalString>,
+        ///Its share of the orders that more than one candidate can take, against theirs: the first channel asked is drawn by weight among them, the others follow in the table's order. 0: asked only when one before it could not take the order.
+        pub weight: i32,
+    }
+    ///One candidate of a table to set. Amounts are decimal strings (in an approval request's `parameters` a JSON number is refused); `weight` is an integer.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct RoutingCandidateRequest {
+        ///A configured channel's code; the channel must list the table's currency.
+        pub channel_code: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub daily_limit: ::std::option::Option<::payments_wire::AmountNumber>,
+        ///true when omitted.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub enabled: ::std::option::Option<bool>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub max_amount: ::std::option::Option<::payments_wire::AmountNumber>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub min_amount: ::std::option::Option<::payments_wire::AmountNumber>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub per_order_limit: ::std::option::Option<::payments_wire::AmountNumber>,
+        ///100 when omitted.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub weight: ::std::option::Option<i32>,
+    }
+    ///A routing table one person asked to set, and a second person's decision on it. Kept with the approval requests (the same lifetime, limits and audit rows; action `set_routing`), but read and decided here: the approval requests' listing names only the actions its `action` enum has.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct RoutingChange {
+        ///The table it sets, in order.
+        pub candidates: ::std::vec::Vec<RoutingCandidate>,
+        pub change_request_id: ::std::string::String,
+        pub currency_code: ::std::string::String,
+        ///When approved or rejected; for an expired one, its `expires_at`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decided_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decided_by: ::std::option::Option<ChangeRequestOperator>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decision_remarks: ::std::option::Option<::std::string::String>,
+        pub direction: FeeDirection,
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Present for a merchant's own table.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub merchant_id: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+        pub requested_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub requested_by: ChangeRequestOperator,
+        ///Only in the answer to an approval: the table now in force.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub result: ::std::option::Option<RoutingTable>,
+        pub status: ChangeRequestStatus,
+        ///What approving it does, in words, with the table in force now.
+        pub summary: ::std::string::String,
+    }
+    ///A routing table to set, filed by one person for a second to decide: the direct operation's path (`currency_code`, `direction`) and body.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct RoutingChangeCreate {
+        pub candidates: ::std::vec::Vec<RoutingCandidateRequest>,
+        pub currency_code: ::std::string::String,
+        pub direction: FeeDirection,
+        ///Set this merchant's own table; absent: everyone's.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub merchant_id: ::std::option::Option<::std::string::String>,
+        ///Why, for the second person.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remarks: ::std::option::Option<::std::string::String>,
+    }
+    ///`RoutingChangePage`
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct RoutingChangePage {
+        pub items: ::std::vec::Vec<RoutingChange>,
+        ///Present when more items follow: pass it as `cursor`.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///Every routing table in force and every channel's health.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct RoutingOverview {
+        pub channels: ::std::vec::Vec<ChannelHealth>,
+        ///The share of the window's calls, in percent, refused or unanswered, at which a circuit opens.
+        pub failure_percent: i64,
+        ///Fewer calls in the window never open a circuit.
+        pub min_calls: i64,
+        ///How long an open circuit rests its channel.
+        pub rest_seconds: i64,
+        pub tables: ::std::vec::Vec<RoutingTable>,
+        ///The window health is counted over.
+        pub window_seconds: i64,
+    }
+    ///Where a table in force comes from: `operators` (set by approving a `set_routing` request), `configuration` (`[[routing.tables]]`), or `channels` (neither: every channel that lists the currency, by id, the first taking the orders and the others its fallbacks).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+    )]
+    pub enum RoutingSource {
+        #[serde(rename = "operators")]
+        Operators,
+        #[serde(rename = "configuration")]
+        Configuration,
+        #[serde(rename = "channels")]
+        Channels,
+    }
+    impl ::std::fmt::Display for RoutingSource {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Operators => f.write_str("operators"),
+                Self::Configuration => f.write_str("configuration"),
+                Self::Channels => f.write_str("channels"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for RoutingSource {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "operators" => Ok(Self::Operators),
+                "configuration" => Ok(Self::Configuration),
+                "channels" => Ok(Self::Channels),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RoutingSource {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RoutingSource {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The routing table in force for one currency and direction, for every merchant or for one merchant (its own, in place of everyone's).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct RoutingTable {
+        ///In the order they are tried.
+        pub candidates: ::std::vec::Vec<RoutingCandidate>,
+        pub currency_code: ::std::string::String,
+        pub direction: FeeDirection,
+        ///Present for a merchant's own table.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub merchant_id: ::std::option::Option<::std::string::String>,
+        pub source: RoutingSource,
+        ///When the operators set it (source `operators`).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Who approved it (source `operators`).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub updated_by: ::std::option::Option<::std::string::String>,
+    }
+    ///A routing table to set: 1 to 16 candidates, each channel once, in the order they are tried. `min_amount` may not be above `max_amount`; limits are greater than zero.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+    pub struct RoutingTableRequest {
+        pub candidates: ::std::vec::Vec<RoutingCandidateRequest>,
+        ///Set this merchant's own table, in place of everyone's for it; absent: everyone's.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub merchant_id: ::std::option::Option<::std::string::String>,
+    }
     ///A payer's saved card as kept: never the full account number.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct SavedCard {
@@ -3316,6 +3572,12 @@ pub mod types {
         pub payout_method: PayoutMethod,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub processed_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Since 0.18.0: why its payout goes to `channel_id`, as strings: `routing_channel` (the channel's code), `routing_table` (which table), `routing_rule` (how it was picked: the only candidate for the amount, drawn by weight, first in the table's order, or a fallback), `routing_fallback_from` (the channels that refused it before, each with its words, `; `-separated), `routing_skipped` (candidates passed over and why: disabled, outside_band, over_order_limit, over_daily_limit, resting, tried), `routing_tried` (every channel it was sent to, in order, comma-separated). Absent for an order made before 0.18.0, or one waiting for a channel. A payout moves to the next channel only after a refusal (the channel's word that it did not take it); one whose outcome is unknown stays with its channel until an inquiry rules it out.
+        #[serde(
+            default,
+            skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
+        )]
+        pub routing: ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
         pub status: WithdrawalStatus,
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
     }
@@ -3493,7 +3755,7 @@ Billing: every merchant is billed per period (a month unless set otherwise, `PUT
 Each instance handles at most a configured number of operator requests at once (64 unless configured), apart from the merchants' requests so that neither can crowd out the other; a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. Each instance holds at most a configured number of connections open at once (1024 unless configured); a connection past it is answered as soon as its request's head has arrived, without its body being read, with 503 `SERVICE_UNAVAILABLE`, `Retry-After: 1` and `Connection: close`, and closed; one that sends no whole head within 5 seconds is closed unanswered. Of them, a configured number (64 unless configured) are kept for each of three surfaces (the payment API with channels and the sandbox, the operator API, the pages), so that a crowd on one leaves the others theirs: a connection is refused as above once the shared ones and those kept for the surface its request line names are all held. And one address holds at most a configured number of them (128 unless configured; the load balancers an operator names as trusted proxies are not counted so): a connection from an address that holds as many is refused as above. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed; a request whose body has not arrived whole within 30 seconds of its head is answered 400 `INVALID_BODY` (the message says so) and its connection closed.
 
 
-Version: 0.17.1*/
+Version: 0.18.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -3537,7 +3799,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::BearerToken> for Client {
     fn api_version() -> &'static str {
-        "0.17.1"
+        "0.18.0"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -6528,7 +6790,7 @@ impl Client {
     }
     /**List channel notifications
 
-    Notifications the channels' adapters posted, as recorded (once per channel and `notification_id`), newest received first. `outcome=held` lists money a channel collected for a deposit that had expired or was cancelled: nothing was credited, and it waits for an operator as a late bank transfer does. `outcome=contradictory` lists notifications that contradicted their order (the order is set aside with `needs_manual_intervention`).
+    Notifications the channels' adapters posted, as recorded (once per channel and `notification_id`), newest received first. `outcome=held` lists money a channel collected for a deposit that had expired or was cancelled: nothing was credited, and it waits for an operator as a late bank transfer does. `outcome=contradictory` lists notifications that contradicted their order (the order is set aside with `needs_manual_intervention`). `payment.failed` notifications (the payer's payment declined at the channel; channel-notifications 0.3.0) are recorded but not listed here, since this listing's `type` names the four types it always has; the deposit they cancelled shows `deposit.cancelled` in its events.
 
     Sends a `GET` request to `/api/v1/operator/channel-notifications`
 
@@ -7062,7 +7324,7 @@ impl Client {
 
     Every operator action that changed something (operators' only: the whole trail, owners' actions too, is `GET /api/v1/operator/audit-trail`), newest first, a page at a time: who, when, what, on what, why (`remarks`), the request's id, and a setting before and after. Appended in the transaction of the action; never updated or deleted.
 
-    Any role.
+    Any role. Rows on a routing table (since 0.18.0) are listed by `GET /api/v1/operator/audit-trail` only: this listing's `target_type` names the five kinds it always has.
 
     Sends a `GET` request to `/api/v1/operator/audit-events`
 
@@ -8239,6 +8501,483 @@ impl Client {
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Read the routing tables and channels' health
+
+    Every routing table in force, for every configured currency and direction (and each merchant's own table the operators set), with each candidate's use of its daily limit today, and each channel's health as the instance that answered sees it. A channel deposit goes to the first candidate that can take its amount (enabled, within its band and its limit per order, not resting, with room in its daily limit), drawn by weight among those; a candidate that refuses it or does not answer is passed for the next, within the merchant's request. A payout goes to the first candidate the same way when the withdrawal is created, and moves to the next only when its channel refuses it before taking it; one whose outcome is unknown stays with its channel. A channel whose calls were refused or unanswered `failure_percent` of the time or more, over at least `min_calls` calls in `window_seconds`, rests for `rest_seconds` (new orders pass it by), then its next call decides.
+
+    Any role.
+
+    Sends a `GET` request to `/api/v1/operator/routing`
+
+    */
+    pub async fn read_routing<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<types::RoutingOverview>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/routing", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_routing",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Set a routing table
+
+    **Needs two people.** This operation refuses every caller with 403 `ROLE_FORBIDDEN`: file the same call as a routing change (`POST /api/v1/operator/routing-changes`) and a second, different admin approves it, which takes it as described here.
+
+    Sets the routing table for one currency and direction (for every merchant, or with `merchant_id` for one merchant's own), in place of the configured one: later orders are routed by it. Every instance has it in force within a second of the approval. Each candidate must be a configured channel that lists the currency.
+
+    Needs the role `admin` or above; recorded in the audit trail.
+
+    Sends a `PUT` request to `/api/v1/operator/routing/{currency_code}/{direction}`
+
+    Arguments:
+    - `currency_code`: A configured currency.
+    - `direction`: `deposit` (channel deposits) or `withdrawal` (payouts).
+    - `body`
+    */
+    pub async fn set_routing<'a>(
+        &'a self,
+        currency_code: &'a str,
+        direction: types::FeeDirection,
+        body: &'a types::RoutingTableRequest,
+    ) -> Result<ResponseValue<types::RoutingTable>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/routing/{}/{}",
+            self.baseurl,
+            encode_path(&currency_code.to_string()),
+            encode_path(&direction.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "set_routing",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            422u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List routing changes
+
+    Routing changes, newest first; `status` narrows to one (`pending`, `approved`, `rejected`, `expired`). A pending change past its `expires_at` is listed as expired. Any role.
+
+    Sends a `GET` request to `/api/v1/operator/routing-changes`
+
+    Arguments:
+    - `cursor`: The `next_cursor` of the page before.
+    - `limit`: Items per page, 1 to 200; 50 when omitted.
+    - `status`: Only requests in this status.
+    */
+    pub async fn list_routing_changes<'a>(
+        &'a self,
+        cursor: Option<&'a str>,
+        limit: Option<i64>,
+        status: Option<types::ChangeRequestStatus>,
+    ) -> Result<ResponseValue<types::RoutingChangePage>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/routing-changes", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "list_routing_changes",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**File a routing change
+
+    One person asks to set a routing table (what `PUT /api/v1/operator/routing/{currency_code}/{direction}` would do, which no one may do alone): checked as setting it would be (a configured currency, a merchant that exists, 1 to 16 candidates, each a configured channel that lists the currency, once; bands and limits sound), with what it will change in `summary`. It moves nothing. A second, different admin approves or rejects it within 24 hours (`expires_at`); after that it is `expired`.
+
+    Needs an operator's own token and the role `admin`; at most 100 pending requests per operator, counted with the approval requests (then 429 `RATE_LIMITED`). Recorded in the audit trail as `file_change_request` on the routing table (`routing_table`, `{currency_code}/{direction}`, and `/{merchant_id}` for a merchant's own).
+
+    Sends a `POST` request to `/api/v1/operator/routing-changes`
+
+    */
+    pub async fn file_routing_change<'a>(
+        &'a self,
+        body: &'a types::RoutingChangeCreate,
+    ) -> Result<ResponseValue<types::RoutingChange>, Error<types::Error>> {
+        let url = format!("{}/api/v1/operator/routing-changes", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "file_routing_change",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            422u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            429u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Read a routing change
+
+    One routing change. Any role.
+
+    Sends a `GET` request to `/api/v1/operator/routing-changes/{change_request_id}`
+
+    Arguments:
+    - `change_request_id`: The routing change's `change_request_id`.
+    */
+    pub async fn read_routing_change<'a>(
+        &'a self,
+        change_request_id: &'a str,
+    ) -> Result<ResponseValue<types::RoutingChange>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/routing-changes/{}",
+            self.baseurl,
+            encode_path(&change_request_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "read_routing_change",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Approve a routing change
+
+    A second, different admin approves: the table is set as `PUT /api/v1/operator/routing/{currency_code}/{direction}` describes, in the same transaction that marks the change approved, and is in force on every instance within a second; `result` is the table now in force. Recorded in the audit trail as `set_routing` on the routing table, naming the change.
+
+    Sends a `POST` request to `/api/v1/operator/routing-changes/{change_request_id}/approve`
+
+    Arguments:
+    - `change_request_id`: The routing change's `change_request_id`.
+    - `body`
+    */
+    pub async fn approve_routing_change<'a>(
+        &'a self,
+        change_request_id: &'a str,
+        body: &'a types::ChangeRequestDecision,
+    ) -> Result<ResponseValue<types::RoutingChange>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/routing-changes/{}/approve",
+            self.baseurl,
+            encode_path(&change_request_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "approve_routing_change",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Reject a routing change
+
+    A second person, or the filer withdrawing it, rejects: nothing changes.
+
+    Sends a `POST` request to `/api/v1/operator/routing-changes/{change_request_id}/reject`
+
+    Arguments:
+    - `change_request_id`: The routing change's `change_request_id`.
+    - `body`
+    */
+    pub async fn reject_routing_change<'a>(
+        &'a self,
+        change_request_id: &'a str,
+        body: &'a types::ChangeRequestDecision,
+    ) -> Result<ResponseValue<types::RoutingChange>, Error<types::Error>> {
+        let url = format!(
+            "{}/api/v1/operator/routing-changes/{}/reject",
+            self.baseurl,
+            encode_path(&change_request_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map.append(
+            ::reqwest::header::HeaderName::from_static("api-version"),
+            ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+        );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "reject_routing_change",
+        };
+        match (crate::operator::sign_hook)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            401u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            403u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            404u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            409u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            413u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            415u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            500u16..=599u16 => Err(Error::ErrorResponse(
+                ResponseValue::from_response(response).await?,
+            )),
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
 }
 /// Items consumers will typically use such as the Client.
 pub mod prelude {
@@ -8290,6 +9029,10 @@ pub const PATH_TEMPLATES: &[&str] = &[
     "/api/v1/operator/merchants/{merchant_id}/status",
     "/api/v1/operator/merchants/{merchant_id}/owners",
     "/api/v1/operator/owners/{owner_id}/status",
+    "/api/v1/operator/routing/{currency_code}/{direction}",
+    "/api/v1/operator/routing-changes/{change_request_id}",
+    "/api/v1/operator/routing-changes/{change_request_id}/approve",
+    "/api/v1/operator/routing-changes/{change_request_id}/reject",
 ];
 /// Authenticates every request before it is sent.
 pub async fn sign_hook(
