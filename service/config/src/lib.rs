@@ -180,6 +180,29 @@ pub struct RoutingConfig {
     /// Overrides per merchant code, per currency.
     #[serde(default)]
     pub merchants: BTreeMap<String, BTreeMap<String, Route>>,
+    /// Which channels a channel deposit or a payout may go to, per currency
+    /// and direction (and a merchant's own, by its code): the candidates
+    /// in the order they are tried. A table the operators set through the
+    /// operator API takes the place of the one configured here; with
+    /// neither, every channel that lists the currency, by id, the first
+    /// taking the orders and the others its fallbacks.
+    #[serde(default)]
+    pub tables: Vec<RoutingTableConfig>,
+    /// When a channel failing its calls rests, and for how long.
+    #[serde(default)]
+    pub health: crate::domain::routing::health::HealthConfig,
+}
+
+/// One configured routing table.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingTableConfig {
+    pub currency: String,
+    pub direction: crate::domain::routing::table::RoutedDirection,
+    /// A merchant's code: this table is that merchant's own.
+    #[serde(default)]
+    pub merchant: Option<String>,
+    pub candidates: Vec<crate::domain::routing::table::Candidate>,
 }
 
 /// How long a deposit awaits payment: per merchant code and currency, then

@@ -351,6 +351,57 @@ impl Config {
                 );
             }
         }
+        self.validate_routing_tables()
+    }
+
+    /// Each configured routing table: a configured currency, each candidate
+    /// a configured channel that lists it, sound as a table; one table per
+    /// currency, direction and merchant.
+    fn validate_routing_tables(&self) -> Result<()> {
+        if let Some(p) = self.routing.health.problem() {
+            bail!("routing.health: {p}");
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for t in &self.routing.tables {
+            let whose = t
+                .merchant
+                .as_ref()
+                .map_or(String::new(), |m| format!(" of merchant {m}"));
+            let name = format!(
+                "routing table {} {}{whose}",
+                t.currency,
+                t.direction.as_str()
+            );
+            if !self.currencies.contains_key(&t.currency) {
+                bail!("{name}: currency {} is not configured", t.currency);
+            }
+            if !seen.insert((&t.currency, t.direction, &t.merchant)) {
+                bail!("{name} is configured twice");
+            }
+            if let Err(why) = crate::domain::routing::table::check(&t.candidates) {
+                bail!("{name}: {why}");
+            }
+            for c in &t.candidates {
+                let Some(channel) = self.channels.iter().find(|x| x.code == c.channel) else {
+                    bail!(
+                        "{name}: no channel has the code {}; the configured codes are {}",
+                        c.channel,
+                        self.channels
+                            .iter()
+                            .map(|x| x.code.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                };
+                if !channel.currencies.contains(&t.currency) {
+                    bail!(
+                        "{name}: channel {} does not list {} in its currencies",
+                        c.channel,
+                        t.currency
+                    );
+                }
+            }
+        }
         Ok(())
     }
 

@@ -219,6 +219,21 @@ pub struct WithdrawalRow {
     /// Who decided it, by operator id (none before 000028, and for the
     /// merchant's auto-approval).
     pub approver_id: Option<String>,
+    /// Why its payout goes to its channel (`domain::routing::table::Decision`
+    /// as JSON string pairs); none before 000035.
+    pub routing: Option<String>,
+}
+
+/// A routing table the operators set (`scope` '' for every merchant).
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = routing_tables, treat_none_as_default_value = false)]
+pub struct RoutingTableRow {
+    pub scope: String,
+    pub currency: String,
+    pub direction: String,
+    pub candidates: String,
+    pub updated_at: i64,
+    pub updated_by: String,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]

@@ -160,6 +160,7 @@ diesel::table! {
         payout_inquired_at -> Nullable<BigInt>,
         approvals_required -> Integer,
         approver_id -> Nullable<Text>,
+        routing -> Nullable<Text>,
     }
 }
 
@@ -515,6 +516,27 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    routing_tables (scope, currency, direction) {
+        scope -> Text,
+        currency -> Text,
+        direction -> Text,
+        candidates -> Text,
+        updated_at -> BigInt,
+        updated_by -> Text,
+    }
+}
+
+diesel::table! {
+    channel_daily_use (channel, currency, direction, day) {
+        channel -> Text,
+        currency -> Text,
+        direction -> Text,
+        day -> BigInt,
+        used -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -548,4 +570,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     change_requests,
     vault_keys,
     operator_second_factors,
+    routing_tables,
+    channel_daily_use,
 );

@@ -25,6 +25,9 @@ pub const CHANNEL_CALL_DURATION: &str = "payments_channel_call_duration_seconds"
 pub const CHANNEL_NOTIFICATIONS: &str = "payments_channel_notifications_total";
 pub const PAYOUTS_IN_DOUBT: &str = "payments_channel_payouts_in_doubt";
 pub const PAYOUT_OLDEST_IN_DOUBT: &str = "payments_channel_payout_oldest_in_doubt_seconds";
+pub const CHANNEL_CIRCUIT_OPEN: &str = "payments_channel_circuit_open";
+pub const CHANNEL_CIRCUIT_OPENED: &str = "payments_channel_circuit_opened_total";
+pub const ROUTING_DECISIONS: &str = "payments_routing_decisions_total";
 pub const WORKER_RUNS: &str = "payments_worker_runs_total";
 pub const WORKER_ERRORS: &str = "payments_worker_errors_total";
 pub const WORKER_LAG: &str = "payments_worker_lag_seconds";
@@ -177,6 +180,18 @@ fn describe_channels() {
         metrics::Unit::Seconds,
         "Time a call to a payment channel took, by channel code and call."
     );
+    describe_gauge!(
+        CHANNEL_CIRCUIT_OPEN,
+        "1 while a channel rests on this instance (its circuit open: too many of its calls were refused or had no answer to trust in the window), else 0; by channel code."
+    );
+    describe_counter!(
+        CHANNEL_CIRCUIT_OPENED,
+        "Times a channel's circuit opened on this instance, by channel code."
+    );
+    describe_counter!(
+        ROUTING_DECISIONS,
+        "Orders routed to a channel, by channel code, direction (deposit, withdrawal) and reason: only (the one candidate for the order), weight (drawn by weight), order (first of the fallbacks), fallback (after another channel refused or did not answer)."
+    );
     describe_counter!(
         CHANNEL_NOTIFICATIONS,
         "Notifications taken from a channel's adapter, by channel code, type and outcome: applied, unchanged, held (a payment for an expired or cancelled order, kept for an operator), contradictory (for an operator), duplicate, refused."
@@ -234,6 +249,26 @@ pub fn channel_call(channel: &str, call: &'static str, outcome: &'static str, to
         .increment(1);
     histogram!(CHANNEL_CALL_DURATION, "channel" => channel.to_string(), "call" => call)
         .record(took.as_secs_f64());
+}
+
+/// `channel` is a configured channel's code: 1 while it rests (its circuit
+/// open), 0 once back; `opened` counts each opening.
+pub fn channel_circuit(channel: &str, open: bool, opened: bool) {
+    gauge!(CHANNEL_CIRCUIT_OPEN, "channel" => channel.to_string()).set(if open {
+        1.0
+    } else {
+        0.0
+    });
+    if opened {
+        counter!(CHANNEL_CIRCUIT_OPENED, "channel" => channel.to_string()).increment(1);
+    }
+}
+
+/// An order routed: `channel` a configured code, `direction` deposit or
+/// withdrawal, `reason` one of only, weight, order, fallback.
+pub fn routing_decision(channel: &str, direction: &'static str, reason: &'static str) {
+    counter!(ROUTING_DECISIONS, "channel" => channel.to_string(), "direction" => direction, "reason" => reason)
+        .increment(1);
 }
 
 /// `channel` is a configured channel's code.

@@ -15,6 +15,7 @@ pub mod merchants;
 pub mod notifications;
 pub mod owners;
 pub mod people;
+pub mod routing;
 pub mod sessions;
 pub mod vault;
 pub mod withdrawals;
@@ -31,6 +32,7 @@ pub use merchants::MerchantQueries;
 pub use notifications::NotificationQueries;
 pub use owners::OwnerQueries;
 pub use people::PeopleQueries;
+pub use routing::RoutingQueries;
 pub use sessions::SessionQueries;
 pub use vault::VaultQueries;
 pub use withdrawals::WithdrawalQueries;
@@ -255,5 +257,6 @@ all_queries!(
     BillingQueries,
     SessionQueries,
     VaultQueries,
-    ChangeQueries
+    ChangeQueries,
+    RoutingQueries
 );

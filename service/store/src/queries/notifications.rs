@@ -106,7 +106,15 @@ macro_rules! impl_notifications {
                 &mut self,
                 filter: &ListFilter,
             ) -> StoreResult<Vec<ChannelNotificationRow>> {
-                let mut q = channel_notifications::table.into_boxed();
+                // The operator listing's `type` names the four kinds of
+                // operator 0.17; a declined payment (channel-notifications
+                // 0.3.0) is recorded, and shown on its order, not listed.
+                let mut q = channel_notifications::table
+                    .filter(
+                        channel_notifications::kind
+                            .ne(crate::domain::status::NotificationKind::PaymentFailed),
+                    )
+                    .into_boxed();
                 if let Some(outcome) = &filter.status {
                     q = q.filter(channel_notifications::outcome.eq(outcome.clone()));
                 }

@@ -21,6 +21,15 @@ pub struct AuditFilter {
     pub operators_only: bool,
 }
 
+/// The target kinds `GET /api/v1/operator/audit-events` names.
+const OPERATOR_LISTING_KINDS: [&str; 5] = [
+    "merchant",
+    "operator",
+    "order",
+    "bank_transaction",
+    "callback_delivery",
+];
+
 #[async_trait]
 pub trait PeopleQueries: Send {
     async fn insert_operator(&mut self, row: &OperatorRow) -> StoreResult<()>;
@@ -297,7 +306,11 @@ macro_rules! impl_people {
                     q = q.filter(audit_events::target_id.eq(t.clone()));
                 }
                 if filter.operators_only {
-                    q = q.filter(audit_events::role.ne(AuditRole::Owner));
+                    // The listing of 0.15.0 names five kinds of target; a
+                    // routing table's rows (0.18.0) are the full trail's.
+                    q = q
+                        .filter(audit_events::role.ne(AuditRole::Owner))
+                        .filter(audit_events::target_type.eq_any(OPERATOR_LISTING_KINDS));
                 }
                 Ok(crate::paging::newest_after!(q, audit_events, id, page)
                     .select(crate::rows::columns::<AuditRow>())
