@@ -102,6 +102,13 @@ async fn call<T>(
             "a simulated outage: nothing was done".into(),
         ));
     }
+    if fate == CallFate::Refused && headers.method == "POST" {
+        return Err(refuse(
+            ClientErrorStatusCode::UNPROCESSABLE_ENTITY,
+            "REFUSED",
+            "a simulated refusal: the channel will not take it, and recorded nothing".into(),
+        ));
+    }
     let answer = act(sim)?;
     match fate {
         CallFate::ErrorAfter => Err(HttpError::for_internal_error(

@@ -18,6 +18,10 @@ pub struct Faults {
     pub latency_ms: u64,
     /// Calls answered 503 without being acted on.
     pub error_percent: u8,
+    /// Payments and payouts refused (422 `REFUSED`, the channel's word)
+    /// without being recorded: the caller may send them elsewhere.
+    /// Inquiries are never refused.
+    pub refuse_percent: u8,
     /// Calls acted on (the payout taken, the payment registered) and then
     /// answered 500: the caller cannot know it worked.
     pub error_after_percent: u8,
@@ -48,6 +52,7 @@ impl Faults {
     pub fn check(&self) -> Result<(), String> {
         let percents = [
             ("error_percent", self.error_percent),
+            ("refuse_percent", self.refuse_percent),
             ("error_after_percent", self.error_after_percent),
             ("timeout_percent", self.timeout_percent),
             ("drop_percent", self.drop_percent),
@@ -63,12 +68,13 @@ impl Faults {
             }
         }
         let calls = u16::from(self.error_percent)
+            + u16::from(self.refuse_percent)
             + u16::from(self.error_after_percent)
             + u16::from(self.timeout_percent);
         if calls > 100 {
             return Err(format!(
-                "error_percent, error_after_percent and timeout_percent add up to {calls}; \
-                 a call has one fate, so together they are at most 100"
+                "error_percent, refuse_percent, error_after_percent and timeout_percent add \
+                 up to {calls}; a call has one fate, so together they are at most 100"
             ));
         }
         if self.timeout_percent > 0 && self.hang_ms == 0 {
@@ -86,6 +92,8 @@ impl Faults {
 pub enum CallFate {
     Answer,
     ErrorBefore,
+    /// Refused (a payment or payout), nothing recorded.
+    Refused,
     ErrorAfter,
     Hang(Duration),
 }
@@ -141,13 +149,13 @@ impl Dice {
     pub fn call(&self) -> CallFate {
         let f = self.faults();
         let roll = self.roll();
-        let (before, after, hang) = (
-            f.error_percent,
-            f.error_percent + f.error_after_percent,
-            f.error_percent + f.error_after_percent + f.timeout_percent,
-        );
+        let before = f.error_percent;
+        let refused = before + f.refuse_percent;
+        let after = refused + f.error_after_percent;
+        let hang = after + f.timeout_percent;
         match roll {
             r if r < before => CallFate::ErrorBefore,
+            r if r < refused => CallFate::Refused,
             r if r < after => CallFate::ErrorAfter,
             r if r < hang => CallFate::Hang(Duration::from_millis(f.hang_ms)),
             _ => CallFate::Answer,

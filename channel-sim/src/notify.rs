@@ -100,6 +100,18 @@ fn notification_of(sim: &Sim, order_no: &str) -> Option<(String, Vec<wire::Notif
         return Some((p.request.notify_url.clone(), vec![n]));
     }
     let p = records.payments.get(order_no)?;
+    if p.payment.status == api::PaymentStatus::Failed {
+        // Declined on the page: the service cancels the deposit.
+        let declined = wire::Notification {
+            channel_order_no: Some(p.payment.channel_order_no.clone()),
+            ..note(
+                wire::NotificationType::PaymentFailed,
+                format!("{order_no}:payment.failed"),
+                p.payment.updated_at,
+            )
+        };
+        return Some((p.request.notify_url.clone(), vec![declined]));
+    }
     if p.payment.status != api::PaymentStatus::Completed {
         return None;
     }

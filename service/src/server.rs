@@ -75,7 +75,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         config.password_checks_at_once,
         config.password_checks_waiting,
     );
-    Ok(Arc::new(App {
+    let app = Arc::new(App {
         config,
         db,
         clock,
@@ -91,7 +91,11 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         password_checks,
         lockouts: Default::default(),
         admission,
-    }))
+        router: Default::default(),
+    });
+    // Routed by the tables in force from the first request on.
+    app.router.refresh(&app).await?;
+    Ok(app)
 }
 
 /// What the sandbox makes for itself when it is not configured: an
@@ -339,6 +343,8 @@ pub fn start(app: Arc<App>) -> Result<Service> {
     }
     // Every instance places the events its own commits wrote at once.
     workers.push(tokio::spawn(crate::jobs::events_loop(app.clone())));
+    // Every instance routes by the tables in force (read first in `build`).
+    workers.push(tokio::spawn(crate::jobs::routing_loop(app.clone())));
     if app.runs_delivery_worker() {
         // Callbacks committed on other instances wake this one's worker.
         workers.extend(app.db.listen_for_callbacks(app.wake.clone()));

@@ -55,6 +55,9 @@ pub enum Target {
     /// A bank transaction about to be recorded.
     NewBankTransaction,
     CallbackDelivery(String),
+    /// A routing table, as `{currency}/{direction}` (and `/{merchant_id}`
+    /// for a merchant's own).
+    RoutingTable(String),
 }
 
 /// An operator taking one action in one request (API or console): the
@@ -218,6 +221,7 @@ impl Target {
             Target::BankTransaction(id) => ("bank_transaction", id, Snapshot::None),
             Target::NewBankTransaction => ("bank_transaction", String::new(), Snapshot::None),
             Target::CallbackDelivery(id) => ("callback_delivery", id, Snapshot::None),
+            Target::RoutingTable(key) => ("routing_table", key, Snapshot::None),
         }
     }
 }

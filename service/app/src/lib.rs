@@ -34,6 +34,7 @@ pub mod people;
 pub mod platform_inbox;
 pub mod retention;
 pub mod reveals;
+pub mod routing;
 pub mod second_factor;
 pub mod suspension;
 pub mod timeline;
@@ -88,6 +89,8 @@ pub struct App {
     pub lockouts: lockouts::Lockouts,
     /// Requests in flight, per surface, against their bounds.
     pub admission: admission::Admission,
+    /// The routing tables in force and each channel's health.
+    pub router: routing::Router,
 }
 
 impl App {

@@ -126,9 +126,9 @@ async fn receive_once(
         });
     }
     let answer = match notice.kind {
-        NotificationKind::PaymentMatched | NotificationKind::PaymentCompleted => {
-            payment(app, &channel_id, notice).await
-        }
+        NotificationKind::PaymentMatched
+        | NotificationKind::PaymentCompleted
+        | NotificationKind::PaymentFailed => payment(app, &channel_id, notice).await,
         NotificationKind::PayoutCompleted | NotificationKind::PayoutFailed => {
             payout(app, &channel_id, notice).await
         }
@@ -220,7 +220,8 @@ fn not_found(kind: &'static str, order_no: &str) -> Failed {
     }))
 }
 
-/// `payment.matched` or `payment.completed` for a channel deposit.
+/// `payment.matched`, `payment.completed` or `payment.failed` for a
+/// channel deposit.
 async fn payment(
     app: &App,
     channel_id: &str,
@@ -280,6 +281,13 @@ async fn move_deposit(
     now: i64,
 ) -> Result<NotificationOutcome, ApiError> {
     let moved = match (notice.kind, order.status, completion) {
+        // Declined while it waited: cancelled, as the sandbox's own
+        // simulator cancels it. Once a payment was matched or credited,
+        // or the order ended, a decline changes nothing.
+        (NotificationKind::PaymentFailed, DepositStatus::Pending, _) => {
+            deposits::apply_decline(tx, &order.order_no, now).await?
+        }
+        (NotificationKind::PaymentFailed, _, _) => return Ok(NotificationOutcome::Unchanged),
         (_, DepositStatus::Expired | DepositStatus::Cancelled, _) => {
             return Ok(NotificationOutcome::Held)
         }

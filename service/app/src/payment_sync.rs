@@ -125,6 +125,11 @@ async fn ask(app: &App, order_no: &str, now: i64) -> Result<bool, ApiError> {
             "payment.matched",
             channel_order_no,
         ),
+        Ok(Some(PaymentState::Declined { channel_order_no })) => notice(
+            NotificationKind::PaymentFailed,
+            "payment.failed",
+            channel_order_no,
+        ),
         Ok(Some(PaymentState::Waiting)) | Ok(None) => return Ok(true),
         Err(e) => {
             tracing::warn!(order_no, "payment inquiry unanswered: {e}");

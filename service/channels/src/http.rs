@@ -216,6 +216,9 @@ impl Channel for HttpChannel {
             (wire::PaymentStatus::Matched, _) => PaymentState::Matched {
                 channel_order_no: payment.channel_order_no,
             },
+            (wire::PaymentStatus::Failed, _) => PaymentState::Declined {
+                channel_order_no: payment.channel_order_no,
+            },
             _ => PaymentState::Waiting,
         }))
     }

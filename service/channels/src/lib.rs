@@ -83,8 +83,10 @@ pub enum PayoutState {
 /// What a channel says of a payment it was asked about.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PaymentState {
-    /// Not paid (yet), or declined: nothing to do.
+    /// Not paid yet: nothing to do.
     Waiting,
+    /// The payer's payment was declined: the order is cancelled.
+    Declined { channel_order_no: String },
     /// The payer's payment is found and will be confirmed.
     Matched { channel_order_no: String },
     /// Paid: `amount` is what the payer actually paid.
@@ -260,14 +262,6 @@ impl Channels {
             (c.id().to_string(), c)
         });
         Channels(measured.collect())
-    }
-
-    /// The first channel that collects `currency`.
-    pub fn for_currency(&self, currency: &str) -> Option<Arc<dyn Channel>> {
-        self.0
-            .values()
-            .find(|c| c.currencies().iter().any(|x| x == currency))
-            .cloned()
     }
 
     /// Every channel, by id.

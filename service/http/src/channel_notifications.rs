@@ -82,6 +82,7 @@ fn notice(n: types::Notification) -> Result<Notice, ApiError> {
         kind: match n.type_ {
             types::NotificationType::PaymentMatched => NotificationKind::PaymentMatched,
             types::NotificationType::PaymentCompleted => NotificationKind::PaymentCompleted,
+            types::NotificationType::PaymentFailed => NotificationKind::PaymentFailed,
             types::NotificationType::PayoutCompleted => NotificationKind::PayoutCompleted,
             types::NotificationType::PayoutFailed => NotificationKind::PayoutFailed,
         },

@@ -59,12 +59,18 @@ spelled_as!(CallbackStatus => [merchant::types::CallbackStatus] {
     Failed => Failed,
 });
 
-spelled_as!(NotificationKind => [operator::types::ChannelNotificationType] {
-    PaymentMatched => PaymentMatched,
-    PaymentCompleted => PaymentCompleted,
-    PayoutCompleted => PayoutCompleted,
-    PayoutFailed => PayoutFailed,
-});
+/// The operator listing's type of a notification, for the four kinds it
+/// names (a declined payment is not listed there).
+pub fn listed_kind(kind: NotificationKind) -> Option<operator::types::ChannelNotificationType> {
+    use operator::types::ChannelNotificationType as Listed;
+    match kind {
+        NotificationKind::PaymentMatched => Some(Listed::PaymentMatched),
+        NotificationKind::PaymentCompleted => Some(Listed::PaymentCompleted),
+        NotificationKind::PaymentFailed => None,
+        NotificationKind::PayoutCompleted => Some(Listed::PayoutCompleted),
+        NotificationKind::PayoutFailed => Some(Listed::PayoutFailed),
+    }
+}
 
 spelled_as!(NotificationOutcome => [operator::types::ChannelNotificationOutcome] {
     Applied => Applied,

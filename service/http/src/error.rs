@@ -61,6 +61,7 @@ pub fn http_error(e: ApiError) -> HttpError {
         ApiError::InvitationEnded(_) => client(ClientErrorStatusCode::GONE),
         ApiError::UnsupportedCurrency(_)
         | ApiError::AmountOutOfRange { .. }
+        | ApiError::NoChannelForAmount { .. }
         | ApiError::InsufficientBalance
         | ApiError::NoDenominations(_) => client(ClientErrorStatusCode::UNPROCESSABLE_ENTITY),
         ApiError::RateLimited { retry_after } => {

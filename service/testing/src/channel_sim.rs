@@ -107,6 +107,29 @@ impl ChannelSim {
         channel
     }
 
+    /// `channel_config`, as another channel: its own id and code.
+    pub fn channel_config_as(&self, id: &str, code: &str) -> ChannelConfig {
+        ChannelConfig {
+            id: id.into(),
+            code: code.into(),
+            name: format!("Simulator {code}"),
+            ..self.channel_config()
+        }
+    }
+
+    /// Starts one whose faults are `faults` (JSON, as `--faults` reads it).
+    pub fn start_with_faults(faults: &serde_json::Value, args: &[&str]) -> Result<ChannelSim> {
+        let file =
+            std::env::temp_dir().join(format!("payments-sim-faults-{}.json", uuid::Uuid::new_v4()));
+        std::fs::write(&file, faults.to_string()).context("writing the faults file")?;
+        let path = file.to_string_lossy().to_string();
+        let mut all = vec!["--faults", path.as_str()];
+        all.extend_from_slice(args);
+        let sim = ChannelSim::start(&all);
+        let _ = std::fs::remove_file(&file);
+        sim
+    }
+
     /// SIGKILL: no chance to finish anything in flight.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -118,6 +118,27 @@ pub async fn events_loop(app: Arc<App>) {
     }
 }
 
+/// How often every instance reads the operators' routing tables again: a
+/// change approved on one instance is in force on all within a second.
+/// Real time on purpose: it bounds how stale a copy is, not when anything
+/// is due.
+const ROUTING_REREAD: Duration = Duration::from_millis(500);
+
+/// Keeps this instance's copy of the routing tables current
+/// (`app::routing::Router::refresh`): a few rows, read twice a second.
+pub async fn routing_loop(app: Arc<App>) {
+    loop {
+        tokio::time::sleep(ROUTING_REREAD).await;
+        match app.router.refresh(&app).await {
+            Ok(true) => tracing::info!("routing tables changed; now in force here"),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "routing tables not read again; the copy in force stays")
+            }
+        }
+    }
+}
+
 /// How often the billing schedule looks for ended periods. A period is
 /// billed `billing::SETTLE_SECONDS` after it ends, so a pass a minute is
 /// prompt enough; the clock it compares with is the injected one.

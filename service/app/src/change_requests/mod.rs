@@ -81,6 +81,7 @@ pub enum Change {
         merchant_id: String,
         overlap_seconds: Option<i64>,
     },
+    SetRouting(crate::routing::NewTable),
 }
 
 /// What an approved change did (boxed: they differ much in size). Not
@@ -109,6 +110,7 @@ pub enum Done {
         signing: Box<signing::Signing>,
         previous_end: Option<i64>,
     },
+    Routing(Box<crate::routing::Table>),
 }
 
 /// By its kind only: what was done is the answer's, and a key or secret
@@ -124,6 +126,7 @@ impl std::fmt::Debug for Done {
             Done::ReceivingAccount { .. } => "Done::ReceivingAccount",
             Done::ApiKey { .. } => "Done::ApiKey",
             Done::CallbackSecret { .. } => "Done::CallbackSecret",
+            Done::Routing(_) => "Done::Routing",
         })
     }
 }
@@ -141,6 +144,7 @@ impl Change {
             Change::CancelDeposit { .. } => Action::CancelDeposit,
             Change::IssueApiKey { .. } => Action::IssueApiKey,
             Change::IssueCallbackSecret { .. } => Action::IssueCallbackSecret,
+            Change::SetRouting(_) => Action::SetRouting,
         }
     }
 
@@ -158,6 +162,7 @@ impl Change {
             | Change::SetReceivingAccount { merchant_id, .. }
             | Change::IssueApiKey { merchant_id, .. }
             | Change::IssueCallbackSecret { merchant_id, .. } => merchant_id.clone(),
+            Change::SetRouting(t) => format!("{}/{}", t.currency, t.direction.as_str()),
         }
     }
 
@@ -171,6 +176,7 @@ impl Change {
             | Change::SetReceivingAccount { .. }
             | Change::IssueApiKey { .. }
             | Change::IssueCallbackSecret { .. } => Target::Merchant(self.target()),
+            Change::SetRouting(t) => Target::RoutingTable(t.key()),
             _ => Target::BankTransaction(self.target()),
         }
     }
@@ -225,6 +231,7 @@ impl Change {
             Change::IssueCallbackSecret {
                 overlap_seconds, ..
             } => json!({"overlap_seconds": overlap_seconds}),
+            Change::SetRouting(t) => t.parameters(),
         }
     }
 
@@ -304,6 +311,7 @@ impl Change {
                 merchant_id: row.target.clone(),
                 account_id: text("account_id").ok_or_else(|| bad("account_id"))?,
             },
+            Some(Action::SetRouting) => routed(row, &p).ok_or_else(|| bad("routing table"))?,
             _ => return Err(bad("action")),
         })
     }
@@ -329,6 +337,11 @@ impl Change {
             _ => return None,
         })
     }
+}
+
+/// A routing change read back (`routing::NewTable::stored`).
+fn routed(row: &ChangeRequestRow, p: &Value) -> Option<Change> {
+    crate::routing::NewTable::stored(&row.target, p).map(Change::SetRouting)
 }
 
 /// Auto-approval limits as stored: decimal strings per currency.
@@ -625,6 +638,7 @@ async fn take(
         | Change::SetReceivingAccount { .. }
         | Change::IssueApiKey { .. }
         | Change::IssueCallbackSecret { .. } => take_on_merchant(app, by, change).await?,
+        Change::SetRouting(t) => Done::Routing(Box::new(crate::routing::set(app, by, t).await?)),
         Change::CancelDeposit { order_no, remarks } => {
             let remarks = remarks.or(said);
             Done::Deposit(Box::new(

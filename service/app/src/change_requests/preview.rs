@@ -162,7 +162,43 @@ pub(super) async fn preview(
         Change::IssueApiKey { .. } | Change::IssueCallbackSecret { .. } => {
             preview_credential(app, change).await
         }
+        Change::SetRouting(t) => preview_routing(app, t).await,
     }
+}
+
+/// A routing table to set, checked as setting it would be, with the table
+/// in force now beside it.
+async fn preview_routing(
+    app: &App,
+    t: &crate::routing::NewTable,
+) -> Result<(String, Option<String>), ApiError> {
+    let merchant = crate::routing::check_new(app, t).await?;
+    let whose = merchant
+        .as_ref()
+        .map_or("every merchant's".to_string(), |name| {
+            format!("{name}'s own")
+        });
+    let scope = crate::domain::routing::table::Scope {
+        currency: t.currency.clone(),
+        direction: t.direction,
+        merchant_id: t.merchant_id.clone(),
+    };
+    let now = app.router.table(app, &scope, None);
+    let was = crate::routing::NewTable {
+        candidates: now.candidates.clone(),
+        ..t.clone()
+    };
+    Ok((
+        format!(
+            "Route {whose} {} {}s to: {} (now {}: {}).",
+            t.currency,
+            t.direction.as_str(),
+            t.said(),
+            now.table_source(),
+            was.said()
+        ),
+        t.merchant_id.clone(),
+    ))
 }
 
 /// A span of seconds in words, for a summary.

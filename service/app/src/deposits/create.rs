@@ -3,11 +3,12 @@
 //! shown, and the insert that tells a new order from a resend.
 
 use super::{CashierLink, Deposit, NewDeposit, OrderType};
-use crate::channels::ChannelError;
+use crate::channels::{Channel, ChannelError, ChannelPayment};
 use crate::config::ReceivingAccountConfig;
 use crate::domain::error::ApiError;
 use crate::domain::fees::{Direction, RateConfig};
 use crate::domain::money::{from_units, to_units};
+use crate::domain::routing::table::{Decision, RoutedDirection, Scope, Skip};
 use crate::domain::routing::Route;
 use crate::domain::status::{CallbackStatus, DepositStatus};
 use crate::domain::validate;
@@ -20,6 +21,7 @@ use crate::App;
 use chrono::{DateTime, Utc};
 use rand::Rng;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Creates a deposit order, or returns the original on an identical resend.
 pub async fn create(app: &App, merchant: &Merchant, req: NewDeposit) -> Result<Deposit, ApiError> {
@@ -148,11 +150,80 @@ struct Collection {
     floating: Option<String>,
 }
 
-/// A payment the channel did not register: the request is answered 503 and
+/// A payment no channel registered: the request is answered 503 and
 /// nothing is stored; the merchant may retry under the same
 /// `merchant_order_no`.
 fn channel_unavailable(code: &str, order_no: &str, e: ChannelError) -> ApiError {
     ApiError::Unavailable(format!("channel {code}, payment for {order_no}: {e}"))
+}
+
+/// Asks the routing table's candidates for the payment, in the plan's
+/// order, until one registers it: a refusal or no answer falls through to
+/// the next, within the merchant's request. A channel that did not answer
+/// may have registered the payment, but the payer is never shown its page,
+/// so nothing is paid there; its notifications for an order that is not
+/// its own are refused. Nothing is stored yet: whatever they answered, a
+/// retry draws a new `order_no` and asks again.
+async fn ask_channels(
+    app: &App,
+    merchant: &Merchant,
+    currency: &str,
+    row: &DepositRow,
+) -> Result<(Arc<dyn Channel>, ChannelPayment, Decision), ApiError> {
+    let amount = from_units(row.requested_amount);
+    let scope = Scope {
+        currency: currency.to_string(),
+        direction: RoutedDirection::Deposit,
+        merchant_id: Some(merchant.id.clone()),
+    };
+    let (table, plan) = app.router.plan(app, &scope, &merchant.code, amount, &[])?;
+    let ask = crate::channels::PaymentAsk {
+        order_no: row.order_no.clone(),
+        amount,
+        currency: currency.to_string(),
+        expire_at: crate::clock::from_unix(row.expire_at)
+            .map_err(|e| ApiError::Internal(e.to_string()))?,
+        return_url: row.return_url.clone(),
+    };
+    let (mut fell_from, mut full, mut last) = (Vec::new(), Vec::new(), None);
+    for code in &plan.order {
+        let Some(channel) = app.channels.by_code(code) else {
+            continue;
+        };
+        let candidate = table.candidates.iter().find(|c| &c.channel == code);
+        if let Some(c) = candidate {
+            if !app.router.reserve(app, c, &scope, amount).await? {
+                full.push((code.clone(), Skip::OverDailyLimit));
+                continue;
+            }
+        }
+        let answer = channel.create_payment(&ask).await;
+        app.router.record(app, code, answer.is_err());
+        match answer {
+            Ok(payment) => {
+                let decision = crate::routing::decision(&table, &plan, code, fell_from, full);
+                return Ok((channel, payment, decision));
+            }
+            Err(e) => {
+                if let Some(c) = candidate {
+                    app.router.release(app, c, &scope, amount).await;
+                }
+                let why = match &e {
+                    ChannelError::Refused { reason } => format!("refused: {reason}"),
+                    ChannelError::Unknown { .. } => "no answer to trust".to_string(),
+                };
+                tracing::info!(order_no = %row.order_no, channel = %code, "deposit falls through to the next channel: {why}");
+                fell_from.push((code.clone(), why));
+                last = Some((code.clone(), e));
+            }
+        }
+    }
+    Err(match last {
+        Some((code, e)) => channel_unavailable(&code, &row.order_no, e),
+        None => ApiError::Unavailable(format!(
+            "no channel can take {currency} deposits now: each is at its daily limit"
+        )),
+    })
 }
 
 impl Collection {
@@ -188,29 +259,14 @@ impl Collection {
                 })
             }
             Route::Channel => {
-                let channel = app
-                    .channels
-                    .for_currency(currency)
-                    .ok_or_else(|| ApiError::UnsupportedCurrency(currency.to_string()))?;
-                // Nothing is stored yet: whatever the channel answered, the
-                // merchant's retry draws a new `order_no` and asks again.
-                let ask = crate::channels::PaymentAsk {
-                    order_no: row.order_no.clone(),
-                    amount: from_units(row.requested_amount),
-                    currency: currency.to_string(),
-                    expire_at: crate::clock::from_unix(row.expire_at)
-                        .map_err(|e| ApiError::Internal(e.to_string()))?,
-                    return_url: row.return_url.clone(),
-                };
-                let payment = channel
-                    .create_payment(&ask)
-                    .await
-                    .map_err(|e| channel_unavailable(channel.code(), &row.order_no, e))?;
+                let (channel, payment, decision) =
+                    ask_channels(app, merchant, currency, row).await?;
                 row.channel_id = Some(channel.id().to_string());
                 row.channel_order_no = Some(payment.channel_order_no);
                 row.payment_url = Some(payment.payment_url.clone());
                 shown.insert("channel_code".into(), channel.code().to_string());
                 shown.insert("payment_url".into(), payment.payment_url);
+                shown.extend(decision.to_map());
                 Ok(Collection {
                     cost: channel.costs().deposit.clone(),
                     shown,

@@ -275,6 +275,16 @@ pub async fn apply_match(
     .await
 }
 
+/// The channel declined the payer's payment: the order is cancelled, with
+/// its callback, in the notification's transaction.
+pub async fn apply_decline(
+    tx: &mut dyn Store,
+    order_no: &str,
+    now: i64,
+) -> Result<Moved, ApiError> {
+    apply_move(tx, order_no, DepositEvent::Cancel, |change| change, now).await
+}
+
 /// A bank transaction or channel report matched the deposit before it is
 /// credited (channels that report a match first). `received` is what
 /// arrived, when known.

@@ -18,7 +18,9 @@ use crate::channels::{Channel, ChannelError, PayoutAsk, PayoutState};
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::to_units;
+use crate::domain::routing::table::{tried_in, RoutedDirection, Scope, Skip};
 use crate::domain::status::WithdrawalStatus;
+use crate::store::queries::routing::Reroute;
 use crate::store::rows::WithdrawalMove;
 use crate::App;
 use std::sync::Arc;
@@ -49,6 +51,13 @@ pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError>
             WithdrawalEvent::Dispatch,
         ));
     }
+    if current.channel_id.is_none() {
+        // Every candidate was disabled or resting when it was created.
+        return match fall_through(app, &current, None, "", false).await? {
+            Some((moved, next)) => send(app, &moved, next).await,
+            None => Err(no_channel_now(&current)),
+        };
+    }
     let channel = channel_of(app, &current)?;
     match current.payout_sent_at {
         Some(_) => match channel.inquire_payout(order_no).await {
@@ -59,6 +68,13 @@ pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError>
             Err(e) => return Err(in_doubt(app, &current, channel.code(), e).await),
         },
         None => {
+            if !room_today(app, &current, channel.code()).await? {
+                let why = "at its daily limit";
+                return match fall_through(app, &current, Some(channel.code()), why, false).await? {
+                    Some((moved, next)) => send(app, &moved, next).await,
+                    None => Err(no_channel_now(&current)),
+                };
+            }
             let (id, now) = (current.id.clone(), app.now_unix());
             let noted = app
                 .db
@@ -76,13 +92,18 @@ pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError>
             }
         }
     }
-    send(app, &current, channel.as_ref()).await
+    send(app, &current, channel).await
 }
 
+/// Sends the payout to `channel`. A refusal, the channel's word that it
+/// did not take the payout, hands it to the next candidate the routing
+/// table has for it (`fall_through`), and fails it only when none is left;
+/// an unknown outcome never does: the payout stays with this channel until
+/// an inquiry rules it out.
 async fn send(
     app: &App,
     current: &Withdrawal,
-    channel: &dyn Channel,
+    channel: Arc<dyn Channel>,
 ) -> Result<Withdrawal, ApiError> {
     let ask = PayoutAsk {
         order_no: current.order_no.clone(),
@@ -92,13 +113,172 @@ async fn send(
         account_no: current.beneficiary.account.clone(),
         account_holder: current.beneficiary.name.clone(),
     };
-    match channel.dispatch_payout(&ask).await {
+    let answer = channel.dispatch_payout(&ask).await;
+    app.router.record(app, channel.code(), answer.is_err());
+    match answer {
         Ok(reference) => accepted(app, &current.order_no, reference).await,
         Err(ChannelError::Refused { reason }) => {
-            commit(app, None, plan_fail(current, Some(reason), app.now_unix())?).await
+            let why = format!("refused: {reason}");
+            match fall_through(app, current, Some(channel.code()), &why, true).await? {
+                Some((moved, next)) => Box::pin(send(app, &moved, next)).await,
+                None => commit(app, None, plan_fail(current, Some(reason), app.now_unix())?).await,
+            }
         }
         Err(unknown) => Err(in_doubt(app, current, channel.code(), unknown).await),
     }
+}
+
+/// The scope a withdrawal is routed in.
+fn scope_of(current: &Withdrawal) -> Scope {
+    Scope {
+        currency: current.currency.clone(),
+        direction: RoutedDirection::Withdrawal,
+        merchant_id: Some(current.merchant_id.clone()),
+    }
+}
+
+/// Hands a payout that `from` did not take (`why`: refused, or at its
+/// daily limit) to the next candidate that can take it, noted as sent
+/// there in the same update that moves it (only while it is still
+/// approved and still at `from`): the moved order and its new channel, or
+/// `None` when no candidate is left. `sent`: it was sent to `from` (and
+/// refused there); otherwise nobody has sent it, and the move holds only
+/// while nobody has.
+async fn fall_through(
+    app: &App,
+    current: &Withdrawal,
+    from: Option<&str>,
+    why: &str,
+    sent: bool,
+) -> Result<Option<(Withdrawal, Arc<dyn Channel>)>, ApiError> {
+    let mut tried = tried_in(&current.routing);
+    if let Some(from) = from.filter(|f| !tried.iter().any(|c| c == f)) {
+        tried.push(from.to_string());
+    }
+    let merchant = crate::merchants::find(app, &current.merchant_id).await?;
+    let scope = scope_of(current);
+    let Ok((table, plan)) = app
+        .router
+        .plan(app, &scope, &merchant.code, current.amount, &tried)
+    else {
+        return Ok(None);
+    };
+    let mut fell_from: Vec<(String, String)> = earlier_falls(&current.routing);
+    if let Some(from) = from {
+        fell_from.push((from.to_string(), why.to_string()));
+    }
+    // Refused: it holds the note of its send to `from`, moved with it. At
+    // the daily limit or never routed: nobody sent it, and the move says so.
+    let unsent_only = !sent;
+    let mut full = Vec::new();
+    for code in &plan.order {
+        let Some(next) = app.channels.by_code(code) else {
+            continue;
+        };
+        let candidate = table.candidates.iter().find(|c| &c.channel == code);
+        if let Some(c) = candidate {
+            if !app.router.reserve(app, c, &scope, current.amount).await? {
+                full.push((code.clone(), Skip::OverDailyLimit));
+                continue;
+            }
+        }
+        let decision =
+            crate::routing::decision(&table, &plan, code, fell_from.clone(), full.clone());
+        let moved = hand_over(app, current, next.as_ref(), &decision, unsent_only).await?;
+        if !moved {
+            if let Some(c) = candidate {
+                app.router.release(app, c, &scope, current.amount).await;
+            }
+            // Another dispatcher moved it, or it is no longer approved.
+            return Err(lifecycle::refused(
+                &current.order_no,
+                current.status,
+                WithdrawalEvent::Dispatch,
+            ));
+        }
+        if !why.is_empty() {
+            tracing::info!(order_no = %current.order_no, to = %code, "payout handed to the next channel: {why}");
+        }
+        return Ok(Some((find_any(app, &current.order_no).await?, next)));
+    }
+    Ok(None)
+}
+
+/// Whether the payout's channel has room for it today (its daily limit,
+/// if the table gives it one), taken if so.
+async fn room_today(app: &App, current: &Withdrawal, code: &str) -> Result<bool, ApiError> {
+    let merchant = crate::merchants::find(app, &current.merchant_id).await?;
+    let scope = scope_of(current);
+    let table = app.router.table(app, &scope, Some(&merchant.code));
+    match table.candidates.iter().find(|c| c.channel == code) {
+        Some(c) => app.router.reserve(app, c, &scope, current.amount).await,
+        None => Ok(true),
+    }
+}
+
+/// No channel can take the payout now: it stays approved and is tried
+/// again on the next pass.
+fn no_channel_now(current: &Withdrawal) -> ApiError {
+    ApiError::Unavailable(format!(
+        "payout {}: no channel can take it now (each is disabled or at its daily limit)",
+        current.order_no
+    ))
+}
+
+/// Moves the order to `next` with its routing record and the cost there,
+/// noted as sent (one conditional update); whether it moved.
+async fn hand_over(
+    app: &App,
+    current: &Withdrawal,
+    next: &dyn Channel,
+    decision: &crate::domain::routing::table::Decision,
+    unsent_only: bool,
+) -> Result<bool, ApiError> {
+    let record =
+        serde_json::to_string(&decision.to_map()).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let digits = app.config.currency(&current.currency)?.fraction_digits;
+    let cost = crate::domain::fees::apply(&next.costs().withdrawal, current.amount, digits);
+    let (cost, profit) = (to_units(cost), to_units(current.fee - cost));
+    // The order keeps channels by id; the table names them by code.
+    let (id, from, to, now) = (
+        current.id.clone(),
+        current.channel_id.clone(),
+        next.id().to_string(),
+        app.now_unix(),
+    );
+    Ok(app
+        .db
+        .run(move |s| {
+            Box::pin(async move {
+                s.reroute_payout(&Reroute {
+                    id: &id,
+                    from_channel: from.as_deref(),
+                    unsent_only,
+                    to_channel: &to,
+                    routing: &record,
+                    estimated_channel_cost: cost,
+                    estimated_profit: profit,
+                    at: now,
+                })
+                .await
+            })
+        })
+        .await?)
+}
+
+/// The channels a withdrawal already fell through from, with why, as its
+/// record says.
+fn earlier_falls(record: &std::collections::BTreeMap<String, String>) -> Vec<(String, String)> {
+    record
+        .get(crate::domain::routing::table::KEY_FELL_FROM)
+        .map(|words| {
+            words
+                .split("; ")
+                .filter_map(|w| w.split_once(": "))
+                .map(|(c, why)| (c.to_string(), why.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The channel has the payout: `processing`, with its reference.

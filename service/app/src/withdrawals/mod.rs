@@ -20,6 +20,7 @@ use crate::domain::events::WithdrawalCallback;
 use crate::domain::fees::Direction;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::{from_units, to_units};
+use crate::domain::routing::table::{Decision, RoutedDirection, Scope};
 use crate::domain::status::{CallbackStatus, PayoutMethod, WithdrawalStatus};
 use crate::fees;
 use crate::ledger::{self, Entry};
@@ -121,6 +122,10 @@ pub struct Withdrawal {
     /// How many different approvers it needs, as decided at creation
     /// (`approvals::needed` also counts the currency's threshold now).
     pub approvals_required: usize,
+    /// Why its payout goes to its channel, under the `routing_` keys
+    /// (`domain::routing::table::Decision`); empty for orders before it
+    /// was recorded.
+    pub routing: std::collections::BTreeMap<String, String>,
 }
 
 impl Withdrawal {
@@ -147,6 +152,15 @@ impl Withdrawal {
             updated_at: time(row.updated_at)?,
             callback_count: i64::from(row.callback_count),
             approvals_required: usize::try_from(row.approvals_required.max(1)).unwrap_or(1),
+            routing: match row.routing.as_deref() {
+                Some(text) => serde_json::from_str(text).map_err(|e| {
+                    ApiError::Internal(format!(
+                        "withdrawal {}: stored routing unreadable: {e}",
+                        row.order_no
+                    ))
+                })?,
+                None => Default::default(),
+            },
             beneficiary: Beneficiary {
                 name: row.beneficiary_name,
                 account: row.beneficiary_account,
@@ -251,6 +265,56 @@ pub async fn create(
     }
 }
 
+/// The channel a payout goes to.
+type Routed = std::sync::Arc<dyn crate::channels::Channel>;
+
+/// Where the payout will go, by the routing table in force, and why (the
+/// order's routing record). An amount no candidate takes is refused now;
+/// with every candidate disabled or at its daily limit the order waits
+/// without one, and is routed when it is dispatched.
+fn route(
+    app: &App,
+    merchant: &Merchant,
+    currency: &str,
+    amount: Decimal,
+) -> Result<(Option<Routed>, Option<String>), ApiError> {
+    Ok(match decide(app, merchant, currency, amount)? {
+        Some((channel, decision)) => {
+            let record = serde_json::to_string(&decision.to_map())
+                .map_err(|e| ApiError::Internal(e.to_string()))?;
+            (Some(channel), Some(record))
+        }
+        None => (None, None),
+    })
+}
+
+fn decide(
+    app: &App,
+    merchant: &Merchant,
+    currency: &str,
+    amount: Decimal,
+) -> Result<Option<(Routed, Decision)>, ApiError> {
+    let scope = Scope {
+        currency: currency.to_string(),
+        direction: RoutedDirection::Withdrawal,
+        merchant_id: Some(merchant.id.clone()),
+    };
+    match app.router.plan(app, &scope, &merchant.code, amount, &[]) {
+        Ok((table, plan)) => {
+            let code = &plan.order[0];
+            let channel = app.channels.by_code(code).ok_or_else(|| {
+                ApiError::Internal(format!(
+                    "routing names channel {code}, which is not configured"
+                ))
+            })?;
+            let decision = crate::routing::decision(&table, &plan, code, Vec::new(), Vec::new());
+            Ok(Some((channel, decision)))
+        }
+        Err(e @ ApiError::NoChannelForAmount { .. }) => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
 /// The order as created: its fee and estimated cost, frozen amount, and
 /// whether the merchant's setting approves it at once.
 async fn new_row(
@@ -261,7 +325,7 @@ async fn new_row(
     let currency = app.config.currency(&req.currency)?;
     let rate = fees::rate_for(app, merchant, &req.currency, Direction::Withdrawal).await?;
     let fee = crate::domain::fees::apply(&rate, req.amount, currency.fraction_digits);
-    let channel = app.channels.for_currency(&req.currency);
+    let (channel, routing) = route(app, merchant, &req.currency, req.amount)?;
     let cost = channel.as_ref().map(|c| {
         crate::domain::fees::apply(&c.costs().withdrawal, req.amount, currency.fraction_digits)
     });
@@ -327,6 +391,7 @@ async fn new_row(
         payout_inquired_at: None,
         approvals_required: i32::try_from(approvals_required).unwrap_or(2),
         approver_id: None,
+        routing,
     })
 }
 

@@ -263,6 +263,10 @@ fn object<T: serde::Serialize>(value: &T) -> Result<Map<String, Value>, ApiError
 
 async fn result_of(app: &App, done: Done) -> Result<Map<String, Value>, ApiError> {
     match done {
+        // Approved through `routing-changes`, never answered here.
+        Done::Routing(_) => Err(ApiError::Internal(
+            "a routing change answered as an approval request".into(),
+        )),
         Done::Deposit(order) => object(&deposit_view(app, &order).await?),
         Done::BankTransaction(ingested) => object(&bank_view(app, *ingested).await?),
         Done::Withdrawal(order) => object(&reviewed(app, *order).await?),
@@ -350,6 +354,35 @@ fn actions_of_0_14() -> Vec<Action> {
         .copied()
         .filter(|a| of_0_14(a.name()))
         .collect()
+}
+
+/// Whether the `approval-requests` operations name `action`
+/// (`ApprovalRequestAction`): a routing change (0.18.0) is read and
+/// decided at `routing-changes`, so that a client made from 0.15.0 to
+/// 0.17.1 never reads an action it cannot parse. Read from the generated
+/// type, so it cannot drift.
+fn of_approvals(action: &str) -> bool {
+    spelled::<types::ApprovalRequestAction>(action, "action").is_ok()
+}
+
+/// The actions `of_approvals`, to list by.
+fn approval_actions() -> Vec<Action> {
+    Action::ALL
+        .iter()
+        .copied()
+        .filter(|a| of_approvals(a.name()))
+        .collect()
+}
+
+/// Refuses, before anything is done, a request the `approval-requests`
+/// operations do not name.
+async fn known_to_approvals(app: &App, id: &str) -> Result<ChangeRequestRow, ApiError> {
+    let row = change_requests::find(app, id).await?;
+    if of_approvals(&row.action) {
+        Ok(row)
+    } else {
+        Err(ApiError::ChangeRequestNotFound(id.to_string()))
+    }
 }
 
 /// An approval request as a `change-requests` operation answers it; one of
@@ -453,7 +486,16 @@ pub(super) async fn list_approval_requests(
 ) -> Result<HttpResponseOk<types::ApprovalRequestPage>, HttpError> {
     operate(&rqctx, &headers, Action::Read, |app, _| async move {
         let q = query.into_inner();
-        listing(&app, q.status, q.merchant_id, q.limit, q.cursor, None).await
+        let actions = approval_actions();
+        listing(
+            &app,
+            q.status,
+            q.merchant_id,
+            q.limit,
+            q.cursor,
+            Some(&actions),
+        )
+        .await
     })
     .await
 }
@@ -498,9 +540,9 @@ pub(super) async fn read_change_request(
     path: Path<ReadChangeRequestPath>,
 ) -> Result<HttpResponseOk<types::ChangeRequest>, HttpError> {
     operate(&rqctx, &headers, Action::Read, |app, _| async move {
-        older(view(
-            change_requests::find(&app, &path.into_inner().change_request_id).await?,
-        )?)
+        let id = path.into_inner().change_request_id;
+        known_to_0_14(&app, &id).await?;
+        older(view(change_requests::find(&app, &id).await?)?)
     })
     .await
 }
@@ -511,7 +553,7 @@ pub(super) async fn read_approval_request(
     path: Path<ReadApprovalRequestPath>,
 ) -> Result<HttpResponseOk<types::ApprovalRequest>, HttpError> {
     operate(&rqctx, &headers, Action::Read, |app, _| async move {
-        view(change_requests::find(&app, &path.into_inner().change_request_id).await?)
+        view(known_to_approvals(&app, &path.into_inner().change_request_id).await?)
     })
     .await
 }
@@ -548,7 +590,9 @@ pub(super) async fn approve_approval_request(
         Action::ApproveChangeRequest,
         |app, op| async move {
             let remarks = parse(&body)?.remarks;
-            approving(&app, &op, &path.into_inner().change_request_id, remarks).await
+            let id = path.into_inner().change_request_id;
+            known_to_approvals(&app, &id).await?;
+            approving(&app, &op, &id, remarks).await
         },
     )
     .await
@@ -589,6 +633,7 @@ pub(super) async fn reject_approval_request(
         |app, op| async move {
             let remarks = parse(&body)?.remarks;
             let id = path.into_inner().change_request_id;
+            known_to_approvals(&app, &id).await?;
             view(change_requests::reject(&app, &op, &id, remarks).await?)
         },
     )

@@ -38,7 +38,9 @@ pub fn channel_notification_view(
         .map_or_else(|| row.channel_id.clone(), |c| c.code().to_string());
     Ok(types::ChannelNotification {
         channel_code,
-        type_: row.kind.spelled(),
+        type_: crate::enums::listed_kind(row.kind).ok_or_else(|| {
+            ApiError::Internal(format!("notification {} is not of a listed kind", row.id))
+        })?,
         outcome: row.outcome.spelled(),
         amount: row.amount.map(|a| DecimalString(money::from_units(a))),
         channel_cost: row

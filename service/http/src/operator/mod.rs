@@ -18,6 +18,7 @@ mod ledger;
 mod merchants;
 mod operators;
 mod owners;
+pub mod routing;
 mod withdrawals;
 
 pub(crate) use withdrawals::withdrawal_view;
@@ -32,23 +33,24 @@ use crate::{body_error, deposit_order, reshape};
 use dropshot::{HttpError, HttpResponseOk, Path, RequestContext};
 use merchant_api::operator::types;
 use merchant_api::operator::{
-    ApproveApprovalRequestPath, ApproveChangeRequestPath, ApproveWithdrawalPath, CancelDepositPath,
-    ChangeOperatorPath, CompleteDepositPath, InviteOwnerPath, IssueApiKeyPath,
-    IssueBillingStatementPath, IssueCallbackSecretPath, IssueOperatorTokenPath, ListApiKeysPath,
-    ListApprovalRequestsQuery, ListAuditEventsQuery, ListAuditTrailQuery,
-    ListBankTransactionsQuery, ListBillingStatementsQuery, ListCallbackDeliveriesQuery,
-    ListChangeRequestsQuery, ListChannelNotificationsQuery, ListDepositsQuery, ListMerchantsQuery,
-    ListOperatorTokensPath, ListOperatorsQuery, ListOwnerInvitationsPath,
-    ListOwnerInvitationsQuery, ListOwnersPath, ListWithdrawalsQuery, MatchBankTransactionPath,
-    OperatorApi, ReadApprovalRequestPath, ReadBillingStatementDocumentPath,
-    ReadBillingStatementPath, ReadCallbackDeliveryPath, ReadCallbackSigningPath,
-    ReadCashierSessionPath, ReadChangeRequestPath, ReadDepositPath, ReadWithdrawalPath,
-    ReissueBillingStatementPath, RejectApprovalRequestPath, RejectChangeRequestPath,
+    ApproveApprovalRequestPath, ApproveChangeRequestPath, ApproveRoutingChangePath,
+    ApproveWithdrawalPath, CancelDepositPath, ChangeOperatorPath, CompleteDepositPath,
+    InviteOwnerPath, IssueApiKeyPath, IssueBillingStatementPath, IssueCallbackSecretPath,
+    IssueOperatorTokenPath, ListApiKeysPath, ListApprovalRequestsQuery, ListAuditEventsQuery,
+    ListAuditTrailQuery, ListBankTransactionsQuery, ListBillingStatementsQuery,
+    ListCallbackDeliveriesQuery, ListChangeRequestsQuery, ListChannelNotificationsQuery,
+    ListDepositsQuery, ListMerchantsQuery, ListOperatorTokensPath, ListOperatorsQuery,
+    ListOwnerInvitationsPath, ListOwnerInvitationsQuery, ListOwnersPath, ListRoutingChangesQuery,
+    ListWithdrawalsQuery, MatchBankTransactionPath, OperatorApi, ReadApprovalRequestPath,
+    ReadBillingStatementDocumentPath, ReadBillingStatementPath, ReadCallbackDeliveryPath,
+    ReadCallbackSigningPath, ReadCashierSessionPath, ReadChangeRequestPath, ReadDepositPath,
+    ReadRoutingChangePath, ReadWithdrawalPath, ReissueBillingStatementPath,
+    RejectApprovalRequestPath, RejectChangeRequestPath, RejectRoutingChangePath,
     RejectWithdrawalPath, ResendOwnerInvitationPath, ResolveWithdrawalPath, RestrictApiKeyPath,
     RetryCallbackDeliveryPath, RevokeApiKeyPath, RevokeOperatorTokenPath,
     RevokeOwnerInvitationPath, SetAutoApprovalPath, SetBillingPeriodPath, SetCallbackSigningPath,
     SetCallbackTimeoutPath, SetMerchantFeePath, SetMerchantStatusPath, SetOwnerStatusPath,
-    SetRateLimitPath, SetReceivingAccountPath, VouchOperatorPath,
+    SetRateLimitPath, SetReceivingAccountPath, SetRoutingPath, VouchOperatorPath,
 };
 use payments_wire::server::{BearerToken, Query, SignedJson};
 use serde::de::DeserializeOwned;
@@ -489,6 +491,64 @@ impl OperatorApi for OperatorApiImpl {
         body: SignedJson<types::CallbackRetryBatch>,
     ) -> Result<HttpResponseOk<types::CallbackRetryBatchResult>, HttpError> {
         callbacks::retry_failed_callbacks(rqctx, headers, body).await
+    }
+
+    async fn read_routing(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+    ) -> Result<HttpResponseOk<types::RoutingOverview>, HttpError> {
+        routing::read_routing(rqctx, headers).await
+    }
+
+    async fn set_routing(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<SetRoutingPath>,
+        body: SignedJson<types::RoutingTableRequest>,
+    ) -> Result<HttpResponseOk<types::RoutingTable>, HttpError> {
+        routing::set_routing(rqctx, headers, path, body).await
+    }
+
+    async fn list_routing_changes(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        query: Query<ListRoutingChangesQuery>,
+    ) -> Result<HttpResponseOk<types::RoutingChangePage>, HttpError> {
+        routing::list_routing_changes(rqctx, headers, query).await
+    }
+
+    async fn file_routing_change(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        body: SignedJson<types::RoutingChangeCreate>,
+    ) -> Result<HttpResponseOk<types::RoutingChange>, HttpError> {
+        routing::file_routing_change(rqctx, headers, body).await
+    }
+
+    async fn read_routing_change(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ReadRoutingChangePath>,
+    ) -> Result<HttpResponseOk<types::RoutingChange>, HttpError> {
+        routing::read_routing_change(rqctx, headers, path).await
+    }
+
+    async fn approve_routing_change(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<ApproveRoutingChangePath>,
+        body: SignedJson<types::ChangeRequestDecision>,
+    ) -> Result<HttpResponseOk<types::RoutingChange>, HttpError> {
+        routing::approve_routing_change(rqctx, headers, path, body).await
+    }
+
+    async fn reject_routing_change(
+        rqctx: RequestContext<Arc<App>>,
+        headers: BearerToken,
+        path: Path<RejectRoutingChangePath>,
+        body: SignedJson<types::ChangeRequestDecision>,
+    ) -> Result<HttpResponseOk<types::RoutingChange>, HttpError> {
+        routing::reject_routing_change(rqctx, headers, path, body).await
     }
 
     async fn list_channel_notifications(

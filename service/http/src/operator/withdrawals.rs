@@ -132,6 +132,12 @@ pub async fn withdrawal_view(
             serde_json::to_value(shown).unwrap_or_default(),
         );
         fields.insert("approvals_required".into(), needed.into());
+        if !order.routing.is_empty() {
+            fields.insert(
+                "routing".into(),
+                serde_json::to_value(&order.routing).unwrap_or_default(),
+            );
+        }
     }
     reshape(&view)
 }

@@ -9,6 +9,7 @@ mod platform_events;
 mod queue_filters;
 mod queues;
 mod records;
+mod routing;
 mod second_factor;
 
 use crate::app::actor::Actor;
@@ -31,6 +32,7 @@ pub use platform_events::*;
 pub use queues::*;
 pub(crate) use queues::{amount as queues_amount, money as queues_money};
 pub use records::*;
+pub use routing::*;
 pub use second_factor::*;
 
 const REALM: SessionRealm = SessionRealm::Console;
@@ -46,6 +48,7 @@ pub(crate) const SECTIONS: Sections = Sections {
         ("/console/callbacks", "Callbacks"),
         ("/console/orders", "Orders"),
         ("/console/merchants", "Merchants"),
+        ("/console/routing", "Routing"),
         ("/console/operators", "Operators"),
         ("/console/platform-events", "Platform events"),
         ("/console/ledger", "Ledger"),
@@ -145,6 +148,8 @@ pub fn register(api: &mut dropshot::ApiDescription<Arc<App>>) -> Result<(), Stri
         .and_then(|()| api.register(console_retry))
         .and_then(|()| api.register(console_orders))
         .and_then(|()| api.register(console_merchants))
+        .and_then(|()| api.register(console_routing))
+        .and_then(|()| api.register(console_propose_routing))
         .and_then(|()| api.register(console_operators))
         .and_then(|()| api.register(console_platform_events))
         .and_then(|()| api.register(console_invite))

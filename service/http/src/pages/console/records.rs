@@ -68,6 +68,33 @@ async fn found(
     }
 }
 
+/// Where the order went and why, from its routing record (a channel
+/// deposit's `payment_snapshot`, a withdrawal's `routing`).
+fn why_this_channel(order: &serde_json::Value) -> Markup {
+    let record = match order["routing"].as_object() {
+        Some(r) => r,
+        None => match order["payment_snapshot"].as_object() {
+            Some(s) if s.contains_key("routing_channel") => s,
+            _ => return html! {},
+        },
+    };
+    let said = |k: &str| record.get(k).and_then(|v| v.as_str()).unwrap_or("");
+    html! {
+        h2 { "Why this channel" }
+        dl.facts {
+            dt { "Channel" } dd { (said("routing_channel")) }
+            dt { "Table" } dd { (said("routing_table")) }
+            dt { "Rule" } dd { (said("routing_rule")) }
+            @if !said("routing_fallback_from").is_empty() {
+                dt { "Fell through from" } dd { (said("routing_fallback_from")) }
+            }
+            @if !said("routing_skipped").is_empty() {
+                dt { "Passed over" } dd { (said("routing_skipped")) }
+            }
+        }
+    }
+}
+
 #[endpoint { method = GET, path = "/console/orders", unpublished = true }]
 pub async fn console_orders(
     rqctx: RequestContext<Arc<App>>,
@@ -98,6 +125,7 @@ pub async fn console_orders(
                     .await?;
                     html! {
                         (form)
+                        (why_this_channel(&order))
                         h2 { "Timeline" }
                         (crate::pages::web::timeline::render(&app, Reader::Operator, &history))
                         h2 { "The order now" }
