@@ -22,6 +22,14 @@ Feature: Money through a channel's adapter
     And the response field "actual_amount" is "80.2500"
     And the BDT balance is "80.2500" available, "0.0000" frozen and "80.2500" in total
 
+  Scenario: The payer declines at the channel and the deposit is cancelled
+    Given the merchant has created a deposit "CH-11" of 100 BDT
+    When the payer declines on the channel's page
+    And the channel's notification has reached the service
+    And the merchant reads that deposit
+    Then the response field "status" is "cancelled"
+    And the BDT balance is "0.0000" available, "0.0000" frozen and "0.0000" in total
+
   Scenario: The channel's page leads the payer back to the merchant's return_url once paid
     Given the merchant has created a deposit "CH-9" of 100 BDT returning to "https://shop.example/done?o=CH-9"
     When the payer pays 100 on the channel's page

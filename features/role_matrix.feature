@@ -1,18 +1,19 @@
 Feature: Every operator action, taken by every role
   The operator API's roles are viewer, support, approver and admin, each
   allowed what the ones before it are and more (published in the operator
-  document's description since 0.7.0). This feature takes each of the 40 actions once
+  document's description since 0.7.0). This feature takes each of the 41 actions once
   with each of the four roles. A role below the action's is refused with
   403 ROLE_FORBIDDEN in the envelope before anything is looked up. A role
   that may take it gets past the role check and gets the action's own
   answer: 200 where the scenario's merchant and deposit are a valid
   target, and otherwise the not-found answer of the target the row names
   on purpose (a withdrawal, a bank transaction, an account or an
-  invitation the scenario does not have). The nine actions that move
+  invitation the scenario does not have). The ten actions that move
   money or change where it goes or who may (complete_deposit,
   ingest_bank_transaction, match_bank_transaction, resolve_withdrawal,
   set_merchant_fee, set_auto_approval, set_receiving_account since 0.14.0,
-  issue_api_key and issue_callback_secret since 0.15.0) are nobody's
+  issue_api_key and issue_callback_secret since 0.15.0, set_routing since
+  0.18.0) are nobody's
   alone: a role that may take
   them still gets 403 ROLE_FORBIDDEN from their own operation, and takes
   them by filing a change request. tests/tests/role_matrix.rs
@@ -68,6 +69,9 @@ Feature: Every operator action, taken by every role
       | set_receiving_account   | viewer   | PUT    | /api/v1/operator/merchants/{merchant_id}/receiving-account           | {"account_id":"no-such-account"}                                                                         | 403    | ROLE_FORBIDDEN |
       | set_receiving_account   | support  | PUT    | /api/v1/operator/merchants/{merchant_id}/receiving-account           | {"account_id":"no-such-account"}                                                                         | 403    | ROLE_FORBIDDEN |
       | set_receiving_account   | approver | PUT    | /api/v1/operator/merchants/{merchant_id}/receiving-account           | {"account_id":"no-such-account"}                                                                         | 403    | ROLE_FORBIDDEN |
+      | set_routing             | viewer   | PUT    | /api/v1/operator/routing/BDT/deposit                                 | {"candidates":[{"channel_code":"SIMULATOR"}]}                                                            | 403    | ROLE_FORBIDDEN |
+      | set_routing             | support  | PUT    | /api/v1/operator/routing/BDT/deposit                                 | {"candidates":[{"channel_code":"SIMULATOR"}]}                                                            | 403    | ROLE_FORBIDDEN |
+      | set_routing             | approver | PUT    | /api/v1/operator/routing/BDT/deposit                                 | {"candidates":[{"channel_code":"SIMULATOR"}]}                                                            | 403    | ROLE_FORBIDDEN |
       | set_callback_signing    | viewer   | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-signing            | {"scheme":"seed"}                                                                                        | 403    | ROLE_FORBIDDEN |
       | set_callback_signing    | support  | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-signing            | {"scheme":"seed"}                                                                                        | 403    | ROLE_FORBIDDEN |
       | set_callback_signing    | approver | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-signing            | {"scheme":"seed"}                                                                                        | 403    | ROLE_FORBIDDEN |
@@ -168,6 +172,7 @@ Feature: Every operator action, taken by every role
       | set_rate_limit          | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/rate-limit                  | {"requests_per_minute":600,"burst":100}                                                                  | 200    | none                       |
       | set_callback_timeout    | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-timeout            | {"callback_timeout_seconds":5}                                                                           | 200    | none                       |
       | set_receiving_account   | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/receiving-account           | {"account_id":"no-such-account"}                                                                         | 403    | ROLE_FORBIDDEN             |
+      | set_routing             | admin    | PUT    | /api/v1/operator/routing/BDT/deposit                                 | {"candidates":[{"channel_code":"SIMULATOR"}]}                                                            | 403    | ROLE_FORBIDDEN             |
       | set_callback_signing    | admin    | PUT    | /api/v1/operator/merchants/{merchant_id}/callback-signing            | {"scheme":"seed"}                                                                                        | 200    | none                       |
       | issue_callback_secret   | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/callback-secrets            | {}                                                                                                       | 403    | ROLE_FORBIDDEN             |
       | issue_api_key           | admin    | POST   | /api/v1/operator/merchants/{merchant_id}/api-keys                    | {}                                                                                                       | 403    | ROLE_FORBIDDEN             |

@@ -139,6 +139,31 @@ pub async fn take(action: &str, target: Option<&str>, parameters: Value) -> Repl
     }
 }
 
+/// A routing table set by two people (operator 0.18.0): filed as a routing
+/// change by the maker, approved by the checker. The filing's refusal if
+/// it was refused, else the approval's answer (the change, with the table
+/// in force as `result`).
+pub async fn set_routing(change: Value) -> Reply {
+    let (maker, checker) = people().await;
+    let filed = post(&maker.token, "/api/v1/operator/routing-changes", &change)
+        .await
+        .expect("a reply to the filing");
+    if filed.status != 200 {
+        return filed;
+    }
+    let id = filed.body["change_request_id"]
+        .as_str()
+        .expect("change_request_id")
+        .to_string();
+    post(
+        &checker.token,
+        &format!("/api/v1/operator/routing-changes/{id}/approve"),
+        &json!({"remarks": "checked"}),
+    )
+    .await
+    .expect("a reply to the approval")
+}
+
 /// A bank transaction's report as a change request's parameters: its
 /// amount as a decimal string, as the service reads amounts there.
 pub fn body_of(request: &merchant_client::operator::types::BankTransactionRequest) -> Value {

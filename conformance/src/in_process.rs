@@ -39,6 +39,10 @@ pub trait InProcess: Send + Sync {
     fn operator(&self) -> (String, String);
     /// The channel simulator the service pays through, if it started one.
     fn channel(&self) -> Option<ChannelSettings>;
+    /// The other simulators the `@routing` scenarios route among, by code.
+    fn routing_channels(&self) -> Vec<ChannelSettings> {
+        Vec::new()
+    }
     /// Moves the service's clock `seconds` forward and wakes its workers,
     /// as the sandbox's clock operation does; a production service started
     /// in process runs on a clock only its harness can move. Whether it

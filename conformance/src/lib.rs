@@ -181,6 +181,16 @@ impl Harness {
         }
     }
 
+    /// The simulators the `@routing` scenarios route among, by code.
+    pub fn routing_channels(&self) -> Vec<settings::ChannelSettings> {
+        match &self.target {
+            Target::InProcess(s) => s.routing_channels(),
+            Target::Remote { .. } => settings::current()
+                .map(|s| s.routing_channels.clone())
+                .unwrap_or_default(),
+        }
+    }
+
     /// Whether this run can move the service's clock: the sandbox's API
     /// moves it, and an in-process production service's harness does; a
     /// production deployment's clock is the system's.

@@ -75,6 +75,12 @@ pub struct Settings {
     /// The deployment's channel simulator (`payments-channel-sim`), for the
     /// `@channel_sim` scenarios against a deployment.
     pub channel: Option<ChannelSettings>,
+    /// The deployment's other channel simulators, by code, for the
+    /// `@routing` scenarios: `SIM-B` (pays), `SIM-REFUSING` (refuses every
+    /// payment and payout) and `SIM-SILENT` (answers 503 to everything).
+    /// Their secrets are the deployment's; the scenarios only read their
+    /// `/control`.
+    pub routing_channels: Vec<ChannelSettings>,
     /// The platform's receiver for `@platform_events` scenarios against a
     /// deployment configured with `platform_events_url` on this port.
     pub platform_receiver_port: Option<u16>,
@@ -128,6 +134,27 @@ impl ChannelSettings {
             ),
         }
     }
+}
+
+/// `CODE=URL,CODE=URL`: the routing scenarios' simulators.
+pub fn parse_routing_channels(text: &str) -> Result<Vec<ChannelSettings>> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (code, url) = pair
+                .split_once('=')
+                .with_context(|| format!("`{pair}` is not CODE=URL"))?;
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                bail!("`{url}` (channel {code}) is not an http(s) URL");
+            }
+            Ok(ChannelSettings {
+                url: url.trim_end_matches('/').to_string(),
+                code: code.to_string(),
+                secret: String::new(),
+            })
+        })
+        .collect()
 }
 
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
@@ -193,6 +220,10 @@ impl Settings {
                 var("CONFORMANCE_CHANNEL_CODE"),
                 var("CONFORMANCE_CHANNEL_SECRET"),
             )?,
+            routing_channels: var("CONFORMANCE_ROUTING_CHANNELS")
+                .map(|v| parse_routing_channels(&v))
+                .transpose()?
+                .unwrap_or_default(),
             platform_receiver_port: var("CONFORMANCE_PLATFORM_RECEIVER_PORT")
                 .map(|p| {
                     p.parse()
@@ -236,6 +267,16 @@ impl Settings {
         match &self.base_url {
             Some(_) => self.channel.is_some(),
             None => self.profile == Profile::Production || in_process_channel_sim(),
+        }
+    }
+
+    /// Whether the `@routing` scenarios can run: where the `@channel_sim`
+    /// ones can, and against a deployment only when its other simulators
+    /// are named (`--routing-channels`).
+    pub fn has_routing_channels(&self) -> bool {
+        match &self.base_url {
+            Some(_) => self.channel.is_some() && !self.routing_channels.is_empty(),
+            None => self.has_channel_sim(),
         }
     }
 

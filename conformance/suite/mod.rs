@@ -21,6 +21,8 @@ use steps::PaymentsWorld;
 /// second pass; a deployment with `--channel-url`, `--channel-code`,
 /// `--channel-secret`).
 pub const CHANNEL_SIM_TAG: &str = "channel_sim";
+/// Scenarios that route among several channel simulators.
+pub const ROUTING_TAG: &str = "routing";
 
 /// Scenarios that move the service's clock: through the sandbox's API, or
 /// in an in-process production run through its harness; left out against
@@ -99,6 +101,7 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
     // Scenarios that pay through `payments-channel-sim` need one.
     let settings = conformance::settings::current()?;
     let channel_sim = settings.has_channel_sim();
+    let routing = settings.has_routing_channels();
     let clock = run.profile == Profile::Sandbox || settings.base_url.is_none();
     if !clock {
         println!(
@@ -145,6 +148,7 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
                 .unwrap_or_default();
             tags.iter().all(|t| *t != skip_tag)
                 && (channel_sim || tags.iter().all(|t| *t != CHANNEL_SIM_TAG))
+                && (routing || tags.iter().all(|t| *t != ROUTING_TAG))
                 && (clock || tags.iter().all(|t| *t != CLOCK_TAG))
                 && match realtime {
                     Realtime::Skip => !is_realtime,
@@ -189,6 +193,16 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
             ),
         };
         shown.push(("left out".into(), said));
+    }
+    if channel_sim && !routing {
+        shown.push((
+            "left out".into(),
+            format!(
+                "the @{ROUTING_TAG} scenarios ({}): they need the deployment's other channel \
+                 simulators (--routing-channels SIM-B=URL,SIM-REFUSING=URL,SIM-SILENT=URL)",
+                features::tagged(ROUTING_TAG).join(", ")
+            ),
+        ));
     }
     if !clock {
         shown.push((

@@ -17,6 +17,45 @@ struct Started {
     /// separate process (the production profile refuses the in-process
     /// simulator); it ends with the suite.
     channel_sim: Option<ChannelSim>,
+    /// The other simulators the `@routing` scenarios route among, by code.
+    routing: Vec<(String, ChannelSim)>,
+}
+
+/// The `@routing` scenarios' channels beside the simulator: one that pays,
+/// one that refuses every payment and payout, one that answers 503 to
+/// everything (an outcome never known).
+fn routing_sims() -> Result<Vec<(String, ChannelSim)>> {
+    let settled = ["--settle-by-control"];
+    Ok(vec![
+        ("SIM-B".to_string(), ChannelSim::start(&settled)?),
+        (
+            "SIM-REFUSING".to_string(),
+            ChannelSim::start_with_faults(&serde_json::json!({"refuse_percent": 100}), &settled)?,
+        ),
+        (
+            "SIM-SILENT".to_string(),
+            ChannelSim::start_with_faults(&serde_json::json!({"error_percent": 100}), &settled)?,
+        ),
+    ])
+}
+
+/// Every scenario but the `@routing` ones pays through the simulator
+/// alone: the tables for its currencies name only it.
+fn only_the_simulator(code: &str) -> Vec<payments_service::config::RoutingTableConfig> {
+    use payments_service::domain::routing::table::{Candidate, RoutedDirection};
+    ["THB", "BDT"]
+        .into_iter()
+        .flat_map(|currency| {
+            [RoutedDirection::Deposit, RoutedDirection::Withdrawal].map(|direction| {
+                payments_service::config::RoutingTableConfig {
+                    currency: currency.into(),
+                    direction,
+                    merchant: None,
+                    candidates: vec![Candidate::plain(code, 100)],
+                }
+            })
+        })
+        .collect()
 }
 
 pub fn start(start: Start) -> BoxFuture<'static, Result<Box<dyn InProcess>>> {
@@ -33,6 +72,16 @@ pub fn start(start: Start) -> BoxFuture<'static, Result<Box<dyn InProcess>>> {
             false => None,
         };
         let channel = channel_sim.as_ref().map(ChannelSim::channel_config);
+        let routing = match start.channel_sim {
+            true => routing_sims().context("starting the routing scenarios' simulators")?,
+            false => Vec::new(),
+        };
+        let routed: Vec<_> = routing
+            .iter()
+            .map(|(code, sim)| {
+                sim.channel_config_as(&format!("chan-{}", code.to_lowercase()), code)
+            })
+            .collect();
         // Both run on the system clock plus an offset: the sandbox's API
         // moves it, and in production only the harness does
         // (`InProcess::advance_clock`, for the `@clock` scenarios), the
@@ -51,7 +100,9 @@ pub fn start(start: Start) -> BoxFuture<'static, Result<Box<dyn InProcess>>> {
             // In place of the sandbox's in-process simulator, which
             // production refuses.
             if let Some(channel) = channel {
+                c.routing.tables = only_the_simulator(&channel.code);
                 c.channels = vec![channel];
+                c.channels.extend(routed);
             }
             if let Some((url, secret)) = start.platform {
                 c.platform_events_url = Some(url);
@@ -62,6 +113,7 @@ pub fn start(start: Start) -> BoxFuture<'static, Result<Box<dyn InProcess>>> {
         Ok(Box::new(Started {
             service,
             channel_sim,
+            routing,
         }) as Box<dyn InProcess>)
     })
 }
@@ -94,6 +146,17 @@ impl InProcess for Started {
             code: sim.channel_config().code,
             secret: sim.secret.clone(),
         })
+    }
+
+    fn routing_channels(&self) -> Vec<ChannelSettings> {
+        self.routing
+            .iter()
+            .map(|(code, sim)| ChannelSettings {
+                url: sim.url.clone(),
+                code: code.clone(),
+                secret: sim.secret.clone(),
+            })
+            .collect()
     }
 
     fn advance_clock(&self, seconds: i64) -> bool {

@@ -89,6 +89,12 @@ struct Cli {
     /// The secret the deployment and the simulator sign with.
     #[arg(long, env = "CONFORMANCE_CHANNEL_SECRET", hide_env_values = true)]
     channel_secret: Option<String>,
+    /// The deployment's other channel simulators for the @routing
+    /// scenarios, `CODE=URL,...`: SIM-B (pays), SIM-REFUSING (refuses every
+    /// payment and payout), SIM-SILENT (answers 503 to everything), each
+    /// configured in the deployment with that code.
+    #[arg(long, env = "CONFORMANCE_ROUTING_CHANNELS")]
+    routing_channels: Option<String>,
     /// The port of the platform's receiver: the deployment's
     /// `platform_events_url` points at it (the receiver host, this port),
     /// for the @platform_events scenarios; with --platform-events-secret.
@@ -141,6 +147,7 @@ struct FileConfig {
     channel_url: Option<String>,
     channel_code: Option<String>,
     channel_secret: Option<String>,
+    routing_channels: Option<String>,
     platform_receiver_port: Option<u16>,
     platform_events_secret: Option<String>,
     retry: Option<usize>,
@@ -202,6 +209,10 @@ fn prepare(cli: Cli) -> Result<suite::Run> {
             pick(cli.channel_code, file.channel_code),
             pick(cli.channel_secret, file.channel_secret),
         )?,
+        routing_channels: pick(cli.routing_channels, file.routing_channels)
+            .map(|v| settings::parse_routing_channels(&v))
+            .transpose()?
+            .unwrap_or_default(),
         platform_receiver_port: cli.platform_receiver_port.or(file.platform_receiver_port),
         platform_events_secret: pick(cli.platform_events_secret, file.platform_events_secret)
             .map(settings::Hidden),

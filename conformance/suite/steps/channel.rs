@@ -80,6 +80,26 @@ async fn pay_on_page(world: &mut PaymentsWorld, amount: &str) -> u16 {
         .as_u16()
 }
 
+#[when("the payer declines on the channel's page")]
+async fn declines(world: &mut PaymentsWorld) {
+    let url = world.created()["payment_url"]
+        .as_str()
+        .expect("a channel deposit's payment_url")
+        .to_string();
+    let status = harness()
+        .await
+        .http
+        .post(url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("action=decline")
+        .send()
+        .await
+        .expect("the channel's page answers")
+        .status()
+        .as_u16();
+    assert_eq!(status, 200, "the channel's page took the decline");
+}
+
 #[when(expr = "the payer pays {word} on the channel's page")]
 async fn pays(world: &mut PaymentsWorld, amount: String) {
     let status = pay_on_page(world, &amount).await;

@@ -20,6 +20,7 @@ mod operations;
 mod owners;
 mod people;
 mod reconciliation;
+mod routing;
 mod signing;
 mod suspension;
 mod webhooks;
