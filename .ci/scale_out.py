@@ -7,6 +7,7 @@ checks afterwards. Standard library only.
   scale_out.py check   BASE OPERATOR_TOKEN STREAM.json RELEASED
   scale_out.py limit   BASE OPERATOR_TOKEN
   scale_out.py allowlist BASE OPERATOR_TOKEN
+  scale_out.py routing BASE OPERATOR_TOKEN INSTANCE_URL...
   scale_out.py latency API_BASE OPERATOR_TOKEN COUNT CERT KEY
   scale_out.py busy    COMMAND...
   scale_out.py first-attempts < METRICS
@@ -18,7 +19,10 @@ no callback arrived twice except those an instance killed mid-attempt gave
 back (RELEASED), and the ledger adds up. `limit` proves a merchant's limit
 holds across the instances. `allowlist` proves a key restricted to one
 client address is refused from another through HAProxy, with the address
-the balancer forwarded, whatever `X-Forwarded-For` the client sends. `latency` proves every callback committed on an
+the balancer forwarded, whatever `X-Forwarded-For` the client sends.
+`routing` proves a routing table approved through the balancer (two admins)
+is in force on every instance, each asked directly, within a second, and
+that the audit trail holds the change. `latency` proves every callback committed on an
 API-only instance arrives from a workers-only one and measures how soon
 (a figure: timing bounds are the bench's, not CI's).
 """
@@ -371,6 +375,62 @@ def allowlist(base, token):
                  f"refused {answers}, forged {forged}")
 
 
+def routing(base, token, instances):
+    op = Operator(base, token)
+    admins = []
+    for name in ("router", "checker"):
+        status, made = op("POST", "/api/v1/operator/operators", {
+            "name": f"scale-out {name}", "role": "admin",
+            "email": f"{name}-{uuid.uuid4().hex}@example.test"})
+        assert status == 200, (status, made)
+        status, issued = op("POST", f"/api/v1/operator/operators/{made['operator_id']}/tokens",
+                            {"label": "scale-out"})
+        assert status == 200, (status, issued)
+        admins.append(issued["token"])
+    merchant = op.merchant("scale-out routing")["merchant_id"]
+    limit = f"{uuid.uuid4().int % 900000 + 100000}"
+    status, filed = call("POST", base + "/api/v1/operator/routing-changes", {
+        "currency_code": "BDT", "direction": "deposit", "merchant_id": merchant,
+        "candidates": [{"channel_code": "SIMULATOR", "weight": 100, "daily_limit": limit}]},
+        {"authorization": f"Bearer {admins[0]}"})
+    assert status == 200, (status, filed)
+    status, approved = call(
+        "POST", base + f"/api/v1/operator/routing-changes/{filed['change_request_id']}/approve",
+        {"remarks": "scale-out"}, {"authorization": f"Bearer {admins[1]}"})
+    approved_at = time.monotonic()
+    assert status == 200 and approved["status"] == "approved", (status, approved)
+    expected = f"{limit}.0000"
+
+    def in_force(instance):
+        status, overview = call("GET", instance + "/api/v1/operator/routing", None,
+                                {"authorization": f"Bearer {token}"})
+        if status != 200:
+            return False
+        return any(t.get("merchant_id") == merchant and t["currency_code"] == "BDT"
+                   and t["direction"] == "deposit"
+                   and t["candidates"][0].get("daily_limit") == expected
+                   for t in overview["tables"])
+
+    took = {}
+    pending = list(instances)
+    while pending and time.monotonic() - approved_at < 5:
+        for instance in list(pending):
+            if in_force(instance):
+                took[instance] = time.monotonic() - approved_at
+                pending.remove(instance)
+        time.sleep(0.02)
+    print("routing: the approved table in force, seconds after the approval answered: " +
+          ", ".join(f"{i} {took[i]:.3f}" for i in instances if i in took))
+    if pending or max(took.values()) > 1.0:
+        sys.exit(f"routing: not in force on every instance within a second: {took}, missing {pending}")
+    status, trail = op("GET", f"/api/v1/operator/audit-trail?target_id=BDT/deposit/{merchant}")
+    assert status == 200, (status, trail)
+    actions = sorted(row["action"] for row in trail["items"])
+    print(f"routing: the audit trail of BDT/deposit/{merchant}: {actions}")
+    if actions != ["file_change_request", "set_routing"]:
+        sys.exit(f"routing: the audit trail is not the filing and the change: {trail}")
+
+
 def latency(base, token, count, cert, key, rate=100):
     """`count` deposits completed by bank transfers at `rate` a second
     (a steady arrival rate, not a flood that saturates the two cores),
@@ -495,6 +555,8 @@ if __name__ == "__main__":
         limit(args[0], args[1])
     elif command == "allowlist":
         allowlist(args[0], args[1])
+    elif command == "routing":
+        routing(args[0], args[1], args[2:])
     elif command == "latency":
         latency(args[0], args[1], int(args[2]), args[3], args[4])
     elif command == "busy":
