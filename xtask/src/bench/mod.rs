@@ -12,6 +12,7 @@ mod config;
 mod delivery;
 mod feed;
 mod report;
+mod routing;
 mod sizes;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -41,7 +42,9 @@ pub struct Options {
     pub only: Vec<String>,
 }
 
-const PARTS: [&str; 6] = ["requests", "delivery", "sizes", "channels", "feed", "abuse"];
+const PARTS: [&str; 7] = [
+    "requests", "delivery", "sizes", "channels", "feed", "abuse", "routing",
+];
 
 impl Options {
     pub fn parse(args: &[String]) -> Result<Options> {
@@ -126,6 +129,7 @@ struct Bench {
     channels: PathBuf,
     feed: PathBuf,
     abuse: PathBuf,
+    routing: PathBuf,
     channel_sim: PathBuf,
     scratch: PathBuf,
     master_key: String,
@@ -274,6 +278,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
             "feed_bench",
             "--example",
             "abuse_bench",
+            "--example",
+            "routing_bench",
             "--bin",
             "payments-channel-sim",
         ])
@@ -306,6 +312,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         channels: root.join("target/release/examples/channel_bench"),
         feed: root.join("target/release/examples/feed_bench"),
         abuse: root.join("target/release/examples/abuse_bench"),
+        routing: root.join("target/release/examples/routing_bench"),
         channel_sim: root.join("target/release/payments-channel-sim"),
         scratch: scratch.clone(),
         master_key: config::master_key()?,
@@ -348,8 +355,26 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     } else {
         None
     };
+    let routing_figures = if options.wants("routing") {
+        let database = databases.create(&format!("payments_bench_{run_id}_routing"))?;
+        Some(routing::run(&bench, &database)?)
+    } else {
+        None
+    };
     drop(databases);
     let _ = std::fs::remove_dir_all(&scratch);
+    if let Some(figures) = &routing_figures {
+        let header = format!(
+            "Written by `cargo xtask bench` (commit {}, {}): the service in the bench tool's own \
+             process (`tests/examples/routing_bench.rs`, release build, PostgreSQL).\n\n\
+             ## Machine\n\n{}\n",
+            git_commit(root),
+            utc_now(),
+            machine()
+        );
+        let text = routing::write(figures, &header, &root.join("bench/results"))?;
+        println!("\n{text}");
+    }
     if let Some(figures) = &abuse_figures {
         let header = format!(
             "Written by `cargo xtask bench` (commit {}, {}): the service (release build, \
@@ -392,7 +417,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         let text = channels::write(figures, &header, &dir)?;
         println!("\n{text}");
     }
-    let own_file = |p: &String| p == "channels" || p == "feed" || p == "abuse";
+    let own_file = |p: &String| p == "channels" || p == "feed" || p == "abuse" || p == "routing";
     if options.only.iter().all(own_file) && !options.only.is_empty() {
         step(&format!(
             "wrote bench/results/{}.md in {:.0} s",
