@@ -75,6 +75,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         config.password_checks_at_once,
         config.password_checks_waiting,
     );
+    let completions = crate::app::group_commit::GroupCommit::new(db.clone());
     let app = Arc::new(App {
         config,
         db,
@@ -92,6 +93,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         lockouts: Default::default(),
         admission,
         router: Default::default(),
+        completions,
     });
     // Routed by the tables in force from the first request on.
     app.router.refresh(&app).await?;

@@ -18,6 +18,7 @@ pub mod credentials;
 pub mod deposits;
 pub mod events;
 pub mod fees;
+pub mod group_commit;
 pub mod ids;
 pub mod ledger;
 pub mod limits;
@@ -91,6 +92,12 @@ pub struct App {
     pub admission: admission::Admission,
     /// The routing tables in force and each channel's health.
     pub router: routing::Router,
+    /// Channel completions, committed together per merchant and currency.
+    pub completions: group_commit::GroupCommit<
+        (String, String),
+        crate::domain::status::NotificationOutcome,
+        notifications::Failed,
+    >,
 }
 
 impl App {

@@ -149,7 +149,7 @@ async fn receive_once(
 }
 
 /// How a notification's transaction ends when it does not commit.
-enum Failed {
+pub enum Failed {
     /// The unique key refused a second row for its id.
     Duplicate,
     Refused(Refusal),
@@ -259,16 +259,32 @@ async fn payment(
         }
         _ => None,
     };
+    let lane = (order.merchant_id.clone(), order.currency.clone());
+    let credits = completion.is_some();
     let (channel_id, notice) = (channel_id.to_string(), notice.clone());
-    app.db
-        .transaction::<_, Failed, _>(move |tx| {
-            Box::pin(async move {
-                let outcome = move_deposit(tx, &order, &notice, amount, completion, now).await?;
-                record(tx, &channel_id, &notice, amount, cost, outcome, now).await?;
-                Ok(outcome)
-            })
+    let unit: crate::group_commit::Unit<NotificationOutcome, Failed> = Arc::new(move |tx| {
+        let (order, notice, completion) = (order.clone(), notice.clone(), completion.clone());
+        let channel_id = channel_id.clone();
+        Box::pin(async move {
+            let outcome = move_deposit(tx, &order, &notice, amount, completion, now).await?;
+            record(tx, &channel_id, &notice, amount, cost, outcome, now).await?;
+            Ok(outcome)
         })
-        .await
+    });
+    if !credits {
+        return app
+            .db
+            .transaction::<_, Failed, _>(move |tx| Box::pin(async move { unit(tx).await }))
+            .await;
+    }
+    // A completion credits the merchant's balance row: one merchant's
+    // completions commit together (`group_commit`), answered once durable.
+    app.completions.run(lane, unit).await.map_err(|refused| {
+        Failed::Refused(Refusal::Api(ApiError::AtCapacity(match refused {
+            crate::group_commit::Refused::Full => "a merchant's completions",
+            crate::group_commit::Refused::Lost => "completions",
+        })))
+    })?
 }
 
 /// Inside `tx`: what a payment notification does to the deposit as read.

@@ -27,6 +27,7 @@ pub const PAYOUTS_IN_DOUBT: &str = "payments_channel_payouts_in_doubt";
 pub const PAYOUT_OLDEST_IN_DOUBT: &str = "payments_channel_payout_oldest_in_doubt_seconds";
 pub const CHANNEL_CIRCUIT_OPEN: &str = "payments_channel_circuit_open";
 pub const CHANNEL_CIRCUIT_OPENED: &str = "payments_channel_circuit_opened_total";
+pub const GROUP_COMMIT_UNITS: &str = "payments_group_commit_units";
 pub const ROUTING_DECISIONS: &str = "payments_routing_decisions_total";
 pub const WORKER_RUNS: &str = "payments_worker_runs_total";
 pub const WORKER_ERRORS: &str = "payments_worker_errors_total";
@@ -57,6 +58,11 @@ pub fn install() -> Option<&'static PrometheusHandle> {
         .get_or_init(|| {
             let handle = PrometheusBuilder::new()
                 .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+                .ok()?
+                .set_buckets_for_metric(
+                    Matcher::Full(GROUP_COMMIT_UNITS.into()),
+                    &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0],
+                )
                 .ok()?
                 .install_recorder()
                 .ok()?;
@@ -188,6 +194,10 @@ fn describe_channels() {
         CHANNEL_CIRCUIT_OPENED,
         "Times a channel's circuit opened on this instance, by channel code."
     );
+    describe_histogram!(
+        GROUP_COMMIT_UNITS,
+        "Channel completions of one merchant committed in one transaction (group commit): 1 when they came one at a time, more when they queued behind the balance row."
+    );
     describe_counter!(
         ROUTING_DECISIONS,
         "Orders routed to a channel, by channel code, direction (deposit, withdrawal) and reason: only (the one candidate for the order), weight (drawn by weight), order (first of the fallbacks), fallback (after another channel refused or did not answer)."
@@ -249,6 +259,11 @@ pub fn channel_call(channel: &str, call: &'static str, outcome: &'static str, to
         .increment(1);
     histogram!(CHANNEL_CALL_DURATION, "channel" => channel.to_string(), "call" => call)
         .record(took.as_secs_f64());
+}
+
+/// How many units one group commit's transaction held.
+pub fn group_committed(units: usize) {
+    histogram!(GROUP_COMMIT_UNITS).record(units as f64);
 }
 
 /// `channel` is a configured channel's code: 1 while it rests (its circuit

@@ -1,0 +1,172 @@
+//! Group commit per lane: units of work that lock the same row (one
+//! merchant's balance in one currency) are queued and committed together,
+//! many in one transaction, instead of each waiting for the row's lock,
+//! its own commit and the disk, in turn.
+//!
+//! Every caller waits for its own unit's outcome, which it hears only once
+//! the transaction that holds it has committed (or it failed): a channel
+//! is answered only after its completion is durable. A batch that fails as
+//! a whole (one unit refused, a conflict, the database away) is not
+//! guessed at: each of its units is run again in a transaction of its own,
+//! exactly as it would have run without the batching, and hears that
+//! outcome. A unit must therefore be something that can run twice without
+//! harm when its first run rolled back: a closure over plain data that
+//! reads what it needs inside the transaction.
+//!
+//! Hand-written, as a few dozen lines over tokio's channels: the crates
+//! that batch (for example `tokio-batch`) batch a stream, not units that
+//! each need their own answer and a second run alone.
+
+use crate::store::{Db, Store, StoreError};
+use futures::future::BoxFuture;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+/// One unit: run in whatever transaction it is given, possibly twice.
+pub type Unit<T, E> =
+    Arc<dyn for<'c> Fn(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>> + Send + Sync>;
+
+/// The most units one transaction holds.
+pub const BATCH: usize = 64;
+/// The most units one lane holds waiting; past it a unit is refused at
+/// once (`Full`), as every other queue of the service is bounded.
+pub const WAITING: usize = 4_096;
+
+struct Waiting<T, E> {
+    unit: Unit<T, E>,
+    answer: oneshot::Sender<Result<T, E>>,
+}
+
+struct Lane<T, E> {
+    queue: Vec<Waiting<T, E>>,
+    /// A task is committing this lane's batches.
+    running: bool,
+}
+
+/// Why a unit got no outcome of its own.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error("{WAITING} units already wait for this lane")]
+    Full,
+    #[error("the unit's committer ended without an answer")]
+    Lost,
+}
+
+pub struct GroupCommit<K, T, E> {
+    db: Db,
+    lanes: Arc<Mutex<HashMap<K, Lane<T, E>>>>,
+}
+
+impl<K, T, E> GroupCommit<K, T, E>
+where
+    K: Hash + Eq + Clone + Send + 'static,
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+{
+    pub fn new(db: Db) -> Self {
+        GroupCommit {
+            db,
+            lanes: Arc::default(),
+        }
+    }
+
+    /// Runs `unit` in a transaction with whatever else waits in `key`'s
+    /// lane, and answers its own outcome once that transaction ended.
+    pub async fn run(&self, key: K, unit: Unit<T, E>) -> Result<Result<T, E>, Refused> {
+        let (answer, heard) = oneshot::channel();
+        let lead = {
+            let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+            let lane = lanes.entry(key.clone()).or_insert_with(|| Lane {
+                queue: Vec::new(),
+                running: false,
+            });
+            if lane.queue.len() >= WAITING {
+                return Err(Refused::Full);
+            }
+            lane.queue.push(Waiting { unit, answer });
+            !std::mem::replace(&mut lane.running, true)
+        };
+        if lead {
+            // A task of its own, so that a caller that stops waiting (its
+            // request dropped) never strands the others' units.
+            tokio::spawn(commit_lane(self.db.clone(), self.lanes.clone(), key));
+        }
+        heard.await.map_err(|_| Refused::Lost)
+    }
+}
+
+/// Commits `key`'s lane batch after batch until it is empty.
+async fn commit_lane<K, T, E>(db: Db, lanes: Arc<Mutex<HashMap<K, Lane<T, E>>>>, key: K)
+where
+    K: Hash + Eq + Clone + Send + 'static,
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+{
+    loop {
+        let batch: Vec<Waiting<T, E>> = {
+            let mut all = lanes.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(lane) = all.get_mut(&key) else {
+                return;
+            };
+            if lane.queue.is_empty() {
+                all.remove(&key);
+                return;
+            }
+            let n = lane.queue.len().min(BATCH);
+            lane.queue.drain(..n).collect()
+        };
+        commit_batch(&db, batch).await;
+    }
+}
+
+/// One transaction for the whole batch; if it does not commit, each unit
+/// alone.
+async fn commit_batch<T, E>(db: &Db, batch: Vec<Waiting<T, E>>)
+where
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+{
+    if batch.len() > 1 {
+        let units: Vec<Unit<T, E>> = batch.iter().map(|w| w.unit.clone()).collect();
+        let together = db
+            .transaction::<_, Undone, _>(move |tx| {
+                Box::pin(async move {
+                    let mut out = Vec::with_capacity(units.len());
+                    for unit in &units {
+                        // Any refusal undoes the batch; the units are run
+                        // again alone below, each to its own outcome.
+                        out.push(unit(&mut *tx).await.map_err(|_| Undone)?);
+                    }
+                    Ok(out)
+                })
+            })
+            .await;
+        if let Ok(values) = together {
+            crate::telemetry::metrics::group_committed(values.len());
+            for (waiting, value) in batch.into_iter().zip(values) {
+                let _ = waiting.answer.send(Ok(value));
+            }
+            return;
+        }
+    }
+    for waiting in batch {
+        crate::telemetry::metrics::group_committed(1);
+        let unit = waiting.unit.clone();
+        let alone = db
+            .transaction::<_, E, _>(move |tx| Box::pin(async move { unit(tx).await }))
+            .await;
+        let _ = waiting.answer.send(alone);
+    }
+}
+
+/// A batch that did not commit, whatever the reason: its units are run
+/// again alone, and each hears its own.
+struct Undone;
+
+impl From<StoreError> for Undone {
+    fn from(_: StoreError) -> Self {
+        Undone
+    }
+}
