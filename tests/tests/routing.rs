@@ -320,3 +320,62 @@ async fn two_channels_one_failing_and_restarted_no_payout_twice_and_the_books_ag
         at_steady.len()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_daily_limit_is_never_passed_and_the_next_channel_takes_the_rest() {
+    let svc = TestService::start_with(
+        Profile::Sandbox,
+        Arc::new(ManualClock::at_system_time()),
+        |c| {
+            c.channels = vec![in_process(c, "LIMITED"), in_process(c, "OTHER")];
+            let mut limited = Candidate::plain("LIMITED", 100);
+            limited.daily_limit = Some(Decimal::from(1_000));
+            c.routing.tables = vec![RoutingTableConfig {
+                currency: "BDT".into(),
+                direction: RoutedDirection::Deposit,
+                merchant: None,
+                candidates: vec![limited, Candidate::plain("OTHER", 0)],
+            }];
+        },
+    )
+    .await
+    .unwrap();
+    let app = svc.service.app().clone();
+    let merchant = svc.new_merchant("Daily").await.unwrap().merchant;
+    // Thirty at once, 100 each, against a limit of 1,000.
+    let made = futures::future::join_all((0..30).map(|i| {
+        let (app, merchant) = (app.clone(), merchant.clone());
+        async move {
+            let new =
+                payments_testing::new_deposit(&format!("DAY-{i}"), Decimal::from(100), "BDT", None);
+            deposits::create(&app, &merchant, new).await.unwrap()
+        }
+    }))
+    .await;
+    let at = |code: &str| {
+        made.iter()
+            .filter(|d| d.payment_snapshot["routing_channel"] == code)
+            .count()
+    };
+    assert_eq!((at("LIMITED"), at("OTHER")), (10, 20));
+    let full = made
+        .iter()
+        .filter(|d| {
+            d.payment_snapshot
+                .get("routing_skipped")
+                .is_some_and(|s| s.contains("LIMITED: over_daily_limit"))
+        })
+        .count();
+    assert_eq!(full, 20, "each that fell past it says why");
+    let used = payments_service::app::routing::used_today(&app)
+        .await
+        .unwrap();
+    assert_eq!(
+        used.get(&(
+            "LIMITED".to_string(),
+            "BDT".to_string(),
+            "deposit".to_string()
+        )),
+        Some(&Decimal::from(1_000))
+    );
+}

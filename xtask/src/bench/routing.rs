@@ -52,7 +52,8 @@ pub fn write(v: &Value, header: &str, dir: &Path) -> Result<String> {
         "\n## The decision alone\n\nWhat a channel deposit's create runs to choose its channel: \
          the table in force read from memory, the plan (three candidates with bands and weights, \
          each channel's health looked up, the weighted draw) and the decision with its \
-         `routing_` record: {} times after 20,000 unmeasured. Median **{:.2} µs**, p99 {:.2} µs.",
+         `routing_` record: {} times after 20,000 unmeasured. Median **{:.2} µs**, p99 {:.2} µs \
+         (timed in nanoseconds).",
         v["decisions"],
         num(v, "decision_median_us"),
         num(v, "decision_p99_us")
@@ -60,8 +61,9 @@ pub fn write(v: &Value, header: &str, dir: &Path) -> Result<String> {
     writeln!(
         out,
         "\n## Creates\n\n`deposits::create` of BDT channel deposits (the in-process simulator \
-         registers each payment, so the timing is the service's own work and the database's), \
-         3,000 per table after 300 unmeasured, one table after another, on {}:\n\n\
+         registers each payment, so the timing is the service's own work and the database's) \
+         for three merchants in turn, each with a table of its own, 3,000 each after 300 \
+         unmeasured, on {}:\n\n\
          | the merchant's table | median ms | p99 ms |\n|---|---:|---:|",
         v["database"].as_str().unwrap_or("?")
     )?;
@@ -80,7 +82,8 @@ pub fn write(v: &Value, header: &str, dir: &Path) -> Result<String> {
     writeln!(
         out,
         "\nThree candidates against one: {:+.3} ms on the median. A daily limit adds its \
-         reservation, a statement of its own ({:+.3} ms); a table without limits makes none.",
+         reservation, one statement of its own and its commit ({:+.3} ms); a table without \
+         limits makes none.",
         three - one,
         limited - one
     )?;

@@ -101,28 +101,37 @@ macro_rules! impl_routing {
                 amount: i64,
                 limit: i64,
             ) -> StoreResult<bool> {
-                diesel::insert_into(channel_daily_use::table)
+                if amount > limit {
+                    return Ok(false);
+                }
+                // One statement, so one commit: the day's row made with
+                // this amount, or raised by it only while it stays within
+                // the limit (the row locked, so instances racing for the
+                // last of the room never pass it).
+                use diesel::query_dsl::methods::FilterDsl;
+                use diesel::upsert::excluded;
+                let upsert = diesel::insert_into(channel_daily_use::table)
                     .values((
                         channel_daily_use::channel.eq(key.channel),
                         channel_daily_use::currency.eq(key.currency),
                         channel_daily_use::direction.eq(key.direction),
                         channel_daily_use::day.eq(key.day),
-                        channel_daily_use::used.eq(0_i64),
+                        channel_daily_use::used.eq(amount),
                     ))
-                    .on_conflict_do_nothing()
+                    .on_conflict((
+                        channel_daily_use::channel,
+                        channel_daily_use::currency,
+                        channel_daily_use::direction,
+                        channel_daily_use::day,
+                    ))
+                    .do_update()
+                    .set(
+                        channel_daily_use::used
+                            .eq(channel_daily_use::used + excluded(channel_daily_use::used)),
+                    );
+                let raised = FilterDsl::filter(upsert, channel_daily_use::used.le(limit - amount))
                     .execute(self.c())
                     .await?;
-                let raised = diesel::update(
-                    channel_daily_use::table
-                        .filter(channel_daily_use::channel.eq(key.channel))
-                        .filter(channel_daily_use::currency.eq(key.currency))
-                        .filter(channel_daily_use::direction.eq(key.direction))
-                        .filter(channel_daily_use::day.eq(key.day))
-                        .filter(channel_daily_use::used.le(limit - amount)),
-                )
-                .set(channel_daily_use::used.eq(channel_daily_use::used + amount))
-                .execute(self.c())
-                .await?;
                 Ok(raised == 1)
             }
 
