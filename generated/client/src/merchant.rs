@@ -2392,7 +2392,7 @@ Every error has the body `{request_id, error_code, message}`. The status and `er
 | 422 | `NO_DENOMINATIONS` | a cashier session without `amount` in a currency with no denominations configured |
 | 429 | `RATE_LIMITED` | too many requests; `Retry-After` gives the seconds to wait |
 | 501 | `NOT_IMPLEMENTED` | the endpoint is not implemented in this build |
-| 503 | `SERVICE_UNAVAILABLE` | a dependency (the database, or every payment channel that could take a channel deposit: each refused it, did not answer, rests after failing, or is at its daily limit) is unreachable, or the service is at one of its bounds (see Bounds); `Retry-After` gives the seconds to wait |
+| 503 | `SERVICE_UNAVAILABLE` | a dependency (the database, or every payment channel that could take a channel deposit: each refused it, did not answer, or is at its daily limit) is unreachable, or the service is at one of its bounds (see Bounds); `Retry-After` gives the seconds to wait |
 
 A merchant the platform has suspended (for example while a leaked key is dealt with) hears 403 `MERCHANT_DISABLED` on every operation, once its request's signature is checked, until the platform reactivates it. Meanwhile its callbacks are held, none attempted and none spending an attempt, and its approved withdrawals are not sent to their channel; after reactivation the held callbacks are due at once, and the withdrawals go on.
 
