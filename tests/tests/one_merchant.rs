@@ -346,3 +346,107 @@ async fn many_writers_complete_one_merchants_deposits_while_withdrawals_race() {
     let report = ledger::check(&f.app).await.unwrap();
     assert!(report.ok(), "{:?}", report.differences);
 }
+
+/// A transaction that coalesces its balance changes (a group commit's
+/// batch) books exactly what one statement per change books: each change
+/// its own version and its own line with the balance after it, a read in
+/// between sees the changes so far, and a change that would overdraw is
+/// refused at the same point (and then nothing of the transaction stays).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coalescing_transaction_books_what_one_statement_per_change_books() {
+    use payments_service::app::ledger::{Entry, EntryFor, LedgerError};
+    let (_server, url) = adapter::start();
+    let f = Fixture::start(
+        &url,
+        adapter::SECRET,
+        Arc::new(ManualClock::at_system_time()),
+    )
+    .await;
+    let merchant = f.merchant.id.clone();
+    let order = |no: &'static str| EntryFor {
+        merchant_id: &merchant,
+        currency: "BDT",
+        order_no: no,
+        merchant_order_no: no,
+    };
+    let credits: Vec<Entry> = [("C1", 1_000), ("C2", 2_000), ("C3", 3_000)]
+        .into_iter()
+        .map(|(no, units)| Entry::deposit_completed(order(no), units, 0))
+        .collect();
+    let freeze_all = Entry::withdrawal_frozen(order("W1"), 6_000, 0);
+    let now = chrono::Utc::now().timestamp();
+    let (read_between, after) = f
+        .app
+        .db
+        .transaction::<_, LedgerError, _>(move |tx| {
+            Box::pin(async move {
+                tx.coalesce_balances();
+                for e in &credits {
+                    ledger::post(tx, e, now).await?;
+                }
+                let between = tx.balances_of(&freeze_all.merchant_id).await?;
+                ledger::post(tx, &freeze_all, now).await?;
+                let after = tx.balances_of(&freeze_all.merchant_id).await?;
+                Ok((between, after))
+            })
+        })
+        .await
+        .unwrap();
+    let bdt = |rows: &[payments_service::store::rows::BalanceRow]| {
+        let b = rows.iter().find(|b| b.currency == "BDT").unwrap();
+        (b.available, b.frozen, b.version)
+    };
+    assert_eq!(
+        bdt(&read_between),
+        (6_000, 0, 3),
+        "a read sees the changes so far"
+    );
+    assert_eq!(bdt(&after), (0, 6_000, 4));
+    let page = payments_service::app::balance_history::lines(&f.app, &merchant, "BDT", None, None)
+        .await
+        .unwrap();
+    let lines: Vec<(i64, i64, i64)> = page
+        .items
+        .iter()
+        .map(|l| (l.version, l.available_after, l.frozen_after))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![(1, 1_000, 0), (2, 3_000, 0), (3, 6_000, 0), (4, 0, 6_000)],
+        "one line per change, each with the balance after it"
+    );
+
+    // A credit in memory, then a freeze one unit more than there is.
+    let credit = Entry::deposit_completed(order("C4"), 500, 0);
+    let overdraw = Entry::withdrawal_frozen(order("W2"), 501, 0);
+    let refused = f
+        .app
+        .db
+        .transaction::<(), LedgerError, _>(move |tx| {
+            Box::pin(async move {
+                tx.coalesce_balances();
+                ledger::post(tx, &credit, now).await?;
+                ledger::post(tx, &overdraw, now).await?;
+                Ok(())
+            })
+        })
+        .await;
+    assert!(
+        matches!(refused, Err(LedgerError::Insufficient)),
+        "{refused:?}"
+    );
+    let who = merchant.clone();
+    let rows = f
+        .app
+        .db
+        .run(move |tx| Box::pin(async move { tx.balances_of(&who).await }))
+        .await
+        .unwrap();
+    assert_eq!(
+        bdt(&rows),
+        (0, 6_000, 4),
+        "nothing of the refused transaction stays"
+    );
+    let report = ledger::check(&f.app).await.unwrap();
+    assert!(report.ok(), "{:?}", report.differences);
+}

@@ -133,6 +133,9 @@ where
         let together = db
             .transaction::<_, Undone, _>(move |tx| {
                 Box::pin(async move {
+                    // The units move one balance in turn: it is changed
+                    // once by a statement and then in memory, written once.
+                    tx.coalesce_balances();
                     let mut out = Vec::with_capacity(units.len());
                     for unit in &units {
                         // Any refusal undoes the batch; the units are run

@@ -40,7 +40,7 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use futures::future::BoxFuture;
-use queries::PeopleQueries;
+use queries::{LedgerQueries, PeopleQueries};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -115,10 +115,14 @@ enum Pools {
 async fn in_unit<C, T, E, F>(conn: &mut C, began_ms: i64, f: F) -> (Result<T, E>, Effects)
 where
     for<'x> Tx<'x, C>: Store,
+    E: From<StoreError>,
     F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>>,
 {
     let mut tx = Tx::new(conn, began_ms);
-    let result = f(&mut tx).await;
+    let result = match f(&mut tx).await {
+        Ok(value) => tx.flush_balances().await.map(|()| value).map_err(E::from),
+        Err(e) => Err(e),
+    };
     (result, tx.into_effects())
 }
 
@@ -177,7 +181,11 @@ where
 {
     let mut tx = Tx::new(conn, began_ms);
     let Some(pending) = pending else {
-        let result = f(&mut tx).await;
+        let result = match f(&mut tx).await {
+            // Balances changed in memory are written before the commit.
+            Ok(value) => tx.flush_balances().await.map(|()| value).map_err(E::from),
+            Err(e) => Err(e),
+        };
         return (result, tx.into_effects());
     };
     let audit::PendingAudit {
@@ -191,6 +199,9 @@ where
     };
     let result = match f(&mut tx).await {
         Ok(value) => {
+            if let Err(e) = tx.flush_balances().await {
+                return (Err(e.into()), tx.into_effects());
+            }
             if row.target_id.is_empty() {
                 // A creation: its target is the row it created.
                 row.target_id = tx.done.created.clone().unwrap_or_default();

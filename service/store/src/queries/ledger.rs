@@ -46,6 +46,11 @@ pub trait LedgerQueries: Send {
     async fn unbalanced_entries(&mut self) -> StoreResult<Vec<EntrySum>>;
 
     async fn count_journal_entries(&mut self) -> StoreResult<i64>;
+
+    /// Writes the balances a coalescing transaction changed in memory
+    /// (`UnitOfWork::coalesce_balances`); nothing otherwise. The unit of
+    /// work calls it before it commits.
+    async fn flush_balances(&mut self) -> StoreResult<()>;
 }
 
 macro_rules! impl_ledger {
@@ -53,6 +58,13 @@ macro_rules! impl_ledger {
         #[async_trait]
         impl LedgerQueries for $conn {
             async fn ensure_balance(&mut self, row: &BalanceRow) -> StoreResult<()> {
+                if self
+                    .balances
+                    .as_ref()
+                    .is_some_and(|b| b.holds(&row.merchant_id, &row.currency))
+                {
+                    return Ok(());
+                }
                 diesel::insert_into(balances::table)
                     .values(row)
                     .on_conflict((balances::merchant_id, balances::currency))
@@ -63,6 +75,7 @@ macro_rules! impl_ledger {
             }
 
             async fn balances_of(&mut self, merchant_id: &str) -> StoreResult<Vec<BalanceRow>> {
+                self.flush_balances().await?;
                 Ok(balances::table
                     .filter(balances::merchant_id.eq(merchant_id))
                     .order(balances::currency.asc())
@@ -72,6 +85,7 @@ macro_rules! impl_ledger {
             }
 
             async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>> {
+                self.flush_balances().await?;
                 Ok(balances::table
                     .select(crate::rows::columns::<BalanceRow>())
                     .load(self.c())
@@ -86,9 +100,16 @@ macro_rules! impl_ledger {
                 frozen: i64,
                 now: i64,
             ) -> StoreResult<Option<BalanceRow>> {
+                if let Some(applied) = self
+                    .balances
+                    .as_mut()
+                    .and_then(|b| b.apply(merchant_id, currency, available, frozen, now))
+                {
+                    return Ok(applied);
+                }
                 // One conditional statement: the row lock it takes is what
                 // keeps concurrent withdrawals from overdrawing.
-                let n = diesel::update(
+                let n: Option<BalanceRow> = diesel::update(
                     balances::table
                         .filter(balances::merchant_id.eq(merchant_id))
                         .filter(balances::currency.eq(currency))
@@ -111,7 +132,35 @@ macro_rules! impl_ledger {
                 .get_result(self.c())
                 .await
                 .optional()?;
+                // A coalescing transaction now holds the row's lock (on
+                // SQLite, the database's) to its end: later changes are
+                // made on this copy.
+                if let (Some(buffer), Some(row)) = (self.balances.as_mut(), n.as_ref()) {
+                    buffer.hold(row.clone());
+                }
                 Ok(n)
+            }
+
+            async fn flush_balances(&mut self) -> StoreResult<()> {
+                let Some(buffer) = self.balances.as_mut() else {
+                    return Ok(());
+                };
+                for row in buffer.take_dirty() {
+                    diesel::update(
+                        balances::table
+                            .filter(balances::merchant_id.eq(&row.merchant_id))
+                            .filter(balances::currency.eq(&row.currency)),
+                    )
+                    .set((
+                        balances::available.eq(row.available),
+                        balances::frozen.eq(row.frozen),
+                        balances::version.eq(row.version),
+                        balances::updated_at.eq(row.updated_at),
+                    ))
+                    .execute(self.c())
+                    .await?;
+                }
+                Ok(())
             }
 
             async fn insert_journal_entry(
@@ -140,6 +189,7 @@ macro_rules! impl_ledger {
             }
 
             async fn account_sums(&mut self) -> StoreResult<Vec<AccountSum>> {
+                self.flush_balances().await?;
                 Ok(diesel::sql_query(dialect::ACCOUNT_SUMS)
                     .load(self.c())
                     .await?)
