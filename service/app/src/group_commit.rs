@@ -30,6 +30,11 @@ pub type Unit<T, E> =
 
 /// The most units one transaction holds.
 pub const BATCH: usize = 64;
+/// The most transactions one lane has open at once. The balance they share
+/// is locked only at each one's end (its credits are summed and written
+/// once, `coalesce_balances`), so the rest of their work (the orders,
+/// their callbacks, the journal) overlaps instead of waiting in turn.
+pub const COMMITTERS: usize = 4;
 /// The most units one lane holds waiting; past it a unit is refused at
 /// once (`Full`), as every other queue of the service is bounded.
 pub const WAITING: usize = 4_096;
@@ -41,8 +46,8 @@ struct Waiting<T, E> {
 
 struct Lane<T, E> {
     queue: Vec<Waiting<T, E>>,
-    /// A task is committing this lane's batches.
-    running: bool,
+    /// Tasks committing this lane's batches.
+    running: usize,
 }
 
 /// Why a unit got no outcome of its own.
@@ -80,13 +85,17 @@ where
             let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
             let lane = lanes.entry(key.clone()).or_insert_with(|| Lane {
                 queue: Vec::new(),
-                running: false,
+                running: 0,
             });
             if lane.queue.len() >= WAITING {
                 return Err(Refused::Full);
             }
             lane.queue.push(Waiting { unit, answer });
-            !std::mem::replace(&mut lane.running, true)
+            // Another committer while fewer run than may: one takes what
+            // waits as a batch while the others' batches are in flight.
+            let lead = lane.running < COMMITTERS;
+            lane.running += usize::from(lead);
+            lead
         };
         if lead {
             // A task of its own, so that a caller that stops waiting (its
@@ -111,7 +120,10 @@ where
                 return;
             };
             if lane.queue.is_empty() {
-                all.remove(&key);
+                lane.running -= 1;
+                if lane.running == 0 {
+                    all.remove(&key);
+                }
                 return;
             }
             let n = lane.queue.len().min(BATCH);
@@ -133,8 +145,8 @@ where
         let together = db
             .transaction::<_, Undone, _>(move |tx| {
                 Box::pin(async move {
-                    // The units move one balance in turn: it is changed
-                    // once by a statement and then in memory, written once.
+                    // The units credit one balance: summed, and written
+                    // (and locked) once, at the end.
                     tx.coalesce_balances();
                     let mut out = Vec::with_capacity(units.len());
                     for unit in &units {

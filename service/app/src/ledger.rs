@@ -219,30 +219,26 @@ pub async fn post(tx: &mut dyn Store, entry: &Entry, now: i64) -> Result<(), Led
             now,
         ))
         .await?;
-        let Some(after) = tx
-            .apply_balance_delta(&entry.merchant_id, &entry.currency, available, frozen, now)
-            .await?
-        else {
-            return Err(LedgerError::Insufficient);
-        };
-        tx.insert_balance_transaction(&BalanceTransactionRow {
+        // The version, the balance after and the time are filled in from
+        // the balance as moved.
+        let line = BalanceTransactionRow {
             id: uuid::Uuid::new_v4().to_string(),
             merchant_id: entry.merchant_id.clone(),
             currency: entry.currency.clone(),
-            version: after.version,
+            version: 0,
             kind: entry.kind.to_string(),
             order_no: entry.order_no.clone(),
             merchant_order_no: entry.merchant_order_no.clone(),
             available_change: available,
             frozen_change: frozen,
             fee: entry.delta(&Account::Fees),
-            available_after: after.available,
-            frozen_after: after.frozen,
-            // The balance's time, not `now`: it never goes back along the
-            // versions, so a day's lines are one run of them.
-            created_at: after.updated_at,
-        })
-        .await?;
+            available_after: 0,
+            frozen_after: 0,
+            created_at: 0,
+        };
+        if !tx.move_balance(line, now).await? {
+            return Err(LedgerError::Insufficient);
+        }
     }
     Ok(())
 }

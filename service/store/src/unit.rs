@@ -35,86 +35,225 @@ pub struct Tx<'c, C> {
     pub(crate) balances: Option<BalanceBuffer>,
 }
 
-/// The balances a coalescing transaction has locked, as it has changed
-/// them so far, by merchant and currency.
+/// The balances a coalescing transaction moves, by merchant and currency.
 ///
 /// Why: many completions of one merchant in one transaction each moved the
 /// same row by a statement of its own, so the row grew a chain of versions
 /// within the transaction that every later statement walked (measured: most
 /// of PostgreSQL's time in `heap_hot_search_buffer` and
-/// `heap_page_prune_opt`). The first change of a row is still its own
-/// conditional statement, which takes the row's lock until the commit, so
-/// what this holds is exactly the row as the database would have it; the
-/// rest are checked and applied here and written once, before the commit
-/// (`flush_balances`), or before anything reads balances in between.
+/// `heap_page_prune_opt`), and the row stayed locked from the first
+/// completion to the commit, so one merchant's batches ran one at a time.
+/// Credits (no side going down) are summed here and their lines wait: the
+/// row is moved once, by one conditional statement, at the end
+/// (`flush_balances`), which is when it is locked, and the lines get their
+/// versions and balances after from what that statement returns. A change
+/// that takes money away needs the row as it is: what waits is written
+/// first, the row is then held locked, and that change and the later ones
+/// are checked and applied to the held copy, exactly as the database
+/// would, and written at the end.
 #[derive(Debug, Default)]
 pub struct BalanceBuffer {
-    pub(crate) rows: std::collections::HashMap<(String, String), Buffered>,
+    /// In key order, so that a transaction moving several balances locks
+    /// them in one order.
+    pub(crate) rows: std::collections::BTreeMap<(String, String), Balance>,
 }
 
 #[derive(Debug)]
-pub(crate) struct Buffered {
-    pub row: crate::rows::BalanceRow,
-    /// Changed in memory since it was last written.
-    pub dirty: bool,
-}
-
-impl BalanceBuffer {
-    /// Applies a change to a held row as the conditional statement would:
-    /// the row as changed, or `None` when either side would go below zero
-    /// (and then nothing changes). `None` too when the row is not held.
-    pub(crate) fn apply(
-        &mut self,
-        merchant_id: &str,
-        currency: &str,
+pub(crate) enum Balance {
+    /// Credits not yet written: their sums, the latest time, their lines.
+    Waiting {
         available: i64,
         frozen: i64,
         now: i64,
-    ) -> Option<Option<crate::rows::BalanceRow>> {
-        let held = self
+        lines: Vec<crate::rows::BalanceTransactionRow>,
+    },
+    /// Locked by a statement of this transaction: changed in memory since.
+    Held {
+        row: crate::rows::BalanceRow,
+        dirty: bool,
+    },
+}
+
+impl BalanceBuffer {
+    fn key(line: &crate::rows::BalanceTransactionRow) -> (String, String) {
+        (line.merchant_id.clone(), line.currency.clone())
+    }
+
+    pub(crate) fn knows(&self, merchant_id: &str, currency: &str) -> bool {
+        self.rows
+            .contains_key(&(merchant_id.to_string(), currency.to_string()))
+    }
+
+    /// Keeps a credit to be written with the others, or gives the line
+    /// back when it must be applied to the row now (it takes money away,
+    /// or the row is already held).
+    pub(crate) fn wait(
+        &mut self,
+        line: crate::rows::BalanceTransactionRow,
+        now: i64,
+    ) -> Option<crate::rows::BalanceTransactionRow> {
+        if line.available_change < 0 || line.frozen_change < 0 {
+            return Some(line);
+        }
+        match self
             .rows
-            .get_mut(&(merchant_id.to_string(), currency.to_string()))?;
-        let row = &mut held.row;
+            .entry(Self::key(&line))
+            .or_insert(Balance::Waiting {
+                available: 0,
+                frozen: 0,
+                now,
+                lines: Vec::new(),
+            }) {
+            Balance::Waiting {
+                available,
+                frozen,
+                now: latest,
+                lines,
+            } => {
+                let (Some(a), Some(f)) = (
+                    available.checked_add(line.available_change),
+                    frozen.checked_add(line.frozen_change),
+                ) else {
+                    return Some(line);
+                };
+                (*available, *frozen, *latest) = (a, f, (*latest).max(now));
+                lines.push(line);
+                None
+            }
+            Balance::Held { .. } => Some(line),
+        }
+    }
+
+    /// Whether the line's balance is waiting to be written.
+    pub(crate) fn is_waiting(&self, line: &crate::rows::BalanceTransactionRow) -> bool {
+        matches!(
+            self.rows.get(&Self::key(line)),
+            Some(Balance::Waiting { .. })
+        )
+    }
+
+    /// Applies a change to a held row as the conditional statement would,
+    /// filling in its line: false when either side would go below zero
+    /// (and then nothing changes). `None` when the row is not held.
+    pub(crate) fn apply(
+        &mut self,
+        line: &mut crate::rows::BalanceTransactionRow,
+        now: i64,
+    ) -> Option<bool> {
+        let Some(Balance::Held { row, dirty }) = self.rows.get_mut(&Self::key(line)) else {
+            return None;
+        };
         let (Some(a), Some(f)) = (
-            row.available.checked_add(available),
-            row.frozen.checked_add(frozen),
+            row.available.checked_add(line.available_change),
+            row.frozen.checked_add(line.frozen_change),
         ) else {
-            return Some(None);
+            return Some(false);
         };
         if a < 0 || f < 0 {
-            return Some(None);
+            return Some(false);
         }
         row.available = a;
         row.frozen = f;
         row.version += 1;
         row.updated_at = row.updated_at.max(now);
-        held.dirty = true;
-        Some(Some(row.clone()))
+        *dirty = true;
+        fill(line, row);
+        Some(true)
     }
 
-    pub(crate) fn holds(&self, merchant_id: &str, currency: &str) -> bool {
-        self.rows
-            .contains_key(&(merchant_id.to_string(), currency.to_string()))
-    }
-
+    /// The row as a statement of this transaction left it, held from now
+    /// to the end.
     pub(crate) fn hold(&mut self, row: crate::rows::BalanceRow) {
         self.rows.insert(
             (row.merchant_id.clone(), row.currency.clone()),
-            Buffered { row, dirty: false },
+            Balance::Held { row, dirty: false },
         );
     }
 
-    /// The rows changed since last written, marked written.
-    pub(crate) fn take_dirty(&mut self) -> Vec<crate::rows::BalanceRow> {
-        self.rows
-            .values_mut()
-            .filter(|b| b.dirty)
-            .map(|b| {
-                b.dirty = false;
-                b.row.clone()
+    /// The balances to write, in key order: credits waiting (the key, the
+    /// sums, the latest time, the lines) and held rows changed since
+    /// written. Both are forgotten here; the writer holds what it wrote.
+    pub(crate) fn take(&mut self) -> (Vec<Waited>, Vec<crate::rows::BalanceRow>) {
+        let mut waited = Vec::new();
+        let mut changed = Vec::new();
+        let keys: Vec<_> = self.rows.keys().cloned().collect();
+        for key in keys {
+            match self.rows.get_mut(&key) {
+                Some(Balance::Held { row, dirty }) if *dirty => {
+                    *dirty = false;
+                    changed.push(row.clone());
+                }
+                Some(Balance::Waiting { .. }) => {
+                    if let Some(Balance::Waiting {
+                        available,
+                        frozen,
+                        now,
+                        lines,
+                    }) = self.rows.remove(&key)
+                    {
+                        waited.push(Waited {
+                            merchant_id: key.0,
+                            currency: key.1,
+                            available,
+                            frozen,
+                            now,
+                            lines,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        (waited, changed)
+    }
+}
+
+/// Credits of one balance written together.
+pub(crate) struct Waited {
+    pub merchant_id: String,
+    pub currency: String,
+    pub available: i64,
+    pub frozen: i64,
+    pub now: i64,
+    pub lines: Vec<crate::rows::BalanceTransactionRow>,
+}
+
+impl Waited {
+    /// The lines, given the row as the one statement left it: versions in
+    /// turn up to the row's, each with the balance after it, all at the
+    /// row's time.
+    pub(crate) fn lines_after(
+        self,
+        row: &crate::rows::BalanceRow,
+    ) -> Vec<crate::rows::BalanceTransactionRow> {
+        let n = self.lines.len() as i64;
+        let mut available = row.available - self.available;
+        let mut frozen = row.frozen - self.frozen;
+        let mut version = row.version - n;
+        self.lines
+            .into_iter()
+            .map(|mut line| {
+                available += line.available_change;
+                frozen += line.frozen_change;
+                version += 1;
+                line.version = version;
+                line.available_after = available;
+                line.frozen_after = frozen;
+                line.created_at = row.updated_at;
+                line
             })
             .collect()
     }
+}
+
+/// A line's version, balance after and time, from the balance as changed.
+/// The balance's time, not the change's: it never goes back along the
+/// versions, so a day's lines are one run of them.
+pub(crate) fn fill(line: &mut crate::rows::BalanceTransactionRow, row: &crate::rows::BalanceRow) {
+    line.version = row.version;
+    line.available_after = row.available;
+    line.frozen_after = row.frozen;
+    line.created_at = row.updated_at;
 }
 
 impl<'c, C> Tx<'c, C> {
@@ -154,10 +293,11 @@ pub trait UnitOfWork {
     /// first attempt is measured finer than the seconds the rows keep.
     fn began_ms(&self) -> i64;
 
-    /// From here to its commit, the transaction changes each balance it
-    /// touches by one statement and then in memory, written once before
-    /// the commit: for a transaction that moves one balance many times
-    /// (a group commit's batch). Checks and outcomes are the same.
+    /// From here to its commit, the transaction sums the credits of each
+    /// balance and writes them by one statement before the commit, and
+    /// applies later changes of a row it had to read to its copy
+    /// (`BalanceBuffer`): for a transaction that moves one balance many
+    /// times (a group commit's batch). Checks and outcomes are the same.
     fn coalesce_balances(&mut self);
 }
 

@@ -1,6 +1,7 @@
 //! Balances and the double-entry journal.
 
 use crate::dialect::{self, Dialect};
+use crate::queries::events::EventQueries;
 use crate::rows::*;
 use crate::schema::*;
 use crate::StoreResult;
@@ -18,18 +19,14 @@ pub trait LedgerQueries: Send {
 
     async fn all_balances(&mut self) -> StoreResult<Vec<BalanceRow>>;
 
-    /// Adds the deltas to a balance and bumps its version, unless either
-    /// side would go below zero. Returns the balance as changed, or none.
-    /// Its `updated_at` never goes back: a change that waited for the row
-    /// behind one stamped later keeps the later time.
-    async fn apply_balance_delta(
-        &mut self,
-        merchant_id: &str,
-        currency: &str,
-        available: i64,
-        frozen: i64,
-        now: i64,
-    ) -> StoreResult<Option<BalanceRow>>;
+    /// Moves a balance by its line's changes and bumps its version, unless
+    /// either side would go below zero, and writes the line with the
+    /// version, the balance after and the time filled in: false when it
+    /// would go below zero (nothing written). The balance's `updated_at`
+    /// never goes back: a change that waited for the row behind one
+    /// stamped later keeps the later time. In a coalescing transaction a
+    /// credit is written at the end (`flush_balances`).
+    async fn move_balance(&mut self, line: BalanceTransactionRow, now: i64) -> StoreResult<bool>;
 
     async fn insert_journal_entry(
         &mut self,
@@ -47,7 +44,7 @@ pub trait LedgerQueries: Send {
 
     async fn count_journal_entries(&mut self) -> StoreResult<i64>;
 
-    /// Writes the balances a coalescing transaction changed in memory
+    /// Writes what a coalescing transaction kept of its balances
     /// (`UnitOfWork::coalesce_balances`); nothing otherwise. The unit of
     /// work calls it before it commits.
     async fn flush_balances(&mut self) -> StoreResult<()>;
@@ -61,7 +58,7 @@ macro_rules! impl_ledger {
                 if self
                     .balances
                     .as_ref()
-                    .is_some_and(|b| b.holds(&row.merchant_id, &row.currency))
+                    .is_some_and(|b| b.knows(&row.merchant_id, &row.currency))
                 {
                     return Ok(());
                 }
@@ -92,60 +89,86 @@ macro_rules! impl_ledger {
                     .await?)
             }
 
-            async fn apply_balance_delta(
+            async fn move_balance(
                 &mut self,
-                merchant_id: &str,
-                currency: &str,
-                available: i64,
-                frozen: i64,
+                mut line: BalanceTransactionRow,
                 now: i64,
-            ) -> StoreResult<Option<BalanceRow>> {
-                if let Some(applied) = self
-                    .balances
-                    .as_mut()
-                    .and_then(|b| b.apply(merchant_id, currency, available, frozen, now))
-                {
-                    return Ok(applied);
+            ) -> StoreResult<bool> {
+                if let Some(buffer) = self.balances.as_mut() {
+                    match buffer.wait(line, now) {
+                        None => return Ok(true),
+                        Some(back) => line = back,
+                    }
+                    if buffer.is_waiting(&line) {
+                        // Money going out of a balance with credits
+                        // waiting: they are written first, and the row
+                        // held.
+                        self.flush_balances().await?;
+                    }
+                    if let Some(moved) =
+                        self.balances.as_mut().and_then(|b| b.apply(&mut line, now))
+                    {
+                        if moved {
+                            self.insert_balance_transaction(&line).await?;
+                        }
+                        return Ok(moved);
+                    }
                 }
-                // One conditional statement: the row lock it takes is what
-                // keeps concurrent withdrawals from overdrawing.
-                let n: Option<BalanceRow> = diesel::update(
-                    balances::table
-                        .filter(balances::merchant_id.eq(merchant_id))
-                        .filter(balances::currency.eq(currency))
-                        .filter((balances::available + available).ge(0))
-                        .filter((balances::frozen + frozen).ge(0)),
-                )
-                .set((
-                    balances::available.eq(balances::available + available),
-                    balances::frozen.eq(balances::frozen + frozen),
-                    balances::version.eq(balances::version + 1),
-                    balances::updated_at.eq(diesel::dsl::sql::<diesel::sql_types::BigInt>(
-                        "CASE WHEN updated_at > ",
+                let Some(row) = self
+                    .move_row(
+                        &line.merchant_id,
+                        &line.currency,
+                        line.available_change,
+                        line.frozen_change,
+                        1,
+                        now,
                     )
-                    .bind::<diesel::sql_types::BigInt, _>(now)
-                    .sql(" THEN updated_at ELSE ")
-                    .bind::<diesel::sql_types::BigInt, _>(now)
-                    .sql(" END")),
-                ))
-                .returning(crate::rows::columns::<BalanceRow>())
-                .get_result(self.c())
-                .await
-                .optional()?;
+                    .await?
+                else {
+                    return Ok(false);
+                };
+                crate::unit::fill(&mut line, &row);
+                self.insert_balance_transaction(&line).await?;
                 // A coalescing transaction now holds the row's lock (on
                 // SQLite, the database's) to its end: later changes are
                 // made on this copy.
-                if let (Some(buffer), Some(row)) = (self.balances.as_mut(), n.as_ref()) {
-                    buffer.hold(row.clone());
+                if let Some(buffer) = self.balances.as_mut() {
+                    buffer.hold(row);
                 }
-                Ok(n)
+                Ok(true)
             }
 
             async fn flush_balances(&mut self) -> StoreResult<()> {
                 let Some(buffer) = self.balances.as_mut() else {
                     return Ok(());
                 };
-                for row in buffer.take_dirty() {
+                let (waited, changed) = buffer.take();
+                for w in waited {
+                    let moved = self
+                        .move_row(
+                            &w.merchant_id,
+                            &w.currency,
+                            w.available,
+                            w.frozen,
+                            w.lines.len() as i64,
+                            w.now,
+                        )
+                        .await?;
+                    let Some(row) = moved else {
+                        // Credits never take a side below zero: the row is
+                        // not there.
+                        return Err(crate::StoreError::Corrupt {
+                            table: Some("balances"),
+                            row: Some(format!("{} {}", w.merchant_id, w.currency)),
+                            detail: "no balance to write its credits to".into(),
+                        });
+                    };
+                    self.insert_lines(&w.lines_after(&row)).await?;
+                    if let Some(buffer) = self.balances.as_mut() {
+                        buffer.hold(row);
+                    }
+                }
+                for row in changed {
                     diesel::update(
                         balances::table
                             .filter(balances::merchant_id.eq(&row.merchant_id))
@@ -205,8 +228,79 @@ macro_rules! impl_ledger {
                 Ok(journal_entries::table.count().get_result(self.c()).await?)
             }
         }
+
+        impl $conn {
+            /// The balance moved by one conditional statement, as changed,
+            /// or none when either side would go below zero; `versions`
+            /// changes' worth of versions on.
+            async fn move_row(
+                &mut self,
+                merchant_id: &str,
+                currency: &str,
+                available: i64,
+                frozen: i64,
+                versions: i64,
+                now: i64,
+            ) -> StoreResult<Option<BalanceRow>> {
+                // One conditional statement: the row lock it takes is what
+                // keeps concurrent withdrawals from overdrawing.
+                let n: Option<BalanceRow> = diesel::update(
+                    balances::table
+                        .filter(balances::merchant_id.eq(merchant_id))
+                        .filter(balances::currency.eq(currency))
+                        .filter((balances::available + available).ge(0))
+                        .filter((balances::frozen + frozen).ge(0)),
+                )
+                .set((
+                    balances::available.eq(balances::available + available),
+                    balances::frozen.eq(balances::frozen + frozen),
+                    balances::version.eq(balances::version + versions),
+                    balances::updated_at.eq(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+                        "CASE WHEN updated_at > ",
+                    )
+                    .bind::<diesel::sql_types::BigInt, _>(now)
+                    .sql(" THEN updated_at ELSE ")
+                    .bind::<diesel::sql_types::BigInt, _>(now)
+                    .sql(" END")),
+                ))
+                .returning(crate::rows::columns::<BalanceRow>())
+                .get_result(self.c())
+                .await
+                .optional()?;
+                Ok(n)
+            }
+        }
     };
 }
 
 impl_ledger!(crate::Tx<'_, diesel_async::AsyncPgConnection>);
 impl_ledger!(crate::Tx<'_, crate::SqliteConn>);
+
+/// Lines written together: one statement on PostgreSQL; one each on
+/// SQLite, whose diesel backend has no multi-row insert for them, and
+/// where a statement costs no round trip.
+#[async_trait]
+trait InsertLines {
+    async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()>;
+}
+
+#[async_trait]
+impl InsertLines for crate::Tx<'_, diesel_async::AsyncPgConnection> {
+    async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()> {
+        diesel::insert_into(balance_transactions::table)
+            .values(lines)
+            .execute(self.c())
+            .await?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl InsertLines for crate::Tx<'_, crate::SqliteConn> {
+    async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()> {
+        for line in lines {
+            self.insert_balance_transaction(line).await?;
+        }
+        Ok(())
+    }
+}
