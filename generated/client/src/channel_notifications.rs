@@ -293,7 +293,7 @@ The service's side of the channel adapter protocol (`openapi/channel.json`): whe
 **Bounds.** These requests count with the payment API's towards the instance's bound on requests at once; past it, or when no database connection is free within the configured wait, the answer is 503 `SERVICE_UNAVAILABLE` at once with a `Retry-After` header (seconds): nothing was recorded, and the adapter sends the notification again. Each instance holds at most a configured number of connections open at once (1024 unless configured); a connection past it is answered as soon as its request's head has arrived, without its body being read, with the same 503, `Retry-After: 1` and `Connection: close`, and closed; one that sends no whole head within 5 seconds is closed unanswered. Of them, a configured number (64 unless configured) are kept for each of three surfaces (the payment API with channels and the sandbox, the operator API, the pages), so that a crowd on one leaves the others theirs: a connection is refused as above once the shared ones and those kept for the surface its request line names are all held. And one address holds at most a configured number of them (128 unless configured; the load balancers an operator names as trusted proxies are not counted so): a connection from an address that holds as many is refused as above. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed; a request whose body has not arrived whole within 30 seconds of its head is answered 400 `INVALID_BODY` and its connection closed.
 
 
-Version: 0.3.0*/
+Version: 0.3.1*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -337,7 +337,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::ChannelSecret> for Client {
     fn api_version() -> &'static str {
-        "0.3.0"
+        "0.3.1"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
