@@ -450,3 +450,37 @@ async fn a_coalescing_transaction_books_what_one_statement_per_change_books() {
     let report = ledger::check(&f.app).await.unwrap();
     assert!(report.ok(), "{:?}", report.differences);
 }
+
+/// A lane holds at most `WAITING` units; the next is refused at once
+/// (`Refused::Full`, which the notification endpoint answers 503), and
+/// every unit it took is committed. The units are all queued before any
+/// committer runs (one thread, each future polled once), so the count of
+/// refusals is exact.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lane_past_its_bound_refuses_at_once_and_commits_what_it_took() {
+    use payments_service::app::group_commit::{GroupCommit, Refused, Unit, WAITING};
+    use payments_service::store::StoreError;
+    use std::task::Poll;
+    let (_server, url) = adapter::start();
+    let f = Fixture::start(
+        &url,
+        adapter::SECRET,
+        Arc::new(ManualClock::at_system_time()),
+    )
+    .await;
+    let lanes: GroupCommit<&str, (), StoreError> = GroupCommit::new(f.app.db.clone());
+    let unit: Unit<(), StoreError> = Arc::new(|_tx| Box::pin(async { Ok(()) }));
+    let (mut taken, mut refused) = (Vec::new(), 0);
+    for _ in 0..WAITING + 5 {
+        let mut answer = Box::pin(lanes.run("one merchant", unit.clone()));
+        match futures::poll!(&mut answer) {
+            Poll::Ready(Err(Refused::Full)) => refused += 1,
+            Poll::Ready(other) => panic!("answered before any commit: {other:?}"),
+            Poll::Pending => taken.push(answer),
+        }
+    }
+    assert_eq!((taken.len(), refused), (WAITING, 5));
+    for answer in taken {
+        assert!(matches!(answer.await, Ok(Ok(()))));
+    }
+}
