@@ -119,11 +119,21 @@ where
     F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>>,
 {
     let mut tx = Tx::new(conn, began_ms);
-    let result = match f(&mut tx).await {
-        Ok(value) => tx.flush_balances().await.map(|()| value).map_err(E::from),
-        Err(e) => Err(e),
-    };
+    let result = work_then_balances(&mut tx, f).await;
     (result, tx.into_effects())
+}
+
+/// The unit's work, then what it kept of its balances written
+/// (`coalesce_balances`), so that nothing it moved is left unwritten.
+async fn work_then_balances<'x, C, T, E, F>(tx: &mut Tx<'x, C>, f: F) -> Result<T, E>
+where
+    Tx<'x, C>: Store,
+    E: From<StoreError>,
+    F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>>,
+{
+    let value = f(tx).await?;
+    tx.flush_balances().await?;
+    Ok(value)
 }
 
 /// Why a transaction ended without committing: the work's own error, or
@@ -181,11 +191,7 @@ where
 {
     let mut tx = Tx::new(conn, began_ms);
     let Some(pending) = pending else {
-        let result = match f(&mut tx).await {
-            // Balances changed in memory are written before the commit.
-            Ok(value) => tx.flush_balances().await.map(|()| value).map_err(E::from),
-            Err(e) => Err(e),
-        };
+        let result = work_then_balances(&mut tx, f).await;
         return (result, tx.into_effects());
     };
     let audit::PendingAudit {
@@ -197,11 +203,8 @@ where
         Ok(before) => before,
         Err(e) => return (Err(e.into()), tx.into_effects()),
     };
-    let result = match f(&mut tx).await {
+    let result = match work_then_balances(&mut tx, f).await {
         Ok(value) => {
-            if let Err(e) = tx.flush_balances().await {
-                return (Err(e.into()), tx.into_effects());
-            }
             if row.target_id.is_empty() {
                 // A creation: its target is the row it created.
                 row.target_id = tx.done.created.clone().unwrap_or_default();

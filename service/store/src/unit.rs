@@ -176,32 +176,27 @@ impl BalanceBuffer {
     pub(crate) fn take(&mut self) -> (Vec<Waited>, Vec<crate::rows::BalanceRow>) {
         let mut waited = Vec::new();
         let mut changed = Vec::new();
-        let keys: Vec<_> = self.rows.keys().cloned().collect();
-        for key in keys {
-            match self.rows.get_mut(&key) {
-                Some(Balance::Held { row, dirty }) if *dirty => {
-                    *dirty = false;
-                    changed.push(row.clone());
-                }
-                Some(Balance::Waiting { .. }) => {
-                    if let Some(Balance::Waiting {
-                        available,
-                        frozen,
-                        now,
-                        lines,
-                    }) = self.rows.remove(&key)
-                    {
-                        waited.push(Waited {
-                            merchant_id: key.0,
-                            currency: key.1,
-                            available,
-                            frozen,
-                            now,
-                            lines,
-                        });
+        for ((merchant_id, currency), balance) in std::mem::take(&mut self.rows) {
+            match balance {
+                Balance::Waiting {
+                    available,
+                    frozen,
+                    now,
+                    lines,
+                } => waited.push(Waited {
+                    merchant_id,
+                    currency,
+                    available,
+                    frozen,
+                    now,
+                    lines,
+                }),
+                Balance::Held { row, dirty } => {
+                    if dirty {
+                        changed.push(row.clone());
                     }
+                    self.hold(row);
                 }
-                _ => {}
             }
         }
         (waited, changed)
