@@ -264,6 +264,19 @@ thread_local! {
     static MODEL: std::cell::RefCell<(Vec<String>, Vec<String>)> = Default::default();
 }
 
+/// The channel adapter and the sandbox with its merchant, on the
+/// system's time; the adapter stops when its server is dropped.
+async fn started() -> (dropshot::HttpServer<Arc<adapter::Adapter>>, Fixture) {
+    let (server, url) = adapter::start();
+    let f = Fixture::start(
+        &url,
+        adapter::SECRET,
+        Arc::new(ManualClock::at_system_time()),
+    )
+    .await;
+    (server, f)
+}
+
 fn knob(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -273,15 +286,8 @@ fn knob(name: &str, default: u64) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn many_writers_complete_one_merchants_deposits_while_withdrawals_race() {
-    let (_server, url) = adapter::start();
-    let f = Arc::new(
-        Fixture::start(
-            &url,
-            adapter::SECRET,
-            Arc::new(ManualClock::at_system_time()),
-        )
-        .await,
-    );
+    let (_server, f) = started().await;
+    let f = Arc::new(f);
     let writers = knob("ONE_MERCHANT_WRITERS", 32);
     let seconds = knob("ONE_MERCHANT_SECONDS", 5);
     let until = Instant::now() + Duration::from_secs(seconds);
@@ -355,13 +361,7 @@ async fn many_writers_complete_one_merchants_deposits_while_withdrawals_race() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_coalescing_transaction_books_what_one_statement_per_change_books() {
     use payments_service::app::ledger::{Entry, EntryFor, LedgerError};
-    let (_server, url) = adapter::start();
-    let f = Fixture::start(
-        &url,
-        adapter::SECRET,
-        Arc::new(ManualClock::at_system_time()),
-    )
-    .await;
+    let (_server, f) = started().await;
     let merchant = f.merchant.id.clone();
     let order = |no: &'static str| EntryFor {
         merchant_id: &merchant,
@@ -461,13 +461,7 @@ async fn a_lane_past_its_bound_refuses_at_once_and_commits_what_it_took() {
     use payments_service::app::group_commit::{GroupCommit, Refused, Unit, WAITING};
     use payments_service::store::StoreError;
     use std::task::Poll;
-    let (_server, url) = adapter::start();
-    let f = Fixture::start(
-        &url,
-        adapter::SECRET,
-        Arc::new(ManualClock::at_system_time()),
-    )
-    .await;
+    let (_server, f) = started().await;
     let lanes: GroupCommit<&str, (), StoreError> = GroupCommit::new(f.app.db.clone());
     let unit: Unit<(), StoreError> = Arc::new(|_tx| Box::pin(async { Ok(()) }));
     let (mut taken, mut refused) = (Vec::new(), 0);
