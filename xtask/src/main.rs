@@ -21,7 +21,8 @@ commands:
                       nothing and fail if generated/ or the dropshot round trip
                       differs from the spec
   bench [--seconds N] [--drain N] [--steady-rate N] [--sizes 10000,...]
-        [--only requests,delivery,sizes,channels,feed]
+        [--only requests,delivery,sizes,channels,feed,abuse,routing,peer]
+        [--peer svix]
                       release build on the local PostgreSQL, load from
                       separate processes: create, query, balance at 1/16/64
                       clients against pgbench's insert; a drained callback
@@ -32,8 +33,12 @@ commands:
                       own process (--steady-rate is its offered rate too);
                       the events feed followed while 16 clients complete
                       deposits (events/s, commit → feed lag).
+                      With --peer svix (SVIX_BIN: a svix-server built as
+                      ../shared/peers/svix/README.md says), also the drain
+                      (3 each, in turn) and steady 500/s side by side with it.
                       Writes bench/results/ (with --only: target/bench-partial/;
-                      channels.md and feed.md always to bench/results/)
+                      channels, feed, abuse, routing and peer .md always to
+                      bench/results/)
   conformance [--profile sandbox|production] [--base-url URL]
               [--features a,b] [--tags EXPR] [--realtime]
                       run the cucumber suite (features/) against the profile,

@@ -130,12 +130,13 @@ pub fn drain(bench: &Bench, database: &str, n: usize, port: u16) -> Result<Drain
             .context("starting the receiver")?,
     );
     wait_for_port(port)?;
+    let mut poll = super::Poll::start(database)?;
     let started = Instant::now();
     let service = bench.start(database, "sandbox", true)?;
     // Polled, not waited on: the service says nothing when it is done.
     // A tenth of a second is 1% of a 10,000-delivery drain at 1,000/s.
     let seconds = loop {
-        let left: usize = query_one(database, UNDELIVERED)?.parse()?;
+        let left: usize = poll.one(UNDELIVERED)?.parse()?;
         if left == 0 {
             break started.elapsed().as_secs_f64();
         }
@@ -330,7 +331,7 @@ FROM bench_orders o, nextval('bench_arrivals_seq') AS s WHERE o.n = :n;
 /// through the API because on this machine's two cores the completions
 /// themselves (ledger, balance, callback record) could not be offered at
 /// 500 a second beside the delivery being measured.
-fn steady(bench: &Bench, database: &str, rate: u32) -> Result<Value> {
+pub(super) fn steady(bench: &Bench, database: &str, rate: u32) -> Result<Value> {
     super::psql(
         database,
         "CREATE TABLE bench_orders AS \

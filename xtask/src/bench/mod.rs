@@ -11,6 +11,7 @@ mod channels;
 mod config;
 mod delivery;
 mod feed;
+mod peer;
 mod report;
 mod routing;
 mod sizes;
@@ -40,10 +41,12 @@ pub struct Options {
     pub sizes: Vec<u64>,
     /// Only these parts (all when empty).
     pub only: Vec<String>,
+    /// The webhook sender to run side by side with ours (`svix`).
+    pub peer: Option<String>,
 }
 
-const PARTS: [&str; 7] = [
-    "requests", "delivery", "sizes", "channels", "feed", "abuse", "routing",
+const PARTS: [&str; 8] = [
+    "requests", "delivery", "sizes", "channels", "feed", "abuse", "routing", "peer",
 ];
 
 impl Options {
@@ -54,6 +57,7 @@ impl Options {
             steady_rate: 500,
             sizes: vec![10_000, 100_000, 1_000_000],
             only: Vec::new(),
+            peer: None,
         };
         let mut args = args.iter();
         while let Some(arg) = args.next() {
@@ -82,8 +86,18 @@ impl Options {
                         bail!("--only: `{bad}` is not one of {}", PARTS.join(", "));
                     }
                 }
+                "--peer" => {
+                    let peer = value("--peer")?;
+                    if peer != "svix" {
+                        bail!("--peer: `{peer}` is not a known peer (svix is)");
+                    }
+                    options.peer = Some(peer);
+                }
                 other => bail!("bench: unexpected argument `{other}`"),
             }
+        }
+        if options.only.iter().any(|p| p == "peer") && options.peer.is_none() {
+            bail!("--only peer: say which peer with --peer svix");
         }
         if options.seconds == 0 || options.drain == 0 || options.steady_rate == 0 {
             bail!("--seconds, --drain and --steady-rate must be above zero");
@@ -91,7 +105,12 @@ impl Options {
         Ok(options)
     }
 
+    /// The peer part runs only when a peer is named: its program is not
+    /// built here.
     fn wants(&self, part: &str) -> bool {
+        if part == "peer" && self.peer.is_none() {
+            return false;
+        }
         self.only.is_empty() || self.only.iter().any(|p| p == part)
     }
 }
@@ -259,6 +278,11 @@ pub struct Results {
 pub fn run(root: &Path, options: &Options) -> Result<()> {
     let started = Instant::now();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let peer = if options.wants("peer") {
+        Some(peer::Peer::find(root)?)
+    } else {
+        None
+    };
     step("building the service and the load generators (release)");
     let status = Command::new(&cargo)
         .current_dir(root)
@@ -361,8 +385,31 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     } else {
         None
     };
+    let peer_figures = match &peer {
+        Some(peer) => Some(peer::run(
+            &bench,
+            peer,
+            &mut databases,
+            run_id,
+            options.drain,
+            options.steady_rate,
+        )?),
+        None => None,
+    };
     drop(databases);
     let _ = std::fs::remove_dir_all(&scratch);
+    if let Some(figures) = &peer_figures {
+        let header = format!(
+            "Written by `cargo xtask bench --peer svix` (commit {}, {}): the service and the \
+             receiver (`tests/examples/delivery_bench.rs`) are release builds; svix-server is \
+             `SVIX_BIN`, driven by `../shared/peers/svix/bench.py`.\n\n## Machine\n\n{}\n",
+            git_commit(root),
+            utc_now(),
+            machine()
+        );
+        let text = peer::write(figures, &header, &root.join("bench/results"))?;
+        println!("\n{text}");
+    }
     if let Some(figures) = &routing_figures {
         let header = format!(
             "Written by `cargo xtask bench` (commit {}, {}): the service in the bench tool's own \
@@ -417,7 +464,9 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         let text = channels::write(figures, &header, &dir)?;
         println!("\n{text}");
     }
-    let own_file = |p: &String| p == "channels" || p == "feed" || p == "abuse" || p == "routing";
+    let own_file = |p: &String| {
+        ["channels", "feed", "abuse", "routing", "peer"].contains(&p.as_str())
+    };
     if options.only.iter().all(own_file) && !options.only.is_empty() {
         step(&format!(
             "wrote bench/results/{}.md in {:.0} s",
@@ -452,6 +501,14 @@ impl Databases {
         psql("test", &format!("CREATE DATABASE {name}"))?;
         self.0.push(name.to_string());
         Ok(name.to_string())
+    }
+
+    /// Drops one before the run ends (a part that makes many), so the disk
+    /// holds one at a time.
+    fn drop_now(&mut self, name: &str) {
+        if psql("test", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).is_ok() {
+            self.0.retain(|n| n != name);
+        }
     }
 }
 
@@ -599,6 +656,46 @@ fn query_one(database: &str, sql: &str) -> Result<String> {
     ]))?
     .trim()
     .to_string())
+}
+
+/// One psql asked the same question again and again: a psql started for
+/// each look, ten looks a second, took a tenth of the two cores from the
+/// drain it timed.
+pub(crate) struct Poll {
+    _psql: Guard,
+    ask: std::process::ChildStdin,
+    answers: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Poll {
+    fn start(database: &str) -> Result<Poll> {
+        let mut child = Command::new("psql")
+            .args([&format!("{PG}/{database}"), "-v", "ON_ERROR_STOP=1", "-tAq"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("starting psql")?;
+        let ask = child.stdin.take().context("psql's stdin")?;
+        let answers = std::io::BufReader::new(child.stdout.take().context("psql's stdout")?);
+        Ok(Poll {
+            _psql: Guard(child),
+            ask,
+            answers,
+        })
+    }
+
+    /// The one-line answer to `sql` (one row, one column).
+    fn one(&mut self, sql: &str) -> Result<String> {
+        use std::io::{BufRead, Write};
+        writeln!(self.ask, "{sql};")?;
+        self.ask.flush()?;
+        let mut line = String::new();
+        if self.answers.read_line(&mut line)? == 0 {
+            bail!("psql ended while polling");
+        }
+        Ok(line.trim().to_string())
+    }
 }
 
 fn free_port() -> Result<u16> {

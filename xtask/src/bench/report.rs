@@ -32,7 +32,11 @@ pub fn write(root: &Path, options: &Options, r: &Results, dir: &Path) -> Result<
         "Payouts and the channel money path through `payments-channel-sim` in a process of \
          its own are in [channels.md](channels.md) (`cargo xtask bench --only channels` \
          writes it alone); the merchant's events feed under load, in [feed.md](feed.md) \
-         (`--only feed`).\n"
+         (`--only feed`); the service under abuse, in [abuse.md](abuse.md) (`--only abuse`); \
+         what routing costs a create, in [routing.md](routing.md) (`--only routing`); the \
+         callback drain and steady rate side by side with svix-server, in [peer.md](peer.md) \
+         (`--peer svix`, with `SVIX_BIN` naming a svix-server built as \
+         `../shared/peers/svix/README.md` describes).\n"
     )?;
     targets(&mut out, r)?;
     if !r.load.is_empty() {
