@@ -31,6 +31,20 @@ const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 /// down.
 const UNHEARD_PAUSE: Duration = Duration::from_secs(1);
 
+/// While someone is at their share, the loop claims again once a quarter
+/// of a share's places were given back, or after this pause, whichever
+/// comes first. A claim then walks their backlog (the oldest due are
+/// theirs) and locks four candidates for each free place; claiming for
+/// every place given back, one or two at a time, spent most of the
+/// database on it in a drain of one merchant's 10,000 callbacks (issue
+/// 56). Others' callbacks due meanwhile wait at most the pause.
+const SHARE_PAUSE: Duration = Duration::from_millis(50);
+
+/// While claims keep finding nothing past someone at their share, the
+/// pause doubles up to this: others' callbacks wait at most this long for
+/// a look (issue 55 asks 1 s at p99).
+const FRUITLESS_PAUSE: Duration = Duration::from_millis(400);
+
 /// At most this many attempts' outcomes go into one transaction.
 const RECORD_BATCH: usize = 256;
 
@@ -182,7 +196,7 @@ struct Holder {
 /// whole timeout no more than its share of the places, and the others go
 /// on (issue 55). Held from the claim until the outcome is written.
 #[derive(Debug, Default)]
-struct InFlight(std::sync::Mutex<Counts>);
+struct InFlight(std::sync::Mutex<Counts>, std::sync::atomic::AtomicU64);
 
 #[derive(Debug, Default)]
 struct Counts {
@@ -228,7 +242,15 @@ impl InFlight {
         }
     }
 
+    /// Places given back since the start: a claim that found nothing
+    /// while someone was at their share can find more only once this moved
+    /// (or someone else's callbacks became due).
+    fn freed(&self) -> u64 {
+        self.1.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     fn give_back(&self, holder: &Holder) {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         fn less(map: &mut HashMap<String, i64>, key: &str) {
             if let Some(n) = map.get_mut(key) {
                 *n -= 1;
@@ -309,6 +331,19 @@ struct Loop {
     next_sweep: i64,
     /// The last claim found a merchant or receiver at its share.
     held_back: bool,
+    /// The last claim was made while, or left, someone at their share.
+    held: Option<Held>,
+}
+
+/// A claim while someone was at their share: when the next one is worth
+/// its cost.
+#[derive(Clone, Copy)]
+struct Held {
+    /// `InFlight::freed` at that claim.
+    freed: u64,
+    at: tokio::time::Instant,
+    /// How long until the next claim, unless enough places are given back.
+    pause: Duration,
 }
 
 /// What one pass claimed.
@@ -317,6 +352,9 @@ struct Pass {
     any: bool,
     /// As many as it had places for: more are likely due.
     all: bool,
+    /// Not claimed at all: someone is at their share and too few of their
+    /// places came back to be worth a claim. What is due is not known.
+    waited: bool,
 }
 
 async fn claim_and_send(
@@ -340,6 +378,7 @@ async fn claim_and_send(
         next_sweep: app.now_unix(),
         attempts: JoinSet::new(),
         held_back: false,
+        held: None,
         app,
         shared,
         finished,
@@ -364,7 +403,7 @@ async fn claim_and_send(
         state.shared.progress.send_modify(|p| {
             p.looked = number;
             p.looked_at = now;
-            p.more_due = pass.all;
+            p.more_due = pass.all || pass.waited;
         });
         let wait = state.pause(pass, longest).await;
         if !wait.is_zero() {
@@ -406,6 +445,21 @@ impl Loop {
             return Pass::default();
         }
         let config = &self.app.config;
+        let freed = self.shared.in_flight.freed();
+        let enough = u64::try_from(
+            (config.callback_in_flight_per_merchant)
+                .min(config.callback_in_flight_per_host)
+                .div_ceil(4),
+        )
+        .unwrap_or(1);
+        if let Some(h) = self.held {
+            if freed.saturating_sub(h.freed) < enough && h.at.elapsed() < h.pause {
+                return Pass {
+                    waited: true,
+                    ..Pass::default()
+                };
+            }
+        }
         let (shares, full) = self.shared.in_flight.shares(
             config.callback_in_flight_per_merchant,
             config.callback_in_flight_per_host,
@@ -423,10 +477,13 @@ impl Loop {
         let pass = Pass {
             any: !claimed.is_empty(),
             all: claimed.len() == free,
+            waited: false,
         };
+        let fruitless = claimed.is_empty();
         self.shared
             .progress
             .send_modify(|p| p.in_flight += claimed.len());
+        let claimed_any = !claimed.is_empty();
         for one in claimed {
             self.shared.claims.hold(&one);
             let holder = Holder {
@@ -466,6 +523,22 @@ impl Loop {
                 }
             });
         }
+        if claimed_any {
+            // What was just claimed may have filled someone's share.
+            let (_, full_now) = self.shared.in_flight.shares(
+                self.app.config.callback_in_flight_per_merchant,
+                self.app.config.callback_in_flight_per_host,
+            );
+            self.held_back |= full_now;
+        }
+        self.held = self.held_back.then(|| Held {
+            freed,
+            at: tokio::time::Instant::now(),
+            pause: match self.held {
+                Some(h) if fruitless && h.freed == freed => (h.pause * 2).min(FRUITLESS_PAUSE),
+                _ => SHARE_PAUSE,
+            },
+        });
         pass
     }
 
@@ -479,6 +552,12 @@ impl Loop {
         }
         if busy {
             return longest;
+        }
+        // Someone at their share: the next claim waits for their places
+        // (`SHARE_PAUSE`); finished attempts and commits wake the loop to
+        // see whether enough were given back.
+        if let Some(h) = self.held {
+            return h.pause.saturating_sub(h.at.elapsed());
         }
         // Unknown after an error: look again at the latest by `longest`
         // (below), and say so.
@@ -497,8 +576,6 @@ impl Loop {
             // Due and claimed: go on at once. Due but not claimed (another
             // instance holds it): look again shortly.
             Some(due) if due <= now && pass.any => Duration::ZERO,
-            // Due but at its share: a finished attempt wakes the loop.
-            Some(due) if due <= now && self.held_back => longest,
             Some(due) if due <= now => Duration::from_millis(100),
             Some(due) => until(due.min(self.next_sweep)),
             None => until(self.next_sweep),
