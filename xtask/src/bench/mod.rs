@@ -464,9 +464,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         let text = channels::write(figures, &header, &dir)?;
         println!("\n{text}");
     }
-    let own_file = |p: &String| {
-        ["channels", "feed", "abuse", "routing", "peer"].contains(&p.as_str())
-    };
+    let own_file =
+        |p: &String| ["channels", "feed", "abuse", "routing", "peer"].contains(&p.as_str());
     if options.only.iter().all(own_file) && !options.only.is_empty() {
         step(&format!(
             "wrote bench/results/{}.md in {:.0} s",
@@ -506,7 +505,12 @@ impl Databases {
     /// Drops one before the run ends (a part that makes many), so the disk
     /// holds one at a time.
     fn drop_now(&mut self, name: &str) {
-        if psql("test", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).is_ok() {
+        if psql(
+            "test",
+            &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        )
+        .is_ok()
+        {
             self.0.retain(|n| n != name);
         }
     }

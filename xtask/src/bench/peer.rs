@@ -92,7 +92,7 @@ impl Figures {
     }
 
     pub fn svix_median(&self) -> f64 {
-        median(self.svix.iter().map(|v| svix_rate(v)).collect())
+        median(self.svix.iter().map(svix_rate).collect())
     }
 
     pub fn ratio(&self) -> f64 {
@@ -163,7 +163,9 @@ pub fn run(
         });
         databases.drop_now(&database);
 
-        step(&format!("peer {i}/{RUNS}: svix-server's drain of {drain_n}"));
+        step(&format!(
+            "peer {i}/{RUNS}: svix-server's drain of {drain_n}"
+        ));
         let line = svix(bench, peer, &run_dir, drain_n, &["drain", &i.to_string()])?;
         println!(
             "bench:   svix: {:.0} deliveries/s ({} s to the last arrival), worker peak {} MiB",
@@ -229,7 +231,10 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     let svix_sent = &f.svix_steady["send_to_arrival_ms"];
     let mut out = String::new();
     writeln!(out, "# Side by side with svix-server\n\n{header}")?;
-    writeln!(out, "## Targets (issue 56)\n\n| target | measured | |\n|---|---|---|")?;
+    writeln!(
+        out,
+        "## Targets (issue 56)\n\n| target | measured | |\n|---|---|---|"
+    )?;
     writeln!(
         out,
         "| our drain ≥ {DRAIN_RATIO_TARGET}× svix-server's (median of {RUNS} each) | {ratio:.2}× \
@@ -263,7 +268,9 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
         "\n## Drain of {} due callbacks, in the order run\n\n\
          | run | ours /s | ours s | ours peak MiB | svix /s | svix s to last arrival | svix worker \
          peak MiB |\n|---:|---:|---:|---:|---:|---:|---:|",
-        f.svix.first().map_or(Value::Null, |v| v["deliveries"].clone())
+        f.svix
+            .first()
+            .map_or(Value::Null, |v| v["deliveries"].clone())
     )?;
     for (i, (o, s)) in f.ours.iter().zip(&f.svix).enumerate() {
         writeln!(

@@ -447,7 +447,8 @@ impl Loop {
         let config = &self.app.config;
         let freed = self.shared.in_flight.freed();
         let enough = u64::try_from(
-            (config.callback_in_flight_per_merchant)
+            config
+                .callback_in_flight_per_merchant
                 .min(config.callback_in_flight_per_host)
                 .div_ceil(4),
         )
