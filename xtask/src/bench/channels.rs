@@ -18,6 +18,9 @@ const PAYOUTS_TARGET: f64 = 1_000.0;
 const PAYOUTS_P99_TARGET_MS: f64 = 50.0;
 const PATH_P99_TARGET_MS: f64 = 100.0;
 const PATH_FRACTION_TARGET: f64 = 0.6;
+/// Issue 56: approvals at 16 in flight against pgbench running an
+/// approval's own statements.
+const APPROVAL_FRACTION_TARGET: f64 = 0.7;
 /// Approvals in flight, per cell: the pool's size, and four times it.
 const APPROVERS: [usize; 2] = [16, 64];
 
@@ -29,6 +32,8 @@ pub struct Figures {
     pub rate: u32,
     pub max: Value,
     pub db_ceiling: f64,
+    /// pgbench running one approval's statements, 16 clients.
+    pub approval_ceiling: f64,
     pub peak_kib: u64,
 }
 
@@ -127,6 +132,9 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
     step("the database's ceiling: pgbench, one paid deposit's transactions");
     let db_ceiling = db_ceiling(bench, database)?;
     println!("bench:   pgbench 16 clients: {db_ceiling:.0} paid deposits/s");
+    step("the database's ceiling: pgbench, one approval's statements, on pending withdrawals");
+    let approval_ceiling = approval_ceiling(bench, database)?;
+    println!("bench:   pgbench 16 clients: {approval_ceiling:.0} approvals/s");
     Ok(Figures {
         payouts,
         undispatched,
@@ -134,6 +142,7 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
         rate,
         max,
         db_ceiling,
+        approval_ceiling,
         peak_kib,
     })
 }
@@ -223,6 +232,74 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<f64> {
     pgbench(database, &script, &[("count", &count)], 16, bench.seconds)
 }
 
+/// What the database does for one approval through the operator API,
+/// statement for statement as the service sends them (read from
+/// PostgreSQL's statement log): the order found; the approval's
+/// transaction (the order locked while pending, its approvals read, this
+/// one inserted, the order read and moved to `approved`, its event and
+/// the audit row); the dispatch (the order read, marked sent unless its
+/// merchant is suspended, read again after the channel's answer and moved
+/// to `processing` in a transaction of its own); and the approvals read
+/// for the answer. Each transaction takes the next of the withdrawals the
+/// payouts left pending, in turn through a sequence, so none is approved
+/// twice.
+const APPROVAL_SCRIPT: &str = "SELECT id, order_no, merchant_id AS merchant FROM bench_pending
+  WHERE n = (SELECT (nextval('bench_pending_seq') - 1) % :count + 1) \\gset
+SELECT md5(random()::text || clock_timestamp()::text) AS s \\gset
+SELECT * FROM withdrawal_orders WHERE order_no = :order_no LIMIT 1;
+SELECT * FROM merchants WHERE id = :merchant LIMIT 1;
+BEGIN;
+UPDATE withdrawal_orders SET updated_at = updated_at WHERE id = :id AND status = 'pending';
+SELECT * FROM withdrawal_approvals WHERE order_no = :order_no ORDER BY approved_at, id;
+INSERT INTO withdrawal_approvals (order_no, approver_key, approver_name, remarks, approved_at, id)
+  VALUES (:order_no, 'config' || chr(58) || 'bench', 'bench', NULL,
+  floor(extract(epoch from now()))::bigint, :s);
+SELECT * FROM withdrawal_orders WHERE order_no = :order_no LIMIT 1;
+UPDATE withdrawal_orders SET status = 'approved', updated_at = floor(extract(epoch from now()))::bigint,
+  approved_at = floor(extract(epoch from now()))::bigint, approved_by = 'bench',
+  approver_id = 'config' || chr(58) || 'bench'
+  WHERE id = :id AND status = ANY('{pending}') RETURNING *;
+INSERT INTO merchant_events (id, merchant_id, order_kind, order_no, event, body, delivery_id,
+  created_at, position) VALUES (:s, :merchant, 'withdrawal', :order_no, 'withdrawal.approved',
+  json_build_object('event', 'withdrawal.approved', 'order_no', :order_no::text,
+  'merchant_order_no', 'W0-0', 'status', 'approved', 'amount', '10.0000', 'currency', 'THB',
+  'approved_at', '2026-12-04T11' || chr(58) || '52' || chr(58) || '45Z')::text, NULL,
+  floor(extract(epoch from now()))::bigint, NULL);
+INSERT INTO audit_events (id, created_at, operator_id, operator_name, role, action, target_type,
+  target_id, remarks, request_id, before_state, after_state) VALUES (:s,
+  floor(extract(epoch from now()))::bigint, NULL, 'bench', 'admin', 'approve_withdrawal', 'order',
+  :order_no, NULL, :s, NULL, NULL);
+COMMIT;
+SELECT * FROM withdrawal_orders WHERE order_no = :order_no LIMIT 1;
+UPDATE withdrawal_orders SET payout_sent_at = floor(extract(epoch from now()))::bigint
+  WHERE id = :id AND status = 'approved' AND payout_sent_at IS NULL
+  AND NOT merchant_id = ANY(SELECT id FROM merchants WHERE status = 'suspended');
+SELECT * FROM withdrawal_orders WHERE order_no = :order_no LIMIT 1;
+BEGIN;
+UPDATE withdrawal_orders SET status = 'processing', updated_at = floor(extract(epoch from now()))::bigint,
+  processed_at = floor(extract(epoch from now()))::bigint, channel_order_no = 'SIMPO-' || :order_no
+  WHERE id = :id AND status = ANY('{approved}') RETURNING *;
+COMMIT;
+SELECT * FROM withdrawal_approvals WHERE order_no = :order_no ORDER BY approved_at, id;
+";
+
+fn approval_ceiling(bench: &Bench, database: &str) -> Result<f64> {
+    super::psql(
+        database,
+        "CREATE TABLE bench_pending AS SELECT row_number() OVER () AS n, id, order_no, merchant_id \
+         FROM withdrawal_orders WHERE status = 'pending'; \
+         CREATE UNIQUE INDEX ON bench_pending (n); ANALYZE bench_pending; \
+         CREATE SEQUENCE bench_pending_seq",
+    )?;
+    let count = query_one(database, "SELECT count(*) FROM bench_pending")?;
+    if count == "0" {
+        bail!("no withdrawal was left pending: nothing for pgbench to approve");
+    }
+    let script = bench.scratch.join("approval.sql");
+    std::fs::write(&script, APPROVAL_SCRIPT)?;
+    pgbench(database, &script, &[("count", &count)], 16, bench.seconds)
+}
+
 fn verdict(met: bool) -> &'static str {
     if met {
         "met"
@@ -260,6 +337,26 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
         "| payouts p99 ≤ {PAYOUTS_P99_TARGET_MS:.0} ms (same cell) | {:.2} ms | {} |",
         num(best, "p99_ms"),
         verdict(num(best, "p99_ms") <= PAYOUTS_P99_TARGET_MS)
+    )?;
+    let sixteen = f
+        .payouts
+        .iter()
+        .find(|v| v["clients"].as_u64() == Some(16))
+        .ok_or_else(|| anyhow!("no payout cell at 16 in flight"))?;
+    let approval_fraction = num(sixteen, "rps") / f.approval_ceiling;
+    writeln!(
+        out,
+        "| approvals at 16 in flight ≥ {APPROVAL_FRACTION_TARGET} of pgbench's (one approval's \
+         statements) | {:.0}/s of {:.0}/s = {approval_fraction:.2} | {} |",
+        num(sixteen, "rps"),
+        f.approval_ceiling,
+        verdict(approval_fraction >= APPROVAL_FRACTION_TARGET)
+    )?;
+    writeln!(
+        out,
+        "| approvals at 16 in flight: p99 ≤ {PAYOUTS_P99_TARGET_MS:.0} ms | {:.2} ms | {} |",
+        num(sixteen, "p99_ms"),
+        verdict(num(sixteen, "p99_ms") <= PAYOUTS_P99_TARGET_MS)
     )?;
     writeln!(
         out,
@@ -303,6 +400,16 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
             num(v, "errors") + num(v, "not_accepted")
         )?;
     }
+    writeln!(
+        out,
+        "\n**Ceiling**: `pgbench` (16 clients) running one approval's statements as the service \
+         sends them (the order found; the approval's transaction with its event and audit row; \
+         the dispatch's reads, its mark and the move to `processing`; the approvals read for the \
+         answer; script in `xtask/src/bench/channels.rs`) on the withdrawals the cells above \
+         left pending: **{:.0} approvals/s**. Without the channel's own work: the simulator's \
+         answer is not in it.",
+        f.approval_ceiling
+    )?;
     writeln!(
         out,
         "\n## The channel money path\n\n`tests/examples/channel_bench.rs pay` creates channel \
