@@ -300,7 +300,8 @@ fn approval_ceiling(bench: &Bench, database: &str) -> Result<f64> {
     pgbench(database, &script, &[("count", &count)], 16, bench.seconds)
 }
 
-fn verdict(met: bool) -> &'static str {
+/// A target's last column.
+pub(super) fn verdict(met: bool) -> &'static str {
     if met {
         "met"
     } else {

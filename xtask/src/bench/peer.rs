@@ -241,21 +241,13 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
          ({:.0} against {:.0} deliveries/s) | {} |",
         f.ours_median(),
         f.svix_median(),
-        if ratio >= DRAIN_RATIO_TARGET {
-            "met"
-        } else {
-            "**not met**"
-        }
+        super::channels::verdict(ratio >= DRAIN_RATIO_TARGET)
     )?;
     writeln!(
         out,
         "| at no more memory | {ours_peak:.1} MiB (the whole service) against {svix_peak:.1} MiB \
          (svix's worker alone) | {} |",
-        if ours_peak <= svix_peak {
-            "met"
-        } else {
-            "**not met**"
-        }
+        super::channels::verdict(ours_peak <= svix_peak)
     )?;
     writeln!(
         out,
