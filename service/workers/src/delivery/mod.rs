@@ -446,20 +446,11 @@ impl Loop {
         }
         let config = &self.app.config;
         let freed = self.shared.in_flight.freed();
-        let enough = u64::try_from(
-            config
-                .callback_in_flight_per_merchant
-                .min(config.callback_in_flight_per_host)
-                .div_ceil(4),
-        )
-        .unwrap_or(1);
-        if let Some(h) = self.held {
-            if freed.saturating_sub(h.freed) < enough && h.at.elapsed() < h.pause {
-                return Pass {
-                    waited: true,
-                    ..Pass::default()
-                };
-            }
+        if self.too_soon(freed) {
+            return Pass {
+                waited: true,
+                ..Pass::default()
+            };
         }
         let (shares, full) = self.shared.in_flight.shares(
             config.callback_in_flight_per_merchant,
@@ -480,50 +471,36 @@ impl Loop {
             all: claimed.len() == free,
             waited: false,
         };
-        let fruitless = claimed.is_empty();
         self.shared
             .progress
             .send_modify(|p| p.in_flight += claimed.len());
-        let claimed_any = !claimed.is_empty();
         for one in claimed {
-            self.shared.claims.hold(&one);
-            let holder = Holder {
-                merchant: one.merchant_id.clone(),
-                host: one.receiver_host.clone(),
-            };
-            self.shared.in_flight.take(&holder);
-            let Ok(permit) = self.permits.clone().acquire_owned().await else {
+            if !self.start(one).await {
                 break;
-            };
-            let (app, shared, finished) =
-                (self.app.clone(), self.shared.clone(), self.finished.clone());
-            self.attempts.spawn(async move {
-                match one.attempt {
-                    Ok(attempt) => {
-                        let answered = send(&app, attempt).await;
-                        // The recorder is gone only when the worker was
-                        // aborted: the claim stays for the sweep (or the
-                        // restart) to give back.
-                        let _ = finished.send(Finished {
-                            answered,
-                            permit,
-                            holder,
-                        });
-                    }
-                    Err(e) => {
-                        tracing::error!(error = %e, "a callback attempt could not be made; the sweep will return it");
-                        shared.claims.drop_claim(&one.id);
-                        shared.in_flight.give_back(&holder);
-                        shared.progress.send_modify(|p| {
-                            p.in_flight -= 1;
-                            p.finished += 1;
-                        });
-                        drop(permit);
-                        app.wake.notify_one();
-                    }
-                }
-            });
+            }
         }
+        self.note_shares(freed, pass.any);
+        pass
+    }
+
+    /// Someone is at their share and too few of their places came back
+    /// since the last claim, which was too recent, to be worth another.
+    fn too_soon(&self, freed: u64) -> bool {
+        let config = &self.app.config;
+        let enough = u64::try_from(
+            config
+                .callback_in_flight_per_merchant
+                .min(config.callback_in_flight_per_host)
+                .div_ceil(4),
+        )
+        .unwrap_or(1);
+        self.held
+            .is_some_and(|h| freed.saturating_sub(h.freed) < enough && h.at.elapsed() < h.pause)
+    }
+
+    /// After a claim (`claimed_any`: it took some), whether someone is at
+    /// their share now, and if so when the next claim is worth making.
+    fn note_shares(&mut self, freed: u64, claimed_any: bool) {
         if claimed_any {
             // What was just claimed may have filled someone's share.
             let (_, full_now) = self.shared.in_flight.shares(
@@ -536,11 +513,53 @@ impl Loop {
             freed,
             at: tokio::time::Instant::now(),
             pause: match self.held {
-                Some(h) if fruitless && h.freed == freed => (h.pause * 2).min(FRUITLESS_PAUSE),
+                Some(h) if !claimed_any && h.freed == freed => (h.pause * 2).min(FRUITLESS_PAUSE),
                 _ => SHARE_PAUSE,
             },
         });
-        pass
+    }
+
+    /// Holds a place for one claimed attempt and sends it in a task of its
+    /// own; false when no place can be had (the worker is stopping).
+    async fn start(&mut self, one: Claimed) -> bool {
+        self.shared.claims.hold(&one);
+        let holder = Holder {
+            merchant: one.merchant_id.clone(),
+            host: one.receiver_host.clone(),
+        };
+        self.shared.in_flight.take(&holder);
+        let Ok(permit) = self.permits.clone().acquire_owned().await else {
+            return false;
+        };
+        let (app, shared, finished) =
+            (self.app.clone(), self.shared.clone(), self.finished.clone());
+        self.attempts.spawn(async move {
+            match one.attempt {
+                Ok(attempt) => {
+                    let answered = send(&app, attempt).await;
+                    // The recorder is gone only when the worker was
+                    // aborted: the claim stays for the sweep (or the
+                    // restart) to give back.
+                    let _ = finished.send(Finished {
+                        answered,
+                        permit,
+                        holder,
+                    });
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "a callback attempt could not be made; the sweep will return it");
+                    shared.claims.drop_claim(&one.id);
+                    shared.in_flight.give_back(&holder);
+                    shared.progress.send_modify(|p| {
+                        p.in_flight -= 1;
+                        p.finished += 1;
+                    });
+                    drop(permit);
+                    app.wake.notify_one();
+                }
+            }
+        });
+        true
     }
 
     /// How long to wait before the next pass.
