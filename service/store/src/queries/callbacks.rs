@@ -146,11 +146,18 @@ impl Shares {
         }
     }
 
-    /// How many due records a claim of `limit` looks at: enough that a
-    /// merchant or receiver at its cap, whose records are the oldest,
-    /// leaves room for others' in the same claim.
+    /// How many due records a claim of `limit` looks at, and locks: as
+    /// many as it may take. A merchant or receiver with no room left is
+    /// skipped by the scan itself; one with a little room and the oldest
+    /// backlog may fill this claim's candidates, and then others' records
+    /// are found by the next claim, made once it is full (a share's pause
+    /// later at most). Looking at four for each place, so that others'
+    /// came in the same claim, locked four rows for every one taken: in a
+    /// drain of one merchant's 10,000 callbacks that lock was most of each
+    /// claim, and the claims were most of the drain (issue 56: 1,545 → 2,014
+    /// and 2,309 deliveries/s with one for each).
     fn candidates(limit: i64) -> i64 {
-        limit.saturating_mul(4).max(limit)
+        limit
     }
 }
 
