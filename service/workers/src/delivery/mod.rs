@@ -34,7 +34,7 @@ const UNHEARD_PAUSE: Duration = Duration::from_secs(1);
 /// While someone is at their share, the loop claims again once a quarter
 /// of a share's places were given back, or after this pause, whichever
 /// comes first. A claim then walks their backlog (the oldest due are
-/// theirs) and locks four candidates for each free place; claiming for
+/// theirs) and locks a candidate for each free place; claiming for
 /// every place given back, one or two at a time, spent most of the
 /// database on it in a drain of one merchant's 10,000 callbacks (issue
 /// 56). Others' callbacks due meanwhile wait at most the pause.
