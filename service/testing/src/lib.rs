@@ -251,11 +251,23 @@ pub async fn balance(
 /// service binds it only after connecting to its database: an ephemeral
 /// port freed here could meanwhile become the local end of one of the
 /// pool's connections (bind then fails), a port below that range never.
+/// A port is handed out once per process: tests run side by side, and two
+/// that drew the same port before either bound it failed one bind (seen
+/// once in CI, `delivery.rs`).
 pub fn free_port() -> Result<u16> {
+    static HANDED_OUT: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
     for _ in 0..200 {
         let offset = (uuid::Uuid::new_v4().as_u128() % 12_000) as u16;
         let port = 20_000 + offset;
+        let mut handed_out = HANDED_OUT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if handed_out.contains(&port) {
+            continue;
+        }
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            handed_out.insert(port);
             return Ok(port);
         }
     }
