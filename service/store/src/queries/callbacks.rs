@@ -145,20 +145,6 @@ impl Shares {
             host_cap: i64::MAX,
         }
     }
-
-    /// How many due records a claim of `limit` looks at, and locks: as
-    /// many as it may take. A merchant or receiver with no room left is
-    /// skipped by the scan itself; one with a little room and the oldest
-    /// backlog may fill this claim's candidates, and then others' records
-    /// are found by the next claim, made once it is full (a share's pause
-    /// later at most). Looking at four for each place, so that others'
-    /// came in the same claim, locked four rows for every one taken: in a
-    /// drain of one merchant's 10,000 callbacks that lock was most of each
-    /// claim, and the claims were most of the drain (issue 56: 1,545 → 2,014
-    /// and 2,309 deliveries/s with one for each).
-    fn candidates(limit: i64) -> i64 {
-        limit
-    }
 }
 
 /// One attempt's outcome, written with others by `finish_callback_attempts`.
@@ -457,7 +443,14 @@ macro_rules! impl_callbacks {
                     .bind::<diesel::sql_types::BigInt, _>(shares.merchant_cap)
                     .bind::<diesel::sql_types::Text, _>(rooms(&shares.host_room))
                     .bind::<diesel::sql_types::BigInt, _>(shares.host_cap)
-                    .bind::<diesel::sql_types::BigInt, _>(Shares::candidates(limit))
+                    // The candidates looked at (and locked): as many as the
+                    // claim may take. A merchant or receiver with no room is
+                    // skipped by the scan itself; one with a little room and
+                    // the oldest backlog may fill them, and others' records
+                    // come with the next claim, once it is full. Four for
+                    // each place locked four rows for every one taken, most
+                    // of a one-merchant drain (issue 56).
+                    .bind::<diesel::sql_types::BigInt, _>(limit)
                     .bind::<diesel::sql_types::Text, _>(MerchantStatus::Suspended)
                     .load(self.c())
                     .await?)
