@@ -189,8 +189,7 @@ INSERT INTO postings (id, entry_id, account, currency, amount)
   VALUES (:s || '-1', :s, 'system' || chr(58) || 'clearing', 'BDT', -10000000);
 INSERT INTO postings (id, entry_id, account, currency, amount)
   VALUES (:s || '-2', :s, 'merchant' || chr(58) || :merchant || chr(58) || 'available', 'BDT', 10000000);
-INSERT INTO balances (id, merchant_id, currency, available, frozen, version, created_at, updated_at)
-  VALUES (:s, :merchant, 'BDT', 0, 0, 0, 0, 0) ON CONFLICT (merchant_id, currency) DO NOTHING;
+SELECT EXISTS (SELECT 1 FROM balances WHERE merchant_id = :merchant AND currency = 'BDT');
 UPDATE balances SET available = available + 10000000, frozen = frozen + 0, version = version + 1,
   updated_at = CASE WHEN updated_at > floor(extract(epoch from now()))::bigint THEN updated_at
   ELSE floor(extract(epoch from now()))::bigint END

@@ -62,6 +62,20 @@ macro_rules! impl_ledger {
                 {
                     return Ok(());
                 }
+                // Read first: an insert's unique check waits for whoever
+                // holds the row (a batch of completions moving it) to
+                // commit, which put every batch of one merchant behind
+                // the one before; a read never waits (issue 56).
+                let exists: bool = diesel::select(diesel::dsl::exists(
+                    balances::table
+                        .filter(balances::merchant_id.eq(&row.merchant_id))
+                        .filter(balances::currency.eq(&row.currency)),
+                ))
+                .get_result(self.c())
+                .await?;
+                if exists {
+                    return Ok(());
+                }
                 diesel::insert_into(balances::table)
                     .values(row)
                     .on_conflict((balances::merchant_id, balances::currency))
