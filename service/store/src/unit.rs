@@ -277,6 +277,7 @@ impl<C: Dialect> Dialect for Tx<'_, C> {
     const CLAIM_CALLBACKS: &'static str = C::CLAIM_CALLBACKS;
     const RATE_BUCKET: &'static str = C::RATE_BUCKET;
     const SEQUENCE_EVENTS: &'static str = C::SEQUENCE_EVENTS;
+    const SEQUENCE_PLAN: Option<&'static str> = C::SEQUENCE_PLAN;
     const DAY_TOTALS: &'static str = C::DAY_TOTALS;
     const ANNOUNCE_CALLBACKS: Option<&'static str> = C::ANNOUNCE_CALLBACKS;
 }

@@ -111,6 +111,9 @@ macro_rules! impl_events {
                     .returning(event_positions::last)
                     .get_result(self.c())
                     .await?;
+                if let Some(plan) = <$conn as Dialect>::SEQUENCE_PLAN {
+                    diesel_async::SimpleAsyncConnection::batch_execute(self.c(), plan).await?;
+                }
                 let placed = diesel::sql_query(<$conn as Dialect>::SEQUENCE_EVENTS)
                     .bind::<BigInt, _>(last)
                     .bind::<BigInt, _>(limit)
