@@ -186,9 +186,8 @@ INSERT INTO journal_entries (id, merchant_id, currency, kind, order_no, created_
   VALUES (:s, :merchant, 'BDT', 'deposit_completed', :order_no || '#' || :s,
   floor(extract(epoch from now()))::bigint);
 INSERT INTO postings (id, entry_id, account, currency, amount)
-  VALUES (:s || '-1', :s, 'system' || chr(58) || 'clearing', 'BDT', -10000000);
-INSERT INTO postings (id, entry_id, account, currency, amount)
-  VALUES (:s || '-2', :s, 'merchant' || chr(58) || :merchant || chr(58) || 'available', 'BDT', 10000000);
+  VALUES (:s || '-1', :s, 'system' || chr(58) || 'clearing', 'BDT', -10000000),
+  (:s || '-2', :s, 'merchant' || chr(58) || :merchant || chr(58) || 'available', 'BDT', 10000000);
 SELECT EXISTS (SELECT 1 FROM balances WHERE merchant_id = :merchant AND currency = 'BDT');
 UPDATE balances SET available = available + 10000000, frozen = frozen + 0, version = version + 1,
   updated_at = CASE WHEN updated_at > floor(extract(epoch from now()))::bigint THEN updated_at

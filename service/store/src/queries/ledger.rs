@@ -209,13 +209,9 @@ macro_rules! impl_ledger {
                     .values(entry)
                     .execute(self.c())
                     .await?;
-                for row in rows {
-                    diesel::insert_into(postings::table)
-                        .values(row)
-                        .execute(self.c())
-                        .await?;
-                }
-                Ok(())
+                // The entry's postings together, not one statement each:
+                // a completion sends a round trip fewer (issue 56).
+                self.insert_postings(rows).await
             }
 
             async fn read_one_snapshot(&mut self) -> StoreResult<()> {
@@ -290,12 +286,14 @@ macro_rules! impl_ledger {
 impl_ledger!(crate::Tx<'_, diesel_async::AsyncPgConnection>);
 impl_ledger!(crate::Tx<'_, crate::SqliteConn>);
 
-/// Lines written together: one statement on PostgreSQL; one each on
-/// SQLite, whose diesel backend has no multi-row insert for them, and
-/// where a statement costs no round trip.
+/// Lines and postings written together: one statement on PostgreSQL; one
+/// each on SQLite, whose diesel backend has no multi-row insert for them,
+/// and where a statement costs no round trip.
 #[async_trait]
 trait InsertLines {
     async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()>;
+
+    async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()>;
 }
 
 #[async_trait]
@@ -307,6 +305,16 @@ impl InsertLines for crate::Tx<'_, diesel_async::AsyncPgConnection> {
             .await?;
         Ok(())
     }
+
+    async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()> {
+        if !rows.is_empty() {
+            diesel::insert_into(postings::table)
+                .values(rows)
+                .execute(self.c())
+                .await?;
+        }
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -314,6 +322,16 @@ impl InsertLines for crate::Tx<'_, crate::SqliteConn> {
     async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()> {
         for line in lines {
             self.insert_balance_transaction(line).await?;
+        }
+        Ok(())
+    }
+
+    async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()> {
+        for row in rows {
+            diesel::insert_into(postings::table)
+                .values(row)
+                .execute(self.c())
+                .await?;
         }
         Ok(())
     }
