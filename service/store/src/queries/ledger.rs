@@ -286,18 +286,19 @@ macro_rules! impl_ledger {
 impl_ledger!(crate::Tx<'_, diesel_async::AsyncPgConnection>);
 impl_ledger!(crate::Tx<'_, crate::SqliteConn>);
 
-/// Lines and postings written together: one statement on PostgreSQL; one
-/// each on SQLite, whose diesel backend has no multi-row insert for them,
-/// and where a statement costs no round trip.
+/// Rows of one kind written together (balance lines, an entry's
+/// postings): one statement on PostgreSQL; one each on SQLite, whose
+/// diesel backend has no multi-row insert for them, and where a statement
+/// costs no round trip.
 #[async_trait]
-trait InsertLines {
+trait InsertTogether {
     async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()>;
 
     async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()>;
 }
 
 #[async_trait]
-impl InsertLines for crate::Tx<'_, diesel_async::AsyncPgConnection> {
+impl InsertTogether for crate::Tx<'_, diesel_async::AsyncPgConnection> {
     async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()> {
         diesel::insert_into(balance_transactions::table)
             .values(lines)
@@ -318,7 +319,7 @@ impl InsertLines for crate::Tx<'_, diesel_async::AsyncPgConnection> {
 }
 
 #[async_trait]
-impl InsertLines for crate::Tx<'_, crate::SqliteConn> {
+impl InsertTogether for crate::Tx<'_, crate::SqliteConn> {
     async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()> {
         for line in lines {
             self.insert_balance_transaction(line).await?;
