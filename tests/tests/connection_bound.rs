@@ -132,6 +132,32 @@ async fn a_connection_past_the_bound_is_answered_503_at_once_and_its_place_serve
     assert!(served.contains("\r\n\r\n"));
 }
 
+/// The refusal reads a head through a buffer smaller than it, in the
+/// pieces the client sends, and answers once its end has arrived however
+/// it was split: a head that never ended would be closed unanswered.
+#[tokio::test]
+async fn a_head_past_the_bound_sent_in_pieces_is_answered_once_it_ends() {
+    let (_service, addr) = start(AT_ONCE, 0, 0).await;
+    let _held = hold(&addr, AT_ONCE).await;
+
+    let long = "a".repeat(700);
+    let head = format!("GET /healthz HTTP/1.1\r\nhost: t\r\nx-long: {long}\r\n\r\n");
+    let (most, end) = head.split_at(head.len() - 1);
+    let mut conn = TcpStream::connect(&addr).await.expect("a connection");
+    for piece in [most, end] {
+        conn.write_all(piece.as_bytes()).await.expect("written");
+        conn.flush().await.expect("flushed");
+        tokio::task::yield_now().await;
+    }
+    let mut answer = Vec::new();
+    conn.read_to_end(&mut answer)
+        .await
+        .expect("the answer read");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("SERVICE_UNAVAILABLE"), "{answer}");
+}
+
 /// `n` connections to `addr`, each served one `GET /healthz` (a page's
 /// surface) and held open.
 async fn hold(addr: &str, n: usize) -> Vec<TcpStream> {

@@ -201,8 +201,12 @@ impl ConnectionLimit {
 /// than five seconds to send one.
 async fn peek_request_line(sock: &TcpStream) -> Option<Vec<u8>> {
     const LINE_MOST: usize = 1024;
+    // Most request lines fit the first peek's room; a longer one gets the
+    // whole kilobyte. A crowd past the limit waits here by thousands, each
+    // holding this buffer.
+    const LINE_FIRST: usize = 128;
     tokio::time::timeout(std::time::Duration::from_secs(5), async {
-        let mut line = vec![0u8; LINE_MOST];
+        let mut line = vec![0u8; LINE_FIRST];
         let mut had = 0;
         loop {
             let n = sock.peek(&mut line).await.ok()?;
@@ -215,6 +219,11 @@ async fn peek_request_line(sock: &TcpStream) -> Option<Vec<u8>> {
             }
             if n == LINE_MOST {
                 return None;
+            }
+            if n == line.len() {
+                line.resize(LINE_MOST, 0);
+                had = n;
+                continue;
             }
             // A peek returns at once while any byte waits unread: without
             // new bytes since the last, wait for them rather than spin.
@@ -254,30 +263,37 @@ fn bind_with_backlog(
 /// connection, not as an answer. Then the answer, and what else the client
 /// sends is read (and dropped) until it closes, so that the close is a FIN
 /// after the answer, not a reset that would discard it unread. Five seconds
-/// at most in all (a crowd's client may be slow to write), and about a
-/// kilobyte of memory, for each.
-async fn refuse(mut sock: TcpStream, answer: bytes::Bytes) {
+/// at most in all (a crowd's client may be slow to write). A crowd waits
+/// here by thousands, so each holds as little as it can: the answer is made
+/// only once its head has arrived, and the head is read through a small
+/// buffer that keeps none of it.
+async fn refuse(mut sock: TcpStream, answer: impl FnOnce() -> bytes::Bytes) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const HEAD_MOST: usize = 16 * 1024;
+    const HEAD_END: &[u8; 4] = b"\r\n\r\n";
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), async {
-        let mut sink = [0u8; 512];
-        let mut seen = Vec::with_capacity(sink.len() + 3);
+        let mut sink = [0u8; 256];
         let mut read = 0usize;
-        while read < HEAD_MOST {
+        // How much of the head's end the bytes so far end with.
+        let mut ended = 0usize;
+        'head: while read < HEAD_MOST {
             let n = sock.read(&mut sink).await?;
             if n == 0 {
                 return Ok(());
             }
             read += n;
-            // The last three bytes of the read before, and this one.
-            let keep = seen.len().min(3);
-            seen.drain(..seen.len() - keep);
-            seen.extend_from_slice(&sink[..n]);
-            if seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                break;
+            for &b in &sink[..n] {
+                ended = match b {
+                    b if b == HEAD_END[ended] => ended + 1,
+                    b'\r' => 1,
+                    _ => 0,
+                };
+                if ended == HEAD_END.len() {
+                    break 'head;
+                }
             }
         }
-        sock.write_all(&answer).await?;
+        sock.write_all(&answer()).await?;
         sock.shutdown().await?;
         while read < 4 * HEAD_MOST {
             match sock.read(&mut sink).await? {
@@ -437,6 +453,9 @@ impl<C: ServerContext> HttpServerStarter<C> {
             builder.http1().timer(TokioTimer::new());
             // http/2 settings
             builder.http2().timer(TokioTimer::new());
+            // PATCHED (payments): shared, so a connection waiting to be
+            // admitted from a reserve holds a pointer, not a copy.
+            let builder = Arc::new(builder);
 
             // Use a graceful watcher to keep track of all existing connections,
             // and when the close_signal is trigger, force all known conns
@@ -507,41 +526,46 @@ impl<C: ServerContext> HttpServerStarter<C> {
                                     let client = match limit.admit_client(remote_addr) {
                                         Ok(client) => client,
                                         Err(answer) => {
-                                            tokio::spawn(refuse(sock, answer));
+                                            tokio::spawn(refuse(sock, move || answer));
                                             continue;
                                         }
                                     };
                                     match limit.admit() {
                                     Some(permit) => Some((permit, client)),
                                     None => {
+                                        let refusal = limit.refusal.clone();
                                         let Some(reserve) = limit.reserve.clone() else {
-                                            let answer = (limit.refusal)(remote_addr);
-                                            tokio::spawn(refuse(sock, answer));
+                                            tokio::spawn(refuse(sock, move || refusal(remote_addr)));
                                             continue;
                                         };
-                                        let refusal = limit.refusal.clone();
                                         // Served from the reserve its
                                         // request line names, if it has
                                         // a permit free; refused if not.
-                                        let handler = make_service
-                                            .make_http_request_handler(remote_addr);
+                                        let make_service = make_service.clone();
                                         let builder = builder.clone();
                                         let watcher = graceful.watcher();
+                                        // The connection is served on
+                                        // the heap: a crowd past the
+                                        // limit waits here by thousands,
+                                        // and each would otherwise hold
+                                        // room for a served connection
+                                        // (some 2 KiB) while only peeked.
                                         tokio::spawn(async move {
                                             let permit = peek_request_line(&sock)
                                                 .await
                                                 .and_then(|line| reserve(&line));
                                             let Some(permit) = permit else {
-                                                let answer = refusal(remote_addr);
-                                                return refuse(sock, answer).await;
+                                                return refuse(sock, move || refusal(remote_addr)).await;
                                             };
+                                            let handler = make_service
+                                                .make_http_request_handler(remote_addr);
                                             let fut = builder
                                                 .serve_connection_with_upgrades(
                                                     TokioIo::new(sock),
                                                     handler,
                                                 )
                                                 .into_owned();
-                                            let _ = watcher.watch(fut).await;
+                                            let _ = Box::pin(watcher.watch(fut)).await;
                                             drop((permit, client));
                                         });
                                         continue;
@@ -1284,6 +1308,14 @@ fn generate_request_id() -> String {
 pub struct ServerConnectionHandler<C: ServerContext> {
     /// backend state that will be made available to the connection handler
     server: Arc<DropshotState<C>>,
+}
+
+/// PATCHED (payments): a connection waiting to be admitted from a reserve
+/// makes its request handler only once admitted.
+impl<C: ServerContext> Clone for ServerConnectionHandler<C> {
+    fn clone(&self) -> Self {
+        ServerConnectionHandler { server: Arc::clone(&self.server) }
+    }
 }
 
 impl<C: ServerContext> ServerConnectionHandler<C> {
