@@ -264,9 +264,10 @@ fn bind_with_backlog(
 /// sends is read (and dropped) until it closes, so that the close is a FIN
 /// after the answer, not a reset that would discard it unread. Five seconds
 /// at most in all (a crowd's client may be slow to write). A crowd waits
-/// here by thousands, so each holds as little as it can: the answer is made
-/// only once its head has arrived, and the head is read through a small
-/// buffer that keeps none of it.
+/// here by thousands, so each holds as little as it can: a refusal at the
+/// server's limit makes its answer only once the head has arrived (one by
+/// address comes made, from `per_client`), and the head is read through a
+/// small buffer that keeps none of it.
 async fn refuse(mut sock: TcpStream, answer: impl FnOnce() -> bytes::Bytes) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const HEAD_MOST: usize = 16 * 1024;
