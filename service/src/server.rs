@@ -347,10 +347,13 @@ pub fn start(app: Arc<App>) -> Result<Service> {
     workers.push(tokio::spawn(crate::jobs::events_loop(app.clone())));
     // Every instance routes by the tables in force (read first in `build`).
     workers.push(tokio::spawn(crate::jobs::routing_loop(app.clone())));
-    if app.runs_delivery_worker() {
-        // Callbacks committed on other instances wake this one's worker.
-        workers.extend(app.db.listen_for_callbacks(app.wake.clone()));
-    }
+    // Changes to merchants and keys made on other instances are heard at
+    // once (`credentials`), and callbacks committed there wake this one's
+    // worker.
+    workers.extend(
+        app.db
+            .listen(app.runs_delivery_worker().then(|| app.wake.clone())),
+    );
     let delivery = app
         .runs_delivery_worker()
         .then(|| crate::delivery::Worker::spawn(app.clone()));

@@ -10,8 +10,13 @@
 //!   key or a fee rate moves `Db::merchants_generation` on, and an entry
 //!   read under an older generation is not used again. A key rotated with
 //!   no grace stops working here at once.
-//! - Another instance on the same database uses what it read for at most
-//!   `REMEMBERED_FOR_MS` more (`docs/scaling.md`).
+//! - On another instance on the same database nothing either: every such
+//!   write is announced at its commit (PostgreSQL's NOTIFY, from the
+//!   `merchants_notify` migration's triggers), and each instance's LISTEN
+//!   connection moves its own generation on as it hears it, within
+//!   milliseconds. While that connection is down (or not up yet) nothing
+//!   remembered is used: every request reads. `REMEMBERED_FOR_MS` bounds
+//!   an entry's life all the same (`docs/scaling.md`).
 //!
 //! A key that is not found is not remembered, so made-up keys cannot fill
 //! the map; it holds at most the keys that signed a request within the
@@ -25,8 +30,8 @@ use crate::App;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// How long another instance's change to a merchant, a key or a fee rate
-/// may take to be seen here, on the injected clock.
+/// How long an entry is used at most, on the injected clock, whatever
+/// was heard meanwhile.
 pub const REMEMBERED_FOR_MS: i64 = 1_000;
 
 /// The lookups this instance remembers, by the key's lookup hash.
@@ -62,8 +67,10 @@ pub async fn signer(app: &App, key_hash: &str) -> StoreResult<Option<Arc<Signer>
     // moves the generation on, so what is read below is never kept past it.
     let generation = app.db.merchants_generation();
     let now_ms = app.clock.now().timestamp_millis();
+    // Not listening, this instance would not hear another one's change.
+    let hears_others = app.db.listening() != Some(false);
     if let Some(entry) = app.credentials.remembered(key_hash) {
-        if entry.fresh(generation, now_ms) {
+        if hears_others && entry.fresh(generation, now_ms) {
             return Ok(Some(entry.signer));
         }
     }

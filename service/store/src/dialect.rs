@@ -161,6 +161,10 @@ pub(super) const NEWEST_MIGRATION: &str =
 /// PostgreSQL: the channel every instance's delivery worker listens on
 /// (the `callback_notify` migration's trigger notifies it).
 pub(super) const LISTEN_CALLBACKS_DUE: &str = "LISTEN payments_callback_due";
+/// PostgreSQL: the channel every instance hears changes to merchants, API
+/// keys and fee rates on (the `merchants_notify` migration's triggers).
+pub(super) const LISTEN_MERCHANTS_CHANGED: &str = "LISTEN payments_merchants_changed";
+pub(super) const MERCHANTS_CHANGED: &str = "payments_merchants_changed";
 /// PostgreSQL: whether a listening connection is still there.
 pub(super) const PING: &str = "SELECT 1";
 
@@ -253,31 +257,41 @@ pub fn raw_statements(backend: Backend) -> Vec<RawStatement> {
         Backend::Sqlite => of::<crate::SqliteConn>(),
     };
     if backend == Backend::Postgres {
-        all.extend([
-            (
-                "finish_deliveries",
-                RawKind::Query,
-                FINISH_DELIVERIES.to_string(),
-            ),
-            (
-                "note_deposit_orders",
-                RawKind::Query,
-                note_orders("deposit_orders"),
-            ),
-            (
-                "note_withdrawal_orders",
-                RawKind::Query,
-                note_orders("withdrawal_orders"),
-            ),
-            (
-                "listen_callbacks_due",
-                RawKind::Utility,
-                LISTEN_CALLBACKS_DUE.to_string(),
-            ),
-            ("ping", RawKind::Query, PING.to_string()),
-        ]);
+        all.extend(postgres_only());
     }
     all.into_iter()
         .map(|(name, kind, sql)| RawStatement { name, kind, sql })
         .collect()
+}
+
+/// The raw statements only PostgreSQL is sent.
+fn postgres_only() -> Vec<(&'static str, RawKind, String)> {
+    vec![
+        (
+            "finish_deliveries",
+            RawKind::Query,
+            FINISH_DELIVERIES.to_string(),
+        ),
+        (
+            "note_deposit_orders",
+            RawKind::Query,
+            note_orders("deposit_orders"),
+        ),
+        (
+            "note_withdrawal_orders",
+            RawKind::Query,
+            note_orders("withdrawal_orders"),
+        ),
+        (
+            "listen_callbacks_due",
+            RawKind::Utility,
+            LISTEN_CALLBACKS_DUE.to_string(),
+        ),
+        (
+            "listen_merchants_changed",
+            RawKind::Utility,
+            LISTEN_MERCHANTS_CHANGED.to_string(),
+        ),
+        ("ping", RawKind::Query, PING.to_string()),
+    ]
 }

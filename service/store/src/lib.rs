@@ -7,6 +7,7 @@
 pub mod audit;
 mod dialect;
 pub mod error;
+mod listen;
 pub mod paging;
 pub mod privileges;
 pub mod queries;
@@ -349,17 +350,31 @@ impl Db {
         T: Send,
         F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, StoreResult<T>> + Send,
     {
+        self.without_transaction(f).await
+    }
+
+    /// `run` for work whose own error is not the store's: statements each
+    /// of which commits alone (through PgBouncer, one transaction, as
+    /// every unit of work there is). For a change that is one statement,
+    /// which BEGIN and COMMIT around it would only make slower.
+    pub async fn without_transaction<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send,
+        E: From<StoreError> + Send,
+        F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>> + Send,
+    {
         let began = self.began_ms();
         let (result, done) = match self.conn().await? {
             Conn::Postgres(mut c) if self.options.pgbouncer => {
                 // BEGIN and COMMIT go by the simple protocol, which
                 // prepares nothing.
-                c.batch_execute("BEGIN").await?;
+                c.batch_execute("BEGIN").await.map_err(StoreError::from)?;
                 let (result, done) = in_unit(&mut *c, began, f).await;
                 let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
                 let ended = c.batch_execute(end).await;
                 (
-                    result.and_then(|v| ended.map(|()| v).map_err(Into::into)),
+                    result
+                        .and_then(|v| ended.map(|()| v).map_err(|e| E::from(StoreError::from(e)))),
                     done,
                 )
             }
@@ -455,17 +470,19 @@ impl Db {
     }
 
     /// Moves on each time a unit of work on this instance has written a
-    /// merchant, an API key or a fee rate, after it ended: what was read of
-    /// them when it was lower may be stale. Read it before reading them.
+    /// merchant, an API key or a fee rate, after it ended, and each time
+    /// the LISTEN connection hears that another instance has, or comes
+    /// back: what was read of them when it was lower may be stale. Read it
+    /// before reading them.
     pub fn merchants_generation(&self) -> u64 {
         self.merchants_written
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Whether this instance hears other instances' callbacks at once
-    /// (`Some(true)`: listening), has lost the LISTEN connection
-    /// (`Some(false)`: poll often), or needs no such thing (`None`:
-    /// SQLite, one process).
+    /// Whether this instance hears other instances' callbacks and changes
+    /// to merchants at once (`Some(true)`: listening), has lost the LISTEN
+    /// connection or not made it yet (`Some(false)`: poll often, remember
+    /// nothing), or needs no such thing (`None`: SQLite, one process).
     pub fn listening(&self) -> Option<bool> {
         match self.pool {
             Pools::Postgres(_) => Some(self.listening.load(std::sync::atomic::Ordering::SeqCst)),
@@ -473,16 +490,22 @@ impl Db {
         }
     }
 
-    /// On PostgreSQL, LISTENs for callbacks becoming due on any instance
-    /// and rings `bell` for each, over its own connection to the direct
-    /// URL (a transaction pooler cannot carry LISTEN), reconnecting when
-    /// it drops. `None` on SQLite.
-    pub fn listen_for_callbacks(&self, bell: Arc<Notify>) -> Option<tokio::task::JoinHandle<()>> {
+    /// On PostgreSQL, LISTENs over its own connection to the direct URL (a
+    /// transaction pooler cannot carry LISTEN), reconnecting when it drops:
+    /// for merchants, API keys and fee rates written on any instance, which
+    /// move `merchants_generation` on, and, when `callbacks` is given, for
+    /// callbacks becoming due on any instance, which ring it. `None` on
+    /// SQLite.
+    pub fn listen(&self, callbacks: Option<Arc<Notify>>) -> Option<tokio::task::JoinHandle<()>> {
         let (Pools::Postgres(_), Some(url)) = (&self.pool, self.options.direct_url.clone()) else {
             return None;
         };
-        let listening = self.listening.clone();
-        Some(tokio::spawn(listen(url, bell, listening)))
+        let heard = listen::Heard {
+            callbacks,
+            merchants_written: self.merchants_written.clone(),
+            listening: self.listening.clone(),
+        };
+        Some(tokio::spawn(listen::listen(url, heard)))
     }
 
     /// The pool as deadpool sees it now.
@@ -606,69 +629,6 @@ pub struct PoolStatus {
 pub struct SchemaVersions {
     pub applied: Option<String>,
     pub expected: String,
-}
-
-/// Listens on the channel the `callback_deliveries_due` trigger notifies
-/// and rings `bell` for each notice, reconnecting when the connection is lost.
-async fn listen(url: String, bell: Arc<Notify>, listening: Arc<std::sync::atomic::AtomicBool>) {
-    use diesel_async::RunQueryDsl;
-    use futures::StreamExt;
-    use std::sync::atomic::Ordering;
-    // Real time, on purpose: how soon to try a lost connection again.
-    const RECONNECT: std::time::Duration = std::time::Duration::from_secs(1);
-    const PING: std::time::Duration = std::time::Duration::from_secs(30);
-    loop {
-        let mut conn = match AsyncPgConnection::establish(&url).await {
-            Ok(conn) => conn,
-            Err(e) => {
-                tracing::warn!(error = %e, "callback LISTEN: cannot connect; polling meanwhile");
-                tokio::time::sleep(RECONNECT).await;
-                continue;
-            }
-        };
-        if let Err(e) = diesel::sql_query(dialect::LISTEN_CALLBACKS_DUE)
-            .execute(&mut conn)
-            .await
-        {
-            tracing::warn!(error = %e, "callback LISTEN failed; polling meanwhile");
-            tokio::time::sleep(RECONNECT).await;
-            continue;
-        }
-        listening.store(true, Ordering::SeqCst);
-        // Whatever was committed while nobody listened is due now.
-        bell.notify_one();
-        tracing::info!("callback LISTEN: hearing every instance's callbacks");
-        'connected: loop {
-            {
-                let mut notices = std::pin::pin!(conn.notifications_stream());
-                loop {
-                    tokio::select! {
-                        notice = notices.next() => match notice {
-                            Some(Ok(_)) => bell.notify_one(),
-                            Some(Err(e)) => {
-                                tracing::warn!(error = %e, "callback LISTEN: connection failed");
-                                break 'connected;
-                            }
-                            None => break 'connected,
-                        },
-                        // A connection cut without a word is found by a
-                        // query, not by waiting for a notice.
-                        _ = tokio::time::sleep(PING) => break,
-                    }
-                }
-            }
-            if diesel::sql_query(dialect::PING)
-                .execute(&mut conn)
-                .await
-                .is_err()
-            {
-                break 'connected;
-            }
-        }
-        listening.store(false, Ordering::SeqCst);
-        tracing::warn!("callback LISTEN: connection lost; polling every second until it is back");
-        tokio::time::sleep(RECONNECT).await;
-    }
 }
 
 /// A connection through PgBouncer in transaction pooling mode. diesel-async
