@@ -161,14 +161,24 @@ async fn two_approvers_at_once_move_a_four_eyes_withdrawal_once() -> Result<()> 
         "a configuration token is not one of two people: {refused:?}"
     );
     let (a, b) = tokio::join!(
-        withdrawals::record_approval(&app, &as_ann, &w.order_no, None),
-        withdrawals::record_approval(&app, &as_bob, &w.order_no, None),
+        withdrawals::approvals::approve(&app, &as_ann, &w.order_no, None),
+        withdrawals::approvals::approve(&app, &as_bob, &w.order_no, None),
     );
-    let statuses = [a?.status, b?.status];
+    let (a, b) = (a?, b?);
+    let statuses = [a.order.status, b.order.status];
     assert!(
         statuses.contains(&WithdrawalStatus::Pending)
             && statuses.contains(&WithdrawalStatus::Approved),
         "one approval keeps it pending, the other moves it: {statuses:?}"
+    );
+    // Each answer carries the approvals its own transaction saw, itself
+    // last: counted one after the other, not both as the first.
+    let mut seen = [a.approvals.len(), b.approvals.len()];
+    seen.sort();
+    assert_eq!(
+        seen,
+        [1, 2],
+        "the approvals each approver was answered with"
     );
     let again = withdrawals::record_approval(&app, &as_ann, &w.order_no, None).await;
     assert!(again.is_err(), "an approved order takes no third approval");

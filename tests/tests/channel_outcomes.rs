@@ -607,7 +607,8 @@ async fn an_approval_answers_after_a_bounded_wait_and_the_dispatch_goes_on() {
         payments_testing::operator(payments_service::domain::people::Action::ApproveWithdrawal);
     let answered = withdrawals::approve_waiting_at_most(&f.app, &approver, &w.order_no, None)
         .await
-        .unwrap();
+        .unwrap()
+        .order;
     assert_eq!(
         answered.status,
         WithdrawalStatus::Approved,

@@ -189,15 +189,19 @@ async fn each_orders_approvals_list_in_the_order_they_were_given_within_one_seco
         } else {
             (&bob, &ann)
         };
+        let mut answered = Vec::new();
         for who in [first, second] {
             let by = acting(who, Action::ApproveWithdrawal, format!("approve-{i}"));
-            withdrawals::record_approval(app, &by, &w.order_no, None).await?;
+            answered = withdrawals::approvals::approve(app, &by, &w.order_no, None)
+                .await?
+                .approvals;
         }
-        let given: Vec<String> = withdrawals::approvals::of(app, &w.order_no)
-            .await?
-            .into_iter()
-            .map(|a| a.approver_name)
-            .collect();
+        let stored = withdrawals::approvals::of(app, &w.order_no).await?;
+        assert_eq!(
+            answered, stored,
+            "order {i}: the approvals the last approver was answered with are those stored"
+        );
+        let given: Vec<String> = stored.into_iter().map(|a| a.approver_name).collect();
         assert_eq!(
             given,
             [first.name.clone(), second.name.clone()],

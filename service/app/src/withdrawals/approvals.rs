@@ -17,7 +17,8 @@ use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::people::approvals_needed;
 use crate::domain::status::{CallbackStatus, WithdrawalStatus};
-use crate::store::rows::{ApprovalRow, WithdrawalMove, WithdrawalRow};
+pub use crate::store::rows::ApprovalRow;
+use crate::store::rows::{WithdrawalMove, WithdrawalRow};
 use crate::store::{BeneficiaryKey, Store, StoreError, UniqueKey};
 use crate::App;
 
@@ -100,6 +101,16 @@ pub async fn of(app: &App, order_no: &str) -> Result<Vec<ApprovalRow>, ApiError>
         .await?)
 }
 
+/// An approval as recorded: the order as it was written (or locked, while
+/// it still waits for another approver) and its approvals, this one last,
+/// as the transaction saw them, so that nobody reads either again to
+/// answer.
+#[derive(Debug)]
+pub struct Recorded {
+    pub order: Withdrawal,
+    pub approvals: Vec<ApprovalRow>,
+}
+
 /// Records `approver`'s approval; the order moves to `approved` (with its
 /// callback) in the same transaction once it has the approvals it needs,
 /// and stays `pending` before. The order is locked first, so two
@@ -109,7 +120,7 @@ pub async fn approve(
     by: &Actor,
     order_no: &str,
     remarks: Option<String>,
-) -> Result<Withdrawal, ApiError> {
+) -> Result<Recorded, ApiError> {
     let current = super::find_any(app, order_no).await?;
     let needed = needed(app, &current)?;
     if needed >= 2 && by.acting().is_some_and(|a| a.who.id.is_none()) {
@@ -135,17 +146,21 @@ pub async fn approve(
         remarks.as_deref(),
         now,
     );
-    let written = app
+    let (written, approvals) = app
         .db
         .transaction_audited::<_, ApiError, _>(audit, move |tx| {
             Box::pin(async move { record(tx, &id, status, approval, needed, remarks, now).await })
         })
         .await?;
-    Withdrawal::from_row(written)
+    Ok(Recorded {
+        order: Withdrawal::from_row(written)?,
+        approvals,
+    })
 }
 
 /// Inside the transaction: the order locked, the approval recorded, and
-/// the move made when it completes the approvals the order needs.
+/// the move made when it completes the approvals the order needs; the
+/// order as it then is, and its approvals.
 async fn record(
     tx: &mut dyn Store,
     id: &str,
@@ -154,9 +169,11 @@ async fn record(
     needed: usize,
     remarks: Option<String>,
     now: i64,
-) -> Result<WithdrawalRow, ApiError> {
+) -> Result<(WithdrawalRow, Vec<ApprovalRow>), ApiError> {
     let order_no = approval.order_no.clone();
-    if !tx.lock_pending_withdrawal(id).await? {
+    // Locked as it is: an approval changes nothing on the row, so what the
+    // lock answered is what the plan below starts from.
+    let Some(locked) = tx.lock_pending_withdrawal(id).await? else {
         let now_status = tx
             .withdrawal_by(crate::store::OrderKey::AnyOrderNo(&order_no))
             .await?
@@ -166,9 +183,9 @@ async fn record(
             now_status,
             WithdrawalEvent::Approve,
         ));
-    }
-    let before = tx.approvals_of(&order_no).await?;
-    if before
+    };
+    let mut approvals = tx.approvals_of(&order_no).await?;
+    if approvals
         .iter()
         .any(|a| a.approver_key == approval.approver_key)
     {
@@ -181,16 +198,16 @@ async fn record(
         } => ApiError::AlreadyApproved(order_no.clone()),
         other => other.into(),
     })?;
-    let locked = tx
-        .withdrawal_by(crate::store::OrderKey::AnyOrderNo(&order_no))
-        .await?
-        .ok_or_else(|| ApiError::Internal(format!("withdrawal {order_no} vanished")))?;
-    if before.len() + 1 < needed {
-        return Ok(locked);
+    let (decider, decider_id) = (
+        approval.approver_name.clone(),
+        approval.approver_key.clone(),
+    );
+    approvals.push(approval);
+    if approvals.len() < needed {
+        return Ok((locked, approvals));
     }
     // The order names who decided it, the approval that approved it; every
     // approval stays in `withdrawal_approvals`.
-    let (decider, decider_id) = (approval.approver_name, approval.approver_key);
     let order = Withdrawal::from_row(locked)?;
     let planned = plan(
         &order,
@@ -205,5 +222,5 @@ async fn record(
         Effect::None,
         now,
     )?;
-    write(tx, planned).await
+    Ok((write(tx, planned).await?, approvals))
 }

@@ -13,7 +13,7 @@
 //! asked about every `payout_inquire_after_seconds`.
 
 use super::payouts::{flag, plan_fail, plan_settle};
-use super::{apply, commit, find_any, Effect, Withdrawal};
+use super::{commit, find_any, plan, Effect, Withdrawal};
 use crate::channels::{Channel, ChannelError, PayoutAsk, PayoutState};
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
@@ -43,7 +43,15 @@ fn channel_of(app: &App, current: &Withdrawal) -> Result<Arc<dyn Channel>, ApiEr
 /// fails it; an unknown outcome leaves it `approved`, in doubt, answered
 /// here as `Unavailable`.
 pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
-    let current = find_any(app, order_no).await?;
+    dispatch_as_read(app, find_any(app, order_no).await?).await
+}
+
+/// `dispatch`, from the order as its caller has just read or written it
+/// (the approval that approved it), not read again. Nothing is decided on
+/// it alone: every move below is a conditional update that holds only
+/// while the order still is as it was read.
+pub async fn dispatch_as_read(app: &App, current: Withdrawal) -> Result<Withdrawal, ApiError> {
+    let order_no = current.order_no.as_str();
     if current.status != WithdrawalStatus::Approved {
         return Err(lifecycle::refused(
             order_no,
@@ -116,7 +124,7 @@ async fn send(
     let answer = channel.dispatch_payout(&ask).await;
     app.router.record(app, channel.code(), answer.is_err());
     match answer {
-        Ok(reference) => accepted(app, &current.order_no, reference).await,
+        Ok(reference) => accepted(app, current, reference).await,
         Err(ChannelError::Refused { reason }) => {
             let why = format!("refused: {reason}");
             match fall_through(app, current, Some(channel.code()), &why, true).await? {
@@ -281,12 +289,16 @@ fn earlier_falls(record: &std::collections::BTreeMap<String, String>) -> Vec<(St
         .unwrap_or_default()
 }
 
-/// The channel has the payout: `processing`, with its reference.
-async fn accepted(app: &App, order_no: &str, reference: String) -> Result<Withdrawal, ApiError> {
-    apply(
-        app,
-        None,
-        order_no,
+/// The channel has the payout: `processing`, with its reference. Planned
+/// from the order as sent (`approved`), not read again: the move holds
+/// only while it is still approved.
+async fn accepted(
+    app: &App,
+    current: &Withdrawal,
+    reference: String,
+) -> Result<Withdrawal, ApiError> {
+    let planned = plan(
+        current,
         WithdrawalEvent::Dispatch,
         move |change, _| WithdrawalMove {
             processed_at: Some(change.updated_at),
@@ -294,8 +306,9 @@ async fn accepted(app: &App, order_no: &str, reference: String) -> Result<Withdr
             ..change
         },
         Effect::None,
-    )
-    .await
+        app.now_unix(),
+    )?;
+    commit(app, None, planned).await
 }
 
 /// What the channel answered an inquiry, applied to the order.
@@ -306,7 +319,7 @@ async fn take_word(
 ) -> Result<Withdrawal, ApiError> {
     match state {
         PayoutState::Accepted { reference } if current.status == WithdrawalStatus::Approved => {
-            accepted(app, &current.order_no, reference).await
+            accepted(app, current, reference).await
         }
         PayoutState::Accepted { .. } => Ok(current.clone()),
         PayoutState::Completed { reference, cost } => {
@@ -363,7 +376,7 @@ async fn set_aside(
 /// if the dispatch cannot happen now, the dispatch worker finds the order
 /// still `approved` and tries again, so the caller hears of the approval.
 pub(super) async fn dispatch_or_keep(app: &App, approved: Withdrawal) -> Withdrawal {
-    let _ = dispatch(app, &approved.order_no).await;
+    let _ = dispatch_as_read(app, approved.clone()).await;
     approved
 }
 

@@ -550,18 +550,29 @@ pub(crate) async fn apply(
 }
 
 /// Writes a planned move in a transaction of its own, the action's audit
-/// row with it when an operator takes it.
+/// row with it when an operator takes it. A move that is its one
+/// conditional update (no ledger entry, no callback, no audit row) needs no
+/// transaction around it: it is atomic alone, and BEGIN and COMMIT were a
+/// third of a dispatch's round trips.
 pub(crate) async fn commit(
     app: &App,
     audit: Option<PendingAudit>,
     planned: Planned,
 ) -> Result<Withdrawal, ApiError> {
-    let written = app
-        .db
-        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
-            Box::pin(async move { write(tx, planned).await })
-        })
-        .await?;
+    let alone = audit.is_none() && planned.entry.is_none() && planned.callback_event.is_none();
+    let written = if alone {
+        app.db
+            .without_transaction::<_, ApiError, _>(move |tx| {
+                Box::pin(async move { write(tx, planned).await })
+            })
+            .await?
+    } else {
+        app.db
+            .transaction_audited::<_, ApiError, _>(audit, move |tx| {
+                Box::pin(async move { write(tx, planned).await })
+            })
+            .await?
+    };
     Withdrawal::from_row(written)
 }
 
@@ -593,21 +604,21 @@ pub async fn approve_waiting_at_most(
     by: &Actor,
     order_no: &str,
     remarks: Option<String>,
-) -> Result<Withdrawal, ApiError> {
-    let approved = record_approval(app, by, order_no, remarks).await?;
-    if approved.status != WithdrawalStatus::Approved {
-        return Ok(approved);
+) -> Result<approvals::Recorded, ApiError> {
+    let recorded = approvals::approve(app, by, order_no, remarks).await?;
+    if recorded.order.status != WithdrawalStatus::Approved {
+        return Ok(recorded);
     }
     let wait = std::time::Duration::from_millis(app.config.approval_dispatch_wait_ms);
     let dispatching = tokio::spawn({
-        let (app, order_no) = (app.clone(), approved.order_no.clone());
-        async move { dispatch::dispatch(&app, &order_no).await }
+        let (app, approved) = (app.clone(), recorded.order.clone());
+        async move { dispatch::dispatch_as_read(&app, approved).await }
     });
     // The answer is the approval, as it always was (the contract's
     // `approved`); the wait only lets a quick channel take the payout
     // before it. Dropping the handle on a timeout leaves the task running.
     let _ = tokio::time::timeout(wait, dispatching).await;
-    Ok(approved)
+    Ok(recorded)
 }
 
 /// The approval alone: `pending` → `approved` (once it has the approvals
@@ -620,7 +631,7 @@ pub async fn record_approval(
     order_no: &str,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    approvals::approve(app, by, order_no, remarks).await
+    Ok(approvals::approve(app, by, order_no, remarks).await?.order)
 }
 
 pub async fn reject(

@@ -31,10 +31,13 @@ pub(super) async fn approve_withdrawal(
         |app, op| async move {
             let order_no = path.into_inner().order_no;
             let remarks = remarks(&body)?;
-            let order = withdrawals::approve_waiting_at_most(&app, &op, &order_no, remarks).await?;
+            let recorded =
+                withdrawals::approve_waiting_at_most(&app, &op, &order_no, remarks).await?;
             let app = &*app;
-            acted_on_order("approve_withdrawal", &order.order_no);
-            reviewed(app, order).await
+            acted_on_order("approve_withdrawal", &recorded.order.order_no);
+            // Answered with the approvals the approving transaction saw.
+            let merchant = crate::app::merchants::find(app, &recorded.order.merchant_id).await?;
+            withdrawal_view_with(app, &merchant, &recorded.order, recorded.approvals)
         },
     )
     .await
@@ -111,9 +114,19 @@ pub async fn withdrawal_view(
     merchant: &Merchant,
     order: &Withdrawal,
 ) -> Result<types::WithdrawalOrder, ApiError> {
+    let approvals = approvals::of(app, &order.order_no).await?;
+    withdrawal_view_with(app, merchant, order, approvals)
+}
+
+/// `withdrawal_view` with the order's approvals as already read.
+pub fn withdrawal_view_with(
+    app: &App,
+    merchant: &Merchant,
+    order: &Withdrawal,
+    approvals: Vec<approvals::ApprovalRow>,
+) -> Result<types::WithdrawalOrder, ApiError> {
     let mut view = serde_json::to_value(withdrawal_order(merchant, order)?)
         .map_err(|e| ApiError::Internal(format!("reshaping a withdrawal: {e}")))?;
-    let approvals = approvals::of(app, &order.order_no).await?;
     let shown: Vec<types::WithdrawalApproval> = approvals
         .into_iter()
         .map(|a| {

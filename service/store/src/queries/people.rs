@@ -86,8 +86,9 @@ pub trait PeopleQueries: Send {
 
     /// Holds a pending withdrawal's row until the transaction ends (a
     /// write that changes nothing: a row lock on PostgreSQL, the write
-    /// lock on SQLite); false when it is not pending.
-    async fn lock_pending_withdrawal(&mut self, id: &str) -> StoreResult<bool>;
+    /// lock on SQLite) and answers it as locked, in the same statement;
+    /// `None` when it is not pending.
+    async fn lock_pending_withdrawal(&mut self, id: &str) -> StoreResult<Option<WithdrawalRow>>;
 
     async fn insert_approval(&mut self, row: &ApprovalRow) -> StoreResult<()>;
 
@@ -246,16 +247,20 @@ macro_rules! impl_people {
                     .optional()?)
             }
 
-            async fn lock_pending_withdrawal(&mut self, id: &str) -> StoreResult<bool> {
-                let locked = diesel::update(
+            async fn lock_pending_withdrawal(
+                &mut self,
+                id: &str,
+            ) -> StoreResult<Option<WithdrawalRow>> {
+                Ok(diesel::update(
                     withdrawal_orders::table
                         .filter(withdrawal_orders::id.eq(id))
                         .filter(withdrawal_orders::status.eq(WithdrawalStatus::Pending)),
                 )
                 .set(withdrawal_orders::updated_at.eq(withdrawal_orders::updated_at))
-                .execute(self.c())
-                .await?;
-                Ok(locked == 1)
+                .returning(crate::rows::columns::<WithdrawalRow>())
+                .get_result(self.c())
+                .await
+                .optional()?)
             }
 
             async fn insert_approval(&mut self, row: &ApprovalRow) -> StoreResult<()> {

@@ -199,7 +199,9 @@ pub async fn console_review(
                 let remarks = remarks(&fields)?;
                 if approve {
                     super::second_factor::approval_code(app, &who, &fields, &from).await?;
-                    withdrawals::approve_waiting_at_most(app, &op, &order_no, remarks).await
+                    withdrawals::approve_waiting_at_most(app, &op, &order_no, remarks)
+                        .await
+                        .map(|recorded| recorded.order)
                 } else {
                     withdrawals::reject(app, &op, &order_no, remarks).await
                 }
