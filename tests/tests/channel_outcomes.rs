@@ -608,6 +608,7 @@ async fn an_approval_answers_after_a_bounded_wait_and_the_dispatch_goes_on() {
     let answered = withdrawals::approve_waiting_at_most(&f.app, &approver, &w.order_no, None)
         .await
         .unwrap()
+        .recorded
         .order;
     assert_eq!(
         answered.status,

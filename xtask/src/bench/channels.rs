@@ -236,12 +236,12 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<f64> {
 /// transaction (the order locked while pending and answered by the same
 /// statement, its approvals read, this one inserted, the order moved to
 /// `approved`, its event and the audit row); the dispatch, from the order
-/// as approved (its merchant read for the routing table's daily limit,
-/// the order marked sent unless its merchant is suspended, then moved to
-/// `processing` after the channel's answer, one statement that needs no
-/// transaction around it); and the merchant read for the answer, which is
-/// otherwise made of what these returned. 13 statements (seen in the log
-/// at 2026-12-05; the sequencer's placing of the event is its own work).
+/// as approved (the order's merchant, read once for the routing table's
+/// daily limit and for the answer, the order marked sent unless its
+/// merchant is suspended, then moved to `processing` after the channel's
+/// answer, one statement that needs no transaction around it); the answer
+/// is made of what these returned. 12 statements (seen in the log at
+/// 2026-12-05; the sequencer's placing of the event is its own work).
 /// Each transaction takes the next of the withdrawals the payouts left
 /// pending, in turn through a sequence, so none is approved twice.
 const APPROVAL_SCRIPT: &str = "SELECT id, order_no, merchant_id AS merchant FROM bench_pending
@@ -276,7 +276,6 @@ UPDATE withdrawal_orders SET payout_sent_at = floor(extract(epoch from now()))::
 UPDATE withdrawal_orders SET status = 'processing', updated_at = floor(extract(epoch from now()))::bigint,
   processed_at = floor(extract(epoch from now()))::bigint, channel_order_no = 'SIMPO-' || :order_no
   WHERE id = :id AND status = ANY('{approved}') RETURNING *;
-SELECT * FROM merchants WHERE id = :merchant LIMIT 1;
 ";
 
 fn approval_ceiling(bench: &Bench, database: &str) -> Result<f64> {
@@ -400,9 +399,9 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     writeln!(
         out,
         "\n**Ceiling**: `pgbench` (16 clients) running one approval's statements as the service \
-         sends them, 13 (the order found; the approval's transaction with its event and audit \
-         row; the dispatch's merchant read, its mark and the move to `processing`; the merchant \
-         read for the answer; script in `xtask/src/bench/channels.rs`) on the withdrawals the cells above \
+         sends them, 12 (the order found; the approval's transaction with its event and audit \
+         row; the merchant read once for the dispatch and the answer; the dispatch's mark and \
+         the move to `processing`; script in `xtask/src/bench/channels.rs`) on the withdrawals the cells above \
          left pending: **{:.0} approvals/s**. Without the channel's own work: the simulator's \
          answer is not in it.",
         f.approval_ceiling

@@ -20,6 +20,7 @@ use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::money::to_units;
 use crate::domain::routing::table::{tried_in, RoutedDirection, Scope, Skip};
 use crate::domain::status::WithdrawalStatus;
+use crate::merchants::Merchant;
 use crate::store::queries::routing::Reroute;
 use crate::store::rows::WithdrawalMove;
 use crate::App;
@@ -43,14 +44,19 @@ fn channel_of(app: &App, current: &Withdrawal) -> Result<Arc<dyn Channel>, ApiEr
 /// fails it; an unknown outcome leaves it `approved`, in doubt, answered
 /// here as `Unavailable`.
 pub async fn dispatch(app: &App, order_no: &str) -> Result<Withdrawal, ApiError> {
-    dispatch_as_read(app, find_any(app, order_no).await?).await
+    dispatch_as_read(app, find_any(app, order_no).await?, None).await
 }
 
 /// `dispatch`, from the order as its caller has just read or written it
-/// (the approval that approved it), not read again. Nothing is decided on
-/// it alone: every move below is a conditional update that holds only
-/// while the order still is as it was read.
-pub async fn dispatch_as_read(app: &App, current: Withdrawal) -> Result<Withdrawal, ApiError> {
+/// (the approval that approved it), not read again, and its merchant when
+/// the caller has read that too (the routing table is the merchant's).
+/// Nothing is decided on either alone: every move below is a conditional
+/// update that holds only while the order still is as it was read.
+pub async fn dispatch_as_read(
+    app: &App,
+    current: Withdrawal,
+    merchant: Option<Merchant>,
+) -> Result<Withdrawal, ApiError> {
     let order_no = current.order_no.as_str();
     if current.status != WithdrawalStatus::Approved {
         return Err(lifecycle::refused(
@@ -76,7 +82,7 @@ pub async fn dispatch_as_read(app: &App, current: Withdrawal) -> Result<Withdraw
             Err(e) => return Err(in_doubt(app, &current, channel.code(), e).await),
         },
         None => {
-            if !room_today(app, &current, channel.code()).await? {
+            if !room_today(app, &current, merchant, channel.code()).await? {
                 let why = "at its daily limit";
                 return match fall_through(app, &current, Some(channel.code()), why, false).await? {
                     Some((moved, next)) => send(app, &moved, next).await,
@@ -214,8 +220,16 @@ async fn fall_through(
 
 /// Whether the payout's channel has room for it today (its daily limit,
 /// if the table gives it one), taken if so.
-async fn room_today(app: &App, current: &Withdrawal, code: &str) -> Result<bool, ApiError> {
-    let merchant = crate::merchants::find(app, &current.merchant_id).await?;
+async fn room_today(
+    app: &App,
+    current: &Withdrawal,
+    merchant: Option<Merchant>,
+    code: &str,
+) -> Result<bool, ApiError> {
+    let merchant = match merchant {
+        Some(merchant) => merchant,
+        None => crate::merchants::find(app, &current.merchant_id).await?,
+    };
     let scope = scope_of(current);
     let table = app.router.table(app, &scope, Some(&merchant.code));
     match table.candidates.iter().find(|c| c.channel == code) {
@@ -376,7 +390,7 @@ async fn set_aside(
 /// if the dispatch cannot happen now, the dispatch worker finds the order
 /// still `approved` and tries again, so the caller hears of the approval.
 pub(super) async fn dispatch_or_keep(app: &App, approved: Withdrawal) -> Withdrawal {
-    let _ = dispatch_as_read(app, approved.clone()).await;
+    let _ = dispatch_as_read(app, approved.clone(), None).await;
     approved
 }
 

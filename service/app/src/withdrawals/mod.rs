@@ -604,21 +604,31 @@ pub async fn approve_waiting_at_most(
     by: &Actor,
     order_no: &str,
     remarks: Option<String>,
-) -> Result<approvals::Recorded, ApiError> {
+) -> Result<Answered, ApiError> {
     let recorded = approvals::approve(app, by, order_no, remarks).await?;
+    // Read once for both the answer and the dispatch's routing table.
+    let merchant = crate::merchants::find(app, &recorded.order.merchant_id).await?;
     if recorded.order.status != WithdrawalStatus::Approved {
-        return Ok(recorded);
+        return Ok(Answered { recorded, merchant });
     }
     let wait = std::time::Duration::from_millis(app.config.approval_dispatch_wait_ms);
     let dispatching = tokio::spawn({
-        let (app, approved) = (app.clone(), recorded.order.clone());
-        async move { dispatch::dispatch_as_read(&app, approved).await }
+        let (app, approved, of) = (app.clone(), recorded.order.clone(), merchant.clone());
+        async move { dispatch::dispatch_as_read(&app, approved, Some(of)).await }
     });
     // The answer is the approval, as it always was (the contract's
     // `approved`); the wait only lets a quick channel take the payout
     // before it. Dropping the handle on a timeout leaves the task running.
     let _ = tokio::time::timeout(wait, dispatching).await;
-    Ok(recorded)
+    Ok(Answered { recorded, merchant })
+}
+
+/// An operator's approval as answered: as recorded, with the order's
+/// merchant.
+#[derive(Debug)]
+pub struct Answered {
+    pub recorded: approvals::Recorded,
+    pub merchant: Merchant,
 }
 
 /// The approval alone: `pending` → `approved` (once it has the approvals

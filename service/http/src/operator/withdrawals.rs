@@ -31,13 +31,12 @@ pub(super) async fn approve_withdrawal(
         |app, op| async move {
             let order_no = path.into_inner().order_no;
             let remarks = remarks(&body)?;
-            let recorded =
+            let answered =
                 withdrawals::approve_waiting_at_most(&app, &op, &order_no, remarks).await?;
-            let app = &*app;
+            let (app, recorded) = (&*app, answered.recorded);
             acted_on_order("approve_withdrawal", &recorded.order.order_no);
             // Answered with the approvals the approving transaction saw.
-            let merchant = crate::app::merchants::find(app, &recorded.order.merchant_id).await?;
-            withdrawal_view_with(app, &merchant, &recorded.order, recorded.approvals)
+            withdrawal_view_with(app, &answered.merchant, &recorded.order, recorded.approvals)
         },
     )
     .await

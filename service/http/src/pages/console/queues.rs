@@ -201,7 +201,7 @@ pub async fn console_review(
                     super::second_factor::approval_code(app, &who, &fields, &from).await?;
                     withdrawals::approve_waiting_at_most(app, &op, &order_no, remarks)
                         .await
-                        .map(|recorded| recorded.order)
+                        .map(|answered| answered.recorded.order)
                 } else {
                     withdrawals::reject(app, &op, &order_no, remarks).await
                 }
