@@ -6,10 +6,11 @@ use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The targets the figures are held to (issue 20).
+/// The targets the figures are held to (issue 20; the create fraction
+/// raised to 0.9 by issue 56).
 const DRAIN_TARGET: f64 = 1_000.0;
 const STEADY_P99_TARGET_MS: f64 = 50.0;
-const CREATE_FRACTION_TARGET: f64 = 0.8;
+const CREATE_FRACTION_TARGET: f64 = 0.9;
 const SIZE_P99_FACTOR: f64 = 1.5;
 const MEMORY_TARGET_MIB: f64 = 64.0;
 
