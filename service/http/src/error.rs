@@ -83,7 +83,14 @@ pub fn http_error(e: ApiError) -> HttpError {
             let _ = err.add_header(http::header::CONNECTION, "close");
             err
         }
-        ApiError::Internal(detail) => HttpError::for_internal_error(detail.clone()),
+        ApiError::Internal(detail) => {
+            // dropshot's 500 names itself `Internal`; the contract's code,
+            // which generated clients parse, is `INTERNAL`. The cause stays
+            // in the log, never in the answer.
+            let mut err = HttpError::for_internal_error(detail.clone());
+            err.error_code = code;
+            err
+        }
     }
 }
 
@@ -111,4 +118,18 @@ fn retry_soon(code: Option<String>, external: String, internal: String) -> HttpE
     };
     let _ = err.add_header(http::header::RETRY_AFTER, "1");
     err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bug_is_answered_500_with_the_contracts_code_and_not_its_cause() {
+        let err = http_error(ApiError::Internal("column x of row y".into()));
+        assert_eq!(err.status_code.as_u16(), 500);
+        assert_eq!(err.error_code.as_deref(), Some("INTERNAL"));
+        assert!(!err.external_message.contains("column x"));
+        assert_eq!(err.internal_message, "column x of row y");
+    }
 }
