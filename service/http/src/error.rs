@@ -83,15 +83,17 @@ pub fn http_error(e: ApiError) -> HttpError {
             let _ = err.add_header(http::header::CONNECTION, "close");
             err
         }
-        ApiError::Internal(detail) => {
-            // dropshot's 500 names itself `Internal`; the contract's code,
-            // which generated clients parse, is `INTERNAL`. The cause stays
-            // in the log, never in the answer.
-            let mut err = HttpError::for_internal_error(detail.clone());
-            err.error_code = code;
-            err
-        }
+        ApiError::Internal(detail) => internal(code, detail.clone()),
     }
+}
+
+/// A bug: 500. dropshot's own 500 names itself `Internal`; the contract's
+/// code, which generated clients parse, is `INTERNAL`. The cause stays in
+/// the log, never in the answer.
+fn internal(code: Option<String>, detail: String) -> HttpError {
+    let mut err = HttpError::for_internal_error(detail);
+    err.error_code = code;
+    err
 }
 
 /// A feature this build does not have: 501, said as it is.
