@@ -12,6 +12,6 @@ Feature: Balances
 
   Scenario: The service publishes its own contract
     When anyone fetches the published spec
-    Then it is the OpenAPI 3.0.3 document of version 0.8.2 with 16 merchant operations
+    Then it is the OpenAPI 3.0.3 document of version 0.8.3 with 16 merchant operations
     And every example in it fits the schema it illustrates
     And its callbacks are also published as an OpenAPI 3.1 document of 3 webhooks

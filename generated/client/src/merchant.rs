@@ -2391,6 +2391,7 @@ Every error has the body `{request_id, error_code, message}`. The status and `er
 | 422 | `INSUFFICIENT_BALANCE` | the available balance does not cover a withdrawal and its fee |
 | 422 | `NO_DENOMINATIONS` | a cashier session without `amount` in a currency with no denominations configured |
 | 429 | `RATE_LIMITED` | too many requests; `Retry-After` gives the seconds to wait |
+| 500 | `INTERNAL` | a fault of the service itself; the message names no cause. A create may or may not have been recorded: query the order by its `merchant_order_no`, or send the same create again (with the same body it answers the order if it was recorded, and creates it if not) |
 | 501 | `NOT_IMPLEMENTED` | the endpoint is not implemented in this build |
 | 503 | `SERVICE_UNAVAILABLE` | a dependency (the database, or every payment channel that could take a channel deposit: each refused it, did not answer, or is at its daily limit) is unreachable, or the service is at one of its bounds (see Bounds); `Retry-After` gives the seconds to wait |
 
@@ -2427,7 +2428,7 @@ Each merchant has a token bucket (60 000 requests per minute with a burst of 200
 Each instance handles at most a configured number of the payment API's requests at once (512 unless configured); a request past it, or one that finds no database connection free within a configured wait (5 seconds unless configured), is answered at once with 503 `SERVICE_UNAVAILABLE` and a `Retry-After` header (seconds): nothing was done, and the same request may be sent again. Of those, at most a configured number are one merchant's (64 unless configured); a merchant's request past it is answered at once with 429 `RATE_LIMITED` and `Retry-After: 1`. Of one merchant's, at most a configured number run at once (half the instance's database connections, 8 unless configured), so that one merchant's crowd leaves database connections to the others; the rest wait their turn in order, and one whose turn has not come within the database wait is answered 503 `SERVICE_UNAVAILABLE` with `Retry-After: 1`: nothing was done, and the same request may be sent again. A refused request's connection is closed. A connection that has not sent a whole request head within 30 seconds of opening, or of its last answer, is closed; a request whose body has not arrived whole within 30 seconds of its head is answered 400 `INVALID_BODY` (the message says so) and its connection closed. Each instance holds at most a configured number of connections open at once (1024 unless configured); a connection past it is answered as soon as its request's head has arrived, without its body being read, with 503 `SERVICE_UNAVAILABLE`, `Retry-After: 1` and `Connection: close`, and closed; one that sends no whole head within 5 seconds is closed unanswered. Of them, a configured number (64 unless configured) are kept for each of three surfaces (the payment API with channels and the sandbox, the operator API, the pages), so that a crowd on one leaves the others theirs: a connection is refused as above once the shared ones and those kept for the surface its request line names are all held. And one address holds at most a configured number of them (128 unless configured; the load balancers an operator names as trusted proxies are not counted so): a connection from an address that holds as many is refused as above.
 
 
-Version: 0.8.2*/
+Version: 0.8.3*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2471,7 +2472,7 @@ impl Client {
 }
 impl ClientInfo<::payments_wire::client::Credentials> for Client {
     fn api_version() -> &'static str {
-        "0.8.2"
+        "0.8.3"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
