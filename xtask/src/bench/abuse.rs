@@ -219,7 +219,7 @@ fn fair_delivery(bench: &Bench, database: &str) -> Result<(Value, Value)> {
     );
     wait_for_port(hold_port)?;
     let fair = with_a_slow_receiver(bench, database, &slow_merchant, "", None)?;
-    report_fair("shares on (32 and 32 of 64)", &fair);
+    report_fair("shares on (128 and 128 of 256)", &fair);
     let unfair = with_a_slow_receiver(
         bench,
         database,
@@ -227,7 +227,7 @@ fn fair_delivery(bench: &Bench, database: &str) -> Result<(Value, Value)> {
         super::config::WIDE_CALLBACKS,
         Some(UNFAIR_LIMIT_SECONDS),
     )?;
-    report_fair("shares off (64 of 64)", &unfair);
+    report_fair("shares off (256 of 256)", &unfair);
     Ok((fair, unfair))
 }
 
