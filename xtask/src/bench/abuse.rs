@@ -520,12 +520,12 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     )?;
     for (label, v) in [
         (
-            "shares on (the defaults: 32 per merchant, 32 per host, of 64)",
+            "shares on (the defaults: 128 per merchant, 128 per host, of 256)",
             &f.fair,
         ),
         (
-            "shares off (64 per merchant and host: as before this release); the delays are \
-             those of the callbacks that arrived",
+            "shares off (256 per merchant and host: every place); the delays are those of \
+             the callbacks that arrived",
             &f.unfair,
         ),
     ] {
