@@ -5,6 +5,7 @@
 //! must not take down, measured from separate processes. Writes
 //! bench/results/abuse.md.
 
+use super::config::CALLBACK_PLACES;
 use super::delivery::{arrival_delays, arrivals_receiver, fill, last_json, queue_arrivals};
 use super::{
     newest_bench_merchant, num, output, peak_memory_kib, query_one, step, wait_for_port, Bench,
@@ -219,15 +220,19 @@ fn fair_delivery(bench: &Bench, database: &str) -> Result<(Value, Value)> {
     );
     wait_for_port(hold_port)?;
     let fair = with_a_slow_receiver(bench, database, &slow_merchant, "", None)?;
-    report_fair("shares on (128 and 128 of 256)", &fair);
+    let (places, share) = (CALLBACK_PLACES, CALLBACK_PLACES / 2);
+    report_fair(
+        &format!("shares on ({share} and {share} of {places})"),
+        &fair,
+    );
     let unfair = with_a_slow_receiver(
         bench,
         database,
         &slow_merchant,
-        super::config::WIDE_CALLBACKS,
+        &super::config::wide_callbacks(),
         Some(UNFAIR_LIMIT_SECONDS),
     )?;
-    report_fair("shares off (256 of 256)", &unfair);
+    report_fair(&format!("shares off ({places} of {places})"), &unfair);
     Ok((fair, unfair))
 }
 
@@ -518,14 +523,19 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
          | | delivered (of {OTHERS}) | median ms | p99 ms | max ms | slow receiver's attempts in flight |\n\
          |---|---|---|---|---|---|"
     )?;
+    let (places, share) = (CALLBACK_PLACES, CALLBACK_PLACES / 2);
     for (label, v) in [
         (
-            "shares on (the defaults: 128 per merchant, 128 per host, of 256)",
+            format!(
+                "shares on (the defaults: {share} per merchant, {share} per host, of {places})"
+            ),
             &f.fair,
         ),
         (
-            "shares off (256 per merchant and host: every place); the delays are those of \
-             the callbacks that arrived",
+            format!(
+                "shares off ({places} per merchant and host: every place); the delays are those \
+                 of the callbacks that arrived"
+            ),
             &f.unfair,
         ),
     ] {

@@ -20,10 +20,21 @@ pub const ACCOUNT_ROUTING: &str = "[routing.default]\nTHB = \"account\"\nBDT = \
 pub const QUIET_JOBS: &str =
     "expiry_interval_seconds = 0\n[routing.default]\nTHB = \"account\"\nBDT = \"account\"\n";
 
-/// Every place (`callback_concurrency`, 256 by default) open to one
-/// merchant and one host, for the fairness run beside a slow receiver.
-pub const WIDE_CALLBACKS: &str =
-    "callback_in_flight_per_merchant = 256\ncallback_in_flight_per_host = 256\n";
+/// The service's default `callback_concurrency`, of which one merchant and
+/// one host may hold half: the abuse bench's labels name them, and its
+/// shares-off run opens every place. Written once here, and held to the
+/// service's own default by a test, so that a new default cannot leave
+/// the labels naming the old one.
+pub const CALLBACK_PLACES: usize = 256;
+
+/// Every place open to one merchant and one host, for the fairness run
+/// beside a slow receiver.
+pub fn wide_callbacks() -> String {
+    format!(
+        "callback_in_flight_per_merchant = {CALLBACK_PLACES}\n\
+         callback_in_flight_per_host = {CALLBACK_PLACES}\n"
+    )
+}
 
 /// This run's master key: 32 random bytes, base64.
 pub fn master_key() -> anyhow::Result<String> {
@@ -100,6 +111,7 @@ mod tests {
     #[test]
     fn every_configuration_the_bench_starts_is_one_the_service_accepts() {
         let channel = channel_toml("http://127.0.0.1:9", &channel_secret().unwrap());
+        let wide = wide_callbacks();
         let master_key = master_key().unwrap();
         let token = operator_token().unwrap();
         let dir = std::env::temp_dir().join(format!("bench-config-{}", std::process::id()));
@@ -109,7 +121,7 @@ mod tests {
             ("sandbox", ACCOUNT_ROUTING),
             ("sandbox", QUIET_JOBS),
             ("sandbox", channel.as_str()),
-            ("sandbox", WIDE_CALLBACKS),
+            ("sandbox", wide.as_str()),
             ("sandbox", ""),
         ];
         let mut refused = Vec::new();
@@ -132,5 +144,28 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(&dir);
         assert!(refused.is_empty(), "refused:\n{}", refused.join("\n"));
+    }
+
+    /// The places the abuse bench names are the service's defaults.
+    #[test]
+    fn the_callback_places_named_are_the_services_defaults() {
+        let path = std::env::temp_dir().join(format!("bench-places-{}.toml", std::process::id()));
+        let text = ServiceToml {
+            profile: "sandbox",
+            port: 18_000,
+            database_url: "postgres://postgres@127.0.0.1:5432/bench",
+            master_key: &master_key().unwrap(),
+            operator_token: &operator_token().unwrap(),
+            worker: true,
+            extra: "",
+        }
+        .render();
+        std::fs::write(&path, &text).unwrap();
+        let config = payments_config::Config::load(Some(&path));
+        let _ = std::fs::remove_file(&path);
+        let config = config.unwrap();
+        assert_eq!(config.callback_concurrency, CALLBACK_PLACES);
+        assert_eq!(config.callback_in_flight_per_merchant, CALLBACK_PLACES / 2);
+        assert_eq!(config.callback_in_flight_per_host, CALLBACK_PLACES / 2);
     }
 }
