@@ -202,8 +202,14 @@ async fn a_payer_on_a_phone_picks_by_keyboard_copies_the_details_and_sees_the_pa
     assert_eq!(b.text("#account-no").await.unwrap(), "1234567890");
     assert_eq!(b.text("#pay-amount").await.unwrap(), "500.00");
     accessible(&b).await;
+    let label = b.text("button[data-copy=remark]").await.unwrap();
     b.click("button[data-copy=remark]").await.unwrap();
-    let copied = b.text("button[data-copy=remark]").await.unwrap();
+    // The label changes once the clipboard's promise settles, not at the
+    // click: read at once, it was still "Copy" in a CI run.
+    let copied = b
+        .wait_for_change("button[data-copy=remark]", &label, LIVE)
+        .await
+        .unwrap();
     assert!(
         copied == "Copied" || copied.starts_with("Selected"),
         "{copied}"

@@ -344,14 +344,35 @@ impl Browser {
     /// Waits until the element's text contains `words` (the page changes
     /// by itself: a reload after the status poll). Bounded.
     pub async fn wait_for_text(&self, css: &str, words: &str, limit: Duration) -> Result<String> {
+        self.text_until(css, limit, |seen| seen.contains(words))
+            .await
+            .map_err(|seen| anyhow!("{css} still says {seen:?}, not {words:?}"))
+    }
+
+    /// Waits until the element's text is other than `was`: a label that a
+    /// click changes only once a promise settles (the clipboard's). Bounded.
+    pub async fn wait_for_change(&self, css: &str, was: &str, limit: Duration) -> Result<String> {
+        self.text_until(css, limit, |seen| !seen.is_empty() && seen != was)
+            .await
+            .map_err(|seen| anyhow!("{css} still says {seen:?}"))
+    }
+
+    /// The element's text once `done` holds of it, or the last text seen
+    /// when `limit` passed first.
+    async fn text_until(
+        &self,
+        css: &str,
+        limit: Duration,
+        done: impl Fn(&str) -> bool,
+    ) -> std::result::Result<String, String> {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             let seen = self.text(css).await.unwrap_or_default();
-            if seen.contains(words) {
+            if done(&seen) {
                 return Ok(seen);
             }
             if tokio::time::Instant::now() > deadline {
-                bail!("{css} still says {seen:?}, not {words:?}");
+                return Err(seen);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
