@@ -414,6 +414,20 @@ fn latency_rows(t: &mut String, rows: &[(&str, &Value)]) -> Result<()> {
 
 pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     let mib = |kib: u64| kib as f64 / 1024.0;
+    // Each part's own bound (issue 55) is the bench's; issue 56 holds every
+    // part of the bench to less, and the line says which it meets.
+    let peak = |kib: u64| {
+        let most = super::report::MEMORY_TARGET_MIB;
+        let met = if mib(kib) <= most {
+            "met"
+        } else {
+            "**not met**"
+        };
+        format!(
+            "**{:.1} MiB** (issue 56: ≤ {most:.0} MiB in every part, {met})",
+            mib(kib)
+        )
+    };
     // Against the quieter run alone (before or after the crowd): the lower
     // p99, so that a tail of the run alone never flatters the ratio.
     let ratio = |v: &Value| {
@@ -449,9 +463,8 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     )?;
     writeln!(
         t,
-        "\nPeak memory of the service (VmHWM): **{:.1} MiB**. Steady p99 beside ÷ alone: \
-         **{:.2}**.\n",
-        mib(f.flood_peak_kib),
+        "\nPeak memory of the service (VmHWM): {}. Steady p99 beside ÷ alone: **{:.2}**.\n",
+        peak(f.flood_peak_kib),
         ratio(&f.flood)
     )?;
     writeln!(
@@ -503,11 +516,11 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     writeln!(
         t,
         "\nThe operator from another address: signed in **{}**, answers {}, after {:.0} ms. \
-         Peak memory of the service: **{:.1} MiB**. Steady p99 beside ÷ alone: **{:.2}**.\n",
+         Peak memory of the service: {}. Steady p99 beside ÷ alone: **{:.2}**.\n",
         op["signed_in"],
         op["answers"],
         num(op, "after_ms"),
-        mib(f.sign_in_peak_kib),
+        peak(f.sign_in_peak_kib),
         ratio(&f.sign_ins)
     )?;
     writeln!(

@@ -16,8 +16,13 @@ use std::process::{Command, Stdio};
 /// The targets (issue 31).
 const PAYOUTS_TARGET: f64 = 1_000.0;
 const PAYOUTS_P99_TARGET_MS: f64 = 50.0;
-const PATH_P99_TARGET_MS: f64 = 100.0;
-const PATH_FRACTION_TARGET: f64 = 0.6;
+/// Issue 56 (issue 31 asked 100 ms): one merchant's completions offered at
+/// 500/s, click → callback.
+const PATH_P99_TARGET_MS: f64 = 50.0;
+/// Issue 56 (issue 31 asked 0.6): one merchant's sustained completions
+/// against pgbench running them one at a time, each crediting the same
+/// balance row, so that only batching completions can pass it.
+const PATH_FRACTION_TARGET: f64 = 2.5;
 /// Issue 56: approvals at 16 in flight against pgbench running an
 /// approval's own statements.
 const APPROVAL_FRACTION_TARGET: f64 = 0.7;
@@ -364,11 +369,19 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     )?;
     writeln!(
         out,
-        "| money path's highest sustained rate ≥ {PATH_FRACTION_TARGET} of pgbench's | \
-         {:.0}/s of {:.0}/s = {fraction:.2} | {} |\n",
+        "| money path's highest sustained rate ≥ {PATH_FRACTION_TARGET}× pgbench's, one \
+         completion at a time on the merchant's balance row | {:.0}/s of {:.0}/s = \
+         {fraction:.2}× | {} |",
         num(&f.max, "completed_per_second"),
         f.db_ceiling,
         verdict(fraction >= PATH_FRACTION_TARGET)
+    )?;
+    let mib = f.peak_kib as f64 / 1024.0;
+    let most = super::report::MEMORY_TARGET_MIB;
+    writeln!(
+        out,
+        "| service peak memory ≤ {most:.0} MiB over this part | {mib:.1} MiB | {} |\n",
+        verdict(mib <= most)
     )?;
     writeln!(
         out,
@@ -449,8 +462,10 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
          of one paid deposit statement for statement (the notification's reads, the \
          completion's transaction, the delivery's claim and outcome; script in \
          `xtask/src/bench/channels.rs`) on the paid deposits: **{:.0} paid deposits/s**. The \
-         money path reached **{fraction:.2}** of it. Every completion credits the same \
-         merchant's balance row, in the service and in the script alike.",
+         money path reached **{fraction:.2}×** that ceiling. Every completion credits the same \
+         merchant's balance row, in the service and in the script alike; the script commits \
+         each completion alone, so it is that row's ceiling, which the service passes only by \
+         committing completions together (`app/group_commit.rs`).",
         f.db_ceiling
     )?;
     writeln!(

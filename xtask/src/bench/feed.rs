@@ -58,7 +58,7 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     let lag = num(v, "lag_p99_ms");
     let mut out = String::new();
     writeln!(out, "# Events feed benchmark results\n\n{header}")?;
-    writeln!(out, "## Target\n\n| target | measured | |\n|---|---|---|")?;
+    writeln!(out, "## Targets\n\n| target | measured | |\n|---|---|---|")?;
     writeln!(
         out,
         "| commit → visible in the feed, p99 ≤ {LAG_P99_TARGET_MS:.0} ms | {lag:.1} ms (from the \
@@ -69,6 +69,13 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
         } else {
             "**missed**"
         }
+    )?;
+    let mib = f.peak_kib as f64 / 1024.0;
+    let most = super::report::MEMORY_TARGET_MIB;
+    writeln!(
+        out,
+        "| the service's peak memory ≤ {most:.0} MiB | {mib:.1} MiB | {} |",
+        if mib <= most { "met" } else { "**missed**" }
     )?;
     writeln!(
         out,
