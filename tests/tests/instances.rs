@@ -179,8 +179,8 @@ async fn a_lost_listen_connection_is_noticed_and_made_again() {
         .db
         .listen(Some(bell.clone()))
         .expect("PostgreSQL listens");
-    let listening_is = |want: bool| {
-        let db = second.db.clone();
+    let listening_is = |db: &payments_service::store::Db, want: bool| {
+        let db = db.clone();
         async move {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
             while db.listening() != Some(want) {
@@ -192,7 +192,10 @@ async fn a_lost_listen_connection_is_noticed_and_made_again() {
             }
         }
     };
-    listening_is(true).await;
+    // Both instances' LISTEN connections, each made by its own task at
+    // start: the first's may still be connecting when the second's is up.
+    listening_is(&service.service.app().db, true).await;
+    listening_is(&second.db, true).await;
     let ended = payments_testing::terminate_listeners(&service.database_url)
         .await
         .unwrap();
@@ -201,8 +204,8 @@ async fn a_lost_listen_connection_is_noticed_and_made_again() {
         "each instance's LISTEN connection (the service's and the second's), ended by the server"
     );
     // Noticed (the worker polls every second meanwhile), then made again.
-    listening_is(false).await;
-    listening_is(true).await;
+    listening_is(&second.db, false).await;
+    listening_is(&second.db, true).await;
     while tokio::time::timeout(Duration::from_millis(200), bell.notified())
         .await
         .is_ok()
