@@ -193,6 +193,12 @@ fn targets(out: &mut String, r: &Results) -> Result<()> {
                 verdict(b <= a * SIZE_P99_FACTOR)
             )?;
         }
+        let most = r.sizes.iter().map(|s| s.peak_kib()).max().unwrap_or(0) as f64 / 1024.0;
+        writeln!(
+            out,
+            "| service peak memory ≤ {MEMORY_TARGET_MIB:.0} MiB at every size, under the load and while draining | {most:.1} MiB | {} |",
+            verdict(most <= MEMORY_TARGET_MIB)
+        )?;
         let seq_scan = r
             .explain
             .first()
@@ -296,7 +302,8 @@ fn sizes(out: &mut String, r: &Results) -> Result<()> {
          tomorrow; withdrawals 90% completed, 5% rejected, 3% failed, 2% pending), then \
          `VACUUM ANALYZE`. At each size: 16 clients for the run's seconds on each endpoint \
          (the query reads the load's merchant's seeded orders at random, cold pages \
-         included), then {} deliveries drained. Sandbox profile, so that the drain can call \
+         included), then {} deliveries drained; its peak memory is the higher of the two \
+         services' (the one under the load, the one draining). Sandbox profile, so that the drain can call \
          the loopback receiver. Each size's load adds its own orders on top of the seed. \
          The expiry worker, and the billing and channel-inquiry passes it carries, is off \
          here (`expiry_interval_seconds = 0`): the seeded history, made in one go, would \
@@ -307,13 +314,13 @@ fn sizes(out: &mut String, r: &Results) -> Result<()> {
     )?;
     writeln!(
         out,
-        "| orders | seeded in s | create req/s | create p99 ms | query req/s | query p99 ms | balance p99 ms | claim query ms | drain /s |"
+        "| orders | seeded in s | create req/s | create p99 ms | query req/s | query p99 ms | balance p99 ms | claim query ms | drain /s | peak MiB |"
     )?;
-    writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|")?;
+    writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")?;
     for s in &r.sizes {
         writeln!(
             out,
-            "| {} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} | {:.0} |",
+            "| {} | {:.0} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} | {:.0} | {:.1} |",
             s.orders,
             s.seed_seconds,
             num(&s.create, "rps"),
@@ -322,7 +329,8 @@ fn sizes(out: &mut String, r: &Results) -> Result<()> {
             num(&s.query, "p99_ms"),
             num(&s.balance, "p99_ms"),
             s.claim_ms,
-            s.drain.per_second()
+            s.drain.per_second(),
+            s.peak_kib() as f64 / 1024.0
         )?;
     }
     writeln!(out, "\n![p99 against table size](sizes.svg)\n")?;

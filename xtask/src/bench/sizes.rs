@@ -28,6 +28,16 @@ pub struct AtSize {
     pub drain: Drain,
     /// The claim query's own execution time (EXPLAIN ANALYZE), ms.
     pub claim_ms: f64,
+    /// Peak memory (VmHWM) of the service under the load at this size.
+    /// The drain's service is another process: its peak is `drain`'s.
+    pub load_peak_kib: u64,
+}
+
+impl AtSize {
+    /// The higher peak of this size's two services, KiB.
+    pub fn peak_kib(&self) -> u64 {
+        self.load_peak_kib.max(self.drain.peak_kib)
+    }
 }
 
 pub fn run(bench: &Bench, database: &str, options: &Options) -> Result<(Vec<AtSize>, Plans)> {
@@ -69,6 +79,7 @@ pub fn run(bench: &Bench, database: &str, options: &Options) -> Result<(Vec<AtSi
             "query by merchant_order_no (seeded orders, at random)",
         )?;
         let balance = at("balance", "balance")?;
+        let load_peak_kib = super::peak_memory_kib(service.pid())?;
         drop(service);
 
         step(&format!(
@@ -113,6 +124,7 @@ pub fn run(bench: &Bench, database: &str, options: &Options) -> Result<(Vec<AtSi
             balance,
             drain,
             claim_ms,
+            load_peak_kib,
         });
     }
     Ok((results, explain))
