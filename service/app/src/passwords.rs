@@ -37,23 +37,33 @@ pub fn hash(password: &str) -> Result<String, ApiError> {
     let argon = Argon2::default();
     let mut salt_bytes = [0u8; 64];
     let salt_raw = salt.as_salt().decode_b64(&mut salt_bytes).map_err(failed)?;
-    let params = argon.params().clone();
+    let params = argon.params();
     let length = params.output_len().unwrap_or(Params::DEFAULT_OUTPUT_LEN);
-    let output = Output::init_with(length, |out| {
-        in_kept_memory(&params, |memory| {
-            argon.hash_password_into_with_memory(password.as_bytes(), salt_raw, out, memory)
-        })
-        .map_err(Into::into)
-    })
-    .map_err(failed)?;
+    let output = output_of(&argon, password, salt_raw, length).map_err(failed)?;
     Ok(PasswordHash {
         algorithm: Algorithm::Argon2id.ident(),
         version: Some(Version::V0x13.into()),
-        params: ParamsString::try_from(&params).map_err(failed)?,
+        params: ParamsString::try_from(params).map_err(failed)?,
         salt: Some(salt.as_salt()),
         hash: Some(output),
     }
     .to_string())
+}
+
+/// Argon2's output of `length` bytes for `password` and `salt`, computed
+/// in the kept memory: what `hash` stores and `verify` compares.
+fn output_of(
+    argon: &Argon2,
+    password: &str,
+    salt: &[u8],
+    length: usize,
+) -> argon2::password_hash::Result<Output> {
+    Output::init_with(length, |out| {
+        in_kept_memory(argon.params(), |memory| {
+            argon.hash_password_into_with_memory(password.as_bytes(), salt, out, memory)
+        })
+        .map_err(Into::into)
+    })
 }
 
 /// Argon2's working memory (19 MiB at the default parameters), kept for the
@@ -167,15 +177,10 @@ pub fn verify(password: &str, stored: &str) -> bool {
     let Ok(salt) = salt.decode_b64(&mut salt_bytes) else {
         return false;
     };
-    let argon = Argon2::new(algorithm, version, params.clone());
-    Output::init_with(expected.len(), |out| {
-        in_kept_memory(&params, |memory| {
-            argon.hash_password_into_with_memory(password.as_bytes(), salt, out, memory)
-        })
-        .map_err(Into::into)
-    })
-    // `Output` compares in constant time.
-    .is_ok_and(|computed| computed == expected)
+    let argon = Argon2::new(algorithm, version, params);
+    output_of(&argon, password, salt, expected.len())
+        // `Output` compares in constant time.
+        .is_ok_and(|computed| computed == expected)
 }
 
 /// The gate password checks pass: a few run at once (each holds 19 MiB

@@ -2,7 +2,7 @@
 //! sandbox can move, so schedules and expiry are tested exactly.
 
 use chrono::{DateTime, TimeZone, Utc};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
 pub trait Clock: Send + Sync + 'static {
@@ -114,7 +114,7 @@ pub struct OutOfRange(pub i64);
 /// polling.
 pub struct Alarm {
     next: AtomicI64,
-    rung: std::sync::atomic::AtomicBool,
+    rung: AtomicBool,
     wake: tokio::sync::Notify,
 }
 
@@ -122,7 +122,7 @@ impl Default for Alarm {
     fn default() -> Self {
         Alarm {
             next: AtomicI64::new(i64::MAX),
-            rung: std::sync::atomic::AtomicBool::new(false),
+            rung: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
         }
     }

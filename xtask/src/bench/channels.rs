@@ -376,12 +376,10 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
         f.db_ceiling,
         verdict(fraction >= PATH_FRACTION_TARGET)
     )?;
-    let mib = f.peak_kib as f64 / 1024.0;
-    let most = super::report::MEMORY_TARGET_MIB;
     writeln!(
         out,
-        "| service peak memory ≤ {most:.0} MiB over this part | {mib:.1} MiB | {} |\n",
-        verdict(mib <= most)
+        "{}\n",
+        super::report::memory_row("over this part", f.peak_kib)
     )?;
     writeln!(
         out,

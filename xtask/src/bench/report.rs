@@ -124,6 +124,16 @@ pub fn write(root: &Path, options: &Options, r: &Results, dir: &Path) -> Result<
     Ok(out)
 }
 
+/// A targets row holding the service's peak memory `kib`, measured `what`,
+/// to `MEMORY_TARGET_MIB`.
+pub(super) fn memory_row(what: &str, kib: u64) -> String {
+    let mib = kib as f64 / 1024.0;
+    format!(
+        "| service peak memory ≤ {MEMORY_TARGET_MIB:.0} MiB {what} | {mib:.1} MiB | {} |",
+        verdict(mib <= MEMORY_TARGET_MIB)
+    )
+}
+
 fn verdict(met: bool) -> &'static str {
     if met {
         "met"
@@ -153,21 +163,11 @@ fn targets(out: &mut String, r: &Results) -> Result<()> {
             d.steady["rate"],
             verdict(p99 <= STEADY_P99_TARGET_MS)
         )?;
-        let mib = d.drain.peak_kib as f64 / 1024.0;
-        writeln!(
-            out,
-            "| service peak memory ≤ {MEMORY_TARGET_MIB:.0} MiB with {} deliveries in flight | {mib:.1} MiB | {} |",
-            d.drain.deliveries,
-            verdict(mib <= MEMORY_TARGET_MIB)
-        )?;
+        let what = format!("with {} deliveries in flight", d.drain.deliveries);
+        writeln!(out, "{}", memory_row(&what, d.drain.peak_kib))?;
     }
     if !r.load.is_empty() {
-        let mib = r.peak_kib as f64 / 1024.0;
-        writeln!(
-            out,
-            "| service peak memory ≤ {MEMORY_TARGET_MIB:.0} MiB over the requests | {mib:.1} MiB | {} |",
-            verdict(mib <= MEMORY_TARGET_MIB)
-        )?;
+        writeln!(out, "{}", memory_row("over the requests", r.peak_kib))?;
     }
     for clients in [16, 64] {
         if let Some(f) = create_fraction(r, clients) {
@@ -193,12 +193,9 @@ fn targets(out: &mut String, r: &Results) -> Result<()> {
                 verdict(b <= a * SIZE_P99_FACTOR)
             )?;
         }
-        let most = r.sizes.iter().map(|s| s.peak_kib()).max().unwrap_or(0) as f64 / 1024.0;
-        writeln!(
-            out,
-            "| service peak memory ≤ {MEMORY_TARGET_MIB:.0} MiB at every size, under the load and while draining | {most:.1} MiB | {} |",
-            verdict(most <= MEMORY_TARGET_MIB)
-        )?;
+        let most = r.sizes.iter().map(|s| s.peak_kib()).max().unwrap_or(0);
+        let what = "at every size, under the load and while draining";
+        writeln!(out, "{}", memory_row(what, most))?;
         let seq_scan = r
             .explain
             .first()
