@@ -105,6 +105,29 @@ fn scenarios(report: &Value) -> Vec<Scenario> {
     out
 }
 
+/// Every failed scenario and its failing step with the error, as plain
+/// text: printed after the per-feature table, so that the tail of a long
+/// log (all a CI page may keep) names what failed and why. Empty when
+/// nothing failed.
+pub fn failures_text(report: &Value) -> String {
+    let mut out = String::new();
+    for s in scenarios(report)
+        .iter()
+        .filter(|s| s.status == Status::Failed)
+    {
+        out.push_str(&format!("FAILED {} / {}\n", s.feature, s.name));
+        for step in s.steps.iter().filter(|step| step.status == Status::Failed) {
+            out.push_str(&format!("  step: {}\n", step.text));
+            let error = step.error.as_deref().unwrap_or("(no message)");
+            // The error's head: a step's panic message, not a page of it.
+            for line in error.lines().take(12) {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
+    }
+    out
+}
+
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -315,5 +338,39 @@ mod tests {
         for outside in ["<script", "src=", "href=\"http", "@import", "url("] {
             assert!(!page.contains(outside), "{outside}");
         }
+    }
+
+    #[test]
+    fn the_text_names_each_failed_scenario_its_step_and_the_head_of_its_error() {
+        let long: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        let report = json!([{
+            "name": "Callbacks",
+            "elements": [
+                {"type": "scenario", "name": "Five 5xx answers fail", "steps": [
+                    {"keyword": "Given ", "name": "a receiver", "result": {"status": "passed"}},
+                    {"keyword": "Then ", "name": "30 s apart", "result": {"status": "failed", "error_message": long}}]},
+                {"type": "scenario", "name": "A 2xx ends it", "steps": [
+                    {"keyword": "Then ", "name": "SUCCESS", "result": {"status": "passed"}}]}
+            ]
+        }]);
+        let text = failures_text(&report);
+        assert!(
+            text.starts_with(
+                "FAILED Callbacks / Five 5xx answers fail\n  step: Then 30 s apart\n    line 1\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("    line 12\n") && !text.contains("line 13"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("A 2xx ends it") && !text.contains("a receiver"),
+            "{text}"
+        );
+        let passed = json!([{"name": "Callbacks", "elements": [
+            {"type": "scenario", "name": "A 2xx ends it", "steps": [
+                {"keyword": "Then ", "name": "SUCCESS", "result": {"status": "passed"}}]}]}]);
+        assert_eq!(failures_text(&passed), "");
     }
 }

@@ -165,6 +165,12 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
         Ok(table) => println!("{table}"),
         Err(e) => eprintln!("conformance: no per-feature summary: {e:#}"),
     }
+    let report_value = std::fs::read(&report_json)
+        .map_err(anyhow::Error::from)
+        .and_then(|bytes| Ok(serde_json::from_slice::<serde_json::Value>(&bytes)?));
+    if let Ok(json) = &report_value {
+        print!("{}", report::failures_text(json));
+    }
 
     // Whatever the scenarios did to money, the ledger must still add up.
     let ledger = ledger_check().await;
@@ -230,20 +236,17 @@ async fn run_inner(run: Run) -> anyhow::Result<i32> {
         },
     ));
     let html = dir.join("report.html");
-    let page = std::fs::read(&report_json)
-        .map_err(anyhow::Error::from)
-        .and_then(|bytes| Ok(serde_json::from_slice::<serde_json::Value>(&bytes)?))
-        .map(|json| {
-            report::html(
-                &json,
-                &Rules::parse(features::rule_map()),
-                &format!(
-                    "Merchant payment service conformance, {} profile",
-                    run.profile
-                ),
-                &shown,
-            )
-        });
+    let page = report_value.map(|json| {
+        report::html(
+            &json,
+            &Rules::parse(features::rule_map()),
+            &format!(
+                "Merchant payment service conformance, {} profile",
+                run.profile
+            ),
+            &shown,
+        )
+    });
     match page {
         Ok(page) => std::fs::write(&html, page)?,
         Err(e) => eprintln!("conformance: no HTML report: {e:#}"),
