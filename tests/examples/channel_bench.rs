@@ -189,6 +189,7 @@ async fn payouts(base: &str, key: &str, token: &str, clients_n: usize, seconds: 
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     counting.store(true, Ordering::Relaxed);
+    let cpu_before = support::cpu::Sample::now();
     let measured = Instant::now();
     let deadline = measured + Duration::from_secs(seconds);
     while Instant::now() < deadline && next.load(Ordering::Relaxed) < orders.len() {
@@ -196,6 +197,7 @@ async fn payouts(base: &str, key: &str, token: &str, clients_n: usize, seconds: 
     }
     stop.store(true, Ordering::Relaxed);
     let elapsed = measured.elapsed().as_secs_f64();
+    let cpu_after = support::cpu::Sample::now();
     let (mut all, mut errors, mut not_accepted) = (Vec::new(), 0, 0);
     for t in tasks {
         let (l, e, n) = t.await.context("an approval task")?;
@@ -219,6 +221,7 @@ async fn payouts(base: &str, key: &str, token: &str, clients_n: usize, seconds: 
             "p50_ms": quantile_ms(&all, 0.50),
             "p99_ms": quantile_ms(&all, 0.99),
             "p999_ms": quantile_ms(&all, 0.999),
+            "cpu": cpu_before.per_unit(&cpu_after, all.len()),
         })
     );
     Ok(())
@@ -264,6 +267,7 @@ async fn pay(base: &str, key: &str, n: usize, rate: Option<u32>) -> Result<()> {
         .pool_max_idle_per_host(256)
         .build()?;
     let clicked = Arc::new(std::sync::Mutex::new(Vec::with_capacity(n)));
+    let cpu_before = support::cpu::Sample::now();
     let started = Instant::now();
     let first_click = unix_ms();
     let recorded = clicked.clone();
@@ -324,6 +328,7 @@ async fn pay(base: &str, key: &str, n: usize, rate: Option<u32>) -> Result<()> {
     let got = receiver
         .wait_for(n, Duration::from_secs(120), completed)
         .await;
+    let cpu_after = support::cpu::Sample::now();
     let arrivals = receiver.first_arrivals(completed);
     if got < n {
         bail!("only {got} of {n} paid deposits were called back as completed within 120 s");
@@ -349,6 +354,7 @@ async fn pay(base: &str, key: &str, n: usize, rate: Option<u32>) -> Result<()> {
             "p99_ms": quantile_ms(&latencies, 0.99),
             "p999_ms": quantile_ms(&latencies, 0.999),
             "max_ms": quantile_ms(&latencies, 1.0),
+            "cpu": cpu_before.per_unit(&cpu_after, n),
         })
     );
     Ok(())

@@ -4,6 +4,7 @@
 //! What the benchmark tools share: a callback receiver that keeps
 //! connections open, as a merchant's server does, and latency percentiles.
 
+pub mod cpu;
 pub mod receiver;
 pub mod two_people;
 

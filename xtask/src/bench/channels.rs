@@ -6,7 +6,7 @@
 //! and pgbench running the database's part of one paid deposit, for the
 //! ceiling. Writes bench/results/channels.md.
 
-use super::{free_port, num, output, peak_memory_kib, pgbench, query_one, step, Bench, Guard};
+use super::{free_port, num, output, peak_memory_kib, pgbench_busy, query_one, step, Bench, Guard};
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -39,6 +39,9 @@ pub struct Figures {
     pub db_ceiling: f64,
     /// pgbench running one approval's statements, 16 clients.
     pub approval_ceiling: f64,
+    /// How busy each ceiling's pgbench kept the cores (0 to 1).
+    pub db_ceiling_busy: f64,
+    pub approval_ceiling_busy: f64,
     pub peak_kib: u64,
 }
 
@@ -74,8 +77,14 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
         &super::config::channel_toml(&sim_url, &secret),
     )?;
     let key = bench.merchant(&service)?;
+    // The load generator reads these processes' CPU over each cell.
+    let pids = format!("service={},simulator={}", service.pid(), _sim.0.id());
     let tool = |args: &[&str]| -> Result<Value> {
-        let line = output(Command::new(&bench.channels).args(args))?;
+        let line = output(
+            Command::new(&bench.channels)
+                .args(args)
+                .env("BENCH_CPU_PIDS", &pids),
+        )?;
         serde_json::from_str(line.trim()).with_context(|| format!("channel_bench printed {line}"))
     };
     let seconds = bench.seconds.to_string();
@@ -135,11 +144,17 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
     drop(service);
 
     step("the database's ceiling: pgbench, one paid deposit's transactions");
-    let db_ceiling = db_ceiling(bench, database)?;
-    println!("bench:   pgbench 16 clients: {db_ceiling:.0} paid deposits/s");
+    let (db_ceiling, db_ceiling_busy) = db_ceiling(bench, database)?;
+    println!(
+        "bench:   pgbench 16 clients: {db_ceiling:.0} paid deposits/s, cores {:.0}% busy",
+        db_ceiling_busy * 100.0
+    );
     step("the database's ceiling: pgbench, one approval's statements, on pending withdrawals");
-    let approval_ceiling = approval_ceiling(bench, database)?;
-    println!("bench:   pgbench 16 clients: {approval_ceiling:.0} approvals/s");
+    let (approval_ceiling, approval_ceiling_busy) = approval_ceiling(bench, database)?;
+    println!(
+        "bench:   pgbench 16 clients: {approval_ceiling:.0} approvals/s, cores {:.0}% busy",
+        approval_ceiling_busy * 100.0
+    );
     Ok(Figures {
         payouts,
         undispatched,
@@ -148,6 +163,8 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
         max,
         db_ceiling,
         approval_ceiling,
+        db_ceiling_busy,
+        approval_ceiling_busy,
         peak_kib,
     })
 }
@@ -219,7 +236,7 @@ UPDATE deposit_orders SET callback_status = 'success', callback_count = callback
 COMMIT;
 ";
 
-fn db_ceiling(bench: &Bench, database: &str) -> Result<f64> {
+fn db_ceiling(bench: &Bench, database: &str) -> Result<(f64, f64)> {
     super::psql(
         database,
         "CREATE TABLE bench_paid AS SELECT row_number() OVER () AS n, order_no \
@@ -232,7 +249,7 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<f64> {
     }
     let script = bench.scratch.join("completion.sql");
     std::fs::write(&script, COMPLETION_SCRIPT)?;
-    pgbench(database, &script, &[("count", &count)], 16, bench.seconds)
+    pgbench_busy(database, &script, &[("count", &count)], 16, bench.seconds)
 }
 
 /// What the database does for one approval through the operator API,
@@ -283,7 +300,7 @@ UPDATE withdrawal_orders SET status = 'processing', updated_at = floor(extract(e
   WHERE id = :id AND status = ANY('{approved}') RETURNING *;
 ";
 
-fn approval_ceiling(bench: &Bench, database: &str) -> Result<f64> {
+fn approval_ceiling(bench: &Bench, database: &str) -> Result<(f64, f64)> {
     super::psql(
         database,
         "CREATE TABLE bench_pending AS SELECT row_number() OVER () AS n, id, order_no, merchant_id \
@@ -297,7 +314,7 @@ fn approval_ceiling(bench: &Bench, database: &str) -> Result<f64> {
     }
     let script = bench.scratch.join("approval.sql");
     std::fs::write(&script, APPROVAL_SCRIPT)?;
-    pgbench(database, &script, &[("count", &count)], 16, bench.seconds)
+    pgbench_busy(database, &script, &[("count", &count)], 16, bench.seconds)
 }
 
 /// A target's last column.
@@ -413,9 +430,10 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
          sends them, 12 (the order found; the approval's transaction with its event and audit \
          row; the merchant read once for the dispatch and the answer; the dispatch's mark and \
          the move to `processing`; script in `xtask/src/bench/channels.rs`) on the withdrawals the cells above \
-         left pending: **{:.0} approvals/s**. Without the channel's own work: the simulator's \
-         answer is not in it.",
-        f.approval_ceiling
+         left pending: **{:.0} approvals/s**, the cores {:.0}% busy. Without the channel's \
+         own work: the simulator's answer is not in it.",
+        f.approval_ceiling,
+        f.approval_ceiling_busy * 100.0
     )?;
     writeln!(
         out,
@@ -459,18 +477,197 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
         "- **Ceiling**: `pgbench` (16 clients, the pool's size) running the database's part \
          of one paid deposit statement for statement (the notification's reads, the \
          completion's transaction, the delivery's claim and outcome; script in \
-         `xtask/src/bench/channels.rs`) on the paid deposits: **{:.0} paid deposits/s**. The \
+         `xtask/src/bench/channels.rs`) on the paid deposits: **{:.0} paid deposits/s**, the \
+         cores {:.0}% busy. The \
          money path reached **{fraction:.2}×** that ceiling. Every completion credits the same \
          merchant's balance row, in the service and in the script alike; the script commits \
          each completion alone, so it is that row's ceiling, which the service passes only by \
          committing completions together (`app/group_commit.rs`).",
-        f.db_ceiling
+        f.db_ceiling,
+        f.db_ceiling_busy * 100.0
     )?;
     writeln!(
         out,
         "- Peak memory of the service over this part (VmHWM): {:.1} MiB.",
         f.peak_kib as f64 / 1024.0
     )?;
+    write_cpu(&mut out, f, fraction)?;
     std::fs::write(dir.join("channels.md"), &out)?;
     Ok(out)
+}
+
+/// Where the machine's CPU went in each cell, per approval or per paid
+/// deposit, and the rate at which that CPU would fill every core: the
+/// bound this machine sets on the cell however the service is built.
+fn write_cpu(out: &mut String, f: &Figures, fraction: f64) -> Result<()> {
+    writeln!(
+        out,
+        "\n## Where the CPU went\n\nRead by the load generator from `/proc` over each \
+         cell's measured window (`tests/examples/support/cpu.rs`): CPU microseconds per \
+         approval or per paid deposit, by process. *Load* is the load generator itself \
+         (payers, operators and the callback receiver); *rest* is what no listed process \
+         took. *Bound* is the rate at which that CPU, all told, would keep every core busy.\n\n\
+         | cell | per second | cores busy | service | simulator | PostgreSQL | load | rest | \
+         all told | bound |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )?;
+    let mut rows: Vec<(String, &Value, f64)> = f
+        .payouts
+        .iter()
+        .map(|v| {
+            (
+                format!("payouts, {} in flight", v["clients"]),
+                v,
+                num(v, "rps"),
+            )
+        })
+        .collect();
+    rows.push((
+        format!("money path offered at {}/s", f.rate),
+        &f.steady,
+        num(&f.steady, "completed_per_second"),
+    ));
+    rows.push((
+        "money path, 64 payers".into(),
+        &f.max,
+        num(&f.max, "completed_per_second"),
+    ));
+    for (name, v, rate) in &rows {
+        let cpu = &v["cpu"];
+        let us = |who: &str| num(&cpu["us_per_unit"], who);
+        writeln!(
+            out,
+            "| {name} | {rate:.0} | {:.0}% of {} | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | \
+             {:.0} µs | {:.0} µs | {:.0}/s |",
+            num(cpu, "busy_share") * 100.0,
+            cpu["cores"],
+            us("service"),
+            us("simulator"),
+            us("postgres"),
+            us("load"),
+            us("rest"),
+            num(cpu, "busy_us_per_unit"),
+            cpu_bound(cpu),
+        )?;
+    }
+    let bound = cpu_bound(&f.max["cpu"]);
+    let postgres_bound =
+        num(&f.max["cpu"], "cores") * 1_000_000.0 / num(&f.max["cpu"]["us_per_unit"], "postgres");
+    writeln!(
+        out,
+        "\nAt the CPU one paid deposit took all told in the 64-payer cell, this machine's cores \
+         complete at most **{bound:.0}/s**; at PostgreSQL's part alone, were the service, the \
+         channel and the load free, {postgres_bound:.0}/s. {PATH_FRACTION_TARGET}× the row's \
+         ceiling is {:.0}/s, and the cell reached {fraction:.2}×. pgbench measured that ceiling \
+         with the cores {:.0}% busy: where that is near 100%, it is the machine's CPU running \
+         one completion's statements, not the balance row's lock, and batching commits saves \
+         only the commits, not the statements.",
+        PATH_FRACTION_TARGET * f.db_ceiling,
+        f.db_ceiling_busy * 100.0
+    )?;
+    if let Some(sixteen) = f.payouts.iter().find(|v| v["clients"].as_u64() == Some(16)) {
+        let cpu = &sixteen["cpu"];
+        let without_service = num(cpu, "busy_us_per_unit") - num(&cpu["us_per_unit"], "service");
+        let target = APPROVAL_FRACTION_TARGET * f.approval_ceiling;
+        let service_room = num(cpu, "cores") * 1_000_000.0 / target - without_service;
+        let room = if service_room > 0.0 {
+            format!(
+                "at the other processes' CPU as measured, the service would have \
+                 {service_room:.0} µs for each approval"
+            )
+        } else {
+            "the other processes' CPU as measured fills the cores before that rate, however \
+             little the service took"
+                .to_string()
+        };
+        writeln!(
+            out,
+            "\nApprovals at 16 in flight: this machine's cores approve at most **{:.0}/s** at the \
+             CPU one approval took all told, and {:.0}/s were the service's own part free. \
+             {APPROVAL_FRACTION_TARGET} of pgbench's ceiling is {target:.0}/s: {room}, where it \
+             took {:.0} µs. pgbench measured that ceiling with the cores {:.0}% busy.",
+            cpu_bound(cpu),
+            num(cpu, "cores") * 1_000_000.0 / without_service.max(1.0),
+            num(&cpu["us_per_unit"], "service"),
+            f.approval_ceiling_busy * 100.0
+        )?;
+    }
+    Ok(())
+}
+
+/// The rate at which a cell's CPU per unit, all told, fills every core.
+fn cpu_bound(cpu: &Value) -> f64 {
+    let per_unit = num(cpu, "busy_us_per_unit");
+    if per_unit > 0.0 {
+        num(cpu, "cores") * 1_000_000.0 / per_unit
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cpu(service: f64, postgres: f64) -> Value {
+        json!({
+            "cores": 2,
+            "busy_share": 0.96,
+            "busy_us_per_unit": service + postgres + 200.0,
+            "us_per_unit": {"service": service, "simulator": 100.0, "postgres": postgres,
+                            "load": 60.0, "rest": 40.0},
+        })
+    }
+
+    #[test]
+    fn the_cpu_section_gives_each_cells_bound_and_what_the_targets_leave_the_service() {
+        let f = Figures {
+            payouts: vec![json!({"clients": 16, "rps": 700.0, "cpu": cpu(800.0, 1_800.0)})],
+            undispatched: 0,
+            steady: json!({"completed_per_second": 500.0, "cpu": cpu(1_000.0, 2_400.0)}),
+            rate: 500,
+            max: json!({"completed_per_second": 600.0, "cpu": cpu(800.0, 2_000.0)}),
+            db_ceiling: 600.0,
+            approval_ceiling: 1_300.0,
+            db_ceiling_busy: 0.91,
+            approval_ceiling_busy: 0.99,
+            peak_kib: 50_000,
+        };
+        let mut out = String::new();
+        write_cpu(&mut out, &f, 1.0).unwrap();
+        // 800 + 1,800 + 200 = 2,800 µs an approval: 2 cores finish 714 a second.
+        assert!(
+            out.contains("| payouts, 16 in flight | 700 | 96% of 2 | 800 µs | 100 µs | 1800 µs | 60 µs | 40 µs | 2800 µs | 714/s |"),
+            "{out}"
+        );
+        // 3,000 µs a paid deposit: 667/s; PostgreSQL's 2,000 alone: 1,000/s.
+        assert!(out.contains("complete at most **667/s**"), "{out}");
+        assert!(
+            out.contains("were the service, the channel and the load free, 1000/s"),
+            "{out}"
+        );
+        assert!(out.contains("2.5× the row's ceiling is 1500/s"), "{out}");
+        assert!(out.contains("the cores 91% busy"), "{out}");
+        // 0.7 × 1,300 = 910/s leaves 2,000,000 / 910 − 2,000 = 198 µs.
+        assert!(out.contains("approve at most **714/s**"), "{out}");
+        assert!(
+            out.contains("1000/s were the service's own part free"),
+            "{out}"
+        );
+        assert!(
+            out.contains("the service would have 198 µs for each approval, where it took 800 µs"),
+            "{out}"
+        );
+        // 0.7 × 2,000 = 1,400/s: the others' 2,000 µs already fill the cores.
+        let f = Figures {
+            approval_ceiling: 2_000.0,
+            ..f
+        };
+        let mut out = String::new();
+        write_cpu(&mut out, &f, 1.0).unwrap();
+        assert!(
+            out.contains("fills the cores before that rate, however little the service took"),
+            "{out}"
+        );
+    }
 }

@@ -9,6 +9,11 @@
 mod abuse;
 mod channels;
 mod config;
+// The load generators' reading of /proc, one file for both: the bench
+// reads only the machine's ticks from it, around pgbench.
+#[allow(dead_code)]
+#[path = "../../../tests/examples/support/cpu.rs"]
+mod cpu;
 mod delivery;
 mod feed;
 mod peer;
@@ -567,6 +572,23 @@ fn requests(bench: &Bench, database: &str, results: &mut Results) -> Result<()> 
         results.ceiling.push((clients, tps));
     }
     Ok(())
+}
+
+/// pgbench's transactions per second, and how busy it kept the machine's
+/// cores (0 to 1): a ceiling read with every core busy is the machine's
+/// CPU, not a lock's or a disk's.
+fn pgbench_busy(
+    database: &str,
+    script: &Path,
+    defines: &[(&str, &str)],
+    clients: usize,
+    seconds: u64,
+) -> Result<(f64, f64)> {
+    let (busy, total) = cpu::machine_ticks();
+    let tps = pgbench(database, script, defines, clients, seconds)?;
+    let (busy_after, total_after) = cpu::machine_ticks();
+    let share = (busy_after - busy) as f64 / (total_after - total).max(1) as f64;
+    Ok((tps, share))
 }
 
 /// pgbench's transactions per second for `script` (prepared statements).
