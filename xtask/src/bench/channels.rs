@@ -491,7 +491,7 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
         "- Peak memory of the service over this part (VmHWM): {:.1} MiB.",
         f.peak_kib as f64 / 1024.0
     )?;
-    write_cpu(&mut out, f, fraction)?;
+    write_cpu(&mut out, f, sixteen, fraction)?;
     std::fs::write(dir.join("channels.md"), &out)?;
     Ok(out)
 }
@@ -499,7 +499,7 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
 /// Where the machine's CPU went in each cell, per approval or per paid
 /// deposit, and the rate at which that CPU would fill every core: the
 /// bound this machine sets on the cell however the service is built.
-fn write_cpu(out: &mut String, f: &Figures, fraction: f64) -> Result<()> {
+fn write_cpu(out: &mut String, f: &Figures, sixteen: &Value, fraction: f64) -> Result<()> {
     writeln!(
         out,
         "\n## Where the CPU went\n\nRead by the load generator from `/proc` over each \
@@ -546,12 +546,12 @@ fn write_cpu(out: &mut String, f: &Figures, fraction: f64) -> Result<()> {
             us("load"),
             us("rest"),
             num(cpu, "busy_us_per_unit"),
-            cpu_bound(cpu),
+            filling_rate(cpu, num(cpu, "busy_us_per_unit")),
         )?;
     }
-    let bound = cpu_bound(&f.max["cpu"]);
-    let postgres_bound =
-        num(&f.max["cpu"], "cores") * 1_000_000.0 / num(&f.max["cpu"]["us_per_unit"], "postgres");
+    let path = &f.max["cpu"];
+    let bound = filling_rate(path, num(path, "busy_us_per_unit"));
+    let postgres_bound = filling_rate(path, num(&path["us_per_unit"], "postgres"));
     writeln!(
         out,
         "\nAt the CPU one paid deposit took all told in the 64-payer cell, this machine's cores \
@@ -564,39 +564,37 @@ fn write_cpu(out: &mut String, f: &Figures, fraction: f64) -> Result<()> {
         PATH_FRACTION_TARGET * f.db_ceiling,
         f.db_ceiling_busy * 100.0
     )?;
-    if let Some(sixteen) = f.payouts.iter().find(|v| v["clients"].as_u64() == Some(16)) {
-        let cpu = &sixteen["cpu"];
-        let without_service = num(cpu, "busy_us_per_unit") - num(&cpu["us_per_unit"], "service");
-        let target = APPROVAL_FRACTION_TARGET * f.approval_ceiling;
-        let service_room = num(cpu, "cores") * 1_000_000.0 / target - without_service;
-        let room = if service_room > 0.0 {
-            format!(
-                "at the other processes' CPU as measured, the service would have \
+    let cpu = &sixteen["cpu"];
+    let without_service = num(cpu, "busy_us_per_unit") - num(&cpu["us_per_unit"], "service");
+    let target = APPROVAL_FRACTION_TARGET * f.approval_ceiling;
+    let service_room = num(cpu, "cores") * 1_000_000.0 / target - without_service;
+    let room = if service_room > 0.0 {
+        format!(
+            "at the other processes' CPU as measured, the service would have \
                  {service_room:.0} µs for each approval"
-            )
-        } else {
-            "the other processes' CPU as measured fills the cores before that rate, however \
+        )
+    } else {
+        "the other processes' CPU as measured fills the cores before that rate, however \
              little the service took"
-                .to_string()
-        };
-        writeln!(
-            out,
-            "\nApprovals at 16 in flight: this machine's cores approve at most **{:.0}/s** at the \
+            .to_string()
+    };
+    writeln!(
+        out,
+        "\nApprovals at 16 in flight: this machine's cores approve at most **{:.0}/s** at the \
              CPU one approval took all told, and {:.0}/s were the service's own part free. \
              {APPROVAL_FRACTION_TARGET} of pgbench's ceiling is {target:.0}/s: {room}, where it \
              took {:.0} µs. pgbench measured that ceiling with the cores {:.0}% busy.",
-            cpu_bound(cpu),
-            num(cpu, "cores") * 1_000_000.0 / without_service.max(1.0),
-            num(&cpu["us_per_unit"], "service"),
-            f.approval_ceiling_busy * 100.0
-        )?;
-    }
+        filling_rate(cpu, num(cpu, "busy_us_per_unit")),
+        filling_rate(cpu, without_service),
+        num(&cpu["us_per_unit"], "service"),
+        f.approval_ceiling_busy * 100.0
+    )?;
     Ok(())
 }
 
-/// The rate at which a cell's CPU per unit, all told, fills every core.
-fn cpu_bound(cpu: &Value) -> f64 {
-    let per_unit = num(cpu, "busy_us_per_unit");
+/// The rate at which `per_unit` CPU microseconds a unit fill every core
+/// of the machine `cpu` was read on.
+fn filling_rate(cpu: &Value, per_unit: f64) -> f64 {
     if per_unit > 0.0 {
         num(cpu, "cores") * 1_000_000.0 / per_unit
     } else {
@@ -634,7 +632,7 @@ mod tests {
             peak_kib: 50_000,
         };
         let mut out = String::new();
-        write_cpu(&mut out, &f, 1.0).unwrap();
+        write_cpu(&mut out, &f, &f.payouts[0], 1.0).unwrap();
         // 800 + 1,800 + 200 = 2,800 µs an approval: 2 cores finish 714 a second.
         assert!(
             out.contains("| payouts, 16 in flight | 700 | 96% of 2 | 800 µs | 100 µs | 1800 µs | 60 µs | 40 µs | 2800 µs | 714/s |"),
@@ -664,7 +662,7 @@ mod tests {
             ..f
         };
         let mut out = String::new();
-        write_cpu(&mut out, &f, 1.0).unwrap();
+        write_cpu(&mut out, &f, &f.payouts[0], 1.0).unwrap();
         assert!(
             out.contains("fills the cores before that rate, however little the service took"),
             "{out}"
