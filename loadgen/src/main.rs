@@ -2,7 +2,7 @@
 //! service under load shares nothing with it but the network:
 //!
 //!     loadgen setup <base-url> <operator-token>          → prints an API key
-//!     loadgen run <base-url> <api-key> <create|query|balance> <clients> <seconds>
+//!     loadgen run <base-url> <api-key> <create|create-generated|query|balance> <clients> <seconds>
 //!
 //! `query-seeded` reads orders `cargo xtask bench` seeded into the database
 //! (`LOADGEN_SEEDED_ORDERS` of them over 100 merchants, this merchant's
@@ -10,9 +10,11 @@
 //! where it is cold as well as where it is warm.
 //!
 //! `run` keeps `clients` signed requests in flight for `seconds` (after a
-//! one-second warm-up that is not counted) through the generated client,
-//! and prints one JSON line: requests, errors, requests per second, and
-//! the median, p99 and p99.9 latency in milliseconds.
+//! one-second warm-up that is not counted) and prints one JSON line:
+//! requests, errors, requests per second, and the median, p99 and p99.9
+//! latency in milliseconds. Queries and balances go through the generated
+//! client; creates through `lean` after one through the generated client
+//! (why: `lean.rs`), or all through it as `create-generated`.
 
 use anyhow::{bail, Context, Result};
 use merchant_client::merchant::types as m;
@@ -20,6 +22,8 @@ use merchant_client::{BearerToken, Credentials, MerchantOrderNo};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod lean;
 
 #[tokio::main]
 async fn main() -> Result<()> {
@@ -29,7 +33,7 @@ async fn main() -> Result<()> {
         ["run", base, key, endpoint, clients, seconds] => {
             run(base, key, endpoint, clients.parse()?, seconds.parse()?).await
         }
-        _ => bail!("usage: loadgen setup <base-url> <operator-token> | loadgen run <base-url> <api-key> <create|query|query-seeded|balance> <clients> <seconds>"),
+        _ => bail!("usage: loadgen setup <base-url> <operator-token> | loadgen run <base-url> <api-key> <create|create-generated|query|query-seeded|balance> <clients> <seconds>"),
     }
 }
 
@@ -96,8 +100,13 @@ fn quantile_ms(sorted_micros: &[u32], q: f64) -> f64 {
 }
 
 async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64) -> Result<()> {
-    if !matches!(endpoint, "create" | "query" | "query-seeded" | "balance") {
-        bail!("endpoint is create, query, query-seeded or balance, not {endpoint}");
+    if !matches!(
+        endpoint,
+        "create" | "create-generated" | "query" | "query-seeded" | "balance"
+    ) {
+        bail!(
+            "endpoint is create, create-generated, query, query-seeded or balance, not {endpoint}"
+        );
     }
     let seeded: u64 = match endpoint {
         "query-seeded" => {
@@ -131,6 +140,12 @@ async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64
     } else {
         Vec::new()
     });
+    if endpoint == "create" {
+        client
+            .create_deposit(&deposit(&template, &format!("F{run_id}")))
+            .await
+            .map_err(|e| anyhow::anyhow!("the first create, through the generated client: {e}"))?;
+    }
     let counting = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
@@ -144,6 +159,10 @@ async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64
         );
         let endpoint = endpoint.to_string();
         let run_id = run_id.clone();
+        let mut lean = match endpoint.as_str() {
+            "create" => Some(lean::Lean::connect(base, key).await?),
+            _ => None,
+        };
         tasks.push(tokio::spawn(async move {
             let mut latencies: Vec<u32> = Vec::new();
             let mut errors = 0u64;
@@ -154,23 +173,38 @@ async fn run(base: &str, key: &str, endpoint: &str, clients: usize, seconds: u64
             while !stop.load(Ordering::Relaxed) {
                 seq += 1;
                 let started = Instant::now();
-                let answer = match endpoint.as_str() {
-                    "create" => client
+                let answer = match (endpoint.as_str(), lean.as_mut()) {
+                    ("create", Some(lean)) => lean
+                        .create(&format!("C{run_id}-{worker}-{seq}"))
+                        .await
+                        .map_err(|e| e.to_string()),
+                    ("create-generated", _) => client
                         .create_deposit(&deposit(&template, &format!("C{run_id}-{worker}-{seq}")))
                         .await
-                        .map(drop),
-                    "query" => client
+                        .map(drop)
+                        .map_err(|e| e.to_string()),
+                    ("query", _) => client
                         .find_deposit(&known[(worker + seq) % known.len()])
                         .await
-                        .map(drop),
-                    "query-seeded" => {
+                        .map(drop)
+                        .map_err(|e| e.to_string()),
+                    ("query-seeded", _) => {
                         pick ^= pick << 13;
                         pick ^= pick >> 7;
                         pick ^= pick << 17;
                         let order = format!("S{}", (pick % seeded + 1) * 100);
-                        client.find_deposit(&order).await.map(drop)
+                        client
+                            .find_deposit(&order)
+                            .await
+                            .map(drop)
+                            .map_err(|e| e.to_string())
                     }
-                    _ => client.get_balances().await.map(drop),
+                    ("balance", _) => client
+                        .get_balances()
+                        .await
+                        .map(drop)
+                        .map_err(|e| e.to_string()),
+                    (other, _) => Err(format!("no load for {other}")),
                 };
                 if counting.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
                     match answer {

@@ -21,8 +21,9 @@ pub fn write(root: &Path, options: &Options, r: &Results, dir: &Path) -> Result<
     writeln!(
         out,
         "Written by `cargo xtask bench` (commit {}, {}). Load comes from separate \
-         processes (`loadgen/src/main.rs` signs every request through the generated \
-         client; `tests/examples/delivery_bench.rs` fills backlogs and receives callbacks); \
+         processes (`loadgen/src/main.rs` signs every request: queries and balances \
+         through the generated client, creates by the same signer over bare HTTP/1.1, \
+         `loadgen/src/lean.rs` says why; `tests/examples/delivery_bench.rs` fills backlogs and receives callbacks); \
          the service is the release build on PostgreSQL. Each cell: {} s after a 1 s warm-up.\n",
         git_commit(root),
         utc_now(),
