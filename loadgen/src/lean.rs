@@ -27,6 +27,7 @@ const PATH: &str = "/api/v1/merchant/orders/deposit";
 /// One client's connection to the service.
 pub struct Lean {
     sender: SendRequest<Full<Bytes>>,
+    base: String,
     authority: String,
     key: String,
 }
@@ -58,6 +59,7 @@ impl Lean {
         });
         Ok(Lean {
             sender,
+            base: base.to_string(),
             authority,
             key: key.to_string(),
         })
@@ -92,7 +94,11 @@ impl Lean {
             .header("x-timestamp", timestamp)
             .header("x-signature", signature)
             .body(Full::new(Bytes::from(body)))?;
-        self.sender.ready().await.context("the connection")?;
+        // A connection the other end closed (a balancer in front, a
+        // restart) is made again, as reqwest's pool would.
+        if self.sender.ready().await.is_err() {
+            *self = Lean::connect(&self.base, &self.key).await?;
+        }
         let answer = self.sender.send_request(request).await?;
         let status = answer.status();
         let body = answer.into_body().collect().await?.to_bytes();
