@@ -1,0 +1,1 @@
+DROP INDEX deposit_orders_channel_awaiting;
