@@ -54,6 +54,17 @@ fn seed() -> String {
     sql
 }
 
+async fn open(url: &str) -> Db {
+    Db::connect(
+        url,
+        1,
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(SystemClock),
+    )
+    .await
+    .expect("the database opens and migrates")
+}
+
 async fn look(db: &Db) -> Vec<(String, i64, i64)> {
     db.run(|s| Box::pin(async move { s.channel_deposits_awaiting(50, None, 500).await }))
         .await
@@ -73,14 +84,7 @@ fn expected() -> Vec<(String, i64, i64)> {
 async fn the_look_finds_the_channel_deposits_awaiting_payment_on_sqlite() {
     let dir = std::env::temp_dir().join(format!("payments-look-{}", uuid::Uuid::new_v4()));
     let url = format!("sqlite://{}", dir.join("payments.db").display());
-    let db = Db::connect(
-        &url,
-        1,
-        Arc::new(tokio::sync::Notify::new()),
-        Arc::new(SystemClock),
-    )
-    .await
-    .expect("the database opens and migrates");
+    let db = open(&url).await;
     let mut c = diesel_async::sync_connection_wrapper::SyncConnectionWrapper::<
         diesel::SqliteConnection,
     >::establish(&url.replace("sqlite://", ""))
@@ -98,14 +102,7 @@ async fn on_postgresql_the_look_reads_only_the_rows_it_wants() {
         return;
     };
     let url = fresh_postgres_database(&server).await.unwrap();
-    let db = Db::connect(
-        &url,
-        1,
-        Arc::new(tokio::sync::Notify::new()),
-        Arc::new(SystemClock),
-    )
-    .await
-    .expect("the database opens and migrates");
+    let db = open(&url).await;
     let mut c = AsyncPgConnection::establish(&url).await.unwrap();
     c.batch_execute(&seed()).await.expect("the seed");
     c.batch_execute("ANALYZE deposit_orders").await.unwrap();
