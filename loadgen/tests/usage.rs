@@ -14,7 +14,7 @@ fn without_arguments_it_names_its_commands_and_fails() {
     for word in [
         "loadgen setup",
         "loadgen run",
-        "create|query|query-seeded|balance",
+        "create|create-generated|query|query-seeded|balance",
     ] {
         assert!(said.contains(word), "{word} missing from: {said}");
     }
