@@ -21,6 +21,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use payments_wire::SigningFields;
+use std::fmt::Write;
 
 const PATH: &str = "/api/v1/merchant/orders/deposit";
 
@@ -69,18 +70,24 @@ impl Lean {
     /// template); an answer other than 200 with an order number is an
     /// error.
     pub async fn create(&mut self, no: &str) -> Result<()> {
-        let body = format!(
-            r#"{{"merchant_order_no":"{no}","amount":"100.50","currency_code":"THB","user_id":"bench-user"}}"#
-        );
-        let mut fields = SigningFields::new();
-        for (name, value) in [
+        // One list for the body and for what is signed: the two cannot
+        // disagree. No value needs escaping in JSON.
+        let sent = [
             ("merchant_order_no", no),
             ("amount", "100.50"),
             ("currency_code", "THB"),
             ("user_id", "bench-user"),
-        ] {
+        ];
+        let mut fields = SigningFields::new();
+        let mut body = String::from("{");
+        for (name, value) in sent {
+            if body.len() > 1 {
+                body.push(',');
+            }
+            let _ = write!(body, "\"{name}\":\"{value}\"");
             fields.insert(name, Some(value.to_string()));
         }
+        body.push('}');
         let signature = payments_wire::sign(&fields, &self.key);
         let timestamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

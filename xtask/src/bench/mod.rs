@@ -269,15 +269,24 @@ fn step(text: &str) {
     println!("bench: {text}");
 }
 
+impl Results {
+    /// The ceiling each create cell's fraction is taken of: the higher of
+    /// the readings around it.
+    fn ceiling(&self) -> Vec<(usize, f64)> {
+        self.ceiling_readings
+            .iter()
+            .map(|(clients, before, after)| (*clients, before.max(*after)))
+            .collect()
+    }
+}
+
 /// Everything measured, for the report.
 #[derive(Default)]
 pub struct Results {
     load: Vec<Value>,
     peak_kib: u64,
-    /// pgbench's insert rate at each create cell's clients: the higher of
-    /// the two readings around the cell.
-    ceiling: Vec<(usize, f64)>,
-    /// Both readings, before and after the cell.
+    /// pgbench's insert rate at each create cell's clients, read before
+    /// and after the cell (`Results::ceiling` takes the higher).
     ceiling_readings: Vec<(usize, f64, f64)>,
     delivery: Option<delivery::Figures>,
     sizes: Vec<sizes::AtSize>,
@@ -584,7 +593,6 @@ fn requests(bench: &Bench, database: &str, results: &mut Results) -> Result<()> 
                 .push(bench.load(&service, &key, endpoint, clients)?);
             if let Some(before) = before {
                 let after = ceiling(clients, "after")?;
-                results.ceiling.push((clients, before.max(after)));
                 results.ceiling_readings.push((clients, before, after));
             }
         }

@@ -46,7 +46,7 @@ pub fn write(root: &Path, options: &Options, r: &Results, dir: &Path) -> Result<
         requests(&mut out, r)?;
         std::fs::write(
             dir.join("throughput.svg"),
-            throughput_svg(&r.load, &r.ceiling),
+            throughput_svg(&r.load, &r.ceiling()),
         )?;
     }
     if let Some(d) = &r.delivery {
@@ -218,7 +218,7 @@ fn targets(out: &mut String, r: &Results) -> Result<()> {
 }
 
 fn create_fraction(r: &Results, clients: usize) -> Option<f64> {
-    let tps = r.ceiling.iter().find(|(c, _)| *c == clients)?.1;
+    let tps = r.ceiling().into_iter().find(|(c, _)| *c == clients)?.1;
     let ours = r
         .load
         .iter()
