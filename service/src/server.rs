@@ -31,14 +31,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
              create operators (`payments operator create`) and remove them from the configuration"
         );
     }
-    let master_key = match (&config.master_key, config.profile) {
-        (Some(k), _) => k.clone(),
-        (None, Profile::Sandbox) => KeyVault::load_or_create(&config.data_dir)?,
-        (None, Profile::Production) => {
-            return Err(anyhow!("the production profile needs PAYMENTS_MASTER_KEY"))
-        }
-    };
-    let mut vault = KeyVault::with_previous(&master_key, &config.previous_master_keys)?;
+    let mut vault = KeyVault::with_previous(&master_key(&config)?, &config.previous_master_keys)?;
     let wake: Arc<tokio::sync::Notify> = Default::default();
     let db = Db::open(
         &config.database_url,
@@ -76,6 +69,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         config.password_checks_waiting,
     );
     let completions = crate::app::group_commit::GroupCommit::new(db.clone());
+    let deposit_inserts = crate::app::deposits::DepositInserts::new(db.clone());
     let app = Arc::new(App {
         config,
         db,
@@ -94,10 +88,23 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         admission,
         router: Default::default(),
         completions,
+        deposit_inserts,
     });
     // Routed by the tables in force from the first request on.
     app.router.refresh(&app).await?;
     Ok(app)
+}
+
+/// The master key: configured, or the sandbox's own from its data
+/// directory; production has no default.
+fn master_key(config: &Config) -> Result<String> {
+    match (&config.master_key, config.profile) {
+        (Some(k), _) => Ok(k.clone()),
+        (None, Profile::Sandbox) => Ok(KeyVault::load_or_create(&config.data_dir)?),
+        (None, Profile::Production) => {
+            Err(anyhow!("the production profile needs PAYMENTS_MASTER_KEY"))
+        }
+    }
 }
 
 /// What the sandbox makes for itself when it is not configured: an

@@ -44,10 +44,77 @@ struct Waiting<T, E> {
     answer: oneshot::Sender<Result<T, E>>,
 }
 
-struct Lane<T, E> {
-    queue: Vec<Waiting<T, E>>,
+/// Queues per key, each with the tasks committing it: what a group commit
+/// and the deposits' group insert (`deposits::inserts`) share.
+pub(crate) struct Lanes<K, W> {
+    lanes: Arc<Mutex<HashMap<K, Lane<W>>>>,
+    committers: usize,
+    /// How many of those waiting one batch takes.
+    take: fn(usize) -> usize,
+}
+
+impl<K, W> Clone for Lanes<K, W> {
+    fn clone(&self) -> Self {
+        Lanes {
+            lanes: self.lanes.clone(),
+            committers: self.committers,
+            take: self.take,
+        }
+    }
+}
+
+struct Lane<W> {
+    queue: Vec<W>,
     /// Tasks committing this lane's batches.
     running: usize,
+}
+
+impl<K: Hash + Eq + Clone, W> Lanes<K, W> {
+    /// At most `committers` tasks commit one lane's batches at once, each
+    /// batch `take(waiting)` of those waiting (at least one, at most
+    /// `BATCH`).
+    pub(crate) fn new(committers: usize, take: fn(usize) -> usize) -> Self {
+        Lanes {
+            lanes: Arc::default(),
+            committers,
+            take,
+        }
+    }
+
+    /// Queues `waiting` in `key`'s lane; true when the caller is to start
+    /// a committer for it (`next`), refused when `WAITING` already wait.
+    pub(crate) fn push(&self, key: &K, waiting: W) -> Result<bool, Refused> {
+        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let lane = lanes.entry(key.clone()).or_insert_with(|| Lane {
+            queue: Vec::new(),
+            running: 0,
+        });
+        if lane.queue.len() >= WAITING {
+            return Err(Refused::Full);
+        }
+        lane.queue.push(waiting);
+        // Another committer while fewer run than may: one takes what
+        // waits as a batch while the others' batches are in flight.
+        let lead = lane.running < self.committers;
+        lane.running += usize::from(lead);
+        Ok(lead)
+    }
+
+    /// A committer's next batch; `None` when the lane is empty, and the
+    /// committer is to end.
+    pub(crate) fn next(&self, key: &K) -> Option<Vec<W>> {
+        let mut all = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let lane = all.get_mut(key)?;
+        if lane.queue.is_empty() {
+            lane.running -= 1;
+            if lane.running == 0 {
+                all.remove(key);
+            }
+            return None;
+        }
+        let n = (self.take)(lane.queue.len()).clamp(1, BATCH);
+        Some(lane.queue.drain(..n).collect())
+    }
 }
 
 /// Why a unit got no outcome of its own.
@@ -61,7 +128,7 @@ pub enum Refused {
 
 pub struct GroupCommit<K, T, E> {
     db: Db,
-    lanes: Arc<Mutex<HashMap<K, Lane<T, E>>>>,
+    lanes: Lanes<K, Waiting<T, E>>,
 }
 
 impl<K, T, E> GroupCommit<K, T, E>
@@ -73,7 +140,7 @@ where
     pub fn new(db: Db) -> Self {
         GroupCommit {
             db,
-            lanes: Arc::default(),
+            lanes: Lanes::new(COMMITTERS, |waiting| waiting),
         }
     }
 
@@ -81,55 +148,17 @@ where
     /// lane, and answers its own outcome once that transaction ended.
     pub async fn run(&self, key: K, unit: Unit<T, E>) -> Result<Result<T, E>, Refused> {
         let (answer, heard) = oneshot::channel();
-        let lead = {
-            let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
-            let lane = lanes.entry(key.clone()).or_insert_with(|| Lane {
-                queue: Vec::new(),
-                running: 0,
-            });
-            if lane.queue.len() >= WAITING {
-                return Err(Refused::Full);
-            }
-            lane.queue.push(Waiting { unit, answer });
-            // Another committer while fewer run than may: one takes what
-            // waits as a batch while the others' batches are in flight.
-            let lead = lane.running < COMMITTERS;
-            lane.running += usize::from(lead);
-            lead
-        };
-        if lead {
+        if self.lanes.push(&key, Waiting { unit, answer })? {
             // A task of its own, so that a caller that stops waiting (its
             // request dropped) never strands the others' units.
-            tokio::spawn(commit_lane(self.db.clone(), self.lanes.clone(), key));
+            let (db, lanes) = (self.db.clone(), self.lanes.clone());
+            tokio::spawn(async move {
+                while let Some(batch) = lanes.next(&key) {
+                    commit_batch(&db, batch).await;
+                }
+            });
         }
         heard.await.map_err(|_| Refused::Lost)
-    }
-}
-
-/// Commits `key`'s lane batch after batch until it is empty.
-async fn commit_lane<K, T, E>(db: Db, lanes: Arc<Mutex<HashMap<K, Lane<T, E>>>>, key: K)
-where
-    K: Hash + Eq + Clone + Send + 'static,
-    T: Send + 'static,
-    E: From<StoreError> + Send + 'static,
-{
-    loop {
-        let batch: Vec<Waiting<T, E>> = {
-            let mut all = lanes.lock().unwrap_or_else(|p| p.into_inner());
-            let Some(lane) = all.get_mut(&key) else {
-                return;
-            };
-            if lane.queue.is_empty() {
-                lane.running -= 1;
-                if lane.running == 0 {
-                    all.remove(&key);
-                }
-                return;
-            }
-            let n = lane.queue.len().min(BATCH);
-            lane.queue.drain(..n).collect()
-        };
-        commit_batch(&db, batch).await;
     }
 }
 

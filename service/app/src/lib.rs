@@ -98,6 +98,8 @@ pub struct App {
         crate::domain::status::NotificationOutcome,
         notifications::Failed,
     >,
+    /// New deposit orders, inserted many by one statement.
+    pub deposit_inserts: deposits::DepositInserts,
 }
 
 impl App {

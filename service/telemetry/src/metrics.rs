@@ -28,6 +28,7 @@ pub const PAYOUT_OLDEST_IN_DOUBT: &str = "payments_channel_payout_oldest_in_doub
 pub const CHANNEL_CIRCUIT_OPEN: &str = "payments_channel_circuit_open";
 pub const CHANNEL_CIRCUIT_OPENED: &str = "payments_channel_circuit_opened_total";
 pub const GROUP_COMMIT_UNITS: &str = "payments_group_commit_units";
+pub const DEPOSIT_INSERT_ROWS: &str = "payments_deposit_insert_rows";
 pub const ROUTING_DECISIONS: &str = "payments_routing_decisions_total";
 pub const WORKER_RUNS: &str = "payments_worker_runs_total";
 pub const WORKER_ERRORS: &str = "payments_worker_errors_total";
@@ -61,6 +62,11 @@ pub fn install() -> Option<&'static PrometheusHandle> {
                 .ok()?
                 .set_buckets_for_metric(
                     Matcher::Full(GROUP_COMMIT_UNITS.into()),
+                    &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0],
+                )
+                .ok()?
+                .set_buckets_for_metric(
+                    Matcher::Full(DEPOSIT_INSERT_ROWS.into()),
                     &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0],
                 )
                 .ok()?
@@ -198,6 +204,10 @@ fn describe_channels() {
         GROUP_COMMIT_UNITS,
         "Channel completions of one merchant committed in one transaction (group commit): 1 when they came one at a time, more when they queued behind the balance row."
     );
+    describe_histogram!(
+        DEPOSIT_INSERT_ROWS,
+        "New deposit orders inserted by one statement (group insert): 1 when creates came one at a time, more when they queued behind the inserts in flight."
+    );
     describe_counter!(
         ROUTING_DECISIONS,
         "Orders routed to a channel, by channel code, direction (deposit, withdrawal) and reason: only (the one candidate for the order), weight (drawn by weight), order (first of the fallbacks), fallback (after another channel refused or did not answer)."
@@ -264,6 +274,11 @@ pub fn channel_call(channel: &str, call: &'static str, outcome: &'static str, to
 /// How many units one group commit's transaction held.
 pub fn group_committed(units: usize) {
     histogram!(GROUP_COMMIT_UNITS).record(units as f64);
+}
+
+/// How many new deposit orders one insert statement held.
+pub fn deposits_inserted(rows: usize) {
+    histogram!(DEPOSIT_INSERT_ROWS).record(rows as f64);
 }
 
 /// `channel` is a configured channel's code: 1 while it rests (its circuit

@@ -337,11 +337,11 @@ async fn insert_new(
             row.expected_remark = Some(new_remark());
         }
         row.payment_snapshot = collection.snapshot(&row)?;
-        let attempt = row.clone();
         let inserted = app
-            .db
-            .run(|s| Box::pin(async move { s.insert_deposit(&attempt).await }))
-            .await;
+            .deposit_inserts
+            .insert(row.clone())
+            .await
+            .map_err(|refused| ApiError::Unavailable(format!("new deposit orders: {refused}")))?;
         match inserted {
             Ok(()) => {
                 // The expiry worker wakes at this order's `expire_at` if

@@ -1,12 +1,15 @@
 //! Deposit orders: what one is, and finding it. Creation (account or
-//! channel, by the merchant's routing, idempotent resend) is `create`;
+//! channel, by the merchant's routing, idempotent resend) is `create`,
+//! its insert many orders to a statement `inserts`;
 //! every move after it (completion, match, cancellation, expiry) is
 //! `moves`.
 
 mod create;
+mod inserts;
 mod moves;
 
 pub use create::{create, create_linked, new_order_no, REMARK_LENGTH};
+pub use inserts::DepositInserts;
 pub use moves::*;
 
 use crate::domain::error::ApiError;

@@ -15,6 +15,10 @@ use diesel_async::RunQueryDsl;
 pub trait DepositQueries: Send {
     async fn insert_deposit(&mut self, row: &DepositRow) -> StoreResult<()>;
 
+    /// Many new orders by one statement: all of them, or none when one
+    /// is refused (a unique key, its merchant gone).
+    async fn insert_deposits(&mut self, rows: &[DepositRow]) -> StoreResult<()>;
+
     /// One deposit by the key given.
     async fn deposit_by(&mut self, key: DepositKey<'_>) -> StoreResult<Option<DepositRow>>;
 
@@ -100,6 +104,65 @@ impl std::fmt::Display for DepositKey<'_> {
     }
 }
 
+/// Many deposit rows inserted all or none, as each backend can.
+#[async_trait]
+trait InsertMany {
+    async fn insert_deposits(&mut self, rows: &[DepositRow]) -> diesel::QueryResult<()>;
+}
+
+#[async_trait]
+impl InsertMany for diesel_async::AsyncPgConnection {
+    /// One statement with a row of values per order. Diesel prepares and
+    /// keeps a statement only for a number of rows known when compiling
+    /// (an array); one built for any number is parsed and planned on
+    /// every call, which cost the database more than the commits the
+    /// batch saved. The batches come in these sizes (`deposits::inserts`).
+    async fn insert_deposits(&mut self, rows: &[DepositRow]) -> diesel::QueryResult<()> {
+        macro_rules! sized {
+            ($($n:literal)*) => {
+                match rows.len() {
+                    $($n => {
+                        let rows: &[DepositRow; $n] = rows.try_into().map_err(|_| {
+                            diesel::result::Error::QueryBuilderError("batch size".into())
+                        })?;
+                        diesel::insert_into(deposit_orders::table)
+                            .values(rows)
+                            .execute(self)
+                            .await
+                    })*
+                    _ => diesel::insert_into(deposit_orders::table)
+                        .values(rows)
+                        .execute(self)
+                        .await,
+                }
+            };
+        }
+        sized!(1 2 4 8 16 32 64).map(drop)
+    }
+}
+
+#[async_trait]
+impl InsertMany for crate::SqliteConn {
+    /// Diesel writes SQLite's many-row insert only for its own synchronous
+    /// connection, not through diesel-async's wrapper: one statement per
+    /// row, in a transaction (a savepoint inside one already open), so
+    /// that they still stand or fall together. SQLite has one writer, and
+    /// the rows cost one commit whatever the statements.
+    async fn insert_deposits(&mut self, rows: &[DepositRow]) -> diesel::QueryResult<()> {
+        use diesel_async::AsyncConnection;
+        self.transaction(async |c: &mut crate::SqliteConn| {
+            for row in rows {
+                diesel::insert_into(deposit_orders::table)
+                    .values(row)
+                    .execute(c)
+                    .await?;
+            }
+            Ok(())
+        })
+        .await
+    }
+}
+
 macro_rules! impl_deposits {
     ($conn:ty) => {
         #[async_trait]
@@ -108,6 +171,14 @@ macro_rules! impl_deposits {
                 let inserted: StoreResult<()> = insert_one!(self.c(), deposit_orders::table, row);
                 inserted?;
                 self.done.orders.push(row.written(true));
+                Ok(())
+            }
+
+            async fn insert_deposits(&mut self, rows: &[DepositRow]) -> StoreResult<()> {
+                InsertMany::insert_deposits(self.c(), rows).await?;
+                self.done
+                    .orders
+                    .extend(rows.iter().map(|row| row.written(true)));
                 Ok(())
             }
 
