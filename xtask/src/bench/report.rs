@@ -266,10 +266,12 @@ fn requests(out: &mut String, r: &Results) -> Result<()> {
          load generator's orders (the script is in `xtask/src/bench/mod.rs`). Create-deposit \
          does more per request than that insert: it parses and checks the signed request, \
          finds whose key signed it (read from the database once a second per key, \
-         `app/credentials.rs`), then inserts. The fraction says how much of the database's \
-         rate the service turns into orders. At 64 clients pgbench runs 64 backends on \
-         these cores while the service's pool holds 16 connections, so the fraction can \
-         pass 1.\n"
+         `app/credentials.rs`), then inserts; but creates that arrive while two inserts \
+         are in flight wait and go together, many rows to one statement and one commit \
+         (`app/deposits/inserts.rs`), where pgbench commits each row alone. The fraction \
+         says how much of the database's one-at-a-time rate the service turns into \
+         orders, and passes 1 when the service's batching saves the database more than \
+         the service's own work costs.\n"
     )?;
     writeln!(
         out,
