@@ -213,6 +213,9 @@ async fn the_metrics_count_exactly_what_a_deposit_and_its_callback_did() {
         r#"payments_order_state_changes_total{currency="THB",kind="deposit",status="completed"}"#,
         1,
     );
+    // The create's row went by one insert statement (alone: nothing else
+    // waited to go with it).
+    expect("payments_deposit_insert_rows_count", 1);
     expect(r#"payments_callback_attempts_total{outcome="success"}"#, 1);
     expect("payments_callback_attempt_duration_seconds_count", 1);
     expect("payments_callback_first_attempt_delay_seconds_count", 1);
