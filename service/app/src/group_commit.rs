@@ -214,3 +214,26 @@ impl From<StoreError> for Undone {
         Undone
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lane holds `WAITING`; the next is refused at once, and a
+    /// committer's batch makes room again.
+    #[test]
+    fn a_full_lane_refuses_at_once_until_a_batch_is_taken() {
+        let lanes: Lanes<(), usize> = Lanes::new(1, |waiting| waiting);
+        let leads = (0..WAITING)
+            .map(|i| lanes.push(&(), i).unwrap())
+            .filter(|lead| *lead)
+            .count();
+        assert_eq!(leads, 1, "one committer for the lane");
+        assert!(matches!(lanes.push(&(), WAITING), Err(Refused::Full)));
+        assert_eq!(lanes.next(&()).unwrap(), (0..BATCH).collect::<Vec<_>>());
+        assert!(
+            !lanes.push(&(), WAITING).unwrap(),
+            "the committer still runs"
+        );
+    }
+}

@@ -85,23 +85,28 @@ fn sized(waiting: usize) -> usize {
 }
 
 /// One statement for the whole batch; if it does not commit, each row
-/// alone.
+/// alone. The rows move into the statement and come back for the rows
+/// alone: nothing is copied on the way.
 async fn insert_batch(db: &Db, batch: Vec<Waiting>, shared: &AtomicU64) {
-    if batch.len() > 1 {
-        let rows: Arc<Vec<DepositRow>> = Arc::new(batch.iter().map(|w| w.row.clone()).collect());
+    let (rows, answers): (Vec<DepositRow>, Vec<_>) =
+        batch.into_iter().map(|w| (w.row, w.answer)).unzip();
+    let mut rows = Arc::new(rows);
+    if rows.len() > 1 {
+        let all = rows.clone();
         let together = db
-            .run(|s| Box::pin(async move { s.insert_deposits(&rows).await }))
+            .run(|s| Box::pin(async move { s.insert_deposits(&all).await }))
             .await;
         if together.is_ok() {
-            crate::telemetry::metrics::deposits_inserted(batch.len());
-            shared.fetch_add(batch.len() as u64, Ordering::Relaxed);
-            for waiting in batch {
-                let _ = waiting.answer.send(Ok(()));
+            crate::telemetry::metrics::deposits_inserted(rows.len());
+            shared.fetch_add(rows.len() as u64, Ordering::Relaxed);
+            for answer in answers {
+                let _ = answer.send(Ok(()));
             }
             return;
         }
     }
-    for Waiting { row, answer } in batch {
+    let rows = Arc::make_mut(&mut rows);
+    for (row, answer) in rows.drain(..).zip(answers) {
         crate::telemetry::metrics::deposits_inserted(1);
         let alone = db
             .run(|s| Box::pin(async move { s.insert_deposit(&row).await }))
