@@ -9,6 +9,7 @@ mod dialect;
 pub mod error;
 mod listen;
 pub mod paging;
+mod prepared;
 pub mod privileges;
 pub mod queries;
 pub mod rows;

@@ -2,6 +2,7 @@
 
 use super::first_or_none;
 use super::merchants::held_merchants;
+use super::KeepPrepared;
 use crate::dialect::{self, Dialect};
 use crate::domain::status::{CallbackStatus, DeliveryStatus, MerchantStatus, OrderKind};
 use crate::paging::{newest_after, ListFilter};
@@ -192,6 +193,11 @@ fn order_table(kind: OrderKind) -> Option<&'static str> {
     }
 }
 
+/// One column of a batch, for an array bind.
+fn each<T>(batch: &[AttemptOutcome], f: impl Fn(&AttemptOutcome) -> T) -> Vec<T> {
+    batch.iter().map(f).collect()
+}
+
 /// The batch in four statements whatever its size (deliveries, attempts,
 /// deposits, withdrawals): on PostgreSQL each statement is a round trip,
 /// and a drained backlog writes thousands of outcomes a second.
@@ -209,47 +215,17 @@ async fn finish_set_based(
     if batch.is_empty() {
         return Ok(Vec::new());
     }
-    let column = |f: fn(&AttemptOutcome) -> String| batch.iter().map(f).collect::<Vec<_>>();
     let kept: Vec<Kept> = diesel::sql_query(dialect::FINISH_DELIVERIES)
-        .bind::<Array<Text>, _>(column(|o| o.delivery.id.clone()))
-        .bind::<Array<Nullable<Text>>, _>(
-            batch
-                .iter()
-                .map(|o| o.delivery.claim_token.clone())
-                .collect::<Vec<_>>(),
-        )
-        .bind::<Array<Text>, _>(column(|o| o.delivery.status.as_str().to_string()))
-        .bind::<Array<Integer>, _>(
-            batch
-                .iter()
-                .map(|o| o.delivery.attempts)
-                .collect::<Vec<_>>(),
-        )
-        .bind::<Array<Nullable<BigInt>>, _>(
-            batch
-                .iter()
-                .map(|o| o.delivery.next_attempt_at)
-                .collect::<Vec<_>>(),
-        )
-        .bind::<Array<Nullable<Text>>, _>(
-            batch
-                .iter()
-                .map(|o| o.delivery.signature.clone())
-                .collect::<Vec<_>>(),
-        )
-        .bind::<Array<BigInt>, _>(
-            batch
-                .iter()
-                .map(|o| o.delivery.updated_at)
-                .collect::<Vec<_>>(),
-        )
+        .bind::<Array<Text>, _>(each(batch, |o| o.delivery.id.clone()))
+        .bind::<Array<Nullable<Text>>, _>(each(batch, |o| o.delivery.claim_token.clone()))
+        .bind::<Array<Text>, _>(each(batch, |o| o.delivery.status.as_str().to_string()))
+        .bind::<Array<Integer>, _>(each(batch, |o| o.delivery.attempts))
+        .bind::<Array<Nullable<BigInt>>, _>(each(batch, |o| o.delivery.next_attempt_at))
+        .bind::<Array<Nullable<Text>>, _>(each(batch, |o| o.delivery.signature.clone()))
+        .bind::<Array<BigInt>, _>(each(batch, |o| o.delivery.updated_at))
         .bind::<Text, _>(DeliveryStatus::Sending)
-        .bind::<Array<Nullable<Text>>, _>(
-            batch
-                .iter()
-                .map(|o| o.delivery.signing_key_id.clone())
-                .collect::<Vec<_>>(),
-        )
+        .bind::<Array<Nullable<Text>>, _>(each(batch, |o| o.delivery.signing_key_id.clone()))
+        .prepared()
         .load(conn)
         .await?;
     // By position, not by id: an outcome whose claim was lost names the
@@ -316,6 +292,7 @@ async fn note_orders_set_based(
             )
             .bind::<Array<Integer>, _>(mine.iter().map(|(_, (_, n, _))| *n).collect::<Vec<_>>())
             .bind::<Array<BigInt>, _>(mine.iter().map(|(_, (_, _, now))| *now).collect::<Vec<_>>())
+            .prepared()
             .execute(conn)
             .await?;
     }
@@ -452,6 +429,7 @@ macro_rules! impl_callbacks {
                     // of a one-merchant drain (issue 56).
                     .bind::<diesel::sql_types::BigInt, _>(limit)
                     .bind::<diesel::sql_types::Text, _>(MerchantStatus::Suspended)
+                    .prepared()
                     .load(self.c())
                     .await?)
             }
@@ -521,6 +499,7 @@ macro_rules! impl_callbacks {
                     callback_deliveries::signing_key_id.eq(&delivery.signing_key_id),
                     callback_deliveries::updated_at.eq(delivery.updated_at),
                 ))
+                .prepared()
                 .execute(self.c())
                 .await?;
                 if n == 1 {
@@ -548,6 +527,7 @@ macro_rules! impl_callbacks {
                                 $t::callback_count.eq($t::callback_count + 1),
                                 $t::updated_at.eq(now),
                             ))
+                            .prepared()
                             .execute(self.c())
                             .await?
                     };

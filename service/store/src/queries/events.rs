@@ -1,6 +1,7 @@
 //! Merchant events (the feed) and balance lines (the balance's history).
 
 use crate::dialect::{self, Dialect};
+use crate::queries::KeepPrepared;
 use crate::rows::*;
 use crate::schema::*;
 use crate::StoreResult;
@@ -109,6 +110,7 @@ macro_rules! impl_events {
                 let last: i64 = diesel::update(event_positions::table.find(1))
                     .set(event_positions::last.eq(event_positions::last))
                     .returning(event_positions::last)
+                    .prepared()
                     .get_result(self.c())
                     .await?;
                 if let Some(plan) = <$conn as Dialect>::SEQUENCE_PLAN {
@@ -117,12 +119,14 @@ macro_rules! impl_events {
                 let placed = diesel::sql_query(<$conn as Dialect>::SEQUENCE_EVENTS)
                     .bind::<BigInt, _>(last)
                     .bind::<BigInt, _>(limit)
+                    .prepared()
                     .execute(self.c())
                     .await?;
                 let placed = i64::try_from(placed).unwrap_or(i64::MAX);
                 if placed > 0 {
                     diesel::update(event_positions::table.find(1))
                         .set(event_positions::last.eq(last + placed))
+                        .prepared()
                         .execute(self.c())
                         .await?;
                 }

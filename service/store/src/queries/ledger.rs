@@ -2,6 +2,7 @@
 
 use crate::dialect::{self, Dialect};
 use crate::queries::events::EventQueries;
+use crate::queries::KeepPrepared;
 use crate::rows::*;
 use crate::schema::*;
 use crate::StoreResult;
@@ -194,6 +195,7 @@ macro_rules! impl_ledger {
                         balances::version.eq(row.version),
                         balances::updated_at.eq(row.updated_at),
                     ))
+                    .prepared()
                     .execute(self.c())
                     .await?;
                 }
@@ -274,6 +276,7 @@ macro_rules! impl_ledger {
                     .sql(" END")),
                 ))
                 .returning(crate::rows::columns::<BalanceRow>())
+                .prepared()
                 .get_result(self.c())
                 .await
                 .optional()?;
@@ -309,8 +312,11 @@ impl InsertTogether for crate::Tx<'_, diesel_async::AsyncPgConnection> {
 
     async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()> {
         if !rows.is_empty() {
+            // Kept by its text, one per number of postings: an entry has
+            // two or three, never as many as a caller likes.
             diesel::insert_into(postings::table)
                 .values(rows)
+                .prepared()
                 .execute(self.c())
                 .await?;
         }

@@ -1,6 +1,6 @@
 //! Merchants, their API keys, fee rates and settings.
 
-use super::{first_or_none, insert_one};
+use super::{first_or_none, insert_one, KeepPrepared};
 use crate::dialect::Dialect;
 use crate::domain::status::{KeyScope, MerchantStatus};
 use crate::error::Key;
@@ -195,6 +195,7 @@ macro_rules! impl_merchants {
                     .await?;
                 Ok(diesel::sql_query(<$conn as Dialect>::RATE_BUCKET)
                     .bind::<diesel::sql_types::Text, _>(&fresh.merchant_id)
+                    .prepared()
                     .get_result(self.c())
                     .await?)
             }
@@ -207,6 +208,7 @@ macro_rules! impl_merchants {
                     rate_buckets::units.eq(row.units),
                     rate_buckets::at_ms.eq(row.at_ms),
                 ))
+                .prepared()
                 .execute(self.c())
                 .await?;
                 Ok(())

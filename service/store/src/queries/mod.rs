@@ -212,13 +212,15 @@ use list_orders;
 /// written, or `None` when it had moved.
 macro_rules! write_move {
     ($conn:expr, $table:ident, $row:ty, $id:expr, $from:expr, $change:expr) => {{
-        let written: Option<$row> = diesel::update(
-            $table::table
-                .filter($table::id.eq($id))
-                .filter($table::status.eq_any($from)),
+        let written: Option<$row> = crate::prepared::KeepPrepared::prepared(
+            diesel::update(
+                $table::table
+                    .filter($table::id.eq($id))
+                    .filter($table::status.eq_any($from)),
+            )
+            .set($change)
+            .returning(crate::rows::columns::<$row>()),
         )
-        .set($change)
-        .returning(crate::rows::columns::<$row>())
         .get_result($conn.c())
         .await
         .optional()?;
@@ -229,6 +231,8 @@ macro_rules! write_move {
     }};
 }
 use write_move;
+
+pub(crate) use crate::prepared::KeepPrepared;
 
 /// Declares `Store`, every query trait at once, and gives it to whatever
 /// has them all (both backends' connections).

@@ -1,6 +1,6 @@
 //! Operators, their tokens, withdrawal approvals and the audit trail.
 
-use super::{first_or_none, insert_one};
+use super::{first_or_none, insert_one, KeepPrepared};
 use crate::domain::status::{AuditRole, WithdrawalStatus};
 use crate::paging::ListFilter;
 use crate::rows::*;
@@ -258,6 +258,7 @@ macro_rules! impl_people {
                 )
                 .set(withdrawal_orders::updated_at.eq(withdrawal_orders::updated_at))
                 .returning(crate::rows::columns::<WithdrawalRow>())
+                .prepared()
                 .get_result(self.c())
                 .await
                 .optional()?)

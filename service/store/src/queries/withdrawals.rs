@@ -8,7 +8,8 @@ use crate::StoreResult;
 
 use super::merchants::held_merchants;
 use super::{
-    by_order_key, filtered_orders, first_or_none, insert_one, list_orders, write_move, OrderKey,
+    by_order_key, filtered_orders, first_or_none, insert_one, list_orders, write_move,
+    KeepPrepared, OrderKey,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -142,6 +143,7 @@ macro_rules! impl_withdrawals {
                         )),
                 )
                 .set(withdrawal_orders::payout_sent_at.eq(now))
+                .prepared()
                 .execute(self.c())
                 .await?;
                 Ok(changed == 1)
