@@ -312,8 +312,8 @@ impl InsertTogether for crate::Tx<'_, diesel_async::AsyncPgConnection> {
 
     async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()> {
         if !rows.is_empty() {
-            // Kept by its text, one per number of postings: an entry has
-            // two or three, never as many as a caller likes.
+            // Kept by its text, one per number of postings: an entry's
+            // kind fixes how many it has (a handful), no caller chooses.
             diesel::insert_into(postings::table)
                 .values(rows)
                 .prepared()
