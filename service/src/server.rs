@@ -83,6 +83,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         billing: Default::default(),
         beats: Default::default(),
         credentials: Default::default(),
+        merchants: Default::default(),
         password_checks,
         lockouts: Default::default(),
         admission,

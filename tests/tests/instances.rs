@@ -380,15 +380,7 @@ async fn a_restarted_instance_gives_back_its_own_claims_only() {
 async fn a_key_rotated_on_one_instance_is_seen_there_at_once_and_elsewhere_when_heard() {
     use payments_service::app::credentials::{signer, REMEMBERED_FOR_MS};
     let (service, second, clock) = two_instances().await;
-    let first = service.service.app().clone();
-    let postgres = second.db.backend() == Backend::Postgres;
-    let listener = second.db.listen(None);
-    if postgres {
-        wait_until("the LISTEN connection is up", || {
-            second.db.listening() == Some(true)
-        })
-        .await;
-    }
+    let (first, postgres, listener) = second_listens(&service, &second).await;
     let created = service.new_merchant("Rotated").await.unwrap();
     let hash = first.vault.lookup_hash(&created.api_key);
     let expiry = |app: Arc<App>| {
@@ -461,6 +453,64 @@ async fn a_key_rotated_on_one_instance_is_seen_there_at_once_and_elsewhere_when_
         Some(T0),
         "the other instance, at the bound"
     );
+}
+
+/// A merchant an approval reads by id (`credentials::merchant`) is
+/// remembered as a signer's is: the instance that changes the merchant
+/// reads the change on its next approval, another instance on PostgreSQL
+/// once it hears it, and a merchant that does not exist is refused and
+/// not remembered. The clock never moves.
+#[tokio::test]
+async fn a_merchant_remembered_for_approvals_is_forgotten_when_written() {
+    use payments_service::app::credentials::merchant;
+    let (service, second, _clock) = two_instances().await;
+    let (first, postgres, listener) = second_listens(&service, &second).await;
+    let created = service.new_merchant("Remembered").await.unwrap();
+    let id = created.merchant.id.clone();
+    let timeout = |app: Arc<App>| {
+        let id = id.clone();
+        async move { merchant(&app, &id).await.unwrap().callback_timeout_seconds }
+    };
+    let default = timeout(first.clone()).await;
+    assert_eq!(timeout(second.clone()).await, default);
+    let heard_before = second.db.merchants_generation();
+    merchants::set_callback_timeout(&first, &payments_testing::SET_UP, &id, 42)
+        .await
+        .unwrap();
+    assert_eq!(timeout(first.clone()).await, 42, "the writing instance");
+    if postgres {
+        wait_until("the other instance hears the change", || {
+            second.db.merchants_generation() > heard_before
+        })
+        .await;
+        assert_eq!(timeout(second.clone()).await, 42, "the other instance");
+        listener.expect("PostgreSQL listens").abort();
+    }
+    for _ in 0..2 {
+        assert!(matches!(
+            merchant(&first, "no-such-merchant").await,
+            Err(ApiError::MerchantNotFound(_))
+        ));
+    }
+}
+
+/// The first instance's app, whether they run on PostgreSQL, and the
+/// second instance's LISTEN task, up before anything is written (`None`
+/// on SQLite, which has nothing to listen to).
+async fn second_listens(
+    service: &TestService,
+    second: &Arc<App>,
+) -> (Arc<App>, bool, Option<tokio::task::JoinHandle<()>>) {
+    let first = service.service.app().clone();
+    let postgres = second.db.backend() == Backend::Postgres;
+    let listener = second.db.listen(None);
+    if postgres {
+        wait_until("the LISTEN connection is up", || {
+            second.db.listening() == Some(true)
+        })
+        .await;
+    }
+    (first, postgres, listener)
 }
 
 /// Waits, with a deadline, for something another task or the database

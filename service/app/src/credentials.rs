@@ -1,6 +1,7 @@
 //! Whose key a signed request carries: the key's row and its merchant with
 //! the merchant's own fee rates, read in one query and then remembered for
-//! a second.
+//! a second; and merchants by id, remembered the same way for the paths
+//! that read one per request (an approval and its dispatch).
 //!
 //! Every signed request starts with this lookup. Remembering it saves a
 //! database round trip per request (one of a create-deposit's two), which
@@ -18,11 +19,12 @@
 //!   remembered is used: every request reads. `REMEMBERED_FOR_MS` bounds
 //!   an entry's life all the same (`docs/scaling.md`).
 //!
-//! A key that is not found is not remembered, so made-up keys cannot fill
-//! the map; it holds at most the keys that signed a request within the
-//! last second. A key's expiry is checked by the caller on every request,
+//! A key (or a merchant) that is not found is not remembered, so made-up
+//! keys cannot fill the map; it holds at most the keys that signed a
+//! request (the merchants read) within the last second. A key's expiry is checked by the caller on every request,
 //! against the time of that request.
 
+use crate::domain::error::ApiError;
 use crate::merchants::Merchant;
 use crate::store::rows::ApiKeyRow;
 use crate::store::StoreResult;
@@ -34,17 +36,31 @@ use std::sync::{Arc, Mutex};
 /// was heard meanwhile.
 pub const REMEMBERED_FOR_MS: i64 = 1_000;
 
+/// Past this many entries, the stale ones are let go of before another
+/// is added.
+const PRUNED_FROM: usize = 1024;
+
+/// What this instance remembers of merchants' rows, by a lookup key.
+pub struct Remembered<V> {
+    entries: Mutex<HashMap<String, Entry<V>>>,
+}
+
 /// The lookups this instance remembers, by the key's lookup hash.
-#[derive(Default)]
-pub struct Credentials {
-    entries: Mutex<HashMap<String, Entry>>,
+pub type Credentials = Remembered<Arc<Signer>>;
+
+impl<V> Default for Remembered<V> {
+    fn default() -> Self {
+        Remembered {
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 #[derive(Clone)]
-struct Entry {
+struct Entry<V> {
     generation: u64,
     read_at_ms: i64,
-    signer: Arc<Signer>,
+    value: V,
 }
 
 /// A key and the merchant it belongs to, as read together.
@@ -53,26 +69,40 @@ pub struct Signer {
     pub merchant: Merchant,
 }
 
-impl Entry {
+impl<V> Entry<V> {
     fn fresh(&self, generation: u64, now_ms: i64) -> bool {
         self.generation == generation
             && (self.read_at_ms..self.read_at_ms + REMEMBERED_FOR_MS).contains(&now_ms)
     }
 }
 
+/// When a lookup starts: the generation read before the database is (a
+/// write that ends after this point moves it on, so what is read then is
+/// never kept past it), the time, and whether a remembered entry may be
+/// used at all (not listening, this instance would not hear another one's
+/// change).
+struct Asked {
+    generation: u64,
+    now_ms: i64,
+    hears_others: bool,
+}
+
+impl Asked {
+    fn now(app: &App) -> Asked {
+        Asked {
+            generation: app.db.merchants_generation(),
+            now_ms: app.clock.now().timestamp_millis(),
+            hears_others: app.db.listening() != Some(false),
+        }
+    }
+}
+
 /// The key whose lookup hash is `key_hash` and its merchant, remembered
 /// or read.
 pub async fn signer(app: &App, key_hash: &str) -> StoreResult<Option<Arc<Signer>>> {
-    // Read before the database is: a write that ends after this point
-    // moves the generation on, so what is read below is never kept past it.
-    let generation = app.db.merchants_generation();
-    let now_ms = app.clock.now().timestamp_millis();
-    // Not listening, this instance would not hear another one's change.
-    let hears_others = app.db.listening() != Some(false);
-    if let Some(entry) = app.credentials.remembered(key_hash) {
-        if hears_others && entry.fresh(generation, now_ms) {
-            return Ok(Some(entry.signer));
-        }
+    let asked = Asked::now(app);
+    if let Some(signer) = app.credentials.fresh(key_hash, &asked) {
+        return Ok(Some(signer));
     }
     let hash = key_hash.to_string();
     let found = app
@@ -86,34 +116,46 @@ pub async fn signer(app: &App, key_hash: &str) -> StoreResult<Option<Arc<Signer>
         key,
         merchant: Merchant::from_row(merchant)?.with_own_rates(fees),
     });
-    app.credentials.remember(
-        key_hash,
-        Entry {
-            generation,
-            read_at_ms: now_ms,
-            signer: signer.clone(),
-        },
-    );
+    app.credentials.remember(key_hash, &asked, signer.clone());
     Ok(Some(signer))
 }
 
-impl Credentials {
-    fn remembered(&self, key_hash: &str) -> Option<Entry> {
-        self.lock().get(key_hash).cloned()
+/// The merchant whose id is `merchant_id`, remembered or read: for a path
+/// that reads it on every request only to route and answer, where
+/// `merchants::find` would cost a round trip each time.
+pub async fn merchant(app: &App, merchant_id: &str) -> Result<Merchant, ApiError> {
+    let asked = Asked::now(app);
+    if let Some(merchant) = app.merchants.fresh(merchant_id, &asked) {
+        return Ok(merchant);
+    }
+    let merchant = crate::merchants::find(app, merchant_id).await?;
+    app.merchants
+        .remember(merchant_id, &asked, merchant.clone());
+    Ok(merchant)
+}
+
+impl<V: Clone> Remembered<V> {
+    fn fresh(&self, key: &str, asked: &Asked) -> Option<V> {
+        let entry = self.lock().get(key).cloned()?;
+        (asked.hears_others && entry.fresh(asked.generation, asked.now_ms)).then_some(entry.value)
     }
 
-    fn remember(&self, key_hash: &str, entry: Entry) {
+    fn remember(&self, key: &str, asked: &Asked, value: V) {
+        let entry = Entry {
+            generation: asked.generation,
+            read_at_ms: asked.now_ms,
+            value,
+        };
         let mut entries = self.lock();
         // Keys that stopped signing are let go of, now and then, rather
         // than on a timer.
-        if entries.len() >= 1024 {
-            let (generation, now_ms) = (entry.generation, entry.read_at_ms);
-            entries.retain(|_, e| e.fresh(generation, now_ms));
+        if entries.len() >= PRUNED_FROM {
+            entries.retain(|_, e| e.fresh(asked.generation, asked.now_ms));
         }
-        entries.insert(key_hash.to_string(), entry);
+        entries.insert(key.to_string(), entry);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry<V>>> {
         // The map holds no invariant a panic could break half-way.
         self.entries
             .lock()

@@ -83,6 +83,8 @@ pub struct App {
     pub beats: crate::telemetry::heartbeat::WorkerBeats,
     /// Keys that signed a request lately, and their merchants.
     pub credentials: credentials::Credentials,
+    /// Merchants read lately by id, for the approval and dispatch paths.
+    pub merchants: credentials::Remembered<merchants::Merchant>,
     /// The bounded gate sign-in password checks pass.
     pub password_checks: passwords::Checks,
     /// Accounts and addresses past their sign-in failure limit, refused

@@ -12,15 +12,17 @@
 //! in for one of them.
 
 use super::{plan, write, Effect, Withdrawal};
-use crate::actor::{Actor, Target};
+use crate::actor::{Actor, Operator, Target};
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::people::approvals_needed;
 use crate::domain::status::{CallbackStatus, WithdrawalStatus};
+use crate::orders::Order;
 pub use crate::store::rows::ApprovalRow;
 use crate::store::rows::{WithdrawalMove, WithdrawalRow};
-use crate::store::{BeneficiaryKey, Store, StoreError, UniqueKey};
+use crate::store::{BeneficiaryKey, OrderKey, Store, StoreError, UniqueKey};
 use crate::App;
+use std::collections::BTreeMap;
 
 /// How far back the withdrawals to one beneficiary are summed.
 pub const SPLIT_WINDOW_SECONDS: i64 = 86_400;
@@ -42,9 +44,12 @@ pub fn by_amount(amount: i64, threshold: Option<i64>) -> usize {
 /// How many approvals a withdrawal needs: what it was created needing, and
 /// never fewer than its amount needs under today's threshold.
 pub fn needed(app: &App, order: &Withdrawal) -> Result<usize, ApiError> {
+    needed_under(order, threshold(app, &order.currency)?)
+}
+
+fn needed_under(order: &Withdrawal, threshold: Option<i64>) -> Result<usize, ApiError> {
     let (amount, _) = order.frozen_units()?;
-    let by_amount = approvals_needed(amount, threshold(app, &order.currency)?);
-    Ok(by_amount.max(order.approvals_required))
+    Ok(approvals_needed(amount, threshold).max(order.approvals_required))
 }
 
 /// Inside the creating transaction, with the merchant's balance locked:
@@ -114,42 +119,33 @@ pub struct Recorded {
 /// Records `approver`'s approval; the order moves to `approved` (with its
 /// callback) in the same transaction once it has the approvals it needs,
 /// and stays `pending` before. The order is locked first, so two
-/// approvers at once are counted one after the other.
+/// approvers at once are counted one after the other; it is not read
+/// before that (the lock answers it), which saves an approval a round
+/// trip.
 pub async fn approve(
     app: &App,
     by: &Actor,
     order_no: &str,
     remarks: Option<String>,
 ) -> Result<Recorded, ApiError> {
-    let current = super::find_any(app, order_no).await?;
-    let needed = needed(app, &current)?;
-    if needed >= 2 && by.acting().is_some_and(|a| a.who.id.is_none()) {
-        return Err(ApiError::NotAPerson(current.order_no));
-    }
-    // Two identities one admin made alone are not two people.
-    if let (true, Some(acting)) = (needed >= 2, by.acting()) {
-        crate::people::counts(app, &acting.who).await?;
-    }
     let now = app.now_unix();
-    let id = current.id.clone();
     let approval = ApprovalRow {
-        order_no: current.order_no.clone(),
+        order_no: order_no.to_string(),
         approver_key: by.id(),
         approver_name: by.name().to_string(),
         remarks: remarks.clone(),
         approved_at: now,
         id: crate::ids::ordered(),
     };
-    let status = current.status;
-    let audit = by.audit(
-        Target::Order(current.order_no.clone()),
-        remarks.as_deref(),
-        now,
-    );
+    let approver = Approver {
+        thresholds: thresholds(app)?,
+        person: by.acting().map(|a| a.who.clone()),
+    };
+    let audit = by.audit(Target::Order(order_no.to_string()), remarks.as_deref(), now);
     let (written, approvals) = app
         .db
         .transaction_audited::<_, ApiError, _>(audit, move |tx| {
-            Box::pin(async move { record(tx, &id, status, approval, needed, remarks, now).await })
+            Box::pin(async move { record(tx, approver, approval, remarks, now).await })
         })
         .await?;
     Ok(Recorded {
@@ -158,32 +154,75 @@ pub async fn approve(
     })
 }
 
+/// What the approving transaction needs to know of the approver and the
+/// configuration once it holds the order.
+struct Approver {
+    /// Each configured currency's dual-approval threshold.
+    thresholds: BTreeMap<String, Option<i64>>,
+    /// The operator approving, where one is.
+    person: Option<Operator>,
+}
+
+fn thresholds(app: &App) -> Result<BTreeMap<String, Option<i64>>, ApiError> {
+    app.config
+        .currencies
+        .keys()
+        .map(|code| Ok((code.clone(), threshold(app, code)?)))
+        .collect()
+}
+
+impl Approver {
+    /// How many approvals `order` needs (as `needed` says), refused where
+    /// this approver cannot be one of two.
+    async fn needed(&self, tx: &mut dyn Store, order: &Withdrawal) -> Result<usize, ApiError> {
+        let threshold = *self
+            .thresholds
+            .get(&order.currency)
+            .ok_or_else(|| ApiError::UnsupportedCurrency(order.currency.clone()))?;
+        let needed = needed_under(order, threshold)?;
+        match &self.person {
+            Some(who) if needed >= 2 && who.id.is_none() => {
+                Err(ApiError::NotAPerson(order.order_no.clone()))
+            }
+            // Two identities one admin made alone are not two people.
+            Some(Operator {
+                id: Some(id), name, ..
+            }) if needed >= 2 => match tx.operator_by_id(id).await? {
+                Some(row) if row.vouched() => Ok(needed),
+                Some(_) => Err(ApiError::NotVouched(name.clone())),
+                None => Err(ApiError::OperatorNotFound(id.clone())),
+            },
+            _ => Ok(needed),
+        }
+    }
+}
+
 /// Inside the transaction: the order locked, the approval recorded, and
 /// the move made when it completes the approvals the order needs; the
 /// order as it then is, and its approvals.
 async fn record(
     tx: &mut dyn Store,
-    id: &str,
-    status: WithdrawalStatus,
+    approver: Approver,
     approval: ApprovalRow,
-    needed: usize,
     remarks: Option<String>,
     now: i64,
 ) -> Result<(WithdrawalRow, Vec<ApprovalRow>), ApiError> {
     let order_no = approval.order_no.clone();
     // Locked as it is: an approval changes nothing on the row, so what the
     // lock answered is what the plan below starts from.
-    let Some(locked) = tx.lock_pending_withdrawal(id).await? else {
-        let now_status = tx
-            .withdrawal_by(crate::store::OrderKey::AnyOrderNo(&order_no))
-            .await?
-            .map_or(status, |r| r.status);
-        return Err(lifecycle::refused(
-            &order_no,
-            now_status,
-            WithdrawalEvent::Approve,
-        ));
+    let Some(locked) = tx.lock_pending_withdrawal(&order_no).await? else {
+        return Err(
+            match tx.withdrawal_by(OrderKey::AnyOrderNo(&order_no)).await? {
+                Some(row) => lifecycle::refused(&order_no, row.status, WithdrawalEvent::Approve),
+                None => ApiError::OrderNotFound {
+                    kind: Withdrawal::KIND,
+                    reference: order_no,
+                },
+            },
+        );
     };
+    let order = Withdrawal::from_row(locked.clone())?;
+    let needed = approver.needed(tx, &order).await?;
     let mut approvals = tx.approvals_of(&order_no).await?;
     if approvals
         .iter()
@@ -208,7 +247,6 @@ async fn record(
     }
     // The order names who decided it, the approval that approved it; every
     // approval stays in `withdrawal_approvals`.
-    let order = Withdrawal::from_row(locked)?;
     let planned = plan(
         &order,
         WithdrawalEvent::Approve,

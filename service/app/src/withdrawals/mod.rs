@@ -606,8 +606,11 @@ pub async fn approve_waiting_at_most(
     remarks: Option<String>,
 ) -> Result<Answered, ApiError> {
     let recorded = approvals::approve(app, by, order_no, remarks).await?;
-    // Read once for both the answer and the dispatch's routing table.
-    let merchant = crate::merchants::find(app, &recorded.order.merchant_id).await?;
+    // For both the answer and the dispatch's routing table, which need only
+    // what a merchant is called: remembered, as a signer's merchant is
+    // (`credentials`). Whether its payouts are held is the dispatch's
+    // own condition on the database.
+    let merchant = crate::credentials::merchant(app, &recorded.order.merchant_id).await?;
     if recorded.order.status != WithdrawalStatus::Approved {
         return Ok(Answered { recorded, merchant });
     }

@@ -88,7 +88,10 @@ pub trait PeopleQueries: Send {
     /// write that changes nothing: a row lock on PostgreSQL, the write
     /// lock on SQLite) and answers it as locked, in the same statement;
     /// `None` when it is not pending.
-    async fn lock_pending_withdrawal(&mut self, id: &str) -> StoreResult<Option<WithdrawalRow>>;
+    async fn lock_pending_withdrawal(
+        &mut self,
+        order_no: &str,
+    ) -> StoreResult<Option<WithdrawalRow>>;
 
     async fn insert_approval(&mut self, row: &ApprovalRow) -> StoreResult<()>;
 
@@ -249,11 +252,11 @@ macro_rules! impl_people {
 
             async fn lock_pending_withdrawal(
                 &mut self,
-                id: &str,
+                order_no: &str,
             ) -> StoreResult<Option<WithdrawalRow>> {
                 Ok(diesel::update(
                     withdrawal_orders::table
-                        .filter(withdrawal_orders::id.eq(id))
+                        .filter(withdrawal_orders::order_no.eq(order_no))
                         .filter(withdrawal_orders::status.eq(WithdrawalStatus::Pending)),
                 )
                 .set(withdrawal_orders::updated_at.eq(withdrawal_orders::updated_at))
