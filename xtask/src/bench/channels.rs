@@ -254,24 +254,24 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<(f64, f64)> {
 
 /// What the database does for one approval through the operator API,
 /// statement for statement as the service sends them (read from
-/// PostgreSQL's statement log): the order found; the approval's
-/// transaction (the order locked while pending and answered by the same
-/// statement, its approvals read, this one inserted, the order moved to
-/// `approved`, its event and the audit row); the dispatch, from the order
-/// as approved (the order's merchant, read once for the routing table's
-/// daily limit and for the answer, the order marked sent unless its
-/// merchant is suspended, then moved to `processing` after the channel's
-/// answer, one statement that needs no transaction around it); the answer
-/// is made of what these returned. 12 statements (seen in the log at
-/// 2026-12-05; the sequencer's placing of the event is its own work).
+/// `pg_stat_statements`): the approval's transaction (the order locked
+/// by its number while pending and answered by the same statement, its
+/// approvals read, this one inserted, the order moved to `approved`, its
+/// event and the audit row); the dispatch, from the order as approved
+/// (the order marked sent unless its merchant is suspended, then moved to
+/// `processing` after the channel's answer, one statement that needs no
+/// transaction around it); the answer is made of what these returned, and
+/// the merchant it names is remembered (`app/credentials.rs`). 10
+/// statements (counted per approval at 2026-12-06; the sequencer's
+/// placing of the event is its own work).
 /// Each transaction takes the next of the withdrawals the payouts left
 /// pending, in turn through a sequence, so none is approved twice.
 const APPROVAL_SCRIPT: &str = "SELECT id, order_no, merchant_id AS merchant FROM bench_pending
   WHERE n = (SELECT (nextval('bench_pending_seq') - 1) % :count + 1) \\gset
 SELECT md5(random()::text || clock_timestamp()::text) AS s \\gset
-SELECT * FROM withdrawal_orders WHERE order_no = :order_no LIMIT 1;
 BEGIN;
-UPDATE withdrawal_orders SET updated_at = updated_at WHERE id = :id AND status = 'pending' RETURNING *;
+UPDATE withdrawal_orders SET updated_at = updated_at WHERE order_no = :order_no AND status = 'pending'
+  RETURNING *;
 SELECT * FROM withdrawal_approvals WHERE order_no = :order_no ORDER BY approved_at, id;
 INSERT INTO withdrawal_approvals (order_no, approver_key, approver_name, remarks, approved_at, id)
   VALUES (:order_no, 'config' || chr(58) || 'bench', 'bench', NULL,
@@ -291,7 +291,6 @@ INSERT INTO audit_events (id, created_at, operator_id, operator_name, role, acti
   floor(extract(epoch from now()))::bigint, NULL, 'bench', 'admin', 'approve_withdrawal', 'order',
   :order_no, NULL, :s, NULL, NULL);
 COMMIT;
-SELECT * FROM merchants WHERE id = :merchant LIMIT 1;
 UPDATE withdrawal_orders SET payout_sent_at = floor(extract(epoch from now()))::bigint
   WHERE id = :id AND status = 'approved' AND payout_sent_at IS NULL
   AND NOT merchant_id = ANY(SELECT id FROM merchants WHERE status = 'suspended');
@@ -427,9 +426,8 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     writeln!(
         out,
         "\n**Ceiling**: `pgbench` (16 clients) running one approval's statements as the service \
-         sends them, 12 (the order found; the approval's transaction with its event and audit \
-         row; the merchant read once for the dispatch and the answer; the dispatch's mark and \
-         the move to `processing`; script in `xtask/src/bench/channels.rs`) on the withdrawals the cells above \
+         sends them, 10 (the approval's transaction, the order locked by its number, with its \
+         event and audit row; the dispatch's mark and the move to `processing`; script in `xtask/src/bench/channels.rs`) on the withdrawals the cells above \
          left pending: **{:.0} approvals/s**, the cores {:.0}% busy. Without the channel's \
          own work: the simulator's answer is not in it.",
         f.approval_ceiling,
