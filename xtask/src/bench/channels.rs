@@ -262,8 +262,9 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<(f64, f64)> {
 /// `processing` after the channel's answer, one statement that needs no
 /// transaction around it); the answer is made of what these returned, and
 /// the merchant it names is remembered (`app/credentials.rs`). 10
-/// statements (counted per approval at 2026-12-06; the sequencer's
-/// placing of the event is its own work).
+/// statements: the 12 `pg_stat_statements` counted per approval on
+/// 2026-12-06, less the order's read and the merchant's that commit
+/// 99d65d8 removed (the sequencer's placing of the event is its own work).
 /// Each transaction takes the next of the withdrawals the payouts left
 /// pending, in turn through a sequence, so none is approved twice.
 const APPROVAL_SCRIPT: &str = "SELECT id, order_no, merchant_id AS merchant FROM bench_pending
