@@ -21,8 +21,10 @@
 //!
 //! A key (or a merchant) that is not found is not remembered, so made-up
 //! keys cannot fill the map; it holds at most the keys that signed a
-//! request (the merchants read) within the last second. A key's expiry is checked by the caller on every request,
-//! against the time of that request.
+//! request (the merchants read) within the last second, and never more
+//! than `HELD_AT_MOST`: past that, a lookup reads and is not remembered.
+//! A key's expiry is checked by the caller on every request, against the
+//! time of that request.
 
 use crate::domain::error::ApiError;
 use crate::merchants::Merchant;
@@ -36,9 +38,9 @@ use std::sync::{Arc, Mutex};
 /// was heard meanwhile.
 pub const REMEMBERED_FOR_MS: i64 = 1_000;
 
-/// Past this many entries, the stale ones are let go of before another
-/// is added.
-const PRUNED_FROM: usize = 1024;
+/// The most entries a map holds. At the bound the stale ones are let go
+/// of; when none is, nothing more is remembered until one goes stale.
+pub const HELD_AT_MOST: usize = 1024;
 
 /// What this instance remembers of merchants' rows, by a lookup key.
 pub struct Remembered<V> {
@@ -149,10 +151,12 @@ impl<V: Clone> Remembered<V> {
         let mut entries = self.lock();
         // Keys that stopped signing are let go of, now and then, rather
         // than on a timer.
-        if entries.len() >= PRUNED_FROM {
+        if entries.len() >= HELD_AT_MOST {
             entries.retain(|_, e| e.fresh(asked.generation, asked.now_ms));
         }
-        entries.insert(key.to_string(), entry);
+        if entries.len() < HELD_AT_MOST || entries.contains_key(key) {
+            entries.insert(key.to_string(), entry);
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry<V>>> {
@@ -160,5 +164,37 @@ impl<V: Clone> Remembered<V> {
         self.entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(now_ms: i64) -> Asked {
+        Asked {
+            generation: 7,
+            now_ms,
+            hears_others: true,
+        }
+    }
+
+    #[test]
+    fn the_map_holds_at_most_its_bound_and_lets_stale_entries_go() {
+        let map: Remembered<u32> = Remembered::default();
+        for n in 0..HELD_AT_MOST as u32 + 10 {
+            map.remember(&format!("k{n}"), &asked(0), n);
+        }
+        // Every entry fresh: the ones past the bound were read, not kept.
+        assert_eq!(map.lock().len(), HELD_AT_MOST);
+        assert_eq!(map.fresh("k0", &asked(1)), Some(0));
+        assert_eq!(map.fresh(&format!("k{HELD_AT_MOST}"), &asked(1)), None);
+        // A kept key is still brought up to date at the bound.
+        map.remember("k0", &asked(2), 99);
+        assert_eq!(map.fresh("k0", &asked(3)), Some(99));
+        // A second on, the stale ones go and the new one is kept.
+        map.remember("late", &asked(REMEMBERED_FOR_MS + 5), 1);
+        assert_eq!(map.lock().len(), 1);
+        assert_eq!(map.fresh("late", &asked(REMEMBERED_FOR_MS + 6)), Some(1));
     }
 }
