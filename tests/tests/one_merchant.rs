@@ -451,6 +451,123 @@ async fn a_coalescing_transaction_books_what_one_statement_per_change_books() {
     assert!(report.ok(), "{:?}", report.differences);
 }
 
+/// A deferring transaction (a group commit's batch) writes its journal and
+/// notification rows only at its end, one statement per table: nothing of
+/// them is in the tables before the commit, all of them after; and a row
+/// that breaks a unique key at the end (a notification recorded twice)
+/// fails the whole transaction, so that nothing of it stays, as when each
+/// row was its own statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferring_transaction_writes_its_rows_at_the_end_or_none_of_them() {
+    use payments_service::app::ledger::{Entry, EntryFor, LedgerError};
+    use payments_service::domain::status::NotificationOutcome;
+    use payments_service::store::rows::ChannelNotificationRow;
+    use payments_service::store::{StoreError, UniqueKey};
+    let (_server, f) = started().await;
+    let merchant = f.merchant.id.clone();
+    let channel = notifications::channel_by_code(&f.app, "SIMULATOR").unwrap();
+    let channel_id = channel.id().to_string();
+    let now = chrono::Utc::now().timestamp();
+    let note = move |id: &str, order_no: &str| ChannelNotificationRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        channel_id: channel_id.clone(),
+        notification_id: id.into(),
+        kind: NotificationKind::PaymentCompleted,
+        order_no: order_no.into(),
+        amount: Some(1_000),
+        channel_cost: None,
+        reference: None,
+        reason: None,
+        outcome: NotificationOutcome::Applied,
+        occurred_at: now,
+        received_at: now,
+    };
+    let entries = |f: &Fixture| {
+        let db = f.app.db.clone();
+        async move {
+            db.run(|tx| Box::pin(async move { tx.count_journal_entries().await }))
+                .await
+                .unwrap()
+        }
+    };
+    let before = entries(&f).await;
+    let credit = |no: &'static str| {
+        Entry::deposit_completed(
+            EntryFor {
+                merchant_id: &merchant,
+                currency: "BDT",
+                order_no: no,
+                merchant_order_no: no,
+            },
+            1_000,
+            0,
+        )
+    };
+    let (d1, d2) = (credit("D1"), credit("D2"));
+    let (n1, n2) = (note("N1", "D1"), note("N2", "D2"));
+    let seen_inside = f
+        .app
+        .db
+        .transaction::<_, LedgerError, _>(move |tx| {
+            Box::pin(async move {
+                tx.coalesce_balances();
+                tx.defer_inserts();
+                ledger::post(tx, &d1, now).await?;
+                ledger::post(tx, &d2, now).await?;
+                tx.insert_channel_notification(&n1).await?;
+                tx.insert_channel_notification(&n2).await?;
+                Ok(tx.count_journal_entries().await?)
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(seen_inside, before, "held until the end");
+    assert_eq!(entries(&f).await, before + 2, "written at the end");
+    let who = channel.id().to_string();
+    let recorded = f
+        .app
+        .db
+        .run(move |tx| {
+            Box::pin(async move {
+                Ok::<_, StoreError>((
+                    tx.channel_notification_by(&who, "N1").await?.is_some(),
+                    tx.channel_notification_by(&who, "N2").await?.is_some(),
+                ))
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(recorded, (true, true));
+
+    // The same notification again, beside a credit: refused at the end.
+    let (d3, again) = (credit("D3"), note("N1", "D1"));
+    let refused = f
+        .app
+        .db
+        .transaction::<(), LedgerError, _>(move |tx| {
+            Box::pin(async move {
+                tx.coalesce_balances();
+                tx.defer_inserts();
+                ledger::post(tx, &d3, now).await?;
+                Ok(tx.insert_channel_notification(&again).await?)
+            })
+        })
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(LedgerError::Store(StoreError::Conflict {
+                key: UniqueKey::ChannelNotification,
+                ..
+            }))
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(entries(&f).await, before + 2, "nothing of it stays");
+    let report = ledger::check(&f.app).await.unwrap();
+    assert!(report.ok(), "{:?}", report.differences);
+}
+
 /// A lane holds at most `WAITING` units; the next is refused at once
 /// (`Refused::Full`, which the notification endpoint answers 503), and
 /// every unit it took is committed. The units are all queued before any

@@ -177,6 +177,8 @@ where
                     // The units credit one balance: summed, and written
                     // (and locked) once, at the end.
                     tx.coalesce_balances();
+                    // Their rows, one statement per table, at the end.
+                    tx.defer_inserts();
                     let mut out = Vec::with_capacity(units.len());
                     for unit in &units {
                         // Any refusal undoes the batch; the units are run

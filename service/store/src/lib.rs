@@ -42,7 +42,7 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 use futures::future::BoxFuture;
-use queries::{LedgerQueries, PeopleQueries};
+use queries::{DeferredQueries, LedgerQueries, PeopleQueries};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -125,8 +125,9 @@ where
     (result, tx.into_effects())
 }
 
-/// The unit's work, then what it kept of its balances written
-/// (`coalesce_balances`), so that nothing it moved is left unwritten.
+/// The unit's work, then what it kept of its balances and its rows written
+/// (`coalesce_balances`, `defer_inserts`), so that nothing it moved or
+/// recorded is left unwritten.
 async fn work_then_balances<'x, C, T, E, F>(tx: &mut Tx<'x, C>, f: F) -> Result<T, E>
 where
     Tx<'x, C>: Store,
@@ -135,6 +136,7 @@ where
 {
     let value = f(tx).await?;
     tx.flush_balances().await?;
+    tx.write_deferred().await?;
     Ok(value)
 }
 

@@ -33,6 +33,9 @@ pub struct Tx<'c, C> {
     /// it coalesces them (`UnitOfWork::coalesce_balances`); `None` when
     /// every change is its own statement.
     pub(crate) balances: Option<BalanceBuffer>,
+    /// Rows it writes only at its end, when it defers them
+    /// (`UnitOfWork::defer_inserts`); `None` when each is written at once.
+    pub(crate) deferred: Option<crate::queries::deferred::Deferred>,
 }
 
 /// The balances a coalescing transaction moves, by merchant and currency.
@@ -258,6 +261,7 @@ impl<'c, C> Tx<'c, C> {
             began_ms,
             done: Effects::default(),
             balances: None,
+            deferred: None,
         }
     }
 
@@ -295,6 +299,15 @@ pub trait UnitOfWork {
     /// (`BalanceBuffer`): for a transaction that moves one balance many
     /// times (a group commit's batch). Checks and outcomes are the same.
     fn coalesce_balances(&mut self);
+
+    /// From here to its commit, the rows the transaction inserts into the
+    /// journal, the events, the callback records and the channels'
+    /// notifications are held and written before the commit, one statement
+    /// per table (`queries::deferred`): for a transaction of many units
+    /// that never read those tables back (a group commit's batch). A unique
+    /// key a row breaks is then broken at the end, failing the transaction
+    /// as it would have failed before.
+    fn defer_inserts(&mut self);
 }
 
 impl<C: Send> UnitOfWork for Tx<'_, C> {
@@ -304,6 +317,10 @@ impl<C: Send> UnitOfWork for Tx<'_, C> {
 
     fn coalesce_balances(&mut self) {
         self.balances.get_or_insert_with(BalanceBuffer::default);
+    }
+
+    fn defer_inserts(&mut self) {
+        self.deferred.get_or_insert_with(Default::default);
     }
 }
 

@@ -323,11 +323,15 @@ macro_rules! impl_callbacks {
                 &mut self,
                 row: &CallbackDeliveryRow,
             ) -> StoreResult<()> {
+                self.done.callback_queued = true;
+                if let Some(deferred) = self.deferred.as_mut() {
+                    deferred.deliveries.push(row.clone());
+                    return Ok(());
+                }
                 diesel::insert_into(callback_deliveries::table)
                     .values(row)
                     .execute(self.c())
                     .await?;
-                self.done.callback_queued = true;
                 Ok(())
             }
 

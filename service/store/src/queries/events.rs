@@ -95,11 +95,15 @@ macro_rules! impl_events {
                 &mut self,
                 row: &NewMerchantEventRow,
             ) -> StoreResult<()> {
+                self.done.event_recorded = true;
+                if let Some(deferred) = self.deferred.as_mut() {
+                    deferred.events.push(row.clone());
+                    return Ok(());
+                }
                 diesel::insert_into(merchant_events::table)
                     .values(row)
                     .execute(self.c())
                     .await?;
-                self.done.event_recorded = true;
                 Ok(())
             }
 

@@ -207,6 +207,11 @@ macro_rules! impl_ledger {
                 entry: &JournalEntryRow,
                 rows: &[PostingRow],
             ) -> StoreResult<()> {
+                if let Some(deferred) = self.deferred.as_mut() {
+                    deferred.entries.push(entry.clone());
+                    deferred.postings.extend_from_slice(rows);
+                    return Ok(());
+                }
                 diesel::insert_into(journal_entries::table)
                     .values(entry)
                     .execute(self.c())

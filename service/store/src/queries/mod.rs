@@ -8,6 +8,7 @@ pub mod billing;
 pub mod callbacks;
 pub mod cashier;
 pub mod changes;
+pub mod deferred;
 pub mod deposits;
 pub mod events;
 pub mod ledger;
@@ -25,6 +26,7 @@ pub use billing::BillingQueries;
 pub use callbacks::CallbackQueries;
 pub use cashier::CashierQueries;
 pub use changes::ChangeQueries;
+pub use deferred::DeferredQueries;
 pub use deposits::DepositQueries;
 pub use events::EventQueries;
 pub use ledger::LedgerQueries;
@@ -262,5 +264,6 @@ all_queries!(
     SessionQueries,
     VaultQueries,
     ChangeQueries,
-    RoutingQueries
+    RoutingQueries,
+    DeferredQueries
 );

@@ -59,6 +59,10 @@ macro_rules! impl_notifications {
                 &mut self,
                 row: &ChannelNotificationRow,
             ) -> StoreResult<()> {
+                if let Some(deferred) = self.deferred.as_mut() {
+                    deferred.notifications.push(row.clone());
+                    return Ok(());
+                }
                 insert_one!(self.c(), channel_notifications::table, row)
             }
 
