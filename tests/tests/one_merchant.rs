@@ -568,6 +568,55 @@ async fn a_deferring_transaction_writes_its_rows_at_the_end_or_none_of_them() {
     assert!(report.ok(), "{:?}", report.differences);
 }
 
+/// A completion's fee comes from the merchant's rates as remembered
+/// (`credentials::merchant`), not read for each completion: a rate set
+/// between two completions is the second one's at once, though the first
+/// was completed (and the merchant remembered) a moment before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completion_takes_the_rate_set_just_before_it() {
+    use payments_service::domain::fees::{Direction, RateConfig};
+    let (_server, f) = started().await;
+    let mut made = Vec::new();
+    for i in 0..2 {
+        let new =
+            payments_testing::new_deposit(&format!("RATE-{i}"), Decimal::from(1_000), "BDT", None);
+        made.push(deposits::create(&f.app, &f.merchant, new).await.unwrap());
+    }
+    notify(
+        &f.app,
+        completed("rate-0", &made[0].order_no, Decimal::from(1_000)),
+    )
+    .await;
+    let first = deposits::find_any(&f.app, &made[0].order_no).await.unwrap();
+    let rate = RateConfig {
+        percent: Decimal::from(2),
+        fixed: Decimal::from(3),
+        minimum: Decimal::ZERO,
+    };
+    payments_service::app::fees::set_merchant_rate(
+        &f.app,
+        &payments_testing::SET_UP,
+        &f.merchant.id,
+        "BDT",
+        Direction::Deposit,
+        &rate,
+    )
+    .await
+    .unwrap();
+    notify(
+        &f.app,
+        completed("rate-1", &made[1].order_no, Decimal::from(1_000)),
+    )
+    .await;
+    let second = deposits::find_any(&f.app, &made[1].order_no).await.unwrap();
+    assert_eq!(second.status, DepositStatus::Completed);
+    assert_ne!(
+        first.fee, second.fee,
+        "the new rate, not the remembered one"
+    );
+    assert_eq!(second.fee, Decimal::from(23), "2% of 1000, plus 3");
+}
+
 /// A lane holds at most `WAITING` units; the next is refused at once
 /// (`Refused::Full`, which the notification endpoint answers 503), and
 /// every unit it took is committed. The units are all queued before any

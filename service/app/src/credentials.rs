@@ -1,7 +1,8 @@
 //! Whose key a signed request carries: the key's row and its merchant with
 //! the merchant's own fee rates, read in one query and then remembered for
-//! a second; and merchants by id, remembered the same way for the paths
-//! that read one per request (an approval and its dispatch).
+//! a second; and merchants by id with their own rates, remembered the same
+//! way for the paths that read one per request (an approval and its
+//! dispatch, a completion's fee).
 //!
 //! Every signed request starts with this lookup. Remembering it saves a
 //! database round trip per request (one of a create-deposit's two), which
@@ -130,7 +131,24 @@ pub async fn merchant(app: &App, merchant_id: &str) -> Result<Merchant, ApiError
     if let Some(merchant) = app.merchants.fresh(merchant_id, &asked) {
         return Ok(merchant);
     }
-    let merchant = crate::merchants::find(app, merchant_id).await?;
+    let id = merchant_id.to_string();
+    let (row, rates) = app
+        .db
+        .run(|s| {
+            Box::pin(async move {
+                let row = s.merchant_by_id(&id).await?;
+                let rates = match row {
+                    Some(_) => s.fees_of(&id).await?,
+                    None => Vec::new(),
+                };
+                Ok::<_, crate::store::StoreError>((row, rates))
+            })
+        })
+        .await?;
+    let row = row.ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))?;
+    // With its own rates, as a signer's merchant is: a completion's fee
+    // (`deposits::plan_completion`) is then not a read of its own.
+    let merchant = Merchant::from_row(row)?.with_own_rates(rates);
     app.merchants
         .remember(merchant_id, &asked, merchant.clone());
     Ok(merchant)

@@ -171,10 +171,14 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
 
 /// What the database does for one paid deposit, statement for statement
 /// as the service sends them (read from PostgreSQL's statement log): the
-/// notification's reads (already seen? the order, its fee), the
-/// completion's transaction (the order, its callback record, the journal
-/// entry with its two postings, the balance, the notification's record),
-/// then the delivery's claim and its outcome's transaction. It runs on the
+/// notification's reads (already seen? the order; its merchant's fee
+/// rate is remembered, `credentials::merchant`, not read each time), the
+/// completion's transaction as one completion alone sends it (the order,
+/// its callback record, the journal entry with its two postings, the
+/// balance, the notification's record; a batch of them sends those rows
+/// one statement per table, `queries/deferred.rs`, which is what the
+/// service has over this script), then the delivery's claim and its
+/// outcome's transaction. It runs on the
 /// deposits the money path paid, found by a random number through a side
 /// table; the unique keys get fresh values (`:s`) so every run inserts.
 /// (pgbench reads `:name` inside a string literal as a variable: a colon
@@ -184,8 +188,6 @@ SELECT md5(random()::text || clock_timestamp()::text) AS s \\gset
 SELECT * FROM channel_notifications WHERE channel_id = 'chan-sim-1' AND notification_id = :s;
 SELECT *, id AS deposit, merchant_id AS merchant FROM deposit_orders
   WHERE order_no = (SELECT order_no FROM bench_paid WHERE n = :n) \\gset
-SELECT * FROM merchant_fees WHERE merchant_id = :merchant AND currency = 'BDT'
-  AND direction = 'deposit' LIMIT 1;
 BEGIN;
 SELECT * FROM deposit_orders WHERE order_no = :order_no LIMIT 1;
 UPDATE deposit_orders SET status = 'completed', updated_at = floor(extract(epoch from now()))::bigint,

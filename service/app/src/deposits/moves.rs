@@ -71,13 +71,10 @@ pub async fn plan_completion(
         }
         None => current.amount,
     };
-    let rate = fees::merchant_rate(
-        app,
-        &current.merchant_id,
-        &current.currency,
-        Direction::Deposit,
-    )
-    .await?;
+    // The merchant's rates as remembered (forgotten on any write to them):
+    // one merchant's completions, hundreds a second, read them once.
+    let merchant = crate::credentials::merchant(app, &current.merchant_id).await?;
+    let rate = fees::rate_for(app, &merchant, &current.currency, Direction::Deposit).await?;
     let fee = crate::domain::fees::apply(&rate, actual, currency.fraction_digits);
     let cost = match current.route {
         Route::Account => current
