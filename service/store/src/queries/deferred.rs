@@ -7,11 +7,12 @@
 //! trips, five parses and five executor starts per completion, where the
 //! rows themselves cost the database little (measured in issue 56: on two
 //! shared cores the machine's CPU, not the balance row's lock, bounded one
-//! merchant's completions). These tables are only ever inserted into by
-//! such a transaction, and nothing it runs reads them back, so holding the
-//! rows to the end changes no answer: a unique key a row breaks is broken
-//! at the end instead, which fails the batch as it failed before, and each
-//! unit is then run alone (`group_commit`), not deferred.
+//! merchant's completions). A batch's units only insert into these
+//! tables, never read them back, so holding the rows to the end changes no
+//! answer: a unique key a row breaks is broken at the end instead, which
+//! fails the batch as it failed before, and each unit is then run alone
+//! (`group_commit`), not deferred. What is held is bounded by the batch:
+//! at most `group_commit::BATCH` units' rows.
 
 use crate::rows::*;
 use crate::schema::*;
@@ -30,16 +31,6 @@ pub struct Deferred {
     pub(crate) notifications: Vec<ChannelNotificationRow>,
 }
 
-impl Deferred {
-    fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-            && self.postings.is_empty()
-            && self.events.is_empty()
-            && self.deliveries.is_empty()
-            && self.notifications.is_empty()
-    }
-}
-
 #[async_trait]
 pub trait DeferredQueries: Send {
     /// Writes what a deferring transaction held (nothing otherwise), and
@@ -51,10 +42,10 @@ pub trait DeferredQueries: Send {
 /// first, as their postings name them.
 macro_rules! write_held {
     ($self:ident, $insert:ident) => {{
-        let Some(d) = $self.deferred.take_if(|d| !d.is_empty()) else {
+        // Taken, leaving the transaction deferring what comes after.
+        let Some(d) = $self.deferred.as_mut().map(std::mem::take) else {
             return Ok(());
         };
-        $self.deferred = Some(Deferred::default());
         $insert!($self, journal_entries::table, d.entries);
         $insert!($self, postings::table, d.postings);
         $insert!($self, merchant_events::table, d.events);
