@@ -191,6 +191,97 @@ async fn two_approvers_at_once_move_a_four_eyes_withdrawal_once() -> Result<()> 
     Ok(())
 }
 
+/// An approval holds its approval row and its audit row to its end and
+/// writes them with one statement (`store::queries::deferred`): both are
+/// there after it commits, and the same approver twice is refused, by
+/// the read under the order's lock and, were that ever passed, by the
+/// table's key at the end, with nothing of the refused transaction kept.
+#[tokio::test]
+async fn an_approval_writes_its_rows_at_its_end_and_one_approver_counts_once() -> Result<()> {
+    use payments_service::store::rows::ApprovalRow;
+    use payments_service::store::{StoreError, UniqueKey};
+    let svc = TestService::start(Profile::Sandbox, Arc::new(OffsetClock::default())).await?;
+    let app = svc.service.app().clone();
+    let m = svc.new_merchant("Held rows").await?.merchant;
+    fund(&app, &m, "HR-FUND", Decimal::from(900_000), "THB").await?;
+    let new =
+        payments_testing::new_withdrawal("HR-BIG", Decimal::from(500_000), "THB", "1234567890");
+    let w = withdrawals::create(&app, &m, new).await?;
+    let new = people::NewOperator {
+        name: "Cai".into(),
+        email: "cai@example.test".into(),
+        role: Role::Approver,
+    };
+    let cai = people::create(&app, &payments_testing::SET_UP, new).await?;
+    let as_cai = Actor::operator(
+        Operator {
+            id: Some(cai.id.clone()),
+            name: cai.name.clone(),
+            role: cai.role,
+        },
+        Action::ApproveWithdrawal,
+        "held-1",
+    );
+    let first = withdrawals::approvals::approve(&app, &as_cai, &w.order_no, None).await?;
+    assert_eq!(first.order.status, WithdrawalStatus::Pending, "four eyes");
+    let trail = || {
+        let filter = AuditFilter {
+            target_id: Some(w.order_no.clone()),
+            ..AuditFilter::default()
+        };
+        let app = app.clone();
+        async move { audit::list(&app, Listing::default(), filter).await }
+    };
+    let rows = trail().await?.items;
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0].action, "approve_withdrawal");
+    assert_eq!(rows[0].request_id, "held-1");
+    let approvals = withdrawals::approvals::of(&app, &w.order_no).await?;
+    assert_eq!(approvals.len(), 1);
+
+    let again = withdrawals::approvals::approve(&app, &as_cai, &w.order_no, None).await;
+    assert!(
+        matches!(
+            again,
+            Err(payments_service::domain::error::ApiError::AlreadyApproved(
+                _
+            ))
+        ),
+        "{again:?}"
+    );
+    // Past the read: the same approver's row held again breaks the key
+    // when the held rows are written, and the transaction undoes.
+    let twice = ApprovalRow {
+        id: format!("{}-again", approvals[0].id),
+        ..approvals[0].clone()
+    };
+    let refused = app
+        .db
+        .transaction::<(), StoreError, _>(move |tx| {
+            Box::pin(async move {
+                tx.defer_inserts();
+                tx.insert_approval(&twice).await
+            })
+        })
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(StoreError::Conflict {
+                key: UniqueKey::WithdrawalApproval,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(trail().await?.items.len(), 1, "no row of the refusals");
+    assert_eq!(
+        withdrawals::approvals::of(&app, &w.order_no).await?.len(),
+        1
+    );
+    Ok(())
+}
+
 /// Issue 57: an operator token stops by itself. It works to its last
 /// second, then answers as a revoked one does; the default is 90 days,
 /// and a life outside an hour to 366 days is refused.

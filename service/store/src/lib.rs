@@ -122,12 +122,12 @@ where
 {
     let mut tx = Tx::new(conn, began_ms);
     let result = work_then_balances(&mut tx, f).await;
+    let result = held_written(&mut tx, result).await;
     (result, tx.into_effects())
 }
 
-/// The unit's work, then what it kept of its balances and its rows written
-/// (`coalesce_balances`, `defer_inserts`), so that nothing it moved or
-/// recorded is left unwritten.
+/// The unit's work, then what it kept of its balances written
+/// (`coalesce_balances`), so that nothing it moved is left unwritten.
 async fn work_then_balances<'x, C, T, E, F>(tx: &mut Tx<'x, C>, f: F) -> Result<T, E>
 where
     Tx<'x, C>: Store,
@@ -136,6 +136,18 @@ where
 {
     let value = f(tx).await?;
     tx.flush_balances().await?;
+    Ok(value)
+}
+
+/// The rows a unit that succeeded held to its end (`defer_inserts`),
+/// written last: after its work and after its audit row, which it may
+/// hold too.
+async fn held_written<C, T, E>(tx: &mut Tx<'_, C>, result: Result<T, E>) -> Result<T, E>
+where
+    for<'x> Tx<'x, C>: Store,
+    E: From<StoreError>,
+{
+    let value = result?;
     tx.write_deferred().await?;
     Ok(value)
 }
@@ -196,6 +208,7 @@ where
     let mut tx = Tx::new(conn, began_ms);
     let Some(pending) = pending else {
         let result = work_then_balances(&mut tx, f).await;
+        let result = held_written(&mut tx, result).await;
         return (result, tx.into_effects());
     };
     let audit::PendingAudit {
@@ -230,6 +243,7 @@ where
         }
         Err(e) => Err(e),
     };
+    let result = held_written(&mut tx, result).await;
     (result, tx.into_effects())
 }
 

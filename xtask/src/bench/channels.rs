@@ -255,18 +255,20 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<(f64, f64)> {
 }
 
 /// What the database does for one approval through the operator API,
-/// statement for statement as the service sends them (read from
-/// `pg_stat_statements`): the approval's transaction (the order locked
-/// by its number while pending and answered by the same statement, its
-/// approvals read, this one inserted, the order moved to `approved`, its
-/// event and the audit row); the dispatch, from the order as approved
-/// (the order marked sent unless its merchant is suspended, then moved to
-/// `processing` after the channel's answer, one statement that needs no
-/// transaction around it); the answer is made of what these returned, and
-/// the merchant it names is remembered (`app/credentials.rs`). 10
-/// statements: the 12 `pg_stat_statements` counted per approval on
-/// 2026-12-06, less the order's read and the merchant's that commit
-/// 99d65d8 removed (the sequencer's placing of the event is its own work).
+/// each row by a statement of its own: the approval's transaction (the
+/// order locked by its number while pending and answered by the same
+/// statement, its approvals read, this one inserted, the order moved to
+/// `approved`, its event and the audit row); the dispatch, from the order
+/// as approved (the order marked sent unless its merchant is suspended,
+/// then moved to `processing` after the channel's answer, one statement
+/// that needs no transaction around it); the answer is made of what these
+/// returned, and the merchant it names is remembered
+/// (`app/credentials.rs`). 10 statements with BEGIN and COMMIT, as the
+/// service sent them (`pg_stat_statements`) until it held the approval,
+/// the event and the audit row to its transaction's end and wrote them by
+/// one statement (`queries/deferred.rs`): it now sends 8, counted the
+/// same way on 2026-12-06. The sequencer's placing of the event is its
+/// own work, in neither.
 /// Each transaction takes the next of the withdrawals the payouts left
 /// pending, in turn through a sequence, so none is approved twice.
 const APPROVAL_SCRIPT: &str = "SELECT id, order_no, merchant_id AS merchant FROM bench_pending
@@ -428,11 +430,16 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
     }
     writeln!(
         out,
-        "\n**Ceiling**: `pgbench` (16 clients) running one approval's statements as the service \
-         sends them, 10 (the approval's transaction, the order locked by its number, with its \
-         event and audit row; the dispatch's mark and the move to `processing`; script in `xtask/src/bench/channels.rs`) on the withdrawals the cells above \
-         left pending: **{:.0} approvals/s**, the cores {:.0}% busy. Without the channel's \
-         own work: the simulator's answer is not in it.",
+        "\n**Ceiling**: `pgbench` (16 clients) running one approval's transactions, each row \
+         by a statement of its own, 10 statements (the approval's transaction: the order \
+         locked by its number, its approvals read, the approval, the order's move, its event \
+         and its audit row; the dispatch's mark and the move to `processing`; script in \
+         `xtask/src/bench/channels.rs`) on the withdrawals the cells above left pending: \
+         **{:.0} approvals/s**, the cores {:.0}% busy. Without the channel's own work: the \
+         simulator's answer is not in it. The service writes the same rows, but holds the \
+         approval, the event and the audit row to its transaction's end and writes them by \
+         one statement (`store/src/queries/deferred.rs`): 8 statements, which is what it has \
+         over this script.",
         f.approval_ceiling,
         f.approval_ceiling_busy * 100.0
     )?;

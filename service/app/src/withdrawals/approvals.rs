@@ -144,14 +144,47 @@ pub async fn approve(
     let audit = by.audit(Target::Order(order_no.to_string()), remarks.as_deref(), now);
     let (written, approvals) = app
         .db
-        .transaction_audited::<_, ApiError, _>(audit, move |tx| {
-            Box::pin(async move { record(tx, approver, approval, remarks, now).await })
+        .transaction_audited::<_, Refused, _>(audit, move |tx| {
+            Box::pin(async move {
+                record(tx, approver, approval, remarks, now)
+                    .await
+                    .map_err(Refused::Api)
+            })
         })
-        .await?;
+        .await
+        .map_err(|refused| refused.answer(order_no))?;
     Ok(Recorded {
         order: Withdrawal::from_row(written)?,
         approvals,
     })
+}
+
+/// Why an approving transaction did not commit: its own refusal, or the
+/// store's. The approval's row is written at the transaction's end
+/// (`record`), so the table's key, broken by the same approver twice, is
+/// broken there, as the store's error.
+enum Refused {
+    Api(ApiError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for Refused {
+    fn from(e: StoreError) -> Self {
+        Refused::Store(e)
+    }
+}
+
+impl Refused {
+    fn answer(self, order_no: &str) -> ApiError {
+        match self {
+            Refused::Api(e) => e,
+            Refused::Store(StoreError::Conflict {
+                key: UniqueKey::WithdrawalApproval,
+                ..
+            }) => ApiError::AlreadyApproved(order_no.to_string()),
+            Refused::Store(e) => e.into(),
+        }
+    }
 }
 
 /// What the approving transaction needs to know of the approver and the
@@ -207,6 +240,11 @@ async fn record(
     remarks: Option<String>,
     now: i64,
 ) -> Result<(WithdrawalRow, Vec<ApprovalRow>), ApiError> {
+    // The approval, the order's event and the audit row are the last rows
+    // it writes and nothing reads them back before the commit: held and
+    // written together at its end, on PostgreSQL one round trip for the
+    // three (`store::queries::deferred`).
+    tx.defer_inserts();
     let order_no = approval.order_no.clone();
     // Locked as it is: an approval changes nothing on the row, so what the
     // lock answered is what the plan below starts from.
@@ -230,13 +268,8 @@ async fn record(
     {
         return Err(ApiError::AlreadyApproved(order_no));
     }
-    tx.insert_approval(&approval).await.map_err(|e| match e {
-        StoreError::Conflict {
-            key: UniqueKey::WithdrawalApproval,
-            ..
-        } => ApiError::AlreadyApproved(order_no.clone()),
-        other => other.into(),
-    })?;
+    // Held: the key it may break is answered by `Refused::answer`.
+    tx.insert_approval(&approval).await?;
     let (decider, decider_id) = (
         approval.approver_name.clone(),
         approval.approver_key.clone(),
@@ -261,4 +294,33 @@ async fn record(
         now,
     )?;
     Ok((write(tx, planned).await?, approvals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diesel::result::{DatabaseErrorKind, Error as DieselError};
+
+    fn broken(key: UniqueKey) -> StoreError {
+        StoreError::Conflict {
+            key,
+            source: DieselError::DatabaseError(
+                DatabaseErrorKind::UniqueViolation,
+                Box::new("duplicate key".to_string()),
+            ),
+        }
+    }
+
+    #[test]
+    fn the_approvals_key_broken_at_the_end_is_the_same_approver_twice() {
+        let answer = Refused::from(broken(UniqueKey::WithdrawalApproval)).answer("W1");
+        assert!(
+            matches!(&answer, ApiError::AlreadyApproved(no) if no == "W1"),
+            "{answer:?}"
+        );
+        let other = Refused::from(broken(UniqueKey::Other)).answer("W1");
+        assert!(!matches!(other, ApiError::AlreadyApproved(_)), "{other:?}");
+        let own = Refused::Api(ApiError::NotAPerson("W1".into())).answer("W1");
+        assert!(matches!(own, ApiError::NotAPerson(_)), "{own:?}");
+    }
 }

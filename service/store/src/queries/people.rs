@@ -268,6 +268,10 @@ macro_rules! impl_people {
             }
 
             async fn insert_approval(&mut self, row: &ApprovalRow) -> StoreResult<()> {
+                if let Some(deferred) = self.deferred.as_mut() {
+                    deferred.approvals.push(row.clone());
+                    return Ok(());
+                }
                 insert_one!(self.c(), withdrawal_approvals::table, row)
             }
 
@@ -284,6 +288,10 @@ macro_rules! impl_people {
             }
 
             async fn append_audit(&mut self, row: &AuditRow) -> StoreResult<()> {
+                if let Some(deferred) = self.deferred.as_mut() {
+                    deferred.audits.push(row.clone());
+                    return Ok(());
+                }
                 insert_one!(self.c(), audit_events::table, row)
             }
 
