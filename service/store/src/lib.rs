@@ -205,12 +205,10 @@ where
     E: From<StoreError>,
     F: for<'c> FnOnce(&'c mut dyn Store) -> BoxFuture<'c, Result<T, E>>,
 {
-    let mut tx = Tx::new(conn, began_ms);
     let Some(pending) = pending else {
-        let result = work_then_balances(&mut tx, f).await;
-        let result = held_written(&mut tx, result).await;
-        return (result, tx.into_effects());
+        return in_unit(conn, began_ms, f).await;
     };
+    let mut tx = Tx::new(conn, began_ms);
     let audit::PendingAudit {
         mut row,
         snapshot,
