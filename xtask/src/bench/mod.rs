@@ -839,13 +839,23 @@ fn machine() -> String {
     )
 }
 
+/// The commit measured; a working tree with changes to tracked files is
+/// said to be one, so that a report never names code it did not run.
 fn git_commit(root: &Path) -> String {
-    Command::new("git")
-        .current_dir(root)
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .current_dir(root)
+            .args(args)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let Ok(head) = git(&["rev-parse", "--short", "HEAD"]) else {
+        return "unknown".into();
+    };
+    match git(&["status", "--porcelain", "--untracked-files=no"]) {
+        Ok(changes) if changes.is_empty() => head,
+        _ => format!("{head} with uncommitted changes"),
+    }
 }
 
 fn utc_now() -> String {
