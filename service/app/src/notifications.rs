@@ -14,7 +14,7 @@ use crate::domain::money::to_units;
 use crate::domain::status::{
     DepositStatus, NotificationKind, NotificationOutcome, WithdrawalStatus,
 };
-use crate::store::rows::ChannelNotificationRow;
+use crate::store::rows::{ChannelNotificationRow, DepositRow};
 use crate::store::{Store, StoreError, UniqueKey};
 use crate::telemetry::metrics;
 use crate::withdrawals::{self, Withdrawal};
@@ -110,21 +110,12 @@ async fn receive_once(
     channel: &dyn Channel,
     notice: &Notice,
 ) -> Result<Receipt, Refusal> {
+    // A repeat is not looked for first: the notification's row goes into
+    // the transaction of the move it makes, and its unique key refuses a
+    // second one (`Failed::Duplicate`), undoing whatever the repeat would
+    // have moved. Channels repeat a notification only when its answer was
+    // lost, so the read cost every notification a round trip for the few.
     let channel_id = channel.id().to_string();
-    let seen = {
-        let (channel_id, id) = (channel_id.clone(), notice.notification_id.clone());
-        app.db
-            .run(move |s| {
-                Box::pin(async move { s.channel_notification_by(&channel_id, &id).await })
-            })
-            .await?
-    };
-    if seen.is_some() {
-        return Ok(Receipt {
-            duplicate: true,
-            outcome: None,
-        });
-    }
     let answer = match notice.kind {
         NotificationKind::PaymentMatched
         | NotificationKind::PaymentCompleted
@@ -138,8 +129,8 @@ async fn receive_once(
             duplicate: false,
             outcome: Some(outcome),
         }),
-        // Another instance recorded the same notification meanwhile: its
-        // transaction made the move, this one rolled back.
+        // Recorded before (a repeat), or by another instance meanwhile:
+        // that transaction made the move, this one rolled back.
         Err(Failed::Duplicate) => Ok(Receipt {
             duplicate: true,
             outcome: None,
@@ -227,8 +218,8 @@ async fn payment(
     channel_id: &str,
     notice: &Notice,
 ) -> Result<NotificationOutcome, Failed> {
-    let order = match deposits::find_any(app, &notice.order_no).await {
-        Ok(order) if order.channel_id.as_deref() == Some(channel_id) => order,
+    let read = match crate::orders::any_row::<Deposit>(app, &notice.order_no).await {
+        Ok(row) if row.channel_id.as_deref() == Some(channel_id) => row,
         Ok(_) => return Err(not_found("deposit", &notice.order_no)),
         Err(ApiError::OrderNotFound { .. }) => {
             return match withdrawals::find_any(app, &notice.order_no).await {
@@ -245,6 +236,7 @@ async fn payment(
         }
         Err(e) => return Err(e.into()),
     };
+    let order = Deposit::from_row(read.clone())?;
     let digits = app.config.currency(&order.currency)?.fraction_digits;
     let amount = units("amount", notice.amount, digits)?;
     let cost = units("channel_cost", notice.channel_cost, digits)?;
@@ -264,9 +256,9 @@ async fn payment(
     let (channel_id, notice) = (channel_id.to_string(), notice.clone());
     let unit: crate::group_commit::Unit<NotificationOutcome, Failed> = Arc::new(move |tx| {
         let (order, notice, completion) = (order.clone(), notice.clone(), completion.clone());
-        let channel_id = channel_id.clone();
+        let (channel_id, read) = (channel_id.clone(), read.clone());
         Box::pin(async move {
-            let outcome = move_deposit(tx, &order, &notice, amount, completion, now).await?;
+            let outcome = move_deposit(tx, &order, read, &notice, amount, completion, now).await?;
             record(tx, &channel_id, &notice, amount, cost, outcome, now).await?;
             Ok(outcome)
         })
@@ -287,10 +279,12 @@ async fn payment(
     })?
 }
 
-/// Inside `tx`: what a payment notification does to the deposit as read.
+/// Inside `tx`: what a payment notification does to the deposit as read
+/// (`order`, and `read`, its row).
 async fn move_deposit(
     tx: &mut dyn Store,
     order: &Deposit,
+    read: DepositRow,
     notice: &Notice,
     amount: Option<i64>,
     completion: Option<deposits::Completion>,
@@ -318,7 +312,7 @@ async fn move_deposit(
             };
             deposits::apply_match(tx, &order.order_no, received, now).await?
         }
-        (_, _, Some(plan)) => deposits::apply_completion(tx, &order.order_no, &plan, now).await?,
+        (_, _, Some(plan)) => deposits::complete_read(tx, read, &plan, now).await?,
         (_, status, None) => {
             return Err(crate::domain::lifecycle::refused(
                 &order.order_no,

@@ -116,10 +116,18 @@ pub async fn by_order_no<O: Order>(
 
 /// Any merchant's order, for operators, channels and simulators.
 pub async fn any<O: Order>(app: &App, order_no: &str) -> Result<O, ApiError> {
-    found(
-        row::<O>(app, OrderKey::AnyOrderNo(order_no)).await?,
-        order_no,
-    )
+    O::from_row(any_row::<O>(app, order_no).await?)
+}
+
+/// Any merchant's order as read, for a move that writes from what it read
+/// (a channel's completion: `deposits::complete_read`).
+pub async fn any_row<O: Order>(app: &App, order_no: &str) -> Result<O::Row, ApiError> {
+    row::<O>(app, OrderKey::AnyOrderNo(order_no))
+        .await?
+        .ok_or_else(|| ApiError::OrderNotFound {
+            kind: O::KIND,
+            reference: order_no.to_string(),
+        })
 }
 
 /// A create whose merchant order number exists already: the original

@@ -185,6 +185,20 @@ pub async fn apply_completion(
     now: i64,
 ) -> Result<Moved, ApiError> {
     let row = load(tx, order_no).await?;
+    complete_read(tx, row, plan, now).await
+}
+
+/// `apply_completion` from the order as read before the transaction (a
+/// channel's completion, which read it to plan): its lapse and its move
+/// are each an update conditional on the states they leave, so an order
+/// moved since is refused (`InvalidStateTransition`, and the notification
+/// is taken again from a fresh read), never moved twice.
+pub async fn complete_read(
+    tx: &mut dyn Store,
+    row: DepositRow,
+    plan: &Completion,
+    now: i64,
+) -> Result<Moved, ApiError> {
     if let Some(expired) = lapse(tx, &row, now).await? {
         return Ok(Moved::Lapsed(expired));
     }
