@@ -163,39 +163,40 @@ where
 }
 
 /// One transaction for the whole batch; if it does not commit, each unit
-/// alone.
+/// alone. A batch of one is held and written the same way: its rows by
+/// one statement where alone it sends one per row (a lane with a free
+/// committer starts one unit at once, so under load most batches are of
+/// one; 5,125 of 6,678 in the money path bench before this).
 async fn commit_batch<T, E>(db: &Db, batch: Vec<Waiting<T, E>>)
 where
     T: Send + 'static,
     E: From<StoreError> + Send + 'static,
 {
-    if batch.len() > 1 {
-        let units: Vec<Unit<T, E>> = batch.iter().map(|w| w.unit.clone()).collect();
-        let together = db
-            .transaction::<_, Undone, _>(move |tx| {
-                Box::pin(async move {
-                    // The units credit one balance: summed, and written
-                    // (and locked) once, at the end.
-                    tx.coalesce_balances();
-                    // Their rows, one statement per table, at the end.
-                    tx.defer_inserts();
-                    let mut out = Vec::with_capacity(units.len());
-                    for unit in &units {
-                        // Any refusal undoes the batch; the units are run
-                        // again alone below, each to its own outcome.
-                        out.push(unit(&mut *tx).await.map_err(|_| Undone)?);
-                    }
-                    Ok(out)
-                })
+    let units: Vec<Unit<T, E>> = batch.iter().map(|w| w.unit.clone()).collect();
+    let together = db
+        .transaction::<_, Undone, _>(move |tx| {
+            Box::pin(async move {
+                // The units credit one balance: summed, and written (and
+                // locked) once, at the end.
+                tx.coalesce_balances();
+                // Their rows, one statement per table, at the end.
+                tx.defer_inserts();
+                let mut out = Vec::with_capacity(units.len());
+                for unit in &units {
+                    // Any refusal undoes the batch; the units are run
+                    // again alone below, each to its own outcome.
+                    out.push(unit(&mut *tx).await.map_err(|_| Undone)?);
+                }
+                Ok(out)
             })
-            .await;
-        if let Ok(values) = together {
-            crate::telemetry::metrics::group_committed(values.len());
-            for (waiting, value) in batch.into_iter().zip(values) {
-                let _ = waiting.answer.send(Ok(value));
-            }
-            return;
+        })
+        .await;
+    if let Ok(values) = together {
+        crate::telemetry::metrics::group_committed(values.len());
+        for (waiting, value) in batch.into_iter().zip(values) {
+            let _ = waiting.answer.send(Ok(value));
         }
+        return;
     }
     for waiting in batch {
         crate::telemetry::metrics::group_committed(1);
