@@ -353,6 +353,30 @@ async fn many_writers_complete_one_merchants_deposits_while_withdrawals_race() {
     assert!(report.ok(), "{:?}", report.differences);
 }
 
+/// The fixture merchant's balance rows, as committed.
+async fn balances(f: &Fixture) -> Vec<payments_service::store::rows::BalanceRow> {
+    let who = f.merchant.id.clone();
+    f.app
+        .db
+        .run(move |tx| Box::pin(async move { tx.balances_of(&who).await }))
+        .await
+        .unwrap()
+}
+
+/// A ledger entry's order `no` of `merchant_id`, in `currency`.
+fn entry_for<'a>(
+    merchant_id: &'a str,
+    currency: &'a str,
+    no: &'a str,
+) -> payments_service::app::ledger::EntryFor<'a> {
+    payments_service::app::ledger::EntryFor {
+        merchant_id,
+        currency,
+        order_no: no,
+        merchant_order_no: no,
+    }
+}
+
 /// A transaction that coalesces its balance changes (a group commit's
 /// batch) books exactly what one statement per change books: each change
 /// its own version and its own line with the balance after it, a read in
@@ -360,15 +384,10 @@ async fn many_writers_complete_one_merchants_deposits_while_withdrawals_race() {
 /// refused at the same point (and then nothing of the transaction stays).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_coalescing_transaction_books_what_one_statement_per_change_books() {
-    use payments_service::app::ledger::{Entry, EntryFor, LedgerError};
+    use payments_service::app::ledger::{Entry, LedgerError};
     let (_server, f) = started().await;
     let merchant = f.merchant.id.clone();
-    let order = |no: &'static str| EntryFor {
-        merchant_id: &merchant,
-        currency: "BDT",
-        order_no: no,
-        merchant_order_no: no,
-    };
+    let order = |no: &'static str| entry_for(&merchant, "BDT", no);
     let credits: Vec<Entry> = [("C1", 1_000), ("C2", 2_000), ("C3", 3_000)]
         .into_iter()
         .map(|(no, units)| Entry::deposit_completed(order(no), units, 0))
@@ -435,13 +454,7 @@ async fn a_coalescing_transaction_books_what_one_statement_per_change_books() {
         matches!(refused, Err(LedgerError::Insufficient)),
         "{refused:?}"
     );
-    let who = merchant.clone();
-    let rows = f
-        .app
-        .db
-        .run(move |tx| Box::pin(async move { tx.balances_of(&who).await }))
-        .await
-        .unwrap();
+    let rows = balances(&f).await;
     assert_eq!(
         bdt(&rows),
         (0, 6_000, 4),
@@ -459,7 +472,7 @@ async fn a_coalescing_transaction_books_what_one_statement_per_change_books() {
 /// row was its own statement.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deferring_transaction_writes_its_rows_at_the_end_or_none_of_them() {
-    use payments_service::app::ledger::{Entry, EntryFor, LedgerError};
+    use payments_service::app::ledger::{Entry, LedgerError};
     use payments_service::domain::status::NotificationOutcome;
     use payments_service::store::rows::ChannelNotificationRow;
     use payments_service::store::{StoreError, UniqueKey};
@@ -491,18 +504,8 @@ async fn a_deferring_transaction_writes_its_rows_at_the_end_or_none_of_them() {
         }
     };
     let before = entries(&f).await;
-    let credit = |no: &'static str| {
-        Entry::deposit_completed(
-            EntryFor {
-                merchant_id: &merchant,
-                currency: "BDT",
-                order_no: no,
-                merchant_order_no: no,
-            },
-            1_000,
-            0,
-        )
-    };
+    let credit =
+        |no: &'static str| Entry::deposit_completed(entry_for(&merchant, "BDT", no), 1_000, 0);
     let (d1, d2) = (credit("D1"), credit("D2"));
     let (n1, n2) = (note("N1", "D1"), note("N2", "D2"));
     let seen_inside = f
@@ -643,4 +646,91 @@ async fn a_lane_past_its_bound_refuses_at_once_and_commits_what_it_took() {
     for answer in taken {
         assert!(matches!(answer.await, Ok(Ok(()))));
     }
+}
+
+/// A channel's completion writes from the order as it read it before its
+/// transaction (`deposits::complete_read`), not from a second read inside
+/// it: an order another notification completed in between is refused
+/// (and the notification taken again from a fresh read), never completed
+/// or credited twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completion_from_a_read_made_stale_is_refused_not_credited_twice() {
+    let (_server, f) = started().await;
+    let new = payments_testing::new_deposit("STALE-1", Decimal::from(1_000), "BDT", None);
+    let made = deposits::create(&f.app, &f.merchant, new).await.unwrap();
+    let read = payments_service::app::orders::any_row::<deposits::Deposit>(&f.app, &made.order_no)
+        .await
+        .unwrap();
+    let plan = deposits::plan_completion(&f.app, &made, Some(Decimal::from(1_000)))
+        .await
+        .unwrap();
+    notify(
+        &f.app,
+        completed("stale-first", &made.order_no, Decimal::from(1_000)),
+    )
+    .await;
+    let now = chrono::Utc::now().timestamp();
+    let stale = f
+        .app
+        .db
+        .transaction::<_, ApiError, _>(move |tx| {
+            Box::pin(async move { deposits::complete_read(tx, read, &plan, now).await })
+        })
+        .await;
+    assert!(
+        matches!(stale, Err(ApiError::InvalidStateTransition { ref status, .. }) if status == "completed"),
+        "{stale:?}"
+    );
+    let rows = balances(&f).await;
+    let bdt = rows.iter().find(|b| b.currency == "BDT").unwrap();
+    let once = deposits::find_any(&f.app, &made.order_no).await.unwrap();
+    assert_eq!(
+        Decimal::new(bdt.available, 4),
+        once.actual_amount - once.fee,
+        "credited once"
+    );
+    assert!(ledger::check(&f.app).await.unwrap().ok());
+}
+
+/// A coalescing transaction does not read a balance's row before it moves
+/// it (`ensure_balance`): the first credits of a merchant in a currency
+/// make the row at the end, and a debit where there is no row is refused
+/// as on a row at zero, making none. (A merchant gets a row for each
+/// currency configured when it is made: XTS, ISO's code for tests, is a
+/// currency it has none for, as one added to the configuration later.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coalescing_transaction_makes_a_balance_row_for_its_first_credits_only() {
+    use payments_service::app::ledger::{Entry, LedgerError};
+    let (_server, f) = started().await;
+    let merchant = f.merchant.id.clone();
+    let order = |no: &'static str| entry_for(&merchant, "XTS", no);
+    let freeze = Entry::withdrawal_frozen(order("W-NONE"), 1, 0);
+    let credit = Entry::deposit_completed(order("C-FIRST"), 700, 0);
+    let now = chrono::Utc::now().timestamp();
+    let coalescing = |entry: Entry| {
+        f.app.db.transaction::<(), LedgerError, _>(move |tx| {
+            Box::pin(async move {
+                tx.coalesce_balances();
+                ledger::post(tx, &entry, now).await?;
+                Ok(())
+            })
+        })
+    };
+    let xts = || async {
+        balances(&f)
+            .await
+            .into_iter()
+            .find(|b| b.currency == "XTS")
+            .map(|b| (b.available, b.frozen, b.version))
+    };
+    assert_eq!(xts().await, None, "no row to begin with");
+    let refused = coalescing(freeze).await;
+    assert!(
+        matches!(refused, Err(LedgerError::Insufficient)),
+        "{refused:?}"
+    );
+    assert_eq!(xts().await, None, "a refused debit makes no row");
+    coalescing(credit).await.unwrap();
+    assert_eq!(xts().await, Some((700, 0, 1)), "the first credits make it");
+    assert!(ledger::check(&f.app).await.unwrap().ok());
 }

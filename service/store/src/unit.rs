@@ -59,6 +59,11 @@ pub struct BalanceBuffer {
     /// In key order, so that a transaction moving several balances locks
     /// them in one order.
     pub(crate) rows: std::collections::BTreeMap<(String, String), Balance>,
+    /// The zero rows of balances asked for (`ensure_balance`) and not
+    /// looked for: one that turns out missing when its credits are written
+    /// is inserted then. A debit needs no row made first: on a missing row
+    /// it is refused, as on a zero one.
+    pub(crate) zero_rows: std::collections::BTreeMap<(String, String), crate::rows::BalanceRow>,
 }
 
 #[derive(Debug)]
@@ -80,11 +85,6 @@ pub(crate) enum Balance {
 impl BalanceBuffer {
     fn key(line: &crate::rows::BalanceTransactionRow) -> (String, String) {
         (line.merchant_id.clone(), line.currency.clone())
-    }
-
-    pub(crate) fn knows(&self, merchant_id: &str, currency: &str) -> bool {
-        self.rows
-            .contains_key(&(merchant_id.to_string(), currency.to_string()))
     }
 
     /// Keeps a credit to be written with the others, or gives the line

@@ -56,11 +56,14 @@ macro_rules! impl_ledger {
         #[async_trait]
         impl LedgerQueries for $conn {
             async fn ensure_balance(&mut self, row: &BalanceRow) -> StoreResult<()> {
-                if self
-                    .balances
-                    .as_ref()
-                    .is_some_and(|b| b.knows(&row.merchant_id, &row.currency))
-                {
+                if let Some(buffer) = self.balances.as_mut() {
+                    // Looked for only if its credits find no row (almost
+                    // never: once per merchant and currency): a read here
+                    // was a round trip for every coalescing transaction.
+                    buffer
+                        .zero_rows
+                        .entry((row.merchant_id.clone(), row.currency.clone()))
+                        .or_insert_with(|| row.clone());
                     return Ok(());
                 }
                 // Read first: an insert's unique check waits for whoever
@@ -159,16 +162,7 @@ macro_rules! impl_ledger {
                 };
                 let (waited, changed) = buffer.take();
                 for w in waited {
-                    let moved = self
-                        .move_row(
-                            &w.merchant_id,
-                            &w.currency,
-                            w.available,
-                            w.frozen,
-                            w.lines.len() as i64,
-                            w.now,
-                        )
-                        .await?;
+                    let moved = self.move_waited(&w).await?;
                     let Some(row) = moved else {
                         // Credits never take a side below zero: the row is
                         // not there.
@@ -247,6 +241,48 @@ macro_rules! impl_ledger {
         }
 
         impl $conn {
+            /// A coalescing transaction's credits to one balance, summed,
+            /// moved by one statement (`flush_balances`). When the row is
+            /// not there and the transaction asked for it
+            /// (`ensure_balance`), it is made, and the credits move it.
+            async fn move_waited(
+                &mut self,
+                w: &crate::unit::Waited,
+            ) -> StoreResult<Option<BalanceRow>> {
+                let key = (w.merchant_id.clone(), w.currency.clone());
+                let zero = self
+                    .balances
+                    .as_mut()
+                    .and_then(|b| b.zero_rows.remove(&key));
+                let moved = self.move_sum(w).await?;
+                let (None, Some(zero)) = (&moved, zero) else {
+                    return Ok(moved);
+                };
+                diesel::insert_into(balances::table)
+                    .values(&zero)
+                    .on_conflict((balances::merchant_id, balances::currency))
+                    .do_nothing()
+                    .execute(self.c())
+                    .await?;
+                self.move_sum(w).await
+            }
+
+            async fn move_sum(
+                &mut self,
+                w: &crate::unit::Waited,
+            ) -> StoreResult<Option<BalanceRow>> {
+                let versions = w.lines.len() as i64;
+                self.move_row(
+                    &w.merchant_id,
+                    &w.currency,
+                    w.available,
+                    w.frozen,
+                    versions,
+                    w.now,
+                )
+                .await
+            }
+
             /// The balance moved by one conditional statement, as changed,
             /// or none when either side would go below zero; `versions`
             /// changes' worth of versions on.
