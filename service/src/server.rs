@@ -84,6 +84,7 @@ pub async fn build_app(mut config: Config, clock: Arc<dyn Clock>) -> Result<Arc<
         beats: Default::default(),
         credentials: Default::default(),
         merchants: Default::default(),
+        callback_rows: Default::default(),
         password_checks,
         lockouts: Default::default(),
         admission,

@@ -154,6 +154,40 @@ pub async fn merchant(app: &App, merchant_id: &str) -> Result<Merchant, ApiError
     Ok(merchant)
 }
 
+/// What signs a merchant's callbacks, as read: its row (the scheme, the
+/// Standard Webhooks secrets, the timeout) and, for the seed's scheme,
+/// its keys. Which of those sign is decided at each use, against that
+/// moment (`callbacks::attempts`), not when they were read.
+#[derive(Clone)]
+pub struct CallbackRows {
+    pub merchant: crate::store::rows::MerchantRow,
+    pub keys: Vec<ApiKeyRow>,
+}
+
+/// A merchant's callback signing rows, remembered or read: the delivery
+/// worker needs them for every batch it claims, one merchant's mostly
+/// (two round trips a batch, a tenth of the money path's statements).
+pub async fn callback_rows(app: &App, merchant_id: &str) -> Result<CallbackRows, ApiError> {
+    let asked = Asked::now(app);
+    if let Some(rows) = app.callback_rows.fresh(merchant_id, &asked) {
+        return Ok(rows);
+    }
+    let merchant = crate::merchants::find_row(app, merchant_id).await?;
+    let keys = match merchant.callback_scheme {
+        crate::domain::status::CallbackScheme::Seed => {
+            let id = merchant_id.to_string();
+            app.db
+                .run(|s| Box::pin(async move { s.api_keys_of(&id).await }))
+                .await?
+        }
+        crate::domain::status::CallbackScheme::StandardWebhooks => Vec::new(),
+    };
+    let rows = CallbackRows { merchant, keys };
+    app.callback_rows
+        .remember(merchant_id, &asked, rows.clone());
+    Ok(rows)
+}
+
 impl<V: Clone> Remembered<V> {
     fn fresh(&self, key: &str, asked: &Asked) -> Option<V> {
         let entry = self.lock().get(key).cloned()?;

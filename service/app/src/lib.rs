@@ -85,6 +85,9 @@ pub struct App {
     pub credentials: credentials::Credentials,
     /// Merchants read lately by id, for the approval and dispatch paths.
     pub merchants: credentials::Remembered<merchants::Merchant>,
+    /// Merchants' callback signing rows read lately, for the delivery
+    /// worker's batches.
+    pub callback_rows: credentials::Remembered<credentials::CallbackRows>,
     /// The bounded gate sign-in password checks pass.
     pub password_checks: passwords::Checks,
     /// Accounts and addresses past their sign-in failure limit, refused

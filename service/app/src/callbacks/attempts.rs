@@ -127,9 +127,12 @@ fn platform_sender(app: &App) -> Result<Sender, ApiError> {
 }
 
 async fn sender_of(app: &App, merchant_id: &str) -> Result<Sender, ApiError> {
-    let row = merchants::find_row(app, merchant_id).await?;
+    let crate::credentials::CallbackRows {
+        merchant: row,
+        keys,
+    } = crate::credentials::callback_rows(app, merchant_id).await?;
     let signer = match row.callback_scheme {
-        CallbackScheme::Seed => signing::seed_signer(app, merchant_id, app.now_unix()).await?,
+        CallbackScheme::Seed => signing::seed_signer(app, keys, app.now_unix())?,
         CallbackScheme::StandardWebhooks => signing::standard_signer(app, &row, app.now_unix())?,
     };
     Ok(Sender {

@@ -13,7 +13,7 @@ use crate::actor::{Actor, Target};
 use crate::domain::error::ApiError;
 use crate::domain::status::CallbackScheme;
 use crate::store::error::Key;
-use crate::store::rows::{CallbackDeliveryRow, MerchantChange, MerchantRow};
+use crate::store::rows::{ApiKeyRow, CallbackDeliveryRow, MerchantChange, MerchantRow};
 use crate::store::StoreError;
 use crate::{merchants, App};
 use base64::engine::general_purpose::STANDARD as B64;
@@ -181,15 +181,10 @@ fn standard_headers(
     ])
 }
 
-/// The signer of a `seed` merchant's callbacks at `now`: every key that
-/// works then, newest first (of two issued in the same second, the
-/// current one).
-pub async fn seed_signer(app: &App, merchant_id: &str, now: i64) -> Result<Signer, ApiError> {
-    let id = merchant_id.to_string();
-    let mut rows = app
-        .db
-        .run(|s| Box::pin(async move { s.api_keys_of(&id).await }))
-        .await?;
+/// The signer of a `seed` merchant's callbacks at `now`, from its keys as
+/// read (`credentials::callback_rows`): every key that works then, newest
+/// first (of two issued in the same second, the current one).
+pub fn seed_signer(app: &App, mut rows: Vec<ApiKeyRow>, now: i64) -> Result<Signer, ApiError> {
     rows.retain(|k| k.expires_at.is_none_or(|e| e > now));
     rows.sort_by_key(|k| std::cmp::Reverse((k.created_at, k.expires_at.is_none())));
     let keys = rows
