@@ -48,6 +48,15 @@ const FRUITLESS_PAUSE: Duration = Duration::from_millis(400);
 /// At most this many attempts' outcomes go into one transaction.
 const RECORD_BATCH: usize = 256;
 
+/// After a claim that took some of what was due and had places left, the
+/// next claim waits until this long after it. Under load every commit
+/// rings the bell, and a claim (with its look at the next due time) for
+/// one or two callbacks at a time was a tenth of the money path's
+/// statements (15,000 callbacks, 10,672 claims, issue 56); gathered, a
+/// claim takes what came in meanwhile. An idle worker claims at once; a
+/// full claim (a backlog) goes on at once too.
+const CLAIM_GATHER: Duration = Duration::from_millis(5);
+
 /// What the worker has done, for whoever waits on it: readiness, and
 /// tests that move their clock and wait until everything due by then was
 /// attempted and written.
@@ -383,7 +392,14 @@ async fn claim_and_send(
         shared,
         finished,
     };
+    let mut gathering: Option<tokio::time::Instant> = None;
     while !*stop.borrow() {
+        if let Some(until) = gathering.take() {
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => {}
+                _ = stop.changed() => {}
+            }
+        }
         // Without LISTEN (lost, to be reconnected) callbacks committed on
         // other instances are found by looking often.
         let longest = match state.app.db.listening() {
@@ -398,7 +414,11 @@ async fn claim_and_send(
         });
         let now = state.app.now_unix();
         state.sweep_if_due(now).await;
+        let claimed_at = tokio::time::Instant::now();
         let pass = state.claim_and_start().await;
+        if pass.any && !pass.all {
+            gathering = Some(claimed_at + CLAIM_GATHER);
+        }
         while state.attempts.try_join_next().is_some() {}
         state.shared.progress.send_modify(|p| {
             p.looked = number;
