@@ -282,6 +282,7 @@ impl<C: Dialect> Dialect for Tx<'_, C> {
     const RATE_BUCKET: &'static str = C::RATE_BUCKET;
     const SEQUENCE_EVENTS: &'static str = C::SEQUENCE_EVENTS;
     const SEQUENCE_PLAN: Option<&'static str> = C::SEQUENCE_PLAN;
+    const PLAN_ONCE: Option<&'static str> = C::PLAN_ONCE;
     const DAY_TOTALS: &'static str = C::DAY_TOTALS;
     const ANNOUNCE_CALLBACKS: Option<&'static str> = C::ANNOUNCE_CALLBACKS;
 }

@@ -60,10 +60,15 @@ pub async fn claim_due(app: &App, limit: usize, shares: Shares) -> Result<Vec<Cl
     let now = app.now_unix();
     let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
     let claimer = app.config.instance_id.clone();
+    // A transaction of its own, though one statement: so that the claim
+    // is planned once per connection (`plan_once`), not at every claim.
     let claimed = app
         .db
-        .run(move |s| {
-            Box::pin(async move { s.claim_due_callbacks(now, limit, &claimer, &shares).await })
+        .transaction::<_, ApiError, _>(move |s| {
+            Box::pin(async move {
+                s.plan_once().await?;
+                Ok(s.claim_due_callbacks(now, limit, &claimer, &shares).await?)
+            })
         })
         .await?;
     let mut senders: HashMap<String, Result<Sender, String>> = HashMap::new();

@@ -51,6 +51,11 @@ pub trait CallbackQueries: Send {
         shares: &Shares,
     ) -> StoreResult<Vec<CallbackDeliveryRow>>;
 
+    /// For the rest of this transaction, its prepared statements are
+    /// planned once per connection (`Dialect::PLAN_ONCE`), where the
+    /// backend can be told so. Only inside a transaction.
+    async fn plan_once(&mut self) -> StoreResult<()>;
+
     /// Gives back every claim `claimer` still holds: an instance restarted
     /// after dying mid-attempt returns them at once instead of leaving
     /// them to the 5-minute sweep. Returns how many.
@@ -205,7 +210,6 @@ async fn finish_set_based(
     tx: &mut crate::Tx<'_, diesel_async::AsyncPgConnection>,
     batch: &[AttemptOutcome],
 ) -> StoreResult<Vec<bool>> {
-    let conn = tx.c();
     use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
     #[derive(QueryableByName)]
     struct Kept {
@@ -215,6 +219,8 @@ async fn finish_set_based(
     if batch.is_empty() {
         return Ok(Vec::new());
     }
+    tx.plan_once().await?;
+    let conn = tx.c();
     let kept: Vec<Kept> = diesel::sql_query(dialect::FINISH_DELIVERIES)
         .bind::<Array<Text>, _>(each(batch, |o| o.delivery.id.clone()))
         .bind::<Array<Nullable<Text>>, _>(each(batch, |o| o.delivery.claim_token.clone()))
@@ -402,6 +408,13 @@ macro_rules! impl_callbacks {
                     .select(crate::rows::columns::<CallbackDeliveryRow>())
                     .load(self.c())
                     .await?)
+            }
+
+            async fn plan_once(&mut self) -> StoreResult<()> {
+                if let Some(plan) = <$conn as Dialect>::PLAN_ONCE {
+                    diesel_async::SimpleAsyncConnection::batch_execute(self.c(), plan).await?;
+                }
+                Ok(())
             }
 
             async fn claim_due_callbacks(
