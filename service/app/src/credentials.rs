@@ -127,31 +127,27 @@ pub async fn signer(app: &App, key_hash: &str) -> StoreResult<Option<Arc<Signer>
 /// that reads it on every request only to route and answer, where
 /// `merchants::find` would cost a round trip each time.
 pub async fn merchant(app: &App, merchant_id: &str) -> Result<Merchant, ApiError> {
-    let asked = Asked::now(app);
-    if let Some(merchant) = app.merchants.fresh(merchant_id, &asked) {
-        return Ok(merchant);
-    }
-    let id = merchant_id.to_string();
-    let (row, rates) = app
-        .db
-        .run(|s| {
-            Box::pin(async move {
-                let row = s.merchant_by_id(&id).await?;
-                let rates = match row {
-                    Some(_) => s.fees_of(&id).await?,
-                    None => Vec::new(),
-                };
-                Ok::<_, crate::store::StoreError>((row, rates))
+    let read = async {
+        let id = merchant_id.to_string();
+        let (row, rates) = app
+            .db
+            .run(|s| {
+                Box::pin(async move {
+                    let row = s.merchant_by_id(&id).await?;
+                    let rates = match row {
+                        Some(_) => s.fees_of(&id).await?,
+                        None => Vec::new(),
+                    };
+                    Ok::<_, crate::store::StoreError>((row, rates))
+                })
             })
-        })
-        .await?;
-    let row = row.ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))?;
-    // With its own rates, as a signer's merchant is: a completion's fee
-    // (`deposits::plan_completion`) is then not a read of its own.
-    let merchant = Merchant::from_row(row)?.with_own_rates(rates);
-    app.merchants
-        .remember(merchant_id, &asked, merchant.clone());
-    Ok(merchant)
+            .await?;
+        let row = row.ok_or_else(|| ApiError::MerchantNotFound(merchant_id.to_string()))?;
+        // With its own rates, as a signer's merchant is: a completion's fee
+        // (`deposits::plan_completion`) is then not a read of its own.
+        Ok(Merchant::from_row(row)?.with_own_rates(rates))
+    };
+    app.merchants.or_read(app, merchant_id, read).await
 }
 
 /// What signs a merchant's callbacks, as read: its row (the scheme, the
@@ -168,27 +164,40 @@ pub struct CallbackRows {
 /// worker needs them for every batch it claims, one merchant's mostly
 /// (two round trips a batch, a tenth of the money path's statements).
 pub async fn callback_rows(app: &App, merchant_id: &str) -> Result<CallbackRows, ApiError> {
-    let asked = Asked::now(app);
-    if let Some(rows) = app.callback_rows.fresh(merchant_id, &asked) {
-        return Ok(rows);
-    }
-    let merchant = crate::merchants::find_row(app, merchant_id).await?;
-    let keys = match merchant.callback_scheme {
-        crate::domain::status::CallbackScheme::Seed => {
-            let id = merchant_id.to_string();
-            app.db
-                .run(|s| Box::pin(async move { s.api_keys_of(&id).await }))
-                .await?
-        }
-        crate::domain::status::CallbackScheme::StandardWebhooks => Vec::new(),
+    let read = async {
+        let merchant = crate::merchants::find_row(app, merchant_id).await?;
+        let keys = match merchant.callback_scheme {
+            crate::domain::status::CallbackScheme::Seed => {
+                let id = merchant_id.to_string();
+                app.db
+                    .run(|s| Box::pin(async move { s.api_keys_of(&id).await }))
+                    .await?
+            }
+            crate::domain::status::CallbackScheme::StandardWebhooks => Vec::new(),
+        };
+        Ok(CallbackRows { merchant, keys })
     };
-    let rows = CallbackRows { merchant, keys };
-    app.callback_rows
-        .remember(merchant_id, &asked, rows.clone());
-    Ok(rows)
+    app.callback_rows.or_read(app, merchant_id, read).await
 }
 
 impl<V: Clone> Remembered<V> {
+    /// `key`'s value, remembered or read by `read` (and then remembered):
+    /// asked before the read, so a write meanwhile leaves it unremembered.
+    async fn or_read(
+        &self,
+        app: &App,
+        key: &str,
+        read: impl std::future::Future<Output = Result<V, ApiError>>,
+    ) -> Result<V, ApiError> {
+        let asked = Asked::now(app);
+        if let Some(value) = self.fresh(key, &asked) {
+            return Ok(value);
+        }
+        let value = read.await?;
+        self.remember(key, &asked, value.clone());
+        Ok(value)
+    }
+
     fn fresh(&self, key: &str, asked: &Asked) -> Option<V> {
         let entry = self.lock().get(key).cloned()?;
         (asked.hears_others && entry.fresh(asked.generation, asked.now_ms)).then_some(entry.value)

@@ -71,13 +71,15 @@ impl Owned {
 }
 
 fn found<O: Order>(row: Option<O::Row>, reference: &str) -> Result<O, ApiError> {
-    match row {
-        Some(row) => O::from_row(row),
-        None => Err(ApiError::OrderNotFound {
-            kind: O::KIND,
-            reference: reference.to_string(),
-        }),
-    }
+    O::from_row(found_row::<O>(row, reference)?)
+}
+
+/// The row read, or the order's not-found error.
+fn found_row<O: Order>(row: Option<O::Row>, reference: &str) -> Result<O::Row, ApiError> {
+    row.ok_or_else(|| ApiError::OrderNotFound {
+        kind: O::KIND,
+        reference: reference.to_string(),
+    })
 }
 
 /// The row of a merchant's order number, if there is one.
@@ -122,12 +124,10 @@ pub async fn any<O: Order>(app: &App, order_no: &str) -> Result<O, ApiError> {
 /// Any merchant's order as read, for a move that writes from what it read
 /// (a channel's completion: `deposits::complete_read`).
 pub async fn any_row<O: Order>(app: &App, order_no: &str) -> Result<O::Row, ApiError> {
-    row::<O>(app, OrderKey::AnyOrderNo(order_no))
-        .await?
-        .ok_or_else(|| ApiError::OrderNotFound {
-            kind: O::KIND,
-            reference: order_no.to_string(),
-        })
+    found_row::<O>(
+        row::<O>(app, OrderKey::AnyOrderNo(order_no)).await?,
+        order_no,
+    )
 }
 
 /// A create whose merchant order number exists already: the original
