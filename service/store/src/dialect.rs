@@ -192,6 +192,29 @@ pub(super) const FINISH_DELIVERIES: &str = "UPDATE callback_deliveries AS d SET 
      WITH ORDINALITY AS u(id, token, status, attempts, next_attempt_at, signature, updated_at, signing_key_id, n) \
      WHERE d.id = u.id AND d.status = $8 AND d.claim_token = u.token RETURNING u.n";
 
+/// PostgreSQL: one balance's waiting credits (`$3`, `$4`: their sums,
+/// `$5`: how many, `$6`: the time) and their lines (`$7`..`$13`: the
+/// columns as arrays, in order), in one statement: the row moved unless
+/// a side would go below zero, and each line written with its version and
+/// the balance after it, as `unit::Waited::lines_after` computes them, only
+/// if the row moved. Returns the row as moved, or nothing.
+pub(super) const CREDIT_WITH_LINES: &str = "WITH b AS (UPDATE balances SET \
+     available = available + $3, frozen = frozen + $4, version = version + $5, \
+     updated_at = CASE WHEN updated_at > $6 THEN updated_at ELSE $6 END \
+     WHERE merchant_id = $1 AND currency = $2 AND available + $3 >= 0 AND frozen + $4 >= 0 \
+     RETURNING id, merchant_id, currency, available, frozen, version, created_at, updated_at), \
+     u AS (SELECT u.*, sum(u.available_change) OVER (ORDER BY u.n) AS available_sum, \
+     sum(u.frozen_change) OVER (ORDER BY u.n) AS frozen_sum \
+     FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::int8[], $12::int8[], $13::int8[]) \
+     WITH ORDINALITY AS u(id, kind, order_no, merchant_order_no, available_change, frozen_change, fee, n)), \
+     lines AS (INSERT INTO balance_transactions (id, merchant_id, currency, version, kind, order_no, \
+     merchant_order_no, available_change, frozen_change, fee, available_after, frozen_after, created_at) \
+     SELECT u.id, b.merchant_id, b.currency, b.version - $5 + u.n, u.kind, u.order_no, \
+     u.merchant_order_no, u.available_change, u.frozen_change, u.fee, \
+     b.available - $3 + u.available_sum::int8, b.frozen - $4 + u.frozen_sum::int8, b.updated_at \
+     FROM b, u) \
+     SELECT * FROM b";
+
 /// PostgreSQL: each order's callback summary for a batch, one statement
 /// per order table (`$1`..`$4`: order numbers, statuses, counts, times).
 pub(super) fn note_orders(table: &str) -> String {
@@ -288,6 +311,11 @@ fn postgres_only() -> Vec<(&'static str, RawKind, String)> {
             "finish_deliveries",
             RawKind::Query,
             FINISH_DELIVERIES.to_string(),
+        ),
+        (
+            "credit_with_lines",
+            RawKind::Query,
+            CREDIT_WITH_LINES.to_string(),
         ),
         (
             "note_deposit_orders",

@@ -135,7 +135,7 @@ pub struct DepositRow {
     pub return_url: Option<String>,
 }
 
-#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = balances, treat_none_as_default_value = false)]
 pub struct BalanceRow {
     pub id: String,

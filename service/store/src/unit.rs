@@ -221,7 +221,7 @@ impl Waited {
     /// turn up to the row's, each with the balance after it, all at the
     /// row's time.
     pub(crate) fn lines_after(
-        self,
+        &self,
         row: &crate::rows::BalanceRow,
     ) -> Vec<crate::rows::BalanceTransactionRow> {
         let n = self.lines.len() as i64;
@@ -229,7 +229,8 @@ impl Waited {
         let mut frozen = row.frozen - self.frozen;
         let mut version = row.version - n;
         self.lines
-            .into_iter()
+            .iter()
+            .cloned()
             .map(|mut line| {
                 available += line.available_change;
                 frozen += line.frozen_change;

@@ -172,7 +172,6 @@ macro_rules! impl_ledger {
                             detail: "no balance to write its credits to".into(),
                         });
                     };
-                    self.insert_lines(&w.lines_after(&row)).await?;
                     if let Some(buffer) = self.balances.as_mut() {
                         buffer.hold(row);
                     }
@@ -242,9 +241,10 @@ macro_rules! impl_ledger {
 
         impl $conn {
             /// A coalescing transaction's credits to one balance, summed,
-            /// moved by one statement (`flush_balances`). When the row is
-            /// not there and the transaction asked for it
-            /// (`ensure_balance`), it is made, and the credits move it.
+            /// moved with their lines written (`flush_balances`,
+            /// `credit_with_lines`). When the row is not there and the
+            /// transaction asked for it (`ensure_balance`), it is made,
+            /// and the credits move it.
             async fn move_waited(
                 &mut self,
                 w: &crate::unit::Waited,
@@ -254,7 +254,7 @@ macro_rules! impl_ledger {
                     .balances
                     .as_mut()
                     .and_then(|b| b.zero_rows.remove(&key));
-                let moved = self.move_sum(w).await?;
+                let moved = self.credit_with_lines(w).await?;
                 let (None, Some(zero)) = (&moved, zero) else {
                     return Ok(moved);
                 };
@@ -264,23 +264,7 @@ macro_rules! impl_ledger {
                     .do_nothing()
                     .execute(self.c())
                     .await?;
-                self.move_sum(w).await
-            }
-
-            async fn move_sum(
-                &mut self,
-                w: &crate::unit::Waited,
-            ) -> StoreResult<Option<BalanceRow>> {
-                let versions = w.lines.len() as i64;
-                self.move_row(
-                    &w.merchant_id,
-                    &w.currency,
-                    w.available,
-                    w.frozen,
-                    versions,
-                    w.now,
-                )
-                .await
+                self.credit_with_lines(w).await
             }
 
             /// The balance moved by one conditional statement, as changed,
@@ -336,19 +320,51 @@ impl_ledger!(crate::Tx<'_, crate::SqliteConn>);
 /// costs no round trip.
 #[async_trait]
 trait InsertTogether {
-    async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()>;
-
     async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()>;
+
+    /// One balance's waiting credits: the row moved by their sum and
+    /// `versions` on, unless a side would go below zero (none then), and
+    /// their lines written with the versions and the balances after them.
+    async fn credit_with_lines(
+        &mut self,
+        w: &crate::unit::Waited,
+    ) -> StoreResult<Option<BalanceRow>>;
 }
 
 #[async_trait]
 impl InsertTogether for crate::Tx<'_, diesel_async::AsyncPgConnection> {
-    async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()> {
-        diesel::insert_into(balance_transactions::table)
-            .values(lines)
-            .execute(self.c())
-            .await?;
-        Ok(())
+    /// One statement (`dialect::CREDIT_WITH_LINES`), where the update and
+    /// the lines' insert were two: the update locks the merchant's balance
+    /// row until the commit, and every other batch of that merchant waits
+    /// for it, so each round trip between the two was spent by all of
+    /// them (issue 56).
+    async fn credit_with_lines(
+        &mut self,
+        w: &crate::unit::Waited,
+    ) -> StoreResult<Option<BalanceRow>> {
+        use diesel::sql_types::{Array, BigInt, Text};
+        let lines = &w.lines;
+        let each =
+            |f: fn(&BalanceTransactionRow) -> String| lines.iter().map(f).collect::<Vec<_>>();
+        let sums = |f: fn(&BalanceTransactionRow) -> i64| lines.iter().map(f).collect::<Vec<_>>();
+        Ok(diesel::sql_query(dialect::CREDIT_WITH_LINES)
+            .bind::<Text, _>(&w.merchant_id)
+            .bind::<Text, _>(&w.currency)
+            .bind::<BigInt, _>(w.available)
+            .bind::<BigInt, _>(w.frozen)
+            .bind::<BigInt, _>(lines.len() as i64)
+            .bind::<BigInt, _>(w.now)
+            .bind::<Array<Text>, _>(each(|l| l.id.clone()))
+            .bind::<Array<Text>, _>(each(|l| l.kind.clone()))
+            .bind::<Array<Text>, _>(each(|l| l.order_no.clone()))
+            .bind::<Array<Text>, _>(each(|l| l.merchant_order_no.clone()))
+            .bind::<Array<BigInt>, _>(sums(|l| l.available_change))
+            .bind::<Array<BigInt>, _>(sums(|l| l.frozen_change))
+            .bind::<Array<BigInt>, _>(sums(|l| l.fee))
+            .prepared()
+            .get_result::<BalanceRow>(self.c())
+            .await
+            .optional()?)
     }
 
     async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()> {
@@ -367,11 +383,28 @@ impl InsertTogether for crate::Tx<'_, diesel_async::AsyncPgConnection> {
 
 #[async_trait]
 impl InsertTogether for crate::Tx<'_, crate::SqliteConn> {
-    async fn insert_lines(&mut self, lines: &[BalanceTransactionRow]) -> StoreResult<()> {
-        for line in lines {
-            self.insert_balance_transaction(line).await?;
+    /// The update, then each line: SQLite has one writer and its
+    /// statements cost no round trip.
+    async fn credit_with_lines(
+        &mut self,
+        w: &crate::unit::Waited,
+    ) -> StoreResult<Option<BalanceRow>> {
+        let moved = self
+            .move_row(
+                &w.merchant_id,
+                &w.currency,
+                w.available,
+                w.frozen,
+                w.lines.len() as i64,
+                w.now,
+            )
+            .await?;
+        if let Some(row) = &moved {
+            for line in w.lines_after(row) {
+                self.insert_balance_transaction(&line).await?;
+            }
         }
-        Ok(())
+        Ok(moved)
     }
 
     async fn insert_postings(&mut self, rows: &[PostingRow]) -> StoreResult<()> {
