@@ -329,6 +329,8 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     if !status.success() {
         bail!("the release build failed");
     }
+    // What was built is what is measured: the commit is read now.
+    git_commit(root);
     for tool in ["pg_isready", "pgbench", "psql"] {
         if Command::new("which")
             .arg(tool)
@@ -841,7 +843,16 @@ fn machine() -> String {
 
 /// The commit measured; a working tree with changes to tracked files is
 /// said to be one, so that a report never names code it did not run.
+/// Read once, when the run's build is done (`run`): read at each report's
+/// writing, the reports written before it in the same run counted as
+/// changes, and every report but the first said "with uncommitted
+/// changes" of a clean tree.
 fn git_commit(root: &Path) -> String {
+    static MEASURED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MEASURED.get_or_init(|| read_commit(root)).clone()
+}
+
+fn read_commit(root: &Path) -> String {
     let git = |args: &[&str]| {
         Command::new("git")
             .current_dir(root)
