@@ -314,8 +314,8 @@ macro_rules! impl_ledger {
 impl_ledger!(crate::Tx<'_, diesel_async::AsyncPgConnection>);
 impl_ledger!(crate::Tx<'_, crate::SqliteConn>);
 
-/// Rows of one kind written together (balance lines, an entry's
-/// postings): one statement on PostgreSQL; one each on SQLite, whose
+/// Rows written together (an entry's postings; a balance's credits with
+/// their lines): one statement on PostgreSQL; one each on SQLite, whose
 /// diesel backend has no multi-row insert for them, and where a statement
 /// costs no round trip.
 #[async_trait]
@@ -344,9 +344,10 @@ impl InsertTogether for crate::Tx<'_, diesel_async::AsyncPgConnection> {
     ) -> StoreResult<Option<BalanceRow>> {
         use diesel::sql_types::{Array, BigInt, Text};
         let lines = &w.lines;
-        let each =
+        let texts =
             |f: fn(&BalanceTransactionRow) -> String| lines.iter().map(f).collect::<Vec<_>>();
-        let sums = |f: fn(&BalanceTransactionRow) -> i64| lines.iter().map(f).collect::<Vec<_>>();
+        let numbers =
+            |f: fn(&BalanceTransactionRow) -> i64| lines.iter().map(f).collect::<Vec<_>>();
         Ok(diesel::sql_query(dialect::CREDIT_WITH_LINES)
             .bind::<Text, _>(&w.merchant_id)
             .bind::<Text, _>(&w.currency)
@@ -354,13 +355,13 @@ impl InsertTogether for crate::Tx<'_, diesel_async::AsyncPgConnection> {
             .bind::<BigInt, _>(w.frozen)
             .bind::<BigInt, _>(lines.len() as i64)
             .bind::<BigInt, _>(w.now)
-            .bind::<Array<Text>, _>(each(|l| l.id.clone()))
-            .bind::<Array<Text>, _>(each(|l| l.kind.clone()))
-            .bind::<Array<Text>, _>(each(|l| l.order_no.clone()))
-            .bind::<Array<Text>, _>(each(|l| l.merchant_order_no.clone()))
-            .bind::<Array<BigInt>, _>(sums(|l| l.available_change))
-            .bind::<Array<BigInt>, _>(sums(|l| l.frozen_change))
-            .bind::<Array<BigInt>, _>(sums(|l| l.fee))
+            .bind::<Array<Text>, _>(texts(|l| l.id.clone()))
+            .bind::<Array<Text>, _>(texts(|l| l.kind.clone()))
+            .bind::<Array<Text>, _>(texts(|l| l.order_no.clone()))
+            .bind::<Array<Text>, _>(texts(|l| l.merchant_order_no.clone()))
+            .bind::<Array<BigInt>, _>(numbers(|l| l.available_change))
+            .bind::<Array<BigInt>, _>(numbers(|l| l.frozen_change))
+            .bind::<Array<BigInt>, _>(numbers(|l| l.fee))
             .prepared()
             .get_result::<BalanceRow>(self.c())
             .await
