@@ -1,10 +1,12 @@
 //! Money through a channel in another process: `payments-channel-sim`
-//! (release build) beside the service. Payouts from the operator's approval
-//! to the channel's acceptance; the channel money path from the payer's
-//! click on the simulator's page to the completion's callback at a
-//! receiver, offered at a steady rate and then as fast as payers click;
-//! and pgbench running the database's part of one paid deposit, for the
-//! ceiling. Writes bench/results/channels.md.
+//! (release build) beside the service. The channel money path from the
+//! payer's click on the simulator's page to the completion's callback at a
+//! receiver, offered at a steady rate and then as fast as payers click,
+//! then pgbench running the database's part of one paid deposit, for its
+//! ceiling; payouts from the operator's approval to the channel's
+//! acceptance, then pgbench running an approval's statements. Each ceiling
+//! is read right after its cells, with the service stopped.
+//! Writes bench/results/channels.md.
 
 use super::{free_port, num, output, peak_memory_kib, pgbench_busy, query_one, step, Bench, Guard};
 use anyhow::{anyhow, bail, Context, Result};
@@ -70,38 +72,92 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
     // The sandbox profile, because the money path's callbacks go to a
     // receiver on the loopback address over plain http; the channel is
     // the same `http` kind production uses.
-    let service = bench.start_with(
-        database,
-        "sandbox",
-        true,
-        &super::config::channel_toml(&sim_url, &secret),
-    )?;
+    let config = super::config::channel_toml(&sim_url, &secret);
+    let service = bench.start_with(database, "sandbox", true, &config)?;
     let key = bench.merchant(&service)?;
-    // The load generator reads these processes' CPU over each cell.
-    let pids = format!("service={},simulator={}", service.pid(), _sim.0.id());
-    let tool = |args: &[&str]| -> Result<Value> {
-        let line = output(
-            Command::new(&bench.channels)
-                .args(args)
-                .env("BENCH_CPU_PIDS", &pids),
-        )?;
-        serde_json::from_str(line.trim()).with_context(|| format!("channel_bench printed {line}"))
-    };
+    let sim_pid = _sim.0.id();
     let seconds = bench.seconds.to_string();
 
+    // The warm-up, then the statistics that autovacuum gathers within its
+    // first minute on any deployment, as `pgbench -i` gathers them before
+    // it measures. The service's statements are prepared, and PostgreSQL
+    // keeps the generic plan it makes at a statement's sixth run until the
+    // table's statistics change. Made on the money path's tables while
+    // they were empty and never analyzed (this database is minutes old,
+    // younger than autovacuum's first look), those plans took whichever
+    // index tied on cost: a resend check that walked all of the merchant's
+    // deposits (18.8 ms each) and a batch of callbacks' outcomes that
+    // walked every SENDING entry of the due index (3.9 ms each).
+    let warm = (2 * u64::from(rate)).to_string();
+    step(&format!(
+        "channel money path: a warm-up of {warm} payers, then VACUUM ANALYZE"
+    ));
+    let pay = |orders: &str, rate: &str| {
+        tool(
+            bench,
+            &service,
+            sim_pid,
+            &["pay", &service.base, &key, orders, rate],
+        )
+    };
+    pay(&warm, &rate.to_string())?;
+    super::psql(database, "VACUUM ANALYZE")?;
+    let orders = (u64::from(rate) * bench.seconds).to_string();
+    step(&format!(
+        "channel money path: {orders} payers click at {rate} a second"
+    ));
+    let steady = pay(&orders, &rate.to_string())?;
+    println!(
+        "bench:   click → completion callback: median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        num(&steady, "p50_ms"),
+        num(&steady, "p99_ms"),
+        num(&steady, "max_ms")
+    );
+    let orders = (2 * u64::from(rate) * bench.seconds).to_string();
+    step(&format!(
+        "channel money path: {orders} payers, 64 clicking at once"
+    ));
+    let max = pay(&orders, "max")?;
+    println!(
+        "bench:   {:.0} completions/s sustained",
+        num(&max, "completed_per_second")
+    );
+    let mut peak_kib = peak_memory_kib(service.pid())?;
+    // Stopped, so that none of the callbacks pgbench queues is sent.
+    drop(service);
+
+    // Each ceiling right after the cells it is read against: this
+    // machine's rate drifts by up to a third within minutes, and a
+    // ceiling read minutes away from its cell measured the drift as much
+    // as the service (approvals at 0.81 of it in one run, 0.45 in the
+    // next, at the same commit).
+    step("the database's ceiling: pgbench, one paid deposit's transactions");
+    let (db_ceiling, db_ceiling_busy) = db_ceiling(bench, database)?;
+    println!(
+        "bench:   pgbench 16 clients: {db_ceiling:.0} paid deposits/s, cores {:.0}% busy",
+        db_ceiling_busy * 100.0
+    );
+
+    let service = bench.start_with(database, "sandbox", true, &config)?;
     let mut payouts = Vec::new();
-    for clients in APPROVERS {
+    // 16 last, so that its ceiling follows it at once.
+    for clients in APPROVERS.iter().rev() {
         step(&format!(
             "payouts: {clients} approvals in flight for {seconds} s, each sent to the channel"
         ));
-        let v = tool(&[
-            "payouts",
-            &service.base,
-            &key,
-            &bench.operator_token,
-            &clients.to_string(),
-            &seconds,
-        ])?;
+        let v = tool(
+            bench,
+            &service,
+            sim_pid,
+            &[
+                "payouts",
+                &service.base,
+                &key,
+                &bench.operator_token,
+                &clients.to_string(),
+                &seconds,
+            ],
+        )?;
         println!(
             "bench:   {:.0} approvals/s, median {:.2} ms, p99 {:.2} ms, {} errors",
             num(&v, "rps"),
@@ -114,57 +170,16 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
         }
         payouts.push(v);
     }
+    payouts.sort_by_key(|v| v["clients"].as_u64());
     let undispatched = query_one(
         database,
         "SELECT count(*) FROM withdrawal_orders WHERE status = 'approved'",
     )?
     .parse()?;
-
-    // The service's statements are prepared, and PostgreSQL keeps the
-    // generic plan it makes at a statement's sixth run until the table's
-    // statistics change. Made on the money path's tables while they were
-    // empty and never analyzed (this database is minutes old, younger
-    // than autovacuum's first look), those plans took whichever index tied
-    // on cost: a resend check that walked all of the merchant's deposits
-    // (18.8 ms each) and a batch of callbacks' outcomes that walked every
-    // SENDING entry of the due index (3.9 ms each). A warm-up, then the
-    // statistics that autovacuum gathers within its first minute on any
-    // deployment, as `pgbench -i` gathers them before it measures.
-    let warm = (2 * u64::from(rate)).to_string();
-    step(&format!(
-        "channel money path: a warm-up of {warm} payers, then VACUUM ANALYZE"
-    ));
-    tool(&["pay", &service.base, &key, &warm, &rate.to_string()])?;
-    super::psql(database, "VACUUM ANALYZE")?;
-    let orders = (u64::from(rate) * bench.seconds).to_string();
-    step(&format!(
-        "channel money path: {orders} payers click at {rate} a second"
-    ));
-    let steady = tool(&["pay", &service.base, &key, &orders, &rate.to_string()])?;
-    println!(
-        "bench:   click → completion callback: median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-        num(&steady, "p50_ms"),
-        num(&steady, "p99_ms"),
-        num(&steady, "max_ms")
-    );
-    let orders = (2 * u64::from(rate) * bench.seconds).to_string();
-    step(&format!(
-        "channel money path: {orders} payers, 64 clicking at once"
-    ));
-    let max = tool(&["pay", &service.base, &key, &orders, "max"])?;
-    println!(
-        "bench:   {:.0} completions/s sustained",
-        num(&max, "completed_per_second")
-    );
-    let peak_kib = peak_memory_kib(service.pid())?;
+    peak_kib = peak_kib.max(peak_memory_kib(service.pid())?);
+    // Stopped, so that it does not dispatch or inquire about what pgbench
+    // approves.
     drop(service);
-
-    step("the database's ceiling: pgbench, one paid deposit's transactions");
-    let (db_ceiling, db_ceiling_busy) = db_ceiling(bench, database)?;
-    println!(
-        "bench:   pgbench 16 clients: {db_ceiling:.0} paid deposits/s, cores {:.0}% busy",
-        db_ceiling_busy * 100.0
-    );
     step("the database's ceiling: pgbench, one approval's statements, on pending withdrawals");
     let (approval_ceiling, approval_ceiling_busy) = approval_ceiling(bench, database)?;
     println!(
@@ -183,6 +198,18 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
         approval_ceiling_busy,
         peak_kib,
     })
+}
+
+/// One run of the load generator (`channel_bench`), which reads the
+/// service's and the simulator's CPU over its cell; its figures.
+fn tool(bench: &Bench, service: &super::Service, sim_pid: u32, args: &[&str]) -> Result<Value> {
+    let pids = format!("service={},simulator={sim_pid}", service.pid());
+    let line = output(
+        Command::new(&bench.channels)
+            .args(args)
+            .env("BENCH_CPU_PIDS", &pids),
+    )?;
+    serde_json::from_str(line.trim()).with_context(|| format!("channel_bench printed {line}"))
 }
 
 /// What the database did for one paid deposit, statement for statement
@@ -269,7 +296,17 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<(f64, f64)> {
     }
     let script = bench.scratch.join("completion.sql");
     std::fs::write(&script, COMPLETION_SCRIPT)?;
-    pgbench_busy(database, &script, &[("count", &count)], 16, bench.seconds)
+    let measured = pgbench_busy(database, &script, &[("count", &count)], 16, bench.seconds)?;
+    // The payouts run on this database after it: the callbacks that
+    // pgbench's last transactions queued and did not finish would be due
+    // to the service started for them (at a port nothing listens on).
+    super::psql(
+        database,
+        "UPDATE callback_deliveries SET status = 'SUCCESS', next_attempt_at = NULL, \
+         claim_token = NULL WHERE callback_url = 'http://127.0.0.1:9/callback' \
+         AND status <> 'SUCCESS'",
+    )?;
+    Ok(measured)
 }
 
 /// What the database does for one approval through the operator API,
