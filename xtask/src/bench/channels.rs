@@ -501,7 +501,9 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
          has committed it, sent the payout to `payments-channel-sim` under the order number \
          as its idempotency key, and recorded the channel's acceptance, so its latency is \
          approval → acceptance, recorded. The simulator holds payouts accepted (no \
-         settlement runs beside the measurement). Withdrawals left approved and unsent \
+         settlement runs beside the measurement), and the service inquires about a payout \
+         a day after it was sent, not a minute (`xtask/src/bench/config.rs` says why). \
+         The cells run at 64 in flight, then at 16, then the ceiling below. Withdrawals left approved and unsent \
          after the run: {}.\n\n\
          | approvals in flight | approvals/s | median ms | p99 ms | p99.9 ms | errors |\n\
          |---:|---:|---:|---:|---:|---:|",

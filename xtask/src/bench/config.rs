@@ -91,10 +91,17 @@ impl ServiceToml<'_> {
     }
 }
 
-/// The simulator's channel for both currencies, at `url`.
+/// The simulator's channel for both currencies, at `url`. The simulator
+/// holds payouts accepted, never settled, so every payout a cell sends
+/// stays `processing`; at the service's default, each would be inquired
+/// about 60 s on, inside whichever cell came next (the next payout cell
+/// starts about 100 s after the last one ended, after its own
+/// withdrawals are made), and that cell would measure those inquiries
+/// beside its approvals. Not before a day here, as a real channel's
+/// settlement would have made most of them needless.
 pub fn channel_toml(url: &str, secret: &str) -> String {
     format!(
-        "\n[[channels]]\nid = \"chan-sim-1\"\ncode = \"SIMULATOR\"\nname = \"Bench simulator\"\n\
+        "payout_inquire_after_seconds = 86400\n\n[[channels]]\nid = \"chan-sim-1\"\ncode = \"SIMULATOR\"\nname = \"Bench simulator\"\n\
          kind = \"http\"\ncurrencies = [\"THB\", \"BDT\"]\nbase_url = \"{url}\"\n\
          secret = \"{secret}\"\nrequest_timeout_ms = 5000\nprivate_network = true\n\
          [channels.costs.deposit]\npercent = \"0.5\"\n\
