@@ -53,7 +53,7 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
     let secret = super::config::channel_secret()?;
     step(&format!("starting payments-channel-sim on {sim_url}"));
     // Payouts stay accepted (no settlement beside what is measured).
-    let _sim = Guard(
+    let sim = Guard(
         Command::new(&bench.channel_sim)
             .args([
                 "--bind",
@@ -75,7 +75,7 @@ pub fn run(bench: &Bench, database: &str, rate: u32) -> Result<Figures> {
     let config = super::config::channel_toml(&sim_url, &secret);
     let service = bench.start_with(database, "sandbox", true, &config)?;
     let key = bench.merchant(&service)?;
-    let sim_pid = _sim.0.id();
+    let sim_pid = sim.0.id();
     let seconds = bench.seconds.to_string();
 
     // The warm-up, then the statistics that autovacuum gathers within its
