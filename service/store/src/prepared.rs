@@ -15,7 +15,8 @@
 //! key is the SQL text and its bind types, and two shapes never share a
 //! statement. A statement whose text grows with its input (a multi-row
 //! insert of any length, an `IN` list on SQLite) is not wrapped: each
-//! length would be kept.
+//! length would be kept. Where such a statement is hot, its rows go in as
+//! arrays instead, one text for any number (`queries/deferred.rs`).
 
 use diesel::backend::Backend;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
