@@ -131,7 +131,6 @@ fn column<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Vec<T> {
 /// Every table a deferring transaction holds rows for, each as its
 /// `INSERT`, entries before the postings that name them.
 fn tables(d: &Deferred) -> Vec<Table<'_>> {
-    use Column::*;
     // Named field by field, so that a table held later and not added
     // here fails to compile instead of its rows going unwritten.
     let Deferred {
@@ -143,22 +142,25 @@ fn tables(d: &Deferred) -> Vec<Table<'_>> {
         approvals: a,
         audits: u,
     } = d;
-    let mut all = Vec::new();
-    let mut add = |name, columns, in_order, rows, values| {
-        all.push(Table {
-            name,
-            columns,
-            in_order,
-            rows,
-            values,
-        })
-    };
-    add(
-        "journal_entries",
-        "id, merchant_id, currency, kind, order_no, created_at",
-        false,
-        e.len(),
-        vec![
+    vec![
+        entries(e),
+        postings(p),
+        events(m),
+        deliveries(c),
+        notifications(n),
+        approvals(a),
+        audits(u),
+    ]
+}
+
+fn entries(e: &[JournalEntryRow]) -> Table<'_> {
+    use Column::*;
+    Table {
+        name: "journal_entries",
+        columns: "id, merchant_id, currency, kind, order_no, created_at",
+        in_order: false,
+        rows: e.len(),
+        values: vec![
             Text(column(e, |r| r.id.as_str())),
             Text(column(e, |r| r.merchant_id.as_str())),
             Text(column(e, |r| r.currency.as_str())),
@@ -166,26 +168,35 @@ fn tables(d: &Deferred) -> Vec<Table<'_>> {
             Text(column(e, |r| r.order_no.as_str())),
             Int8(column(e, |r| r.created_at)),
         ],
-    );
-    add(
-        "postings",
-        "id, entry_id, account, currency, amount",
-        false,
-        p.len(),
-        vec![
+    }
+}
+
+fn postings(p: &[PostingRow]) -> Table<'_> {
+    use Column::*;
+    Table {
+        name: "postings",
+        columns: "id, entry_id, account, currency, amount",
+        in_order: false,
+        rows: p.len(),
+        values: vec![
             Text(column(p, |r| r.id.as_str())),
             Text(column(p, |r| r.entry_id.as_str())),
             Text(column(p, |r| r.account.as_str())),
             Text(column(p, |r| r.currency.as_str())),
             Int8(column(p, |r| r.amount)),
         ],
-    );
-    add(
-        "merchant_events",
-        "id, merchant_id, order_kind, order_no, event, body, delivery_id, created_at, position",
-        true,
-        m.len(),
-        vec![
+    }
+}
+
+fn events(m: &[NewMerchantEventRow]) -> Table<'_> {
+    use Column::*;
+    Table {
+        name: "merchant_events",
+        columns:
+            "id, merchant_id, order_kind, order_no, event, body, delivery_id, created_at, position",
+        in_order: true,
+        rows: m.len(),
+        values: vec![
             Text(column(m, |r| r.id.as_str())),
             Text(column(m, |r| r.merchant_id.as_str())),
             Text(column(m, |r| r.order_kind.as_str())),
@@ -196,15 +207,20 @@ fn tables(d: &Deferred) -> Vec<Table<'_>> {
             Int8(column(m, |r| r.created_at)),
             MaybeInt8(column(m, |r| r.position)),
         ],
-    );
-    add(
-        "callback_deliveries",
-        "id, merchant_id, order_kind, order_no, event, callback_url, body, status, attempts, \
-         next_attempt_at, created_at, updated_at, signature, claim_token, queued_at_ms, \
-         receiver_host, signing_key_id, order_created_at",
-        false,
-        c.len(),
-        vec![
+    }
+}
+
+fn deliveries(c: &[CallbackDeliveryRow]) -> Table<'_> {
+    use Column::*;
+    Table {
+        name: "callback_deliveries",
+        columns:
+            "id, merchant_id, order_kind, order_no, event, callback_url, body, status, attempts, \
+     next_attempt_at, created_at, updated_at, signature, claim_token, queued_at_ms, \
+     receiver_host, signing_key_id, order_created_at",
+        in_order: false,
+        rows: c.len(),
+        values: vec![
             Text(column(c, |r| r.id.as_str())),
             Text(column(c, |r| r.merchant_id.as_str())),
             Text(column(c, |r| r.order_kind.as_str())),
@@ -224,14 +240,19 @@ fn tables(d: &Deferred) -> Vec<Table<'_>> {
             MaybeText(column(c, |r| r.signing_key_id.as_deref())),
             MaybeInt8(column(c, |r| r.order_created_at)),
         ],
-    );
-    add(
-        "channel_notifications",
-        "id, channel_id, notification_id, kind, order_no, amount, channel_cost, reference, \
-         reason, outcome, occurred_at, received_at",
-        false,
-        n.len(),
-        vec![
+    }
+}
+
+fn notifications(n: &[ChannelNotificationRow]) -> Table<'_> {
+    use Column::*;
+    Table {
+        name: "channel_notifications",
+        columns:
+            "id, channel_id, notification_id, kind, order_no, amount, channel_cost, reference, \
+     reason, outcome, occurred_at, received_at",
+        in_order: false,
+        rows: n.len(),
+        values: vec![
             Text(column(n, |r| r.id.as_str())),
             Text(column(n, |r| r.channel_id.as_str())),
             Text(column(n, |r| r.notification_id.as_str())),
@@ -245,13 +266,17 @@ fn tables(d: &Deferred) -> Vec<Table<'_>> {
             Int8(column(n, |r| r.occurred_at)),
             Int8(column(n, |r| r.received_at)),
         ],
-    );
-    add(
-        "withdrawal_approvals",
-        "order_no, approver_key, approver_name, remarks, approved_at, id",
-        false,
-        a.len(),
-        vec![
+    }
+}
+
+fn approvals(a: &[ApprovalRow]) -> Table<'_> {
+    use Column::*;
+    Table {
+        name: "withdrawal_approvals",
+        columns: "order_no, approver_key, approver_name, remarks, approved_at, id",
+        in_order: false,
+        rows: a.len(),
+        values: vec![
             Text(column(a, |r| r.order_no.as_str())),
             Text(column(a, |r| r.approver_key.as_str())),
             Text(column(a, |r| r.approver_name.as_str())),
@@ -259,14 +284,19 @@ fn tables(d: &Deferred) -> Vec<Table<'_>> {
             Int8(column(a, |r| r.approved_at)),
             Text(column(a, |r| r.id.as_str())),
         ],
-    );
-    add(
-        "audit_events",
-        "id, created_at, operator_id, operator_name, role, action, target_type, target_id, \
-         remarks, request_id, before_state, after_state",
-        false,
-        u.len(),
-        vec![
+    }
+}
+
+fn audits(u: &[AuditRow]) -> Table<'_> {
+    use Column::*;
+    Table {
+        name: "audit_events",
+        columns:
+            "id, created_at, operator_id, operator_name, role, action, target_type, target_id, \
+     remarks, request_id, before_state, after_state",
+        in_order: false,
+        rows: u.len(),
+        values: vec![
             Text(column(u, |r| r.id.as_str())),
             Int8(column(u, |r| r.created_at)),
             MaybeText(column(u, |r| r.operator_id.as_deref())),
@@ -280,8 +310,7 @@ fn tables(d: &Deferred) -> Vec<Table<'_>> {
             MaybeText(column(u, |r| r.before_state.as_deref())),
             MaybeText(column(u, |r| r.after_state.as_deref())),
         ],
-    );
-    all
+    }
 }
 
 /// Every held table's `INSERT` as one statement: all but the last in a
