@@ -89,11 +89,27 @@ struct Table<'a> {
     /// Inserted in the order held: the table numbers its rows as they
     /// come (`merchant_events.seq`, which orders a merchant's feed).
     in_order: bool,
-    rows: usize,
     values: Vec<Column<'a>>,
 }
 
+impl Column<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Column::Text(v) => v.is_empty(),
+            Column::MaybeText(v) => v.is_empty(),
+            Column::Int8(v) => v.is_empty(),
+            Column::MaybeInt8(v) => v.is_empty(),
+            Column::Int4(v) => v.is_empty(),
+        }
+    }
+}
+
 impl Table<'_> {
+    /// Whether it holds no rows (its columns are as long as each other).
+    fn is_empty(&self) -> bool {
+        self.values.as_slice().first().is_none_or(Column::is_empty)
+    }
+
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql(&format!(
             "INSERT INTO {} ({}) SELECT {} FROM unnest(",
@@ -159,7 +175,6 @@ fn entries(e: &[JournalEntryRow]) -> Table<'_> {
         name: "journal_entries",
         columns: "id, merchant_id, currency, kind, order_no, created_at",
         in_order: false,
-        rows: e.len(),
         values: vec![
             Text(column(e, |r| r.id.as_str())),
             Text(column(e, |r| r.merchant_id.as_str())),
@@ -177,7 +192,6 @@ fn postings(p: &[PostingRow]) -> Table<'_> {
         name: "postings",
         columns: "id, entry_id, account, currency, amount",
         in_order: false,
-        rows: p.len(),
         values: vec![
             Text(column(p, |r| r.id.as_str())),
             Text(column(p, |r| r.entry_id.as_str())),
@@ -195,7 +209,6 @@ fn events(m: &[NewMerchantEventRow]) -> Table<'_> {
         columns:
             "id, merchant_id, order_kind, order_no, event, body, delivery_id, created_at, position",
         in_order: true,
-        rows: m.len(),
         values: vec![
             Text(column(m, |r| r.id.as_str())),
             Text(column(m, |r| r.merchant_id.as_str())),
@@ -219,7 +232,6 @@ fn deliveries(c: &[CallbackDeliveryRow]) -> Table<'_> {
      next_attempt_at, created_at, updated_at, signature, claim_token, queued_at_ms, \
      receiver_host, signing_key_id, order_created_at",
         in_order: false,
-        rows: c.len(),
         values: vec![
             Text(column(c, |r| r.id.as_str())),
             Text(column(c, |r| r.merchant_id.as_str())),
@@ -251,7 +263,6 @@ fn notifications(n: &[ChannelNotificationRow]) -> Table<'_> {
             "id, channel_id, notification_id, kind, order_no, amount, channel_cost, reference, \
      reason, outcome, occurred_at, received_at",
         in_order: false,
-        rows: n.len(),
         values: vec![
             Text(column(n, |r| r.id.as_str())),
             Text(column(n, |r| r.channel_id.as_str())),
@@ -275,7 +286,6 @@ fn approvals(a: &[ApprovalRow]) -> Table<'_> {
         name: "withdrawal_approvals",
         columns: "order_no, approver_key, approver_name, remarks, approved_at, id",
         in_order: false,
-        rows: a.len(),
         values: vec![
             Text(column(a, |r| r.order_no.as_str())),
             Text(column(a, |r| r.approver_key.as_str())),
@@ -295,7 +305,6 @@ fn audits(u: &[AuditRow]) -> Table<'_> {
             "id, created_at, operator_id, operator_name, role, action, target_type, target_id, \
      remarks, request_id, before_state, after_state",
         in_order: false,
-        rows: u.len(),
         values: vec![
             Text(column(u, |r| r.id.as_str())),
             Int8(column(u, |r| r.created_at)),
@@ -357,7 +366,7 @@ impl DeferredQueries for crate::Tx<'_, diesel_async::AsyncPgConnection> {
         let Some(d) = take(&mut self.deferred) else {
             return Ok(());
         };
-        let held: Vec<_> = tables(&d).into_iter().filter(|t| t.rows > 0).collect();
+        let held: Vec<_> = tables(&d).into_iter().filter(|t| !t.is_empty()).collect();
         if !held.is_empty() {
             Together(held).execute(self.c()).await?;
         }
@@ -480,7 +489,7 @@ mod tests {
     }
 
     fn statement(d: &Deferred) -> Together<'_> {
-        Together(tables(d).into_iter().filter(|t| t.rows > 0).collect())
+        Together(tables(d).into_iter().filter(|t| !t.is_empty()).collect())
     }
 
     /// One row or many, the same text: the statement is kept prepared
