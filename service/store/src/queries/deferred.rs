@@ -20,13 +20,13 @@
 //! its event and its audit row are the last things it writes, so they
 //! cost it one round trip instead of three.
 
+use super::arrays::{column, Column, Table};
 use crate::rows::*;
 use crate::schema::*;
 use crate::StoreResult;
 use async_trait::async_trait;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
 use diesel::QueryResult;
 use diesel_async::RunQueryDsl;
 
@@ -70,78 +70,6 @@ macro_rules! held {
 /// comes after; `None` when it does not defer.
 fn take(deferred: &mut Option<Deferred>) -> Option<Deferred> {
     deferred.as_mut().map(std::mem::take)
-}
-
-/// One column of a table's held rows, as the array `unnest` takes.
-enum Column<'a> {
-    Text(Vec<&'a str>),
-    MaybeText(Vec<Option<&'a str>>),
-    Int8(Vec<i64>),
-    MaybeInt8(Vec<Option<i64>>),
-    Int4(Vec<i32>),
-}
-
-/// One table's held rows: `INSERT INTO name (columns) SELECT … FROM
-/// unnest(one array a column)`.
-struct Table<'a> {
-    name: &'static str,
-    columns: &'static str,
-    /// Inserted in the order held: the table numbers its rows as they
-    /// come (`merchant_events.seq`, which orders a merchant's feed).
-    in_order: bool,
-    values: Vec<Column<'a>>,
-}
-
-impl Column<'_> {
-    fn is_empty(&self) -> bool {
-        match self {
-            Column::Text(v) => v.is_empty(),
-            Column::MaybeText(v) => v.is_empty(),
-            Column::Int8(v) => v.is_empty(),
-            Column::MaybeInt8(v) => v.is_empty(),
-            Column::Int4(v) => v.is_empty(),
-        }
-    }
-}
-
-impl Table<'_> {
-    /// Whether it holds no rows (its columns are as long as each other).
-    fn is_empty(&self) -> bool {
-        self.values.as_slice().first().is_none_or(Column::is_empty)
-    }
-
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(&format!(
-            "INSERT INTO {} ({}) SELECT {} FROM unnest(",
-            self.name, self.columns, self.columns
-        ));
-        for (i, column) in self.values.iter().enumerate() {
-            if i > 0 {
-                out.push_sql(", ");
-            }
-            match column {
-                Column::Text(v) => out.push_bind_param::<Array<Text>, _>(v)?,
-                Column::MaybeText(v) => out.push_bind_param::<Array<Nullable<Text>>, _>(v)?,
-                Column::Int8(v) => out.push_bind_param::<Array<BigInt>, _>(v)?,
-                Column::MaybeInt8(v) => out.push_bind_param::<Array<Nullable<BigInt>>, _>(v)?,
-                Column::Int4(v) => out.push_bind_param::<Array<Integer>, _>(v)?,
-            }
-        }
-        if self.in_order {
-            out.push_sql(&format!(
-                ") WITH ORDINALITY AS held ({}, held_n) ORDER BY held_n",
-                self.columns
-            ));
-        } else {
-            out.push_sql(&format!(") AS held ({})", self.columns));
-        }
-        Ok(())
-    }
-}
-
-/// The held tables' rows, one column of `rows` at a time.
-fn column<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Vec<T> {
-    rows.iter().map(f).collect()
 }
 
 /// Every table a deferring transaction holds rows for, each as its

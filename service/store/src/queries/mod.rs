@@ -3,6 +3,7 @@
 //! diesel checks every query against PostgreSQL and SQLite at compile
 //! time. A use case names the traits of the aggregates it touches.
 
+pub mod arrays;
 pub mod bank;
 pub mod billing;
 pub mod callbacks;
