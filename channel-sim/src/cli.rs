@@ -58,6 +58,15 @@ struct Args {
     /// Seeds the fault dice: the same seed rolls the same faults.
     #[arg(long, env = "PAYMENTS_CHANNEL_SIM_SEED", default_value_t = 1)]
     seed: u64,
+    /// How many notifications are posted to the service at once; more
+    /// wait for a free sender, as at a provider's bounded notifier.
+    #[arg(
+        long,
+        env = "PAYMENTS_CHANNEL_SIM_NOTIFY_SENDERS",
+        default_value_t = crate::SENDERS,
+        value_parser = clap::value_parser!(u16).range(1..)
+    )]
+    notify_senders: u16,
 }
 
 fn faults(path: Option<&PathBuf>) -> anyhow::Result<Faults> {
@@ -126,6 +135,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             .then(|| Duration::from_millis(args.settle_after_ms)),
         faults: faults(args.faults.as_ref())?,
         seed: args.seed,
+        notify_senders: usize::from(args.notify_senders),
     };
     let mut lives = 0u32;
     loop {

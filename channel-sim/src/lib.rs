@@ -40,6 +40,8 @@ pub struct Config {
     pub settle_after: Option<Duration>,
     pub faults: Faults,
     pub seed: u64,
+    /// Notifications posted at once (at least one).
+    pub notify_senders: usize,
 }
 
 /// What the simulator was asked and what its notifications did, for
@@ -77,8 +79,8 @@ pub struct Sim {
     senders: tokio::sync::Semaphore,
 }
 
-/// Notifications posted at once.
-const SENDERS: usize = 32;
+/// Notifications posted at once, unless started with another number.
+pub const SENDERS: u16 = 32;
 
 impl Sim {
     fn records(&self) -> std::sync::MutexGuard<'_, Records> {
@@ -154,7 +156,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         settle_after: config.settle_after,
         dice: Dice::new(config.faults.clone(), config.seed),
         records: Mutex::new(records),
-        senders: tokio::sync::Semaphore::new(SENDERS),
+        senders: tokio::sync::Semaphore::new(config.notify_senders.max(1)),
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()

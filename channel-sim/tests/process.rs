@@ -82,7 +82,7 @@ async fn inquire(client: &Client, order_no: &str) -> Option<wire::PayoutStatus> 
 }
 
 #[test]
-fn a_short_secret_or_a_bad_faults_file_stops_it_naming_the_cause() {
+fn a_short_secret_a_bad_faults_file_or_no_sender_stops_it_naming_the_cause() {
     let dir = tempfile::tempdir().unwrap();
     let out = command("short", dir.path(), "127.0.0.1:0")
         .output()
@@ -105,6 +105,18 @@ fn a_short_secret_or_a_bad_faults_file_stops_it_naming_the_cause() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         said.contains("drop_percent is 120; a percentage is 0 to 100"),
+        "{said}"
+    );
+
+    // No sender would leave every notification waiting for ever.
+    let out = command(SECRET, dir.path(), "127.0.0.1:0")
+        .args(["--notify-senders", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("--notify-senders") && said.contains("0 is not in 1.."),
         "{said}"
     );
 }
