@@ -12,7 +12,7 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text};
 use diesel::QueryResult;
 
-/// One column of a table's held rows, as the array `unnest` takes.
+/// One column of the rows, as the array `unnest` takes.
 pub(crate) enum Column<'a> {
     Text(Vec<&'a str>),
     MaybeText(Vec<Option<&'a str>>),
@@ -22,12 +22,12 @@ pub(crate) enum Column<'a> {
     MaybeInt4(Vec<Option<i32>>),
 }
 
-/// One table's held rows: `INSERT INTO name (columns) SELECT … FROM
+/// One table's rows: `INSERT INTO name (columns) SELECT … FROM
 /// unnest(one array a column)`.
 pub(crate) struct Table<'a> {
     pub(crate) name: &'static str,
     pub(crate) columns: &'static str,
-    /// Inserted in the order held: the table numbers its rows as they
+    /// Inserted in the order given: the table numbers its rows as they
     /// come (`merchant_events.seq`, which orders a merchant's feed).
     pub(crate) in_order: bool,
     pub(crate) values: Vec<Column<'a>>,
@@ -91,7 +91,19 @@ impl QueryId for Table<'_> {
     const HAS_STATIC_QUERY_ID: bool = false;
 }
 
-/// The held tables' rows, one column of `rows` at a time.
+/// One column of `rows`, for a `Column`.
 pub(crate) fn column<'a, R, T>(rows: &'a [R], f: impl Fn(&'a R) -> T) -> Vec<T> {
     rows.iter().map(f).collect()
+}
+
+/// The columns `query` selects, as its text names them: what a test holds
+/// a `Table`'s `columns` to (the table's `all_columns`).
+#[cfg(test)]
+pub(crate) fn selected<Q: QueryFragment<Pg>>(query: Q) -> String {
+    let sql = diesel::debug_query::<Pg, _>(&query).to_string();
+    let list = sql["SELECT ".len()..sql.find(" FROM").unwrap()].to_string();
+    list.split(", ")
+        .map(|c| c.rsplit('.').next().unwrap().trim_matches('"').to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

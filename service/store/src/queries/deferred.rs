@@ -327,18 +327,9 @@ impl DeferredQueries for crate::Tx<'_, crate::SqliteConn> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::arrays::selected;
     use super::*;
     use diesel::prelude::*;
-
-    /// The columns `query` selects, as its text names them.
-    fn selected<Q: QueryFragment<Pg>>(query: Q) -> String {
-        let sql = diesel::debug_query::<Pg, _>(&query).to_string();
-        let list = sql["SELECT ".len()..sql.find(" FROM").unwrap()].to_string();
-        list.split(", ")
-            .map(|c| c.rsplit('.').next().unwrap().trim_matches('"').to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
 
     /// Each held table's columns are its table's own, every one, in the
     /// table's order (`merchant_events.seq` aside: the table numbers its
