@@ -769,3 +769,116 @@ async fn a_suspended_merchants_payouts_are_held_and_go_on_after_reactivation() {
         WithdrawalStatus::Processing
     );
 }
+
+/// Issue 56: an approval its caller sends at once notes the payout as sent
+/// in its own transaction, so the send asks the channel nothing first and
+/// the dispatch commits only the channel's answer. A crash between that
+/// commit and the send leaves the payout in doubt: the dispatch worker asks
+/// the channel about it in its time, and sends it, under the same number,
+/// only when the channel has no record of it.
+#[tokio::test]
+async fn an_approval_notes_its_payout_as_sent_and_a_crash_before_the_send_is_resolved_by_asking() {
+    use payments_service::domain::people::Action;
+    let f = Fixture::start("SCRIPT-NOTED").await;
+    f.fund().await;
+    let approver = payments_testing::operator(Action::ApproveWithdrawal);
+    let create = |no: &str| {
+        withdrawals::create(
+            &f.app,
+            &f.merchant,
+            payments_testing::new_withdrawal(no, Decimal::from(100), "THB", "1234567890"),
+        )
+    };
+
+    let w = create("W-NOTED").await.unwrap();
+    let answered = withdrawals::approve_waiting_at_most(&f.app, &approver, &w.order_no, None)
+        .await
+        .unwrap()
+        .recorded;
+    assert!(answered.noted_sent, "noted by the approving transaction");
+    assert!(answered.order.payout_sent_at.is_some());
+    assert_eq!(
+        f.withdrawal(&w.order_no).await.status,
+        WithdrawalStatus::Processing
+    );
+    assert_eq!(f.asked(), vec![w.order_no.clone()], "sent once");
+    assert!(f.inquired().is_empty(), "asked about: {:?}", f.inquired());
+
+    // Committed and noted, never sent: as after a crash between the two.
+    let crashed = create("W-CRASHED").await.unwrap();
+    let recorded =
+        withdrawals::approvals::approve_to_send(&f.app, &approver, &crashed.order_no, None)
+            .await
+            .unwrap();
+    assert!(recorded.noted_sent);
+    assert_eq!(
+        withdrawals::dispatch_due(&f.app).await.unwrap(),
+        0,
+        "in doubt, not yet due"
+    );
+    f.wait_for_inquiry();
+    assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 1);
+    assert_eq!(f.inquired(), vec![crashed.order_no.clone()], "asked first");
+    assert_eq!(
+        f.asked(),
+        vec![w.order_no.clone(), crashed.order_no.clone()],
+        "then sent once"
+    );
+    assert_eq!(
+        f.withdrawal(&crashed.order_no).await.status,
+        WithdrawalStatus::Processing
+    );
+
+    // The approval alone notes nothing: its order is the worker's at once.
+    let kept = create("W-KEPT").await.unwrap();
+    let alone = withdrawals::approvals::approve(&f.app, &approver, &kept.order_no, None)
+        .await
+        .unwrap();
+    assert!(!alone.noted_sent);
+    assert_eq!(alone.order.payout_sent_at, None);
+    assert_eq!(withdrawals::dispatch_due(&f.app).await.unwrap(), 1);
+    assert!(!f.inquired().contains(&kept.order_no), "nothing to ask");
+}
+
+/// A channel some withdrawal table gives a daily limit is not noted by the
+/// approval: the dispatch reserves the day's room first, then notes it.
+#[tokio::test]
+async fn an_approval_leaves_a_payout_to_a_channel_with_a_daily_limit_to_the_dispatch() {
+    use payments_service::config::RoutingTableConfig;
+    use payments_service::domain::people::Action;
+    use payments_service::domain::routing::table::{Candidate, RoutedDirection};
+    let code = "SCRIPT-LIMITED";
+    let f = Fixture::start_with(code, |c| {
+        c.channels[0].code = code.to_string();
+        c.routing.tables.push(RoutingTableConfig {
+            currency: "THB".into(),
+            direction: RoutedDirection::Withdrawal,
+            merchant: None,
+            candidates: vec![Candidate {
+                daily_limit: Some(Decimal::from(10_000)),
+                ..Candidate::plain(code, 100)
+            }],
+        });
+    })
+    .await;
+    f.fund().await;
+    let w = withdrawals::create(
+        &f.app,
+        &f.merchant,
+        payments_testing::new_withdrawal("W-LIMITED", Decimal::from(100), "THB", "1234567890"),
+    )
+    .await
+    .unwrap();
+    let approver = payments_testing::operator(Action::ApproveWithdrawal);
+    let answered = withdrawals::approve_waiting_at_most(&f.app, &approver, &w.order_no, None)
+        .await
+        .unwrap()
+        .recorded;
+    assert!(!answered.noted_sent, "the day's room is reserved first");
+    assert_eq!(answered.order.payout_sent_at, None);
+    let moved = f.withdrawal(&w.order_no).await;
+    assert_eq!(moved.status, WithdrawalStatus::Processing);
+    assert!(moved.payout_sent_at.is_some(), "noted by the dispatch");
+    assert_eq!(f.asked(), vec![w.order_no.clone()]);
+    assert!(f.inquired().is_empty());
+}

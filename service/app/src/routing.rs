@@ -19,7 +19,7 @@ use crate::store::rows::RoutingTableRow;
 use crate::App;
 use rand::Rng;
 use rust_decimal::Decimal;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Where a table in force came from.
@@ -153,6 +153,43 @@ impl Router {
             candidates: every_channel_of(app, &scope.currency),
             source: Source::Channels,
         })
+    }
+
+    /// The channels some table in `direction` gives a daily limit, of any
+    /// merchant or of every one, set by the operators or configured, as
+    /// (currency, channel id) pairs: where a send must reserve room first
+    /// (`reserve`). A table the operators set that cannot be read limits
+    /// nothing here, as `table` reads the configuration's in its place.
+    pub fn limited_channels(
+        &self,
+        app: &App,
+        direction: RoutedDirection,
+    ) -> BTreeSet<(String, String)> {
+        let set = self.set_tables();
+        let operators = set
+            .iter()
+            .filter(|r| r.direction == direction.as_str())
+            .filter_map(|r| {
+                let candidates: Vec<Candidate> = serde_json::from_str(&r.candidates).ok()?;
+                Some((r.currency.clone(), candidates))
+            });
+        let configured = app
+            .config
+            .routing
+            .tables
+            .iter()
+            .filter(|t| t.direction == direction)
+            .map(|t| (t.currency.clone(), t.candidates.clone()));
+        operators
+            .chain(configured)
+            .flat_map(|(currency, candidates)| {
+                candidates
+                    .into_iter()
+                    .filter(|c| c.daily_limit.is_some())
+                    .filter_map(|c| app.channels.by_code(&c.channel))
+                    .map(move |channel| (currency.clone(), channel.id().to_string()))
+            })
+            .collect()
     }
 
     /// Every table in force, for the operator API and the console: the

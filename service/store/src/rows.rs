@@ -222,6 +222,9 @@ pub struct WithdrawalRow {
     /// Why its payout goes to its channel (`domain::routing::table::Decision`
     /// as JSON string pairs); none before 000035.
     pub routing: Option<String>,
+    /// How many approvals it has had: the count of its
+    /// `withdrawal_approvals` rows, kept by `lock_pending_withdrawal`.
+    pub approvals_given: i32,
 }
 
 /// A routing table the operators set (`scope` '' for every merchant).

@@ -161,6 +161,7 @@ diesel::table! {
         approvals_required -> Integer,
         approver_id -> Nullable<Text>,
         routing -> Nullable<Text>,
+        approvals_given -> Integer,
     }
 }
 

@@ -330,8 +330,13 @@ fn db_ceiling(bench: &Bench, database: &str) -> Result<(f64, f64)> {
 /// (`app/credentials.rs`). 10 statements with BEGIN and COMMIT, as the
 /// service sent them (`pg_stat_statements`) until it held the approval,
 /// the event and the audit row to its transaction's end and wrote them by
-/// one statement (`queries/deferred.rs`): it now sends 8, counted the
-/// same way on 2026-12-06. The sequencer's placing of the event is its
+/// one statement (`queries/deferred.rs`): 8, counted the same way on
+/// 2026-12-06. Since 2026-12-07 it sends 6 and commits twice: the lock
+/// counts the approval on the order's row (`approvals_given`), so the
+/// first approval reads no earlier ones, and an approval whose caller
+/// sends the payout at once notes it as sent in its own move
+/// (`app/withdrawals/approvals.rs`, `Then::Send`). The script locks by
+/// the same counting write. The sequencer's placing of the event is its
 /// own work, in neither.
 /// Each transaction takes the next of the withdrawals the payouts left
 /// pending, in turn through a sequence, so none is approved twice.
@@ -339,8 +344,8 @@ const APPROVAL_SCRIPT: &str = "SELECT id, order_no, merchant_id AS merchant FROM
   WHERE n = (SELECT (nextval('bench_pending_seq') - 1) % :count + 1) \\gset
 SELECT md5(random()::text || clock_timestamp()::text) AS s \\gset
 BEGIN;
-UPDATE withdrawal_orders SET updated_at = updated_at WHERE order_no = :order_no AND status = 'pending'
-  RETURNING *;
+UPDATE withdrawal_orders SET approvals_given = approvals_given + 1
+  WHERE order_no = :order_no AND status = 'pending' RETURNING *;
 SELECT * FROM withdrawal_approvals WHERE order_no = :order_no ORDER BY approved_at, id;
 INSERT INTO withdrawal_approvals (order_no, approver_key, approver_name, remarks, approved_at, id)
   VALUES (:order_no, 'config' || chr(58) || 'bench', 'bench', NULL,
@@ -539,10 +544,14 @@ pub fn write(f: &Figures, header: &str, dir: &Path) -> Result<String> {
          `xtask/src/bench/channels.rs`) on the withdrawals the cells above left pending, \
          with copies of them under new numbers so that none is approved twice: \
          **{:.0} approvals/s**, the cores {:.0}% busy. Without the channel's own work: the \
-         simulator's answer is not in it. The service writes the same rows, but holds the \
-         approval, the event and the audit row to its transaction's end and writes them by \
-         one statement (`store/src/queries/deferred.rs`): 8 statements, which is what it has \
-         over this script.",
+         simulator's answer is not in it. The service writes the same rows by 6 statements \
+         with BEGIN and COMMIT, where this script sends 10, and commits twice where it \
+         commits three times: it holds the approval, the event and the audit row to its \
+         transaction's end and writes them by one statement \
+         (`store/src/queries/deferred.rs`); its lock counts the approval on the order's row, \
+         so the first approval reads no earlier ones; and the approving move notes the \
+         payout as sent, as the operator's approval sends it at once \
+         (`app/withdrawals/approvals.rs`). That is what it has over this script.",
         f.approval_ceiling,
         f.approval_ceiling_busy * 100.0
     )?;

@@ -16,13 +16,14 @@ use crate::actor::{Actor, Operator, Target};
 use crate::domain::error::ApiError;
 use crate::domain::lifecycle::{self, WithdrawalEvent};
 use crate::domain::people::approvals_needed;
+use crate::domain::routing::table::RoutedDirection;
 use crate::domain::status::{CallbackStatus, WithdrawalStatus};
 use crate::orders::Order;
 pub use crate::store::rows::ApprovalRow;
 use crate::store::rows::{WithdrawalMove, WithdrawalRow};
 use crate::store::{BeneficiaryKey, OrderKey, Store, StoreError, UniqueKey};
 use crate::App;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How far back the withdrawals to one beneficiary are summed.
 pub const SPLIT_WINDOW_SECONDS: i64 = 86_400;
@@ -114,6 +115,27 @@ pub async fn of(app: &App, order_no: &str) -> Result<Vec<ApprovalRow>, ApiError>
 pub struct Recorded {
     pub order: Withdrawal,
     pub approvals: Vec<ApprovalRow>,
+    /// The approving transaction noted the payout as sent to its channel
+    /// (`approve_to_send`): the caller sends it now, with nothing to ask
+    /// the channel first and nothing left to note.
+    pub noted_sent: bool,
+}
+
+/// What the approving transaction does once the order is approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    /// Nothing more: the dispatch notes the payout as sent when it sends
+    /// it (its worker picks up an approved order nobody sent at once).
+    Keep,
+    /// Its caller sends the payout as soon as this commits: noted as sent
+    /// by the approving move itself, where nothing the dispatch checks
+    /// before its own note could stop the send (`Approver::may_note`), so
+    /// that the dispatch spends no commit of its own on the note. A crash
+    /// between this commit and the send leaves the payout in doubt, which
+    /// the dispatch worker resolves as it resolves any other: asked about
+    /// `payout_inquire_after_seconds` later, sent again only when the
+    /// channel has no record of it.
+    Send,
 }
 
 /// Records `approver`'s approval; the order moves to `approved` (with its
@@ -128,6 +150,27 @@ pub async fn approve(
     order_no: &str,
     remarks: Option<String>,
 ) -> Result<Recorded, ApiError> {
+    approve_then(app, by, order_no, remarks, Then::Keep).await
+}
+
+/// `approve`, for a caller that sends the payout as soon as it commits
+/// (`Then::Send`).
+pub async fn approve_to_send(
+    app: &App,
+    by: &Actor,
+    order_no: &str,
+    remarks: Option<String>,
+) -> Result<Recorded, ApiError> {
+    approve_then(app, by, order_no, remarks, Then::Send).await
+}
+
+async fn approve_then(
+    app: &App,
+    by: &Actor,
+    order_no: &str,
+    remarks: Option<String>,
+    then: Then,
+) -> Result<Recorded, ApiError> {
     let now = app.now_unix();
     let approval = ApprovalRow {
         order_no: order_no.to_string(),
@@ -140,6 +183,13 @@ pub async fn approve(
     let approver = Approver {
         thresholds: thresholds(app)?,
         person: by.acting().map(|a| a.who.clone()),
+        limited: match then {
+            Then::Send => Some(
+                app.router
+                    .limited_channels(app, RoutedDirection::Withdrawal),
+            ),
+            Then::Keep => None,
+        },
     };
     let audit = by.audit(Target::Order(order_no.to_string()), remarks.as_deref(), now);
     let (written, approvals) = app
@@ -153,9 +203,14 @@ pub async fn approve(
         })
         .await
         .map_err(|refused| refused.answer(order_no))?;
+    // A pending order was never sent: a note on the row as written is
+    // this transaction's.
+    let noted_sent =
+        written.status == WithdrawalStatus::Approved && written.payout_sent_at.is_some();
     Ok(Recorded {
         order: Withdrawal::from_row(written)?,
         approvals,
+        noted_sent,
     })
 }
 
@@ -194,6 +249,10 @@ struct Approver {
     thresholds: BTreeMap<String, Option<i64>>,
     /// The operator approving, where one is.
     person: Option<Operator>,
+    /// With `Then::Send`: the (currency, channel id) pairs some withdrawal
+    /// routing table gives a daily limit, whose room the dispatch must
+    /// reserve before it notes a payout as sent.
+    limited: Option<BTreeSet<(String, String)>>,
 }
 
 fn thresholds(app: &App) -> Result<BTreeMap<String, Option<i64>>, ApiError> {
@@ -205,6 +264,19 @@ fn thresholds(app: &App) -> Result<BTreeMap<String, Option<i64>>, ApiError> {
 }
 
 impl Approver {
+    /// Whether the approving move may note `order`'s payout as sent
+    /// (`Then::Send`): its caller sends it at once, it has its channel,
+    /// that channel has no daily limit to reserve room in first, and its
+    /// merchant's payouts are not held (`held`, as the lock saw it, the
+    /// condition the dispatch's own note puts on the database). Otherwise
+    /// the dispatch decides and notes, as it does for any approved order.
+    fn may_note(&self, order: &Withdrawal, held: bool) -> bool {
+        let (Some(limited), Some(channel)) = (&self.limited, &order.channel_id) else {
+            return false;
+        };
+        !held && !limited.contains(&(order.currency.clone(), channel.clone()))
+    }
+
     /// How many approvals `order` needs (as `needed` says), refused where
     /// this approver cannot be one of two.
     async fn needed(&self, tx: &mut dyn Store, order: &Withdrawal) -> Result<usize, ApiError> {
@@ -246,9 +318,9 @@ async fn record(
     // three (`store::queries::deferred`).
     tx.defer_inserts();
     let order_no = approval.order_no.clone();
-    // Locked as it is: an approval changes nothing on the row, so what the
-    // lock answered is what the plan below starts from.
-    let Some(locked) = tx.lock_pending_withdrawal(&order_no).await? else {
+    // Locked with this approval counted: what the lock answered is what
+    // the plan below starts from.
+    let Some((locked, held)) = tx.lock_pending_withdrawal(&order_no).await? else {
         return Err(
             match tx.withdrawal_by(OrderKey::AnyOrderNo(&order_no)).await? {
                 Some(row) => lifecycle::refused(&order_no, row.status, WithdrawalEvent::Approve),
@@ -261,7 +333,12 @@ async fn record(
     };
     let order = Withdrawal::from_row(locked.clone())?;
     let needed = approver.needed(tx, &order).await?;
-    let mut approvals = tx.approvals_of(&order_no).await?;
+    // Earlier approvals are read only where the count, this one in it,
+    // says there are some: not for the first, the common approval.
+    let mut approvals = match locked.approvals_given {
+        ..=1 => Vec::new(),
+        _ => tx.approvals_of(&order_no).await?,
+    };
     if approvals
         .iter()
         .any(|a| a.approver_key == approval.approver_key)
@@ -278,6 +355,7 @@ async fn record(
     if approvals.len() < needed {
         return Ok((locked, approvals));
     }
+    let noted = approver.may_note(&order, held);
     // The order names who decided it, the approval that approved it; every
     // approval stays in `withdrawal_approvals`.
     let planned = plan(
@@ -288,6 +366,7 @@ async fn record(
             approved_by: Some(decider),
             approver_id: Some(decider_id),
             approval_remarks: remarks,
+            payout_sent_at: noted.then_some(change.updated_at),
             ..change
         },
         Effect::None,

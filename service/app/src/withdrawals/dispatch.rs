@@ -2,7 +2,8 @@
 //! what became of those whose outcome it did not learn.
 //!
 //! A payout is noted as sent (`payout_sent_at`, committed) before the call
-//! is made, so that after a timeout, a broken connection, a 5xx or a crash
+//! is made (by the dispatch, or by the approving move itself when its
+//! caller sends at once: `approvals::Then::Send`), so that after a timeout, a broken connection, a 5xx or a crash
 //! of this process the order is known to be in doubt. An order in doubt is
 //! never sent blind: the channel is asked first (`inquire_payout`), and only
 //! when it has no record is the payout sent again, under the same order
@@ -106,6 +107,15 @@ pub async fn dispatch_as_read(
             }
         }
     }
+    send(app, &current, channel).await
+}
+
+/// Sends a payout its approving transaction noted as sent
+/// (`approvals::Then::Send`): nothing to ask the channel first, as nobody
+/// sent it before that note, and no room to reserve, as that transaction
+/// notes only a channel with no daily limit.
+pub async fn send_noted(app: &App, current: Withdrawal) -> Result<Withdrawal, ApiError> {
+    let channel = channel_of(app, &current)?;
     send(app, &current, channel).await
 }
 
@@ -392,6 +402,16 @@ async fn set_aside(
 pub(super) async fn dispatch_or_keep(app: &App, approved: Withdrawal) -> Withdrawal {
     let _ = dispatch_as_read(app, approved.clone(), None).await;
     approved
+}
+
+/// `dispatch_or_keep` for an order its approval may have noted as sent
+/// (`noted`).
+pub(super) async fn send_or_keep(app: &App, approved: Withdrawal, noted: bool) -> Withdrawal {
+    if noted {
+        let _ = send_noted(app, approved.clone()).await;
+        return approved;
+    }
+    dispatch_or_keep(app, approved).await
 }
 
 /// Dispatches every approved withdrawal still waiting: never sent (after a

@@ -392,6 +392,7 @@ async fn new_row(
         approvals_required: i32::try_from(approvals_required).unwrap_or(2),
         approver_id: None,
         routing,
+        approvals_given: 0,
     })
 }
 
@@ -577,7 +578,8 @@ pub(crate) async fn commit(
 }
 
 /// An operator approves a pending withdrawal; it is then dispatched to its
-/// channel at once.
+/// channel at once (noted as sent by the approval itself where it can be,
+/// `approvals::Then::Send`).
 /// At or above its currency's dual-approval threshold it needs a second,
 /// different approver first (`approvals`): until then it stays pending.
 pub async fn approve(
@@ -586,11 +588,11 @@ pub async fn approve(
     order_no: &str,
     remarks: Option<String>,
 ) -> Result<Withdrawal, ApiError> {
-    let approved = record_approval(app, by, order_no, remarks).await?;
-    if approved.status != WithdrawalStatus::Approved {
-        return Ok(approved);
+    let recorded = approvals::approve_to_send(app, by, order_no, remarks).await?;
+    if recorded.order.status != WithdrawalStatus::Approved {
+        return Ok(recorded.order);
     }
-    Ok(dispatch_or_keep(app, approved).await)
+    Ok(dispatch::send_or_keep(app, recorded.order, recorded.noted_sent).await)
 }
 
 /// An operator's approval as the operator API and the console take it: the
@@ -598,14 +600,16 @@ pub async fn approve(
 /// `approval_dispatch_wait_ms`, answered `approved` either way. A hung
 /// channel does not hold the operator: past the wait the dispatch goes on
 /// in its task (its outcome, if it never comes, is inquired about by the
-/// dispatch worker, as for any call whose outcome is unknown).
+/// dispatch worker, as for any call whose outcome is unknown). The
+/// approval notes the payout as sent where it can (`approvals::Then::Send`),
+/// so that the dispatch commits only the channel's answer.
 pub async fn approve_waiting_at_most(
     app: &std::sync::Arc<App>,
     by: &Actor,
     order_no: &str,
     remarks: Option<String>,
 ) -> Result<Answered, ApiError> {
-    let recorded = approvals::approve(app, by, order_no, remarks).await?;
+    let recorded = approvals::approve_to_send(app, by, order_no, remarks).await?;
     // For both the answer and the dispatch's routing table, which need only
     // what a merchant is called: remembered, as a signer's merchant is
     // (`credentials`). Whether its payouts are held is the dispatch's
@@ -617,7 +621,13 @@ pub async fn approve_waiting_at_most(
     let wait = std::time::Duration::from_millis(app.config.approval_dispatch_wait_ms);
     let dispatching = tokio::spawn({
         let (app, approved, of) = (app.clone(), recorded.order.clone(), merchant.clone());
-        async move { dispatch::dispatch_as_read(&app, approved, Some(of)).await }
+        let noted = recorded.noted_sent;
+        async move {
+            match noted {
+                true => dispatch::send_noted(&app, approved).await,
+                false => dispatch::dispatch_as_read(&app, approved, Some(of)).await,
+            }
+        }
     });
     // The answer is the approval, as it always was (the contract's
     // `approved`); the wait only lets a quick channel take the payout

@@ -84,14 +84,19 @@ pub trait PeopleQueries: Send {
         at: i64,
     ) -> StoreResult<Option<OperatorTokenRow>>;
 
-    /// Holds a pending withdrawal's row until the transaction ends (a
-    /// write that changes nothing: a row lock on PostgreSQL, the write
-    /// lock on SQLite) and answers it as locked, in the same statement;
-    /// `None` when it is not pending.
+    /// Holds a pending withdrawal's row for an approval until the
+    /// transaction ends (a row lock on PostgreSQL, the write lock on
+    /// SQLite), counts that approval in `approvals_given`, which the
+    /// transaction keeps true by inserting it, and answers the row as
+    /// written, in the same statement, with whether its merchant's payouts
+    /// are held (suspended, as `held_merchants` says) as that statement saw
+    /// it; `None` when it is not pending. The count is the row's, read
+    /// under its lock, so an approval committed by another approver while
+    /// this one waited is in it.
     async fn lock_pending_withdrawal(
         &mut self,
         order_no: &str,
-    ) -> StoreResult<Option<WithdrawalRow>>;
+    ) -> StoreResult<Option<(WithdrawalRow, bool)>>;
 
     async fn insert_approval(&mut self, row: &ApprovalRow) -> StoreResult<()>;
 
@@ -253,14 +258,17 @@ macro_rules! impl_people {
             async fn lock_pending_withdrawal(
                 &mut self,
                 order_no: &str,
-            ) -> StoreResult<Option<WithdrawalRow>> {
+            ) -> StoreResult<Option<(WithdrawalRow, bool)>> {
                 Ok(diesel::update(
                     withdrawal_orders::table
                         .filter(withdrawal_orders::order_no.eq(order_no))
                         .filter(withdrawal_orders::status.eq(WithdrawalStatus::Pending)),
                 )
-                .set(withdrawal_orders::updated_at.eq(withdrawal_orders::updated_at))
-                .returning(crate::rows::columns::<WithdrawalRow>())
+                .set(withdrawal_orders::approvals_given.eq(withdrawal_orders::approvals_given + 1))
+                .returning((
+                    crate::rows::columns::<WithdrawalRow>(),
+                    withdrawal_orders::merchant_id.eq_any(super::merchants::held_merchants()),
+                ))
                 .prepared()
                 .get_result(self.c())
                 .await

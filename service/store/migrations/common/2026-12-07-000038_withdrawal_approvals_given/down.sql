@@ -1,0 +1,1 @@
+ALTER TABLE withdrawal_orders DROP COLUMN approvals_given;
