@@ -20,6 +20,7 @@ use crate::App;
 use rand::Rng;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Where a table in force came from.
@@ -69,27 +70,47 @@ impl Table {
 /// The operators' tables as last read, and each channel's health.
 #[derive(Default)]
 pub struct Router {
-    set: RwLock<Arc<Vec<RoutingTableRow>>>,
+    /// The tables, with the ticket of the read they came from.
+    set: RwLock<(u64, Arc<Vec<RoutingTableRow>>)>,
+    /// The last ticket handed to a read (`refresh`).
+    tickets: AtomicU64,
     health: Mutex<BTreeMap<String, Health>>,
 }
 
 impl Router {
     fn set_tables(&self) -> Arc<Vec<RoutingTableRow>> {
-        self.set.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.set.read().unwrap_or_else(|p| p.into_inner()).1.clone()
     }
 
-    /// Reads the operators' tables again; whether they changed.
+    /// Reads the operators' tables again; whether they changed. Each read
+    /// takes a ticket before it starts, and what it read is put in force
+    /// only if no read that started after it already was: the timer's
+    /// read, begun before an operator's table committed and ended after
+    /// that operator's own read, would otherwise put the table back as it
+    /// was until the next pass (a deposit created meanwhile was routed by
+    /// the old table).
     pub async fn refresh(&self, app: &App) -> Result<bool, ApiError> {
+        let ticket = self.tickets.fetch_add(1, Ordering::SeqCst) + 1;
         let rows = app
             .db
             .run(|s| Box::pin(async move { s.routing_tables().await }))
             .await?;
+        Ok(self.put_in_force(ticket, rows))
+    }
+
+    /// Puts the tables read under `ticket` in force unless a later read's
+    /// are; whether that changed them.
+    fn put_in_force(&self, ticket: u64, rows: Vec<RoutingTableRow>) -> bool {
         let mut set = self.set.write().unwrap_or_else(|p| p.into_inner());
-        if **set == rows {
-            return Ok(false);
+        if ticket < set.0 {
+            return false;
         }
-        *set = Arc::new(rows);
-        Ok(true)
+        set.0 = ticket;
+        if *set.1 == rows {
+            return false;
+        }
+        set.1 = Arc::new(rows);
+        true
     }
 
     /// The table in force for `scope` (a merchant's own if it has one, then
@@ -654,4 +675,44 @@ pub async fn used_today(
         .into_iter()
         .map(|(c, cur, d, used)| ((c, cur, d), crate::domain::money::from_units(used)))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table_of(scope: &str) -> RoutingTableRow {
+        RoutingTableRow {
+            scope: scope.into(),
+            currency: "BDT".into(),
+            direction: "deposit".into(),
+            candidates: "[]".into(),
+            updated_at: 1,
+            updated_by: "op".into(),
+        }
+    }
+
+    /// The timer's read began before an operator's table committed (ticket
+    /// 1, without it) and ended after the operator's own read (ticket 2,
+    /// with it): the operator's table stays in force.
+    #[test]
+    fn a_read_that_began_earlier_does_not_put_older_tables_back() {
+        let router = Router::default();
+        let with = vec![table_of("M1")];
+        assert!(router.put_in_force(2, with.clone()));
+        assert!(
+            !router.put_in_force(1, Vec::new()),
+            "the earlier read is dropped"
+        );
+        assert_eq!(*router.set_tables(), with);
+        assert!(
+            !router.put_in_force(3, with.clone()),
+            "the same tables: no change"
+        );
+        assert!(
+            router.put_in_force(4, Vec::new()),
+            "a later read is in force"
+        );
+        assert!(router.set_tables().is_empty());
+    }
 }
